@@ -1,0 +1,2 @@
+//! One module per subcommand: each wires probe → plan → measure → judge →
+//! report together and returns the process exit code.

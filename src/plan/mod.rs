@@ -1,0 +1,1 @@
+//! Plan: which CPUs each placement arm uses, from the topology.

@@ -1,0 +1,203 @@
+//! The probed machine, as every later stage sees it and as `topology --json`
+//! prints it. Field names here ARE the JSON schema (documented in the man
+//! page): add fields, never rename them without bumping
+//! [`TOPOLOGY_SCHEMA_VERSION`].
+
+use crate::cpuset::CpuSet;
+use serde::{Deserialize, Serialize};
+
+pub const TOPOLOGY_SCHEMA_VERSION: u32 = 1;
+
+/// Everything `topology` knows about one machine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Topology {
+    pub schema_version: u32,
+    /// Where the facts came from: "live", or the snapshot root / dump folder.
+    pub source: ProbeSource,
+    pub summary: Summary,
+    /// One entry per online CPU, ascending by `cpu`.
+    pub cpus: Vec<CpuEntry>,
+    pub classes: Vec<CoreClass>,
+    pub caches: Vec<Cache>,
+    pub environment: Environment,
+    /// CPUID facts; `None` when no CPUID source was read (non-x86, or a
+    /// snapshot without a dump).
+    pub cpuid: Option<CpuidReport>,
+    /// CPUID vs sysfs; `None` unless both were read.
+    pub crosscheck: Option<Crosscheck>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProbeSource {
+    /// `None` for the live system's `/`.
+    pub sysfs_root: Option<String>,
+    /// "live", a dump folder path, or `None` when CPUID was not read.
+    pub cpuid: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// Online logical CPUs.
+    pub cpus: usize,
+    /// CPUs this process may run on (sched_getaffinity) for the live system;
+    /// for a snapshot, the online CPUs.
+    pub allowed: usize,
+    pub packages: usize,
+    pub cores: usize,
+    /// "1", "2", or "mixed(8x2,8x1)" (count x threads, most threads first).
+    pub threads_per_core: String,
+    pub core_classes: usize,
+    /// Some core has more than one online hardware thread.
+    pub smt: bool,
+    /// Hypervisor signature from CPUID leaf 0x40000000 ("KVMKVMKVM", ...),
+    /// or "unknown" when only the hypervisor bit is set; `None` on bare metal
+    /// or when CPUID was not read.
+    pub hypervisor: Option<String>,
+    /// Where the CPU/core/package structure came from: "sysfs" or "cpuid".
+    pub structure_from: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CpuEntry {
+    pub cpu: u32,
+    /// Machine-wide core index, 0.., numbered in order of each core's lowest CPU.
+    pub core: usize,
+    /// Package index, 0.., numbered in order of each package's lowest CPU.
+    pub package: usize,
+    /// Die index within the machine, where the kernel publishes dies.
+    pub die: Option<usize>,
+    /// Cluster index within the machine, where the kernel publishes clusters.
+    pub cluster: Option<usize>,
+    /// CPUs sharing this CPU's core, itself included.
+    pub siblings: CpuSet,
+    /// Name of this CPU's core class (an entry of `Topology::classes`).
+    pub class: String,
+    /// May this process run here (live system only; true for snapshots).
+    pub allowed: bool,
+    /// x2APIC (or initial APIC) id from CPUID, when read.
+    pub apic_id: Option<u32>,
+}
+
+/// A kind of core. Names as users say them: "performance", "efficiency",
+/// "low-power efficiency"; a homogeneous machine has one class "uniform".
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CoreClass {
+    pub name: String,
+    pub cpus: CpuSet,
+    /// How the class was found: "sysfs-pmu" (cpu_core/cpu_atom/cpu_lowpower),
+    /// "cpuid-0x1a", "cpuid-0x80000026", "cpu_capacity", "cpufreq", "uniform".
+    pub source: String,
+    /// The value that separated it, where one did (capacity, kHz, core type).
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Cache {
+    pub level: u32,
+    /// "Data", "Instruction", "Unified".
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub size_bytes: Option<u64>,
+    pub line_bytes: Option<u32>,
+    pub ways: Option<u32>,
+    /// CPUs sharing this cache instance.
+    pub cpus: CpuSet,
+}
+
+/// Facts about the running kernel and platform that change what a
+/// measurement means. Every field is optional: a snapshot or a container
+/// may lack any of them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub kernel: Option<String>,
+    /// `cpu/smt/control`: on, off, forceoff, notsupported, notimplemented.
+    pub smt_control: Option<String>,
+    /// `cpu/smt/active`.
+    pub smt_active: Option<bool>,
+    /// Turbo/boost enabled: from intel_pstate/no_turbo (inverted) or cpufreq/boost.
+    pub turbo: Option<bool>,
+    /// Which file `turbo` came from.
+    pub turbo_source: Option<String>,
+    /// scaling_governor of each distinct value, e.g. ["performance"].
+    pub governors: Vec<String>,
+    pub scaling_driver: Option<String>,
+    pub clocksource: Option<String>,
+    pub constant_tsc: Option<bool>,
+    pub nonstop_tsc: Option<bool>,
+    /// "hypervisor" flag in /proc/cpuinfo.
+    pub hypervisor_flag: Option<bool>,
+    pub perf_event_paranoid: Option<i32>,
+    /// A hardware PMU is registered (`/sys/bus/event_source/devices/cpu*`),
+    /// with the names found, e.g. ["cpu"] or ["cpu_atom","cpu_core"].
+    pub pmu_devices: Vec<String>,
+    pub hardware_pmu: bool,
+    pub isolated: CpuSet,
+    pub nohz_full: CpuSet,
+    /// CPUs this process may run on (live system only).
+    pub allowed_cpus: Option<CpuSet>,
+    /// `/sys/class/dmi/id/sys_vendor`, `product_name`.
+    pub dmi_vendor: Option<String>,
+    pub dmi_product: Option<String>,
+    /// `model name` from /proc/cpuinfo (first CPU).
+    pub model_name: Option<String>,
+}
+
+/// What CPUID says, machine-wide and per CPU.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CpuidReport {
+    pub vendor: String,
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    pub brand: Option<String>,
+    /// CPUID.1:ECX[31].
+    pub hypervisor_bit: bool,
+    /// Leaf 0x40000000 signature (e.g. "KVMKVMKVM", "Microsoft Hv",
+    /// "VMwareVMware", "XenVMMXenVMM", "TCGTCGTCGTCG").
+    pub hypervisor_signature: Option<String>,
+    /// Friendly name for the signature: "KVM", "Hyper-V", "VMware", "Xen", "QEMU TCG".
+    pub hypervisor_name: Option<String>,
+    /// CPUID.7.0:EDX[15].
+    pub hybrid_bit: bool,
+    /// Which leaf the topology came from: "0x1f", "0xb", "0x4/0x1", "0x8000001e", "0x80000008/0x1".
+    pub topology_leaf: String,
+    /// Width of the SMT and SMT+core fields of the APIC id.
+    pub smt_shift: u32,
+    pub core_shift: u32,
+    /// TSC frequency in Hz from leaf 0x15 (or 0x16, or the hypervisor leaf 0x40000010).
+    pub tsc_hz: Option<u64>,
+    pub tsc_hz_source: Option<String>,
+    pub crystal_hz: Option<u64>,
+    /// Topology derived from the APIC ids alone.
+    pub packages: usize,
+    pub cores: usize,
+    pub threads_per_core: String,
+    pub per_cpu: Vec<CpuidCpu>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CpuidCpu {
+    /// Logical CPU number (the dump's `puN`, or the CPU it was read on).
+    pub cpu: u32,
+    pub apic_id: u32,
+    /// APIC id >> core_shift.
+    pub package_id: u32,
+    /// APIC id >> smt_shift (unique core id within the machine).
+    pub core_id: u32,
+    /// APIC id & ((1 << smt_shift) - 1).
+    pub smt_id: u32,
+    /// Leaf 0x1A core type: "performance" (0x40, Core), "efficiency" (0x20, Atom),
+    /// or `None`.
+    pub core_type: Option<String>,
+    /// Raw leaf 0x1A EAX[31:24].
+    pub core_type_raw: Option<u32>,
+}
+
+/// Does CPUID's sibling structure agree with the kernel's?
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Crosscheck {
+    pub agrees: bool,
+    /// One human-readable line per disagreement, naming the CPUs, e.g.
+    /// "CPUs 0 and 1: sysfs says one core, CPUID says different cores (APIC ids 0x0, 0x2)".
+    pub mismatches: Vec<String>,
+}

@@ -1,0 +1,1 @@
+//! Report: human tables, JSON and CSV.
