@@ -100,10 +100,14 @@ pub fn parse_list(text: &str) -> Result<CpuSet, String> {
             }
         };
         if hi < lo {
-            return Err(format!("range '{part}' in CPU list '{text}' runs backwards"));
+            return Err(format!(
+                "range '{part}' in CPU list '{text}' runs backwards"
+            ));
         }
         if hi - lo > 1 << 20 {
-            return Err(format!("range '{part}' in CPU list '{text}' is implausibly large"));
+            return Err(format!(
+                "range '{part}' in CPU list '{text}' is implausibly large"
+            ));
         }
         cpus.extend(lo..=hi);
     }
@@ -122,7 +126,9 @@ pub fn parse_mask(text: &str) -> Result<CpuSet, String> {
     for (i, word) in words.iter().rev().enumerate() {
         let word = word.trim().trim_start_matches("0x");
         if word.is_empty() || word.len() > 8 {
-            return Err(format!("'{word}' in CPU mask '{text}' is not a 32-bit hex word"));
+            return Err(format!(
+                "'{word}' in CPU mask '{text}' is not a 32-bit hex word"
+            ));
         }
         let bits = u32::from_str_radix(word, 16)
             .map_err(|_| format!("'{word}' in CPU mask '{text}' is not hex"))?;

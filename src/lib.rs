@@ -22,3 +22,4 @@ pub mod measure;
 pub mod plan;
 pub mod probe;
 pub mod report;
+pub mod results;

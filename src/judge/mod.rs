@@ -1,2 +1,20 @@
 //! Judge: statistics, validity checks and the gate's verdict, computed from
-//! recorded samples only (no measuring here, so all of it is unit-testable).
+//! recorded samples only (no measuring here, so all of it is unit-testable
+//! on saved runs).
+//!
+//! * [`cost`] turns one worker's or repetition's counts into rates: cost per
+//!   byte on the chosen clock, instructions per byte, L1i misses, GHz.
+//! * [`stats`] summarises an arm (median, CV, min, max, repetitions) and puts
+//!   a 95 % interval on the penalty of one arm against another.
+//! * [`checks`] says whether the measurement measured what it claims:
+//!   pinning held, no counter multiplexed, instructions per byte invariant,
+//!   CV under the bar; and which repetitions the statistics must leave out.
+//! * [`arms`] gathers every statistic of one arm for the tables.
+//! * [`gate`] decides physical / virtual / inconclusive from the penalty's
+//!   interval, and judges the same-CPU control.
+
+pub mod arms;
+pub mod checks;
+pub mod cost;
+pub mod gate;
+pub mod stats;

@@ -1,6 +1,21 @@
 //! Measure: the port-bound kernel, pinned workers, and the counters each
 //! worker opens on itself.
+//!
+//! * [`kernel`]: the [`Kernel`] trait and the `mul` kernel;
+//! * [`engine`]: [`Engine::run_rep`] runs one repetition of a [`Workload`]
+//!   on a [`Placement`];
+//! * [`counters`]: each worker's perf counter group, and the hardware probe;
+//! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
+//! * [`stop`]: Ctrl-C as a request to stop between repetitions;
+//! * [`model`]: the samples all of this produces.
 
+pub mod clock;
+pub mod counters;
+pub mod engine;
+pub mod kernel;
 pub mod model;
+pub mod stop;
 
+pub use engine::{Engine, Workload, calibrate_passes};
+pub use kernel::{Kernel, kernel_by_name};
 pub use model::*;

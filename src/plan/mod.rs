@@ -1,1 +1,214 @@
 //! Plan: which CPUs each placement arm uses, from the topology.
+//!
+//! Both the gate and the study compare placements of the *same* kind of core:
+//! a pair on one core's two hardware threads against a pair on two cores of
+//! the same class and package. Mixing a performance core with an efficiency
+//! core, or crossing packages, would measure something else.
+
+use crate::cli::ArmKind;
+use crate::measure::Placement;
+use crate::probe::Topology;
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One core's hardware threads that this process may use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct UsableCore {
+    class: String,
+    package: usize,
+    /// Allowed CPUs of this core, ascending.
+    threads: Vec<u32>,
+}
+
+/// The cores of one (class, package) group, in order of their lowest CPU.
+fn usable_cores(topology: &Topology) -> BTreeMap<(String, usize), Vec<UsableCore>> {
+    let mut cores: BTreeMap<usize, UsableCore> = BTreeMap::new();
+    for cpu in topology.cpus.iter().filter(|c| c.allowed) {
+        cores
+            .entry(cpu.core)
+            .or_insert_with(|| UsableCore {
+                class: cpu.class.clone(),
+                package: cpu.package,
+                threads: Vec::new(),
+            })
+            .threads
+            .push(cpu.cpu);
+    }
+    let mut groups: BTreeMap<(String, usize), Vec<UsableCore>> = BTreeMap::new();
+    for core in cores.into_values() {
+        groups
+            .entry((core.class.clone(), core.package))
+            .or_default()
+            .push(core);
+    }
+    for group in groups.values_mut() {
+        group.sort_by_key(|c| c.threads[0]);
+    }
+    groups
+}
+
+/// The two pairs the gate compares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatePairs {
+    /// One core's two hardware threads.
+    pub siblings: [u32; 2],
+    /// Two different cores of the same class and package.
+    pub separate: [u32; 2],
+    pub class: String,
+    pub package: usize,
+}
+
+/// What the gate can measure on this topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GatePlan {
+    Pairs(GatePairs),
+    /// No core has two allowed hardware threads; the reason says whether SMT
+    /// is off, absent, or hidden by the CPU affinity (cpuset).
+    NoSmt {
+        reason: String,
+    },
+}
+
+/// Picks the gate's pairs: the first core (by lowest CPU) with two allowed
+/// threads, and for the separate pair its first thread plus the first thread
+/// of another core of the same class and package.
+pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
+    for ((class, package), cores) in usable_cores(topology) {
+        let Some(smt_core) = cores.iter().find(|c| c.threads.len() >= 2) else {
+            continue;
+        };
+        let Some(other) = cores.iter().find(|c| c.threads[0] != smt_core.threads[0]) else {
+            continue;
+        };
+        return Ok(GatePlan::Pairs(GatePairs {
+            siblings: [smt_core.threads[0], smt_core.threads[1]],
+            separate: [smt_core.threads[0], other.threads[0]],
+            class,
+            package,
+        }));
+    }
+    if topology.summary.smt {
+        let any_allowed_pair = usable_cores(topology)
+            .values()
+            .flatten()
+            .any(|c| c.threads.len() >= 2);
+        if any_allowed_pair {
+            bail!(
+                "every core with two allowed hardware threads is alone in its class and package: \
+                 there is no separate pair to compare against"
+            );
+        }
+        return Ok(GatePlan::NoSmt {
+            reason: "SMT is hidden by the CPU affinity: no core has two allowed hardware threads \
+                     (widen the cpuset or taskset to include both threads of a core)"
+                .into(),
+        });
+    }
+    let control = topology.environment.smt_control.as_deref();
+    let reason = match control {
+        Some("off") | Some("forceoff") => format!(
+            "SMT is off (cpu/smt/control = {}): no core has two hardware threads; \
+             enable it (echo on > /sys/devices/system/cpu/smt/control, or in firmware) to measure",
+            control.unwrap_or_default()
+        ),
+        Some("notsupported") | Some("notimplemented") => {
+            "SMT is absent: this CPU has one hardware thread per core".into()
+        }
+        _ => "SMT is absent: the kernel shows one hardware thread per core \
+              (a VM's guest topology, SMT disabled in firmware, or a CPU without SMT)"
+            .into(),
+    };
+    Ok(GatePlan::NoSmt { reason })
+}
+
+/// Largest even worker count that both one-per-core (N cores) and
+/// sibling-packed (N/2 cores with two threads) can place within one class and
+/// package; `None` when no group has a core with two allowed threads.
+pub fn default_workers(topology: &Topology) -> Option<usize> {
+    usable_cores(topology)
+        .values()
+        .map(|cores| {
+            let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
+            (cores.len().min(2 * smt_cores)) & !1
+        })
+        .filter(|n| *n >= 2)
+        .max()
+}
+
+/// The study's arms, all placed within one class and package.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunPlan {
+    pub class: String,
+    pub package: usize,
+    pub placements: Vec<Placement>,
+}
+
+/// Builds the placements for the requested arms, all within one class and
+/// package so the arms differ only in how the workers share cores.
+pub fn run_arms(topology: &Topology, workers: usize, arms: &[ArmKind]) -> Result<RunPlan> {
+    if workers == 0 {
+        bail!("--workers must be at least 1");
+    }
+    let needs_pairs = arms.contains(&ArmKind::SiblingPacked);
+    if needs_pairs && workers % 2 != 0 {
+        bail!("--workers {workers}: sibling-packed needs an even number of workers");
+    }
+    let groups = usable_cores(topology);
+    let fits = |cores: &Vec<UsableCore>| {
+        let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
+        cores.len() >= workers && (!needs_pairs || smt_cores >= workers / 2)
+    };
+    let Some(((class, package), cores)) = groups.iter().find(|(_, cores)| fits(cores)) else {
+        let best = groups.values().map(|c| c.len()).max().unwrap_or(0);
+        if needs_pairs {
+            bail!(
+                "--workers {workers}: no class and package has {workers} cores of which {} have two \
+                 allowed hardware threads (sibling-packed needs SMT; largest group: {best} cores); \
+                 lower --workers or drop sibling-packed from --arms",
+                workers / 2
+            );
+        }
+        bail!(
+            "--workers {workers}: no class and package has {workers} allowed cores \
+             (largest group: {best}); lower --workers"
+        );
+    };
+    let one_per_core: Vec<u32> = cores.iter().take(workers).map(|c| c.threads[0]).collect();
+    let packed: Vec<u32> = cores
+        .iter()
+        .filter(|c| c.threads.len() >= 2)
+        .take(workers / 2)
+        .flat_map(|c| [c.threads[0], c.threads[1]])
+        .collect();
+    let placements = arms
+        .iter()
+        .map(|arm| {
+            let cpus = match arm {
+                ArmKind::OnePerCore => one_per_core.iter().map(|c| Some(*c)).collect(),
+                ArmKind::SiblingPacked => packed.iter().map(|c| Some(*c)).collect(),
+                ArmKind::Unpinned => vec![None; workers],
+                ArmKind::SameCpu => vec![Some(one_per_core[0]); workers],
+            };
+            Placement {
+                arm: arm_name(*arm).to_string(),
+                cpus,
+            }
+        })
+        .collect();
+    Ok(RunPlan {
+        class: class.clone(),
+        package: *package,
+        placements,
+    })
+}
+
+/// The arm's name as printed and saved.
+pub fn arm_name(arm: ArmKind) -> &'static str {
+    match arm {
+        ArmKind::OnePerCore => "one-per-core",
+        ArmKind::SiblingPacked => "sibling-packed",
+        ArmKind::Unpinned => "unpinned",
+        ArmKind::SameCpu => "same-cpu",
+    }
+}

@@ -1,1 +1,262 @@
-//! TODO(skeleton)
+//! Core classes: which CPUs are performance cores, which efficiency cores.
+//!
+//! Sources, most direct first; the first one that classifies every online
+//! CPU wins:
+//!
+//! 1. the hybrid PMUs the kernel registers, `/sys/devices/cpu_core/cpus`,
+//!    `cpu_atom/cpus` and `cpu_lowpower/cpus` (Intel hybrid parts);
+//! 2. CPUID's core type (leaf 0x1A on Intel, 0x80000026 on AMD), through
+//!    [`cpuid::classes_from_cpuid`];
+//! 3. what the kernel derived itself: `cpu_capacity` (Arm big.LITTLE) and the
+//!    cpufreq maximum and base frequencies (Lakefield before the hybrid
+//!    PMUs existed).
+//!
+//! A machine with one kind of core has one class, "uniform".
+
+use crate::cpuset::CpuSet;
+use crate::probe::cpuid;
+use crate::probe::model::{CoreClass, CpuidReport};
+use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
+use anyhow::Result;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+/// The hybrid PMU folders and the class each one names.
+const HYBRID_PMUS: [(&str, &str); 3] = [
+    ("cpu_core", "performance"),
+    ("cpu_atom", "efficiency"),
+    ("cpu_lowpower", "low-power efficiency"),
+];
+
+/// Class names by rank, fastest first, for classes told apart by capacity
+/// or frequency.
+const RANKED_NAMES: [&str; 3] = ["performance", "efficiency", "low-power efficiency"];
+
+/// Turbo Boost Max 3.0 gives a few "favoured" cores a slightly higher
+/// `cpuinfo_max_freq` than their identical neighbours; maximum frequencies
+/// closer than this (in percent) do not make a class of their own.
+const FAVOURED_CORE_SPREAD_PERCENT: u64 = 10;
+
+/// The classes of the online CPUs, performance first; together they cover
+/// every online CPU exactly once.
+pub fn core_classes(
+    root: Option<&SysfsRoot>,
+    online: &CpuSet,
+    report: Option<&CpuidReport>,
+) -> Result<Vec<CoreClass>> {
+    if let Some(root) = root {
+        if let Some(classes) = covering(from_hybrid_pmus(root, online)?, online) {
+            return Ok(one_kind_is_uniform(classes, online));
+        }
+    }
+    let from_cpuid = report
+        .and_then(cpuid::classes_from_cpuid)
+        .map(|classes| restricted(classes, online));
+    if let Some(classes) = covering(from_cpuid, online) {
+        return Ok(one_kind_is_uniform(classes, online));
+    }
+    if let Some(root) = root {
+        let classes = from_capacity_and_frequency(root, online)?;
+        return Ok(one_kind_is_uniform(classes, online));
+    }
+    Ok(vec![uniform(online)])
+}
+
+/// Classes from `cpu_core/cpus`, `cpu_atom/cpus`, `cpu_lowpower/cpus`.
+fn from_hybrid_pmus(root: &SysfsRoot, online: &CpuSet) -> Result<Option<Vec<CoreClass>>> {
+    let mut classes = Vec::new();
+    for (pmu, name) in HYBRID_PMUS {
+        let list = format!("sys/devices/{pmu}/cpus");
+        let Some(cpus) = root.read_cpuset(&[(&list, SetForm::List)])? else {
+            continue;
+        };
+        let cpus = cpus.intersection(online);
+        if !cpus.is_empty() {
+            classes.push(CoreClass {
+                name: name.to_owned(),
+                cpus,
+                source: "sysfs-pmu".to_owned(),
+                detail: Some(pmu.to_owned()),
+            });
+        }
+    }
+    Ok(Some(classes).filter(|classes| !classes.is_empty()))
+}
+
+/// What the kernel knows per CPU that can tell core kinds apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Speed {
+    capacity: Option<u64>,
+    max_khz: Option<u64>,
+    base_khz: Option<u64>,
+}
+
+/// Groups CPUs by `cpu_capacity`, then `cpuinfo_max_freq`, then
+/// `base_frequency`, ranked fastest first.
+fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<CoreClass>> {
+    let mut speeds: Vec<(u32, Speed)> = Vec::with_capacity(online.len());
+    for cpu in online.iter() {
+        // The first CPU shows which files this kernel writes: cpufreq and
+        // cpu_capacity exist for every CPU or for none.
+        let first = speeds.first().map(|(_, speed)| *speed);
+        speeds.push((cpu, read_speed(root, cpu, first)?));
+    }
+    if favoured_cores_only(&speeds) {
+        for (_, speed) in &mut speeds {
+            speed.max_khz = None;
+        }
+    }
+    let mut groups: BTreeMap<Reverse<Speed>, Vec<u32>> = BTreeMap::new();
+    for (cpu, speed) in &speeds {
+        groups.entry(Reverse(*speed)).or_default().push(*cpu);
+    }
+    let first_capacity = speeds.first().and_then(|(_, speed)| speed.capacity);
+    let capacities_differ = groups.keys().any(|s| s.0.capacity != first_capacity);
+    let source = if capacities_differ {
+        "cpu_capacity"
+    } else {
+        "cpufreq"
+    };
+    Ok(groups
+        .into_iter()
+        .enumerate()
+        .map(|(rank, (Reverse(speed), cpus))| CoreClass {
+            name: RANKED_NAMES
+                .get(rank)
+                .map_or_else(|| format!("class {rank}"), |name| (*name).to_owned()),
+            cpus: CpuSet::from_cpus(cpus),
+            source: source.to_owned(),
+            detail: describe(speed),
+        })
+        .collect())
+}
+
+/// One CPU's [`Speed`]; with `like`, only the values `like` has.
+fn read_speed(root: &SysfsRoot, cpu: u32, like: Option<Speed>) -> Result<Speed> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}");
+    let read = |wanted: bool, file: &str, what: &str| -> Result<Option<u64>> {
+        if wanted {
+            root.read_parsed(&format!("{dir}/{file}"), what)
+        } else {
+            Ok(None)
+        }
+    };
+    Ok(Speed {
+        capacity: read(
+            like.is_none_or(|s| s.capacity.is_some()),
+            "cpu_capacity",
+            "a capacity number",
+        )?,
+        max_khz: read(
+            like.is_none_or(|s| s.max_khz.is_some()),
+            "cpufreq/cpuinfo_max_freq",
+            "a frequency in kHz",
+        )?,
+        base_khz: read(
+            like.is_none_or(|s| s.base_khz.is_some()),
+            "cpufreq/base_frequency",
+            "a frequency in kHz",
+        )?,
+    })
+}
+
+/// Do the CPUs differ only by a small maximum-frequency spread, with equal
+/// capacity and base frequency? Then that spread is Turbo Boost Max 3.0's
+/// favoured cores, not different kinds of core.
+fn favoured_cores_only(speeds: &[(u32, Speed)]) -> bool {
+    let Some((_, first)) = speeds.first() else {
+        return false;
+    };
+    let same_otherwise = speeds
+        .iter()
+        .all(|(_, s)| s.capacity == first.capacity && s.base_khz == first.base_khz);
+    let max_freqs = || speeds.iter().filter_map(|(_, s)| s.max_khz);
+    match (max_freqs().min(), max_freqs().max()) {
+        (Some(low), Some(high)) => {
+            same_otherwise && high * 100 < low * (100 + FAVOURED_CORE_SPREAD_PERCENT)
+        }
+        _ => false,
+    }
+}
+
+/// "capacity 1024, max 3000 MHz, base 2500 MHz", from what is known.
+fn describe(speed: Speed) -> Option<String> {
+    let parts: Vec<String> = [
+        speed.capacity.map(|c| format!("capacity {c}")),
+        speed.max_khz.map(|k| format!("max {} MHz", k / 1000)),
+        speed.base_khz.map(|k| format!("base {} MHz", k / 1000)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(parts.join(", ")).filter(|text| !text.is_empty())
+}
+
+/// Keeps the online CPUs of each class, dropping classes left empty.
+fn restricted(classes: Vec<CoreClass>, online: &CpuSet) -> Vec<CoreClass> {
+    classes
+        .into_iter()
+        .map(|class| CoreClass {
+            cpus: class.cpus.intersection(online),
+            ..class
+        })
+        .filter(|class| !class.cpus.is_empty())
+        .collect()
+}
+
+/// The classes, if they cover every online CPU exactly once.
+fn covering(classes: Option<Vec<CoreClass>>, online: &CpuSet) -> Option<Vec<CoreClass>> {
+    let classes = classes?;
+    let classified: usize = classes.iter().map(|class| class.cpus.len()).sum();
+    let union = CpuSet::from_cpus(classes.iter().flat_map(|class| class.cpus.iter()));
+    (classified == online.len() && union == *online).then_some(classes)
+}
+
+fn one_kind_is_uniform(classes: Vec<CoreClass>, online: &CpuSet) -> Vec<CoreClass> {
+    if classes.len() > 1 {
+        classes
+    } else {
+        vec![uniform(online)]
+    }
+}
+
+fn uniform(online: &CpuSet) -> CoreClass {
+    CoreClass {
+        name: "uniform".to_owned(),
+        cpus: online.clone(),
+        source: "uniform".to_owned(),
+        detail: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn speed(max_mhz: u64, base_mhz: u64) -> Speed {
+        Speed {
+            capacity: None,
+            max_khz: Some(max_mhz * 1000),
+            base_khz: Some(base_mhz * 1000),
+        }
+    }
+
+    #[test]
+    fn favoured_cores_are_not_a_class() {
+        let tbm3 = [(0, speed(5300, 3700)), (1, speed(5100, 3700))];
+        assert!(favoured_cores_only(&tbm3));
+        let lakefield = [(0, speed(2800, 1400)), (4, speed(3000, 2000))];
+        assert!(!favoured_cores_only(&lakefield));
+        let big_spread = [(0, speed(3000, 2000)), (1, speed(2000, 2000))];
+        assert!(!favoured_cores_only(&big_spread));
+    }
+
+    #[test]
+    fn detail_names_what_is_known() {
+        assert_eq!(
+            describe(speed(3000, 2500)).as_deref(),
+            Some("max 3000 MHz, base 2500 MHz")
+        );
+        assert_eq!(describe(Speed::default()), None);
+    }
+}

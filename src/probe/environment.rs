@@ -1,1 +1,268 @@
-//! TODO(skeleton)
+//! Facts about the kernel and platform that change what a measurement
+//! means: SMT and turbo state, governors, clocksource, TSC flags, perf
+//! permissions, PMUs, isolated CPUs, and (live only) this process's
+//! affinity. Every fact is optional; a file that is absent leaves it unset,
+//! a file that is present but garbled is an error naming it.
+
+use crate::cpuset::CpuSet;
+use crate::probe::model::Environment;
+use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
+use anyhow::{Context, Result, anyhow, bail};
+use procfs::FromBufRead;
+use std::collections::BTreeSet;
+
+const CPUFREQ_DIR: &str = "sys/devices/system/cpu/cpufreq";
+const PMU_DIR: &str = "sys/bus/event_source/devices";
+
+/// Reads the [`Environment`] under `root`; `online` names the CPUs whose
+/// cpufreq folders count where the kernel has no policy folders.
+pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment> {
+    let policies = cpufreq_policies(root)?;
+    let (turbo, turbo_source) = read_turbo(root, &policies)?;
+    let (governors, scaling_driver) = read_cpufreq(root, &policies, online)?;
+    let cpuinfo = FirstCpuInfo::read(root)?;
+    let pmu_devices = hardware_pmus(root)?;
+    Ok(Environment {
+        kernel: read_kernel(root)?,
+        smt_control: root.read_value(&format!("{CPU_DIR}/smt/control"))?,
+        smt_active: read_flag(root, &format!("{CPU_DIR}/smt/active"))?,
+        turbo,
+        turbo_source,
+        governors,
+        scaling_driver,
+        clocksource: root
+            .read_value("sys/devices/system/clocksource/clocksource0/current_clocksource")?,
+        constant_tsc: cpuinfo.has_flag("constant_tsc"),
+        nonstop_tsc: cpuinfo.has_flag("nonstop_tsc"),
+        hypervisor_flag: cpuinfo.has_flag("hypervisor"),
+        perf_event_paranoid: root
+            .read_parsed("proc/sys/kernel/perf_event_paranoid", "an integer like 2")?,
+        hardware_pmu: !pmu_devices.is_empty(),
+        pmu_devices,
+        isolated: read_list(root, &format!("{CPU_DIR}/isolated"))?,
+        nohz_full: read_list(root, &format!("{CPU_DIR}/nohz_full"))?,
+        allowed_cpus: if root.is_live() {
+            Some(process_allowed_cpus()?)
+        } else {
+            None
+        },
+        dmi_vendor: root.read_value("sys/class/dmi/id/sys_vendor")?,
+        dmi_product: root.read_value("sys/class/dmi/id/product_name")?,
+        model_name: cpuinfo.model_name,
+    })
+}
+
+/// `osrelease`, or on the live system without /proc, `uname -r`.
+fn read_kernel(root: &SysfsRoot) -> Result<Option<String>> {
+    let release = root.read_value("proc/sys/kernel/osrelease")?;
+    if release.is_some() || !root.is_live() {
+        return Ok(release);
+    }
+    let uname = nix::sys::utsname::uname().context("uname")?;
+    Ok(Some(uname.release().to_string_lossy().into_owned()))
+}
+
+/// Turbo on or off, and the file that said so: `intel_pstate/no_turbo`
+/// (inverted), else the global `cpufreq/boost`, else per-policy `boost`
+/// (amd-pstate), on when any policy boosts.
+fn read_turbo(root: &SysfsRoot, policies: &[String]) -> Result<(Option<bool>, Option<String>)> {
+    if let Some(disabled) = read_flag(root, &format!("{CPU_DIR}/intel_pstate/no_turbo"))? {
+        return Ok((Some(!disabled), Some("intel_pstate/no_turbo".to_owned())));
+    }
+    if let Some(boost) = read_flag(root, &format!("{CPUFREQ_DIR}/boost"))? {
+        return Ok((Some(boost), Some("cpufreq/boost".to_owned())));
+    }
+    let mut any_policy = None;
+    for policy in policies {
+        if let Some(boost) = read_flag(root, &format!("{policy}/boost"))? {
+            any_policy = Some(any_policy.unwrap_or(false) || boost);
+        }
+    }
+    Ok((
+        any_policy,
+        any_policy.map(|_| "cpufreq/policy*/boost".to_owned()),
+    ))
+}
+
+/// The distinct governors and the scaling driver, from the cpufreq policy
+/// folders or, on kernels without them, each online CPU's `cpufreq/`.
+fn read_cpufreq(
+    root: &SysfsRoot,
+    policies: &[String],
+    online: &CpuSet,
+) -> Result<(Vec<String>, Option<String>)> {
+    let mut dirs = policies.to_vec();
+    // A cpufreq driver serves every CPU or none: the first one tells.
+    let first_cpu_has_cpufreq = online
+        .first()
+        .is_some_and(|cpu| root.exists(&format!("{CPU_DIR}/cpu{cpu}/cpufreq")));
+    if dirs.is_empty() && first_cpu_has_cpufreq {
+        dirs = online
+            .iter()
+            .map(|cpu| format!("{CPU_DIR}/cpu{cpu}/cpufreq"))
+            .collect();
+    }
+    let mut governors = BTreeSet::new();
+    let mut driver = None;
+    for dir in &dirs {
+        governors.extend(root.read_value(&format!("{dir}/scaling_governor"))?);
+        if driver.is_none() {
+            driver = root.read_value(&format!("{dir}/scaling_driver"))?;
+        }
+    }
+    Ok((governors.into_iter().collect(), driver))
+}
+
+/// The `cpufreq/policyN` folders (relative to the root), in numeric order.
+fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
+    let mut numbered: Vec<(u32, String)> = root
+        .list_dir(CPUFREQ_DIR)?
+        .into_iter()
+        .filter_map(|name| Some((name.strip_prefix("policy")?.parse().ok()?, name)))
+        .collect();
+    numbered.sort_unstable();
+    Ok(numbered
+        .into_iter()
+        .map(|(_, name)| format!("{CPUFREQ_DIR}/{name}"))
+        .collect())
+}
+
+/// Registered core PMUs: `cpu` (or `cpu_core`, `cpu_atom`, ... on hybrids)
+/// on x86, `armv8_pmuv3_0` and friends on Arm. Uncore and software PMUs do
+/// not count toward `hardware_pmu`.
+fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
+    let mut names: Vec<String> = root
+        .list_dir(PMU_DIR)?
+        .into_iter()
+        .filter(|name| name.starts_with("cpu") || name.starts_with("armv"))
+        .collect();
+    names.sort_unstable();
+    Ok(names)
+}
+
+/// A `0`/`1` file.
+fn read_flag(root: &SysfsRoot, relative: &str) -> Result<Option<bool>> {
+    match root.read_value(relative)?.as_deref() {
+        None => Ok(None),
+        Some("1") => Ok(Some(true)),
+        Some("0") => Ok(Some(false)),
+        Some(other) => bail!(
+            "{}: expected 0 or 1, found '{other}'",
+            root.path(relative).display()
+        ),
+    }
+}
+
+/// A CPU list file; absent, empty or `(null)` is the empty set.
+fn read_list(root: &SysfsRoot, relative: &str) -> Result<CpuSet> {
+    Ok(root
+        .read_cpuset(&[(relative, SetForm::List)])?
+        .unwrap_or_default())
+}
+
+/// The first processor's block of `/proc/cpuinfo`: the model name and the
+/// feature flags (x86 only; other architectures have no `flags` line).
+struct FirstCpuInfo {
+    model_name: Option<String>,
+    flags: Option<Vec<String>>,
+}
+
+impl FirstCpuInfo {
+    fn read(root: &SysfsRoot) -> Result<Self> {
+        let path = "proc/cpuinfo";
+        let Some(text) = root.read_text(path)? else {
+            return Ok(FirstCpuInfo {
+                model_name: None,
+                flags: None,
+            });
+        };
+        // Parsing only the first block keeps a 384-CPU cpuinfo cheap.
+        let block = first_processor_block(&text);
+        let parsed = procfs::CpuInfo::from_buf_read(block.as_bytes()).map_err(|e| {
+            anyhow!(
+                "{}: expected cpuinfo lines 'key : value': {e}",
+                root.path(path).display()
+            )
+        })?;
+        Ok(FirstCpuInfo {
+            model_name: parsed.model_name(0).map(str::to_owned),
+            flags: parsed
+                .flags(0)
+                .map(|flags| flags.into_iter().map(str::to_owned).collect()),
+        })
+    }
+
+    /// `Some(present)` when there is a flags line to look in.
+    fn has_flag(&self, flag: &str) -> Option<bool> {
+        self.flags
+            .as_ref()
+            .map(|flags| flags.iter().any(|f| f == flag))
+    }
+}
+
+/// From the first `processor` line to the blank line that ends its block.
+fn first_processor_block(text: &str) -> &str {
+    let start = text
+        .match_indices("processor")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || text.as_bytes()[at - 1] == b'\n')
+        .unwrap_or(0);
+    let block = &text[start..];
+    block.find("\n\n").map_or(block, |end| &block[..end])
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`), however many the
+/// machine has: the mask buffer grows until the kernel's fits, where the
+/// libc `cpu_set_t` stops at 1024 CPUs.
+pub fn process_allowed_cpus() -> Result<CpuSet> {
+    const WORD_BITS: usize = libc::c_ulong::BITS as usize;
+    const MAX_BYTES: usize = 1 << 20;
+    let mut words: Vec<libc::c_ulong> = vec![0; 1024 / WORD_BITS];
+    loop {
+        let bytes = std::mem::size_of_val(words.as_slice());
+        // SAFETY: the kernel writes at most `bytes` bytes into `words`,
+        // which owns exactly that many; pid 0 is this thread.
+        let written =
+            unsafe { libc::syscall(libc::SYS_sched_getaffinity, 0, bytes, words.as_mut_ptr()) };
+        if written >= 0 {
+            let valid_words = (written as usize).div_ceil(std::mem::size_of::<libc::c_ulong>());
+            let cpus = words[..valid_words.min(words.len())]
+                .iter()
+                .enumerate()
+                .flat_map(|(index, &word)| {
+                    (0..WORD_BITS)
+                        .filter(move |bit| word & (1 << bit) != 0)
+                        .map(move |bit| (index * WORD_BITS + bit) as u32)
+                });
+            return Ok(CpuSet::from_cpus(cpus));
+        }
+        let error = std::io::Error::last_os_error();
+        // EINVAL: the buffer is smaller than the kernel's CPU mask.
+        if error.raw_os_error() == Some(libc::EINVAL) && bytes < MAX_BYTES {
+            words.resize(words.len() * 2, 0);
+            continue;
+        }
+        return Err(error).context("sched_getaffinity of this process");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_block_skips_headers_and_later_cpus() {
+        let text = "header: x\n\nprocessor\t: 0\nflags\t: fpu hypervisor\n\nprocessor\t: 1\nflags\t: fpu\n";
+        assert_eq!(
+            first_processor_block(text),
+            "processor\t: 0\nflags\t: fpu hypervisor"
+        );
+        assert_eq!(first_processor_block("no cpus here"), "no cpus here");
+    }
+
+    #[test]
+    fn this_process_may_run_somewhere() {
+        let allowed = process_allowed_cpus().expect("sched_getaffinity works for this process");
+        assert!(!allowed.is_empty());
+    }
+}

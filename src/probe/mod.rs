@@ -3,6 +3,7 @@
 //! Everything that reads the system goes through a seam: sysfs/procfs under a
 //! root folder ([`SysfsRoot`]), CPUID through a [`cpuid::CpuidSource`] (the
 //! real instruction, pinned per CPU, or a recorded hwloc-gather-cpuid dump).
+//! [`probe`] puts the pieces together.
 
 pub mod caches;
 pub mod classes;
@@ -14,3 +15,278 @@ pub mod snapshot;
 pub mod sysfs;
 
 pub use model::*;
+pub use sysfs::SysfsRoot;
+
+use crate::cpuset::CpuSet;
+use anyhow::{Result, bail};
+use cpuid::CpuidSource;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use sysfs::SiblingSets;
+
+/// Probes a machine.
+///
+/// * `sysfs_root`: a snapshot folder holding `sys/` and `proc/`, or `None`
+///   for this machine's `/`;
+/// * `cpuid`: where to read CPUID from, or `None` not to.
+///
+/// The kernel's sibling sets give the structure. With only a CPUID dump (no
+/// root) it comes from the dump's APIC ids instead
+/// (`summary.structure_from = "cpuid"`); with both, the two are
+/// cross-checked.
+pub fn probe(sysfs_root: Option<&Path>, cpuid: Option<&CpuidSource>) -> Result<Topology> {
+    match (sysfs_root, cpuid) {
+        (None, Some(source @ CpuidSource::Dump(_))) => probe_cpuid_dump(source),
+        (Some(dir), Some(CpuidSource::Live)) => bail!(
+            "sysfs root {}: this machine's CPUID does not describe a snapshot (expected its CPUID dump, or none)",
+            dir.display()
+        ),
+        (Some(dir), _) => probe_sysfs(&SysfsRoot::snapshot(dir)?, cpuid),
+        (None, _) => probe_sysfs(&SysfsRoot::live(), cpuid),
+    }
+}
+
+/// Structure from sysfs; CPUID, when given, adds classes, APIC ids, the
+/// hypervisor and the cross-check.
+fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<Topology> {
+    let online = sysfs::online_cpus(root)?;
+    let sets = sysfs::sibling_sets(root, &online)?;
+    let environment = environment::read_environment(root, &online)?;
+    let allowed = environment
+        .allowed_cpus
+        .as_ref()
+        .map(|allowed| allowed.intersection(&online));
+    // Live CPUID is read on each CPU in turn, which needs leave to run there.
+    let readable = allowed.as_ref().unwrap_or(&online);
+    let report = cpuid_source
+        .map(|source| cpuid::read_report(source, readable))
+        .transpose()?;
+    let classes = classes::core_classes(Some(root), &online, report.as_ref())?;
+    let caches = caches::read_caches(root, &sets)?;
+
+    let mut cpus = entries_from_sibling_sets(&sets, &online);
+    for entry in &mut cpus {
+        entry.allowed = allowed.as_ref().is_none_or(|set| set.contains(entry.cpu));
+    }
+    if let Some(report) = &report {
+        fill_apic_ids(&mut cpus, report);
+    }
+    label_classes(&mut cpus, &classes);
+    let crosscheck = report
+        .as_ref()
+        .map(|report| crosscheck::crosscheck(&cpus, report));
+    let allowed_count = allowed.as_ref().map_or(online.len(), CpuSet::len);
+    Ok(Topology {
+        schema_version: TOPOLOGY_SCHEMA_VERSION,
+        source: ProbeSource {
+            sysfs_root: (!root.is_live()).then(|| root.root().display().to_string()),
+            cpuid: cpuid_source.map(describe_source),
+        },
+        summary: summarize(&cpus, &classes, allowed_count, report.as_ref(), "sysfs"),
+        cpus,
+        classes,
+        caches,
+        environment,
+        cpuid: report,
+        crosscheck,
+    })
+}
+
+/// Structure from a CPUID dump's APIC ids alone (no sysfs to read).
+fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
+    let report = cpuid::read_report(source, &CpuSet::default())?;
+    let mut cpus = crosscheck::entries_from_cpuid(&report);
+    if cpus.is_empty() {
+        bail!(
+            "CPUID dump {}: no CPUs (expected one puN file per CPU)",
+            describe_source(source)
+        );
+    }
+    cpus.sort_by_key(|entry| entry.cpu);
+    let online = CpuSet::from_cpus(cpus.iter().map(|entry| entry.cpu));
+    let classes = classes::core_classes(None, &online, Some(&report))?;
+    for entry in &mut cpus {
+        entry.allowed = true;
+    }
+    label_classes(&mut cpus, &classes);
+    Ok(Topology {
+        schema_version: TOPOLOGY_SCHEMA_VERSION,
+        source: ProbeSource {
+            sysfs_root: None,
+            cpuid: Some(describe_source(source)),
+        },
+        summary: summarize(&cpus, &classes, online.len(), Some(&report), "cpuid"),
+        cpus,
+        classes,
+        caches: Vec::new(),
+        environment: Environment::default(),
+        cpuid: Some(report),
+        crosscheck: None,
+    })
+}
+
+fn describe_source(source: &CpuidSource) -> String {
+    match source {
+        CpuidSource::Live => "live".to_owned(),
+        CpuidSource::Dump(dir) => dir.display().to_string(),
+    }
+}
+
+/// One entry per online CPU, numbered by sets: cores and packages 0.. in
+/// order of their lowest CPU. A CPU without a package set belongs to the
+/// one package of the whole machine. Dies and clusters are numbered only
+/// where they add structure (some die is not its package, some cluster is
+/// neither its core nor its die).
+fn entries_from_sibling_sets(sets: &[SiblingSets], online: &CpuSet) -> Vec<CpuEntry> {
+    let packages: Vec<&CpuSet> = sets
+        .iter()
+        .map(|s| s.package.as_ref().unwrap_or(online))
+        .collect();
+    let dies: Vec<&CpuSet> = sets
+        .iter()
+        .zip(&packages)
+        .map(|(s, package)| s.die.as_ref().unwrap_or(package))
+        .collect();
+    let clusters: Vec<&CpuSet> = sets
+        .iter()
+        .map(|s| s.cluster.as_ref().unwrap_or(&s.core))
+        .collect();
+    let dies_add_structure = dies
+        .iter()
+        .zip(&packages)
+        .any(|(die, package)| die != package);
+    let clusters_add_structure = sets
+        .iter()
+        .zip(clusters.iter().zip(&dies))
+        .any(|(s, (cluster, die))| **cluster != s.core && cluster != die);
+
+    let core_numbers = number_by_lowest_cpu(&sets.iter().map(|s| &s.core).collect::<Vec<_>>());
+    let package_numbers = number_by_lowest_cpu(&packages);
+    let die_numbers = dies_add_structure.then(|| number_by_lowest_cpu(&dies));
+    let cluster_numbers = clusters_add_structure.then(|| number_by_lowest_cpu(&clusters));
+    sets.iter()
+        .enumerate()
+        .map(|(i, s)| CpuEntry {
+            cpu: s.cpu,
+            core: core_numbers[i],
+            package: package_numbers[i],
+            die: die_numbers.as_ref().map(|numbers| numbers[i]),
+            cluster: cluster_numbers.as_ref().map(|numbers| numbers[i]),
+            siblings: s.core.clone(),
+            class: String::new(),
+            allowed: true,
+            apic_id: None,
+        })
+        .collect()
+}
+
+/// Numbers each set 0.. in order of its lowest CPU; equal sets share a
+/// number. Sorting positions (not hashing sets) keeps this O(n log n).
+fn number_by_lowest_cpu(sets: &[&CpuSet]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sets.len()).collect();
+    order.sort_by(|&a, &b| sets[a].cmp(sets[b]));
+    let mut numbers = vec![0; sets.len()];
+    let mut next = 0;
+    for (rank, pair) in order.iter().enumerate() {
+        if rank > 0 && sets[*pair] != sets[order[rank - 1]] {
+            next += 1;
+        }
+        numbers[*pair] = next;
+    }
+    numbers
+}
+
+/// Sets each entry's `class` (`cpus` is sorted by CPU; the classes cover it).
+fn label_classes(cpus: &mut [CpuEntry], classes: &[CoreClass]) {
+    for class in classes {
+        for cpu in class.cpus.iter() {
+            if let Ok(at) = cpus.binary_search_by_key(&cpu, |entry| entry.cpu) {
+                cpus[at].class.clone_from(&class.name);
+            }
+        }
+    }
+}
+
+fn fill_apic_ids(cpus: &mut [CpuEntry], report: &CpuidReport) {
+    for read in &report.per_cpu {
+        if let Ok(at) = cpus.binary_search_by_key(&read.cpu, |entry| entry.cpu) {
+            cpus[at].apic_id = Some(read.apic_id);
+        }
+    }
+}
+
+fn summarize(
+    cpus: &[CpuEntry],
+    classes: &[CoreClass],
+    allowed: usize,
+    report: Option<&CpuidReport>,
+    structure_from: &str,
+) -> Summary {
+    let threads_by_core: BTreeMap<usize, usize> = cpus
+        .iter()
+        .map(|entry| (entry.core, entry.siblings.len()))
+        .collect();
+    let packages: BTreeSet<usize> = cpus.iter().map(|entry| entry.package).collect();
+    Summary {
+        cpus: cpus.len(),
+        allowed,
+        packages: packages.len(),
+        cores: threads_by_core.len(),
+        threads_per_core: describe_threads_per_core(threads_by_core.values().copied()),
+        core_classes: classes.len(),
+        smt: threads_by_core.values().any(|&threads| threads > 1),
+        hypervisor: report.and_then(|report| {
+            report
+                .hypervisor_signature
+                .clone()
+                .or_else(|| report.hypervisor_bit.then(|| "unknown".to_owned()))
+        }),
+        structure_from: structure_from.to_owned(),
+    }
+}
+
+/// "2" when every core has two threads; "mixed(6x2,8x1)" (cores x threads,
+/// most threads first) otherwise.
+fn describe_threads_per_core(threads: impl Iterator<Item = usize>) -> String {
+    let mut cores_by_threads: BTreeMap<Reverse<usize>, usize> = BTreeMap::new();
+    for count in threads {
+        *cores_by_threads.entry(Reverse(count)).or_default() += 1;
+    }
+    if cores_by_threads.len() == 1 {
+        if let Some(Reverse(threads)) = cores_by_threads.keys().next() {
+            return threads.to_string();
+        }
+    }
+    let parts: Vec<String> = cores_by_threads
+        .iter()
+        .map(|(Reverse(threads), cores)| format!("{cores}x{threads}"))
+        .collect();
+    format!("mixed({})", parts.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_are_numbered_by_lowest_cpu() {
+        let a = CpuSet::from_cpus([4, 5]);
+        let b = CpuSet::from_cpus([0, 8]);
+        let c = CpuSet::from_cpus([1]);
+        assert_eq!(
+            number_by_lowest_cpu(&[&a, &b, &a, &c, &b]),
+            vec![2, 0, 2, 1, 0]
+        );
+        assert!(number_by_lowest_cpu(&[]).is_empty());
+    }
+
+    #[test]
+    fn threads_per_core_reads_like_the_manifests() {
+        assert_eq!(describe_threads_per_core([2, 2].into_iter()), "2");
+        assert_eq!(
+            describe_threads_per_core([1, 2, 2, 1, 1].into_iter()),
+            "mixed(2x2,3x1)"
+        );
+    }
+}

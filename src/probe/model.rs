@@ -159,9 +159,11 @@ pub struct CpuidReport {
     pub hypervisor_name: Option<String>,
     /// CPUID.7.0:EDX[15].
     pub hybrid_bit: bool,
-    /// Which leaf the topology came from: "0x1f", "0xb", "0x4/0x1", "0x8000001e", "0x80000008/0x1".
+    /// Which leaf the topology came from: "0x1f", "0xb", "0x80000026",
+    /// "0x8000001e", "0x80000008/0x1", "0x4/0x1" or "0x1".
     pub topology_leaf: String,
-    /// Width of the SMT and SMT+core fields of the APIC id.
+    /// Width of the SMT field, and of everything below the package (SMT,
+    /// core, and any module or die levels), in the APIC id.
     pub smt_shift: u32,
     pub core_shift: u32,
     /// TSC frequency in Hz from leaf 0x15 (or 0x16, or the hypervisor leaf 0x40000010).
@@ -187,7 +189,7 @@ pub struct CpuidCpu {
     /// APIC id & ((1 << smt_shift) - 1).
     pub smt_id: u32,
     /// Leaf 0x1A core type: "performance" (0x40, Core), "efficiency" (0x20, Atom),
-    /// or `None`.
+    /// "low-power efficiency" (an Atom core with no L3 in leaf 4), or `None`.
     pub core_type: Option<String>,
     /// Raw leaf 0x1A EAX[31:24].
     pub core_type_raw: Option<u32>,

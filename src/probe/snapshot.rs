@@ -1,1 +1,178 @@
-//! TODO(skeleton)
+//! `snapshot DIR`: save this host's topology files and a per-CPU CPUID dump
+//! in the very formats `--sysfs-root` and `--cpuid-dump` read back, so a
+//! machine can be sent for analysis (like hwloc-gather-topology).
+//!
+//! The snapshot is written into `DIR.partial` and renamed to `DIR` only when
+//! complete, so a folder named `DIR` is never a half-written snapshot.
+
+use crate::cpuset::CpuSet;
+use crate::probe::cpuid;
+use anyhow::{Context, Result, bail};
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+/// Subfolder of a snapshot holding the CPUID dump (`puN` files).
+pub const CPUID_DIR: &str = "cpuid";
+
+/// Folders copied recursively (symlinks are not followed, except the per-CPU
+/// `cpufreq` link, whose target holds the frequencies).
+const TREES: &[&str] = &[
+    "sys/devices/system/cpu",
+    "sys/devices/cpu_core",
+    "sys/devices/cpu_atom",
+    "sys/devices/cpu_lowpower",
+    "sys/devices/system/clocksource/clocksource0",
+];
+
+/// Single files copied when present.
+const FILES: &[&str] = &[
+    "proc/cpuinfo",
+    "proc/sys/kernel/osrelease",
+    "proc/sys/kernel/perf_event_paranoid",
+    "proc/self/status",
+    "sys/class/dmi/id/sys_vendor",
+    "sys/class/dmi/id/product_name",
+];
+
+/// Entries of sysfs folders that are never topology and can be huge or
+/// slow to read.
+const SKIP: &[&str] = &[
+    "power",
+    "subsystem",
+    "driver",
+    "firmware_node",
+    "uevent",
+    "hotplug",
+    "microcode",
+    "crash_notes",
+    "crash_notes_size",
+    "stats",
+    "vulnerabilities",
+    "cpuidle",
+    "thermal_throttle",
+    "perf_event_mux_interval_ms",
+    "events",
+    "format",
+];
+
+/// Saves the live system into `dir`, returning a one-line summary.
+pub fn save(dir: &Path) -> Result<String> {
+    if dir.exists()
+        && fs::read_dir(dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{}: already exists and is not empty; name a new folder",
+            dir.display()
+        );
+    }
+    let partial = PathBuf::from(format!("{}.partial", dir.display()));
+    if partial.exists() {
+        fs::remove_dir_all(&partial).with_context(|| {
+            format!(
+                "{}: cannot remove a stale partial snapshot",
+                partial.display()
+            )
+        })?;
+    }
+    let mut copied = 0usize;
+    for tree in TREES {
+        copied += copy_tree(&Path::new("/").join(tree), &partial.join(tree))?;
+    }
+    for file in FILES {
+        copied += copy_file(&Path::new("/").join(file), &partial.join(file))?;
+    }
+    copied += save_pmu_devices(&partial)?;
+    let online = fs::read_to_string("/sys/devices/system/cpu/online")
+        .context("/sys/devices/system/cpu/online: cannot read the online CPUs")?;
+    let online: CpuSet = crate::cpuset::parse_list(&online)
+        .map_err(|e| anyhow::anyhow!("/sys/devices/system/cpu/online: {e}"))?;
+    let cpuid_note = if cfg!(target_arch = "x86_64") {
+        cpuid::write_dump(&partial.join(CPUID_DIR), &online)?;
+        format!(", CPUID of {} CPUs", online.len())
+    } else {
+        ", no CPUID (not x86_64)".to_string()
+    };
+    if dir.exists() {
+        fs::remove_dir(dir)
+            .with_context(|| format!("{}: cannot replace the empty folder", dir.display()))?;
+    }
+    fs::rename(&partial, dir).with_context(|| {
+        format!(
+            "{}: cannot rename the finished snapshot into place",
+            dir.display()
+        )
+    })?;
+    Ok(format!(
+        "saved {copied} files{cpuid_note} into {} (read back with --sysfs-root {})",
+        dir.display(),
+        dir.display()
+    ))
+}
+
+/// Copies a sysfs folder, returning the number of files copied. Files that
+/// cannot be read (write-only, EIO from firmware) are skipped: sysfs has many.
+fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
+    let entries = match fs::read_dir(from) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot list", from.display())),
+    };
+    fs::create_dir_all(to).with_context(|| format!("{}: cannot create", to.display()))?;
+    let mut copied = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name_str = name.to_string_lossy();
+        if SKIP.contains(&name_str.as_ref()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() && name_str != "cpufreq" {
+            continue;
+        }
+        if path.is_dir() {
+            copied += copy_tree(&path, &to.join(&name))?;
+        } else {
+            copied += copy_file(&path, &to.join(&name))?;
+        }
+    }
+    Ok(copied)
+}
+
+fn copy_file(from: &Path, to: &Path) -> Result<usize> {
+    // sysfs files report a size of 4096 whatever they hold: read, don't copy.
+    let Ok(content) = fs::read(from) else {
+        return Ok(0);
+    };
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent)
+            .with_context(|| format!("{}: cannot create", parent.display()))?;
+    }
+    fs::write(to, content).with_context(|| format!("{}: cannot write", to.display()))?;
+    Ok(1)
+}
+
+/// Records which PMUs are registered: one folder per event source with its
+/// `type` and `cpus` files (the live entries are symlinks into /sys/devices).
+fn save_pmu_devices(snapshot: &Path) -> Result<usize> {
+    let devices = Path::new("/sys/bus/event_source/devices");
+    let Ok(entries) = fs::read_dir(devices) else {
+        return Ok(0);
+    };
+    let mut copied = 0;
+    for entry in entries.flatten() {
+        let to = snapshot
+            .join("sys/bus/event_source/devices")
+            .join(entry.file_name());
+        fs::create_dir_all(&to).with_context(|| format!("{}: cannot create", to.display()))?;
+        for file in ["type", "cpus"] {
+            copied += copy_file(&entry.path().join(file), &to.join(file))?;
+        }
+    }
+    Ok(copied)
+}

@@ -1,1 +1,11 @@
 //! Report: human tables, JSON and CSV.
+
+pub mod compare;
+pub mod csv;
+pub mod files;
+pub mod gate;
+pub mod run;
+pub mod table;
+pub mod topology;
+pub mod units;
+pub mod warnings;

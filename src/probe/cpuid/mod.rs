@@ -1,1 +1,269 @@
-//! TODO(skeleton)
+//! CPUID: what each logical CPU says about itself.
+//!
+//! A [`CpuidSource`] yields one recording per CPU, in hwloc-gather-cpuid's
+//! `puN` format whether it came from the live machine ([`live`]: the real
+//! instruction on a thread pinned to each CPU) or from a dump folder
+//! ([`dump`]). [`leaves`] decodes each recording; this module puts the CPUs
+//! together into a [`CpuidReport`]: the machine's identity, and packages,
+//! cores and threads from the APIC ids alone, independent of what the kernel
+//! says.
+
+mod dump;
+mod leaves;
+mod live;
+mod record;
+
+use crate::cpuset::CpuSet;
+use crate::probe::model::{CoreClass, CpuidCpu, CpuidReport};
+use anyhow::{Result, bail};
+use dump::{CpuidRecord, RecordReader};
+use leaves::{CoreType, CpuFacts, decode_cpu, hypervisor_name};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// First leaf of the hypervisor range (present when CPUID.1:ECX[31] is set).
+const HYPERVISOR_BASE: u32 = 0x4000_0000;
+/// First leaf of the extended range; its EAX is the highest extended leaf.
+const EXTENDED_BASE: u32 = 0x8000_0000;
+
+/// Where CPUID comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuidSource {
+    /// The instruction itself, executed on each CPU in turn.
+    Live,
+    /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
+    Dump(PathBuf),
+}
+
+/// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
+impl fmt::Display for CpuidSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuidSource::Live => f.write_str("live"),
+            CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// Reads and decodes CPUID for every CPU the source has.
+///
+/// `Live` visits the CPUs of `cpus` this process may run on (others are
+/// skipped); a CPU that refuses the pin is an error naming it. `Dump` ignores
+/// `cpus` and reads every `puN` file. A dump folder that is missing or holds
+/// no `puN` file, a garbled line, or a file without leaves 0x0 and 0x1 is a
+/// one-line error naming the path.
+pub fn read_report(source: &CpuidSource, cpus: &CpuSet) -> Result<CpuidReport> {
+    let records = match source {
+        CpuidSource::Live => live::record_cpus(cpus)?,
+        CpuidSource::Dump(dir) => dump::read_dump_dir(dir)?,
+    };
+    report_from_records(&records)
+}
+
+/// Records this host's CPUID on each CPU of `cpus` it may run on, into `dir`
+/// in the `puN` format [`read_report`] (and hwloc) read back: reading it
+/// gives the same report as the live run.
+pub fn write_dump(dir: &Path, cpus: &CpuSet) -> Result<()> {
+    let records = live::record_cpus(cpus)?;
+    dump::write_dump_dir(dir, &records)
+}
+
+fn report_from_records(records: &[(u32, CpuidRecord)]) -> Result<CpuidReport> {
+    let facts: Vec<(u32, CpuFacts)> = records
+        .iter()
+        .map(|(cpu, record)| (*cpu, decode_cpu(RecordReader(record))))
+        .collect();
+    let Some((_, first)) = facts.first() else {
+        bail!("no CPU was read, so there is no CPUID to report");
+    };
+    let deepest_cache_level = facts
+        .iter()
+        .filter_map(|(_, f)| f.deepest_cache_level)
+        .max();
+    let per_cpu: Vec<CpuidCpu> = facts
+        .iter()
+        .map(|(cpu, facts)| cpu_entry(*cpu, facts, deepest_cache_level))
+        .collect();
+
+    let packages: BTreeSet<u32> = per_cpu.iter().map(|c| c.package_id).collect();
+    let mut threads_by_core: BTreeMap<u32, usize> = BTreeMap::new();
+    for cpu in &per_cpu {
+        *threads_by_core.entry(cpu.core_id).or_default() += 1;
+    }
+
+    // Machine-wide facts are the lowest CPU's, as hwloc takes them from PU 0.
+    Ok(CpuidReport {
+        vendor: first.vendor_id.clone(),
+        family: first.family,
+        model: first.model,
+        stepping: first.stepping,
+        brand: first.brand.clone(),
+        hypervisor_bit: first.hypervisor_bit,
+        hypervisor_name: first
+            .hypervisor_signature
+            .as_deref()
+            .map(|s| hypervisor_name(s).to_string()),
+        hypervisor_signature: first.hypervisor_signature.clone(),
+        hybrid_bit: first.hybrid_bit,
+        topology_leaf: first.layout.leaf.to_string(),
+        smt_shift: first.layout.smt_shift,
+        core_shift: first.layout.package_shift,
+        tsc_hz: first.tsc.as_ref().map(|t| t.hz),
+        tsc_hz_source: first.tsc.as_ref().map(|t| t.source.to_string()),
+        crystal_hz: first.tsc.as_ref().and_then(|t| t.crystal_hz),
+        packages: packages.len(),
+        cores: threads_by_core.len(),
+        threads_per_core: threads_per_core_label(threads_by_core.values().copied()),
+        per_cpu,
+    })
+}
+
+fn cpu_entry(cpu: u32, facts: &CpuFacts, deepest_cache_level: Option<u32>) -> CpuidCpu {
+    let layout = facts.layout;
+    CpuidCpu {
+        cpu,
+        apic_id: layout.apic_id,
+        package_id: layout
+            .apic_id
+            .checked_shr(layout.package_shift)
+            .unwrap_or(0),
+        core_id: layout.apic_id.checked_shr(layout.smt_shift).unwrap_or(0),
+        smt_id: layout.apic_id & low_bits(layout.smt_shift),
+        core_type: facts
+            .core_type
+            .and_then(|core_type| core_type_name(core_type, facts, deepest_cache_level))
+            .map(str::to_string),
+        core_type_raw: facts.core_type.map(|core_type| match core_type {
+            CoreType::Intel(raw) | CoreType::Amd(raw) => raw,
+        }),
+    }
+}
+
+fn low_bits(count: u32) -> u32 {
+    1u32.checked_shl(count).map_or(u32::MAX, |bit| bit - 1)
+}
+
+/// Class names as users say them.
+const PERFORMANCE: &str = "performance";
+const EFFICIENCY: &str = "efficiency";
+const LOW_POWER_EFFICIENCY: &str = "low-power efficiency";
+/// CPUs of a hybrid part that report no (or an undocumented) core type.
+const UNKNOWN: &str = "unknown";
+
+/// Names a core type.
+///
+/// Intel gives low-power E-cores (Meteor Lake's SoC tile and its successors)
+/// the same type as E-cores, 0x20 Atom; no CPUID bit tells them apart. Like
+/// hwloc, a family-6 Atom core whose leaf 4 lists no cache as deep as other
+/// cores' (it has no L3) is taken as low-power.
+fn core_type_name(
+    core_type: CoreType,
+    facts: &CpuFacts,
+    deepest_cache_level: Option<u32>,
+) -> Option<&'static str> {
+    match core_type {
+        CoreType::Intel(0x40) => Some(PERFORMANCE),
+        CoreType::Intel(0x20) => {
+            let lacks_last_level_cache =
+                facts.family == 6 && facts.deepest_cache_level < deepest_cache_level;
+            Some(if lacks_last_level_cache {
+                LOW_POWER_EFFICIENCY
+            } else {
+                EFFICIENCY
+            })
+        }
+        CoreType::Amd(0) => Some(PERFORMANCE),
+        CoreType::Amd(1) => Some(EFFICIENCY),
+        CoreType::Amd(2) => Some(LOW_POWER_EFFICIENCY),
+        _ => None,
+    }
+}
+
+/// "2", or "mixed(8x2,8x1)" (cores x threads, most threads first).
+fn threads_per_core_label(threads_per_core: impl Iterator<Item = usize>) -> String {
+    let mut cores_by_threads: BTreeMap<usize, usize> = BTreeMap::new();
+    for threads in threads_per_core {
+        *cores_by_threads.entry(threads).or_default() += 1;
+    }
+    match cores_by_threads.len() {
+        0 => "0".to_string(),
+        1 => cores_by_threads.keys().map(usize::to_string).collect(),
+        _ => {
+            let parts: Vec<String> = cores_by_threads
+                .iter()
+                .rev()
+                .map(|(threads, cores)| format!("{cores}x{threads}"))
+                .collect();
+            format!("mixed({})", parts.join(","))
+        }
+    }
+}
+
+/// Core classes from the per-CPU core types of a hybrid part: performance,
+/// efficiency, low-power efficiency, in that order, plus "unknown" for CPUs
+/// of the same part that report no type. `None` when no CPU reports a type
+/// (not hybrid, or the leaf is absent).
+pub fn classes_from_cpuid(report: &CpuidReport) -> Option<Vec<CoreClass>> {
+    if report.per_cpu.iter().all(|cpu| cpu.core_type_raw.is_none()) {
+        return None;
+    }
+    let source = if report.vendor == "AuthenticAMD" {
+        "cpuid-0x80000026"
+    } else {
+        "cpuid-0x1a"
+    };
+    let order = [PERFORMANCE, EFFICIENCY, LOW_POWER_EFFICIENCY, UNKNOWN];
+    let classes = order
+        .iter()
+        .filter_map(|&name| {
+            let members: Vec<&CpuidCpu> = report
+                .per_cpu
+                .iter()
+                .filter(|cpu| cpu.core_type.as_deref().unwrap_or(UNKNOWN) == name)
+                .collect();
+            let first = members.first()?;
+            let detail = match (first.core_type_raw, name) {
+                (Some(raw), LOW_POWER_EFFICIENCY) if source == "cpuid-0x1a" => {
+                    format!("core type {raw:#x}, no L3")
+                }
+                (Some(raw), _) => format!("core type {raw:#x}"),
+                (None, _) => "no core type reported".to_string(),
+            };
+            Some(CoreClass {
+                name: name.to_string(),
+                cpus: members.iter().map(|cpu| cpu.cpu).collect(),
+                source: source.to_string(),
+                detail: Some(detail),
+            })
+        })
+        .collect();
+    Some(classes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_per_core_labels() {
+        assert_eq!(threads_per_core_label([2, 2, 2].into_iter()), "2");
+        assert_eq!(
+            threads_per_core_label([2, 1, 2, 1, 1].into_iter()),
+            "mixed(2x2,3x1)"
+        );
+    }
+
+    #[test]
+    fn low_bits_saturate() {
+        assert_eq!(low_bits(0), 0);
+        assert_eq!(low_bits(3), 7);
+        assert_eq!(low_bits(32), u32::MAX);
+    }
+
+    #[test]
+    fn source_displays_as_recorded() {
+        assert_eq!(CpuidSource::Live.to_string(), "live");
+        assert_eq!(CpuidSource::Dump("/tmp/d".into()).to_string(), "/tmp/d");
+    }
+}

@@ -1,0 +1,67 @@
+//! The measurement's own costs: the kernel's throughput on one core, and what
+//! a worker's counter group costs per repetition (enable, disable, one group
+//! read), to report as a share of a repetition.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use placement_study::measure::counters::{WorkerCounters, probe_hardware_events};
+use placement_study::measure::kernel::InputBuffer;
+use placement_study::measure::kernel_by_name;
+
+/// Per worker, as the engine runs it: 16 KiB stays in L1d.
+const BUFFER_BYTES: usize = 16 * 1024;
+/// 1 MiB per iteration: long enough to hide the call, short enough to sample.
+const PASSES: u64 = 64;
+
+fn kernel_throughput(c: &mut Criterion) {
+    let Ok(kernel) = kernel_by_name("mul") else {
+        eprintln!("skipped: no mul kernel on this architecture");
+        return;
+    };
+    let input = InputBuffer::new(BUFFER_BYTES);
+    let mut group = c.benchmark_group("kernel");
+    group.throughput(Throughput::Bytes(BUFFER_BYTES as u64 * PASSES));
+    group.bench_function("mul, 16 KiB x 64 passes, one core", |b| {
+        b.iter(|| kernel.run(black_box(input.as_bytes()), PASSES))
+    });
+    group.finish();
+}
+
+fn counter_overhead(c: &mut Criterion) {
+    let hardware = probe_hardware_events().ok();
+    let events = if hardware.is_some() {
+        "hardware + software"
+    } else {
+        "software only"
+    };
+    let mut counters = match WorkerCounters::open(hardware) {
+        Ok(counters) => counters,
+        Err(error) => {
+            eprintln!("skipped: {error:#}");
+            return;
+        }
+    };
+    c.bench_function(
+        &format!("counter group enable+disable+read ({events})"),
+        |b| {
+            b.iter(|| {
+                counters
+                    .enable()
+                    .and_then(|()| counters.disable())
+                    .and_then(|()| counters.read())
+            })
+        },
+    );
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    targets = kernel_throughput, counter_overhead
+}
+criterion_main!(benches);

@@ -1,0 +1,70 @@
+//! Per-arm statistics: every quantity the tables show, each as a median with
+//! its spread and repetition count.
+
+use crate::judge::cost;
+use crate::judge::stats::{Spread, spread};
+use crate::measure::{ClockKind, Placement, RepSample};
+use crate::results::ArmStats;
+
+/// The measured (non-warm-up) repetitions of one arm, minus the excluded ones.
+pub fn measured<'a>(
+    samples: &'a [RepSample],
+    arm: &str,
+    excluded: &[(String, usize, String)],
+) -> Vec<&'a RepSample> {
+    samples
+        .iter()
+        .filter(|r| {
+            r.arm == arm
+                && !r.warmup
+                && !excluded.iter().any(|(a, rep, _)| a == arm && *rep == r.rep)
+        })
+        .collect()
+}
+
+/// Median over a per-repetition quantity that is the mean over workers.
+fn per_rep_mean(
+    reps: &[&RepSample],
+    per_worker: impl Fn(&crate::measure::WorkerSample) -> Option<f64>,
+) -> Option<Spread> {
+    let values: Vec<f64> = reps
+        .iter()
+        .filter_map(|rep| {
+            let v: Vec<f64> = rep.workers.iter().filter_map(&per_worker).collect();
+            (v.len() == rep.workers.len() && !v.is_empty())
+                .then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect();
+    spread(&values)
+}
+
+/// Computes an arm's statistics over `reps` (already filtered to measured ones).
+pub fn arm_stats(
+    placement: &Placement,
+    reps: &[&RepSample],
+    clock: ClockKind,
+    tsc_hz: f64,
+) -> ArmStats {
+    let costs: Vec<f64> = reps
+        .iter()
+        .filter_map(|r| cost::rep_cost(r, clock))
+        .collect();
+    let throughput: Vec<f64> = reps
+        .iter()
+        .filter_map(|r| cost::throughput_bytes_per_s(r))
+        .collect();
+    ArmStats {
+        name: placement.arm.clone(),
+        cpus: placement.cpus.clone(),
+        clock,
+        cost: spread(&costs),
+        tsc_per_byte: per_rep_mean(reps, |w| cost::worker_cost_per_byte(w, ClockKind::Tsc)),
+        instructions_per_byte: per_rep_mean(reps, cost::instructions_per_byte),
+        l1i_misses_per_kilo_instruction: per_rep_mean(reps, cost::l1i_per_kilo_instruction),
+        effective_ghz: per_rep_mean(reps, |w| cost::effective_ghz(w, tsc_hz)),
+        throughput_bytes_per_s: spread(&throughput),
+        task_clock_ms: per_rep_mean(reps, |w| Some(w.counters.task_clock_ns as f64 / 1e6)),
+        quotable: true,
+        change_vs_one_per_core: None,
+    }
+}

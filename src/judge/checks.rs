@@ -1,0 +1,543 @@
+//! Validity checks on recorded repetitions. Each says passed, failed or
+//! unavailable, with the reason in words, and is never skipped silently: a
+//! number is only worth quoting when the checks say it measured what it
+//! claims. Warm-up repetitions are never judged: they are discarded anyway.
+
+use crate::judge::cost::instructions_per_byte;
+use crate::judge::stats::{Spread, median, significant};
+use crate::measure::{RepSample, WorkerSample};
+use serde::{Deserialize, Serialize};
+
+/// How many offenders a detail names before it summarises the rest.
+const NAMED_OFFENDERS: usize = 3;
+
+/// The outcome of one check, as shown in the checks table and saved in JSON.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Check {
+    /// Stable and short: "pinning", "multiplexing", "invariance",
+    /// "cv-bar <arm>", "control".
+    pub name: String,
+    /// Passed, failed or unavailable: never silently absent.
+    pub status: CheckStatus,
+    /// What was found, in words: the offenders by arm, repetition and worker
+    /// when it failed, the reason when it could not be checked.
+    pub detail: String,
+}
+
+impl Check {
+    /// The property held in every sample it could be checked on.
+    pub fn passed(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, CheckStatus::Passed, detail)
+    }
+
+    /// The property did not hold; `detail` names where.
+    pub fn failed(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, CheckStatus::Failed, detail)
+    }
+
+    /// This host cannot tell (no PMU, nothing pinned); `detail` says why.
+    pub fn unavailable(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, CheckStatus::Unavailable, detail)
+    }
+
+    fn new(name: &str, status: CheckStatus, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.to_string(),
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// `unavailable` is not `passed`: it means this host cannot tell (no PMU,
+/// nothing pinned), and the report says so instead of implying a pass.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    /// Checked, and it held.
+    Passed,
+    /// Checked, and it did not hold.
+    Failed,
+    /// Could not be checked here; the detail says why.
+    Unavailable,
+}
+
+impl CheckStatus {
+    /// The status word, as the checks table prints it and JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "failed",
+            CheckStatus::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The repetitions that count: warm-ups excluded.
+fn measured(reps: &[RepSample]) -> impl Iterator<Item = &RepSample> {
+    reps.iter().filter(|rep| !rep.warmup)
+}
+
+/// Every worker of every measured repetition, with its repetition.
+fn measured_workers(reps: &[RepSample]) -> impl Iterator<Item = (&RepSample, &WorkerSample)> {
+    measured(reps).flat_map(|rep| rep.workers.iter().map(move |w| (rep, w)))
+}
+
+/// "arm one-per-core rep 3 worker 1": where a sample came from.
+fn locate(rep: &RepSample, w: &WorkerSample) -> String {
+    format!("arm {} rep {} worker {}", rep.arm, rep.rep, w.worker)
+}
+
+/// The first few offenders, then how many more.
+fn name_offenders(offenders: &[String]) -> String {
+    let mut named = offenders[..offenders.len().min(NAMED_OFFENDERS)].join("; ");
+    if offenders.len() > NAMED_OFFENDERS {
+        named.push_str(&format!("; and {} more", offenders.len() - NAMED_OFFENDERS));
+    }
+    named
+}
+
+/// How a pinned worker left its CPU ("pinned to 2 ran on 5", "pinned to 2
+/// migrated 1 time"); `None` when it stayed, or was not pinned (the unpinned
+/// arm's migrations are what it measures, not a fault).
+fn pinning_offence(w: &WorkerSample) -> Option<String> {
+    let cpu = w.pinned_cpu?;
+    let mut elsewhere: Vec<u32> = [w.cpu_start, w.cpu_end]
+        .into_iter()
+        .filter(|&seen| seen != cpu)
+        .collect();
+    elsewhere.dedup();
+    let mut what = Vec::new();
+    if !elsewhere.is_empty() {
+        let cpus: Vec<String> = elsewhere.iter().map(u32::to_string).collect();
+        what.push(format!("ran on {}", cpus.join(" and ")));
+    }
+    match w.counters.cpu_migrations {
+        0 => {}
+        1 => what.push("migrated 1 time".to_string()),
+        n => what.push(format!("migrated {n} times")),
+    }
+    (!what.is_empty()).then(|| format!("worker {} pinned to {cpu} {}", w.worker, what.join(", ")))
+}
+
+/// How a worker's counter group was multiplexed; `None` when it counted all
+/// the time it was enabled.
+fn multiplexing_offence(w: &WorkerSample) -> Option<String> {
+    let c = &w.counters;
+    c.multiplexed().then(|| {
+        format!(
+            "worker {} counted {} ns of {} ns enabled",
+            w.worker, c.time_running_ns, c.time_enabled_ns
+        )
+    })
+}
+
+/// Pinning held: every pinned worker was on its CPU when its kernel started
+/// (`sched_getcpu`) and when it ended, and the cpu-migrations event (kernel
+/// side included) saw no move in between. The start/end checks alone would
+/// miss a round trip; the event alone would miss a worker that never reached
+/// its CPU. Failed means a thread moved, so its arm measured some other
+/// placement: the run is invalid.
+pub fn pinning(reps: &[RepSample]) -> Check {
+    const NAME: &str = "pinning";
+    if measured(reps).next().is_none() {
+        return Check::unavailable(NAME, "no measured repetitions");
+    }
+    let pinned = measured_workers(reps)
+        .filter(|(_, w)| w.pinned_cpu.is_some())
+        .count();
+    if pinned == 0 {
+        return Check::unavailable(NAME, "no worker was pinned");
+    }
+    let offenders: Vec<String> = measured_workers(reps)
+        .filter_map(|(rep, w)| {
+            pinning_offence(w).map(|why| format!("arm {} rep {} {why}", rep.arm, rep.rep))
+        })
+        .collect();
+    if offenders.is_empty() {
+        Check::passed(
+            NAME,
+            format!(
+                "all {pinned} pinned worker samples started and ended on their CPU with 0 migrations"
+            ),
+        )
+    } else {
+        Check::failed(
+            NAME,
+            format!("a thread moved: {}", name_offenders(&offenders)),
+        )
+    }
+}
+
+/// No counter multiplexed: when the PMU has fewer counters than a group
+/// needs, the kernel time-shares them and `time_running < time_enabled`.
+/// Scaling the counts up would be a guess about the part not seen, so they
+/// are never scaled: such samples are flagged here and excluded from the
+/// statistics (see [`excluded_reps`]). Unavailable without a hardware PMU,
+/// where only software events are counted and nothing can multiplex.
+pub fn multiplexing(reps: &[RepSample]) -> Check {
+    const NAME: &str = "multiplexing";
+    if measured(reps).next().is_none() {
+        return Check::unavailable(NAME, "no measured repetitions");
+    }
+    let offenders: Vec<String> = measured_workers(reps)
+        .filter_map(|(rep, w)| {
+            multiplexing_offence(w).map(|why| format!("arm {} rep {} {why}", rep.arm, rep.rep))
+        })
+        .collect();
+    let samples = measured_workers(reps).count();
+    if !offenders.is_empty() {
+        Check::failed(
+            NAME,
+            format!(
+                "{} of {samples} worker samples were multiplexed (not scaled; excluded): {}",
+                offenders.len(),
+                name_offenders(&offenders)
+            ),
+        )
+    } else if measured_workers(reps).all(|(_, w)| w.counters.cycles.is_none()) {
+        Check::unavailable(
+            NAME,
+            "no hardware PMU: cycles were not counted, so no hardware counter could multiplex",
+        )
+    } else {
+        Check::passed(
+            NAME,
+            format!("time enabled equals time running in all {samples} worker samples"),
+        )
+    }
+}
+
+/// One worker sample's instructions per byte, and where it came from.
+struct Counted<'a> {
+    rep: &'a RepSample,
+    worker: &'a WorkerSample,
+    ipb: f64,
+}
+
+/// Instructions per byte identical everywhere: the kernel retires a fixed
+/// number of instructions per byte whatever the placement, so every worker,
+/// repetition and arm must show the same value within `tolerance` (relative;
+/// 1e-4 by default). A larger spread means some counter counted something
+/// other than its own worker's kernel: the counters were not on the workers,
+/// and every cost from them is suspect, so the run is invalid.
+///
+/// Returns the check and the observed relative spread, (max − min) / median,
+/// when instructions were counted. Unavailable without a hardware PMU.
+pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
+    const NAME: &str = "invariance";
+    let samples: Vec<(&RepSample, &WorkerSample)> = measured_workers(reps).collect();
+    if samples.is_empty() {
+        return (Check::unavailable(NAME, "no measured repetitions"), None);
+    }
+    let counted: Vec<Counted> = samples
+        .iter()
+        .filter_map(|&(rep, worker)| {
+            let ipb = instructions_per_byte(worker)?;
+            Some(Counted { rep, worker, ipb })
+        })
+        .collect();
+    if !counted.is_empty() && counted.len() < samples.len() {
+        let why = format!(
+            "instructions per byte were known for only {} of {} worker samples: \
+             some workers had no instructions counter",
+            counted.len(),
+            samples.len()
+        );
+        return (Check::failed(NAME, why), None);
+    }
+    let lowest = counted.iter().min_by(|a, b| a.ipb.total_cmp(&b.ipb));
+    let highest = counted.iter().max_by(|a, b| a.ipb.total_cmp(&b.ipb));
+    let (Some(lowest), Some(highest)) = (lowest, highest) else {
+        let why = "no hardware PMU: instructions were not counted";
+        return (Check::unavailable(NAME, why), None);
+    };
+    let values: Vec<f64> = counted.iter().map(|c| c.ipb).collect();
+    let middle = median(&values);
+    if middle <= 0.0 {
+        let why = "the instructions counters counted nothing: the counters were not on the workers";
+        return (Check::failed(NAME, why), None);
+    }
+    let spread = (highest.ipb - lowest.ipb) / middle;
+    let shown = significant(spread, 6);
+    let check = if spread <= tolerance {
+        Check::passed(
+            NAME,
+            format!(
+                "instructions per byte identical within {shown} (tolerance {tolerance}) \
+                 over {} worker samples",
+                values.len()
+            ),
+        )
+    } else {
+        Check::failed(
+            NAME,
+            format!(
+                "instructions per byte vary by {shown} between arms/reps: the counters were \
+                 not on the workers (tolerance {tolerance}; lowest {} in {}, highest {} in {})",
+                significant(lowest.ipb, 6),
+                locate(lowest.rep, lowest.worker),
+                significant(highest.ipb, 6),
+                locate(highest.rep, highest.worker)
+            ),
+        )
+    };
+    (check, Some(spread))
+}
+
+/// An arm's cost is quotable when its CV is at most `bar` (a fraction; 1 %
+/// by default): a median from noisier repetitions could move by more than
+/// the differences the study reports. Failed marks the arm "not quotable";
+/// only `--strict` makes that invalidate the run, since the numbers are
+/// still measured correctly, just not precisely enough to quote.
+pub fn cv_bar(arm: &str, spread: &Spread, bar: f64) -> Check {
+    let name = format!("cv-bar {arm}");
+    let cv = format!(
+        "CV {:.2} % over {} repetitions",
+        spread.cv * 100.0,
+        spread.reps
+    );
+    if spread.cv <= bar {
+        Check::passed(
+            &name,
+            format!("{cv} is within the {:.2} % bar", bar * 100.0),
+        )
+    } else {
+        Check::failed(
+            &name,
+            format!("{cv} is above the {:.2} % bar: not quotable", bar * 100.0),
+        )
+    }
+}
+
+/// The measured repetitions the statistics must leave out, as
+/// (arm, repetition, why): those with a multiplexed counter group (its counts
+/// cover only part of the work) or a pinned worker that left its CPU (it
+/// measured another placement). They stay in the raw samples and are listed
+/// in the report, so nothing disappears silently. Workers of the unpinned arm
+/// may migrate: that is what the arm observes.
+pub fn excluded_reps(reps: &[RepSample]) -> Vec<(String, usize, String)> {
+    measured(reps)
+        .filter_map(|rep| {
+            let offences: Vec<String> = rep
+                .workers
+                .iter()
+                .flat_map(|w| [multiplexing_offence(w), pinning_offence(w)])
+                .flatten()
+                .collect();
+            (!offences.is_empty()).then(|| (rep.arm.clone(), rep.rep, offences.join("; ")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::CounterValues;
+
+    fn worker(worker: usize, cpu: u32, instructions: Option<u64>) -> WorkerSample {
+        WorkerSample {
+            worker,
+            pinned_cpu: Some(cpu),
+            cpu_start: cpu,
+            cpu_end: cpu,
+            bytes: 1000,
+            busy_ns: 1_000,
+            tsc_ticks: 1_000,
+            barrier_wait_ns: 0,
+            counters: CounterValues {
+                cycles: instructions.map(|_| 1_000),
+                instructions,
+                time_enabled_ns: 1_000,
+                time_running_ns: 1_000,
+                ..CounterValues::default()
+            },
+            checksum: 0,
+        }
+    }
+
+    fn rep(arm: &str, rep: usize, warmup: bool, workers: Vec<WorkerSample>) -> RepSample {
+        RepSample {
+            arm: arm.into(),
+            rep,
+            warmup,
+            workers,
+            wall_ns: 1_000,
+            dispatcher_task_clock_ns: 0,
+        }
+    }
+
+    fn pair(arm: &str, index: usize, instructions: Option<u64>) -> RepSample {
+        rep(
+            arm,
+            index,
+            false,
+            vec![worker(0, 0, instructions), worker(1, 1, instructions)],
+        )
+    }
+
+    #[test]
+    fn no_samples_means_unavailable_not_passed() {
+        assert_eq!(pinning(&[]).status, CheckStatus::Unavailable);
+        assert_eq!(multiplexing(&[]).status, CheckStatus::Unavailable);
+        assert_eq!(
+            invariance(&[], 1e-4),
+            (
+                Check::unavailable("invariance", "no measured repetitions"),
+                None
+            )
+        );
+        assert!(excluded_reps(&[]).is_empty());
+    }
+
+    #[test]
+    fn pinning_names_where_a_worker_ran() {
+        let mut moved = pair("a", 3, None);
+        moved.workers[1].pinned_cpu = Some(2);
+        moved.workers[1].cpu_start = 2;
+        moved.workers[1].cpu_end = 5;
+        let check = pinning(&[pair("a", 2, None), moved]);
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert_eq!(
+            check.detail,
+            "a thread moved: arm a rep 3 worker 1 pinned to 2 ran on 5"
+        );
+    }
+
+    #[test]
+    fn pinning_counts_round_trips_and_ignores_warmups() {
+        let mut round_trip = pair("a", 4, None);
+        round_trip.workers[0].counters.cpu_migrations = 2;
+        let mut warm = pair("a", 0, None);
+        warm.warmup = true;
+        warm.workers[0].cpu_end = 7;
+        let check = pinning(&[warm.clone(), round_trip]);
+        assert_eq!(
+            check.detail,
+            "a thread moved: arm a rep 4 worker 0 pinned to 0 migrated 2 times"
+        );
+        assert_eq!(
+            pinning(&[warm, pair("a", 5, None)]).status,
+            CheckStatus::Passed
+        );
+    }
+
+    #[test]
+    fn pinning_names_only_the_first_offenders() {
+        let reps: Vec<RepSample> = (0..5)
+            .map(|i| {
+                let mut r = pair("a", i, None);
+                r.workers[0].cpu_end = 9;
+                r
+            })
+            .collect();
+        assert!(
+            pinning(&reps)
+                .detail
+                .ends_with("rep 2 worker 0 pinned to 0 ran on 9; and 2 more")
+        );
+    }
+
+    #[test]
+    fn unpinned_workers_may_migrate() {
+        let mut free = pair("unpinned", 1, None);
+        free.workers[0].pinned_cpu = None;
+        free.workers[0].cpu_end = 1;
+        free.workers[0].counters.cpu_migrations = 3;
+        assert!(excluded_reps(std::slice::from_ref(&free)).is_empty());
+        free.workers[1].pinned_cpu = None;
+        assert_eq!(pinning(&[free]).status, CheckStatus::Unavailable);
+    }
+
+    #[test]
+    fn multiplexing_flags_and_names_samples() {
+        let mut multiplexed = pair("a", 2, Some(500));
+        multiplexed.workers[1].counters.time_running_ns = 600;
+        let check = multiplexing(&[pair("a", 1, Some(500)), multiplexed]);
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert!(check.detail.contains("1 of 4 worker samples"));
+        assert!(
+            check
+                .detail
+                .contains("arm a rep 2 worker 1 counted 600 ns of 1000 ns enabled")
+        );
+    }
+
+    #[test]
+    fn multiplexing_without_a_pmu_is_unavailable() {
+        let check = multiplexing(&[pair("a", 1, None)]);
+        assert_eq!(check.status, CheckStatus::Unavailable);
+        assert!(check.detail.starts_with("no hardware PMU"));
+        assert_eq!(
+            multiplexing(&[pair("a", 1, Some(500))]).status,
+            CheckStatus::Passed
+        );
+    }
+
+    #[test]
+    fn invariance_reports_the_spread_to_six_figures() {
+        let reps = [pair("a", 1, Some(500_000)), pair("b", 1, Some(500_600))];
+        let (check, spread) = invariance(&reps, 1e-4);
+        assert_eq!(check.status, CheckStatus::Failed);
+        // (500.6 − 500) / median 500.3
+        assert!((spread.unwrap() - 0.6 / 500.3).abs() < 1e-15);
+        assert!(
+            check
+                .detail
+                .starts_with("instructions per byte vary by 0.00119928 between arms/reps")
+        );
+        assert!(
+            check
+                .detail
+                .contains("lowest 500.000 in arm a rep 1 worker 0")
+        );
+    }
+
+    #[test]
+    fn invariance_with_partial_or_zero_counts_fails() {
+        let mut partial = pair("a", 1, Some(500));
+        partial.workers[1].counters.instructions = None;
+        assert_eq!(invariance(&[partial], 1e-4).0.status, CheckStatus::Failed);
+        assert_eq!(
+            invariance(&[pair("a", 1, Some(0))], 1e-4).0.status,
+            CheckStatus::Failed
+        );
+    }
+
+    #[test]
+    fn cv_bar_marks_noisy_arms_not_quotable() {
+        let spread = Spread {
+            median: 1.0,
+            cv: 0.02,
+            min: 0.97,
+            max: 1.03,
+            reps: 15,
+        };
+        let check = cv_bar("one-per-core", &spread, 0.01);
+        assert_eq!(check.name, "cv-bar one-per-core");
+        assert_eq!(
+            check.detail,
+            "CV 2.00 % over 15 repetitions is above the 1.00 % bar: not quotable"
+        );
+        assert_eq!(
+            cv_bar("one-per-core", &spread, 0.02).status,
+            CheckStatus::Passed
+        );
+    }
+
+    #[test]
+    fn excluded_reps_say_why() {
+        let mut both = pair("b", 6, Some(500));
+        both.workers[0].counters.time_running_ns = 10;
+        both.workers[1].cpu_start = 3;
+        assert_eq!(
+            excluded_reps(&[pair("a", 6, Some(500)), both]),
+            vec![(
+                "b".to_string(),
+                6,
+                "worker 0 counted 10 ns of 1000 ns enabled; worker 1 pinned to 1 ran on 3"
+                    .to_string()
+            )]
+        );
+    }
+}

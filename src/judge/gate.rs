@@ -1,0 +1,373 @@
+//! The gate's decision: does putting two workers on one core's two hardware
+//! threads cost more than putting them on two separate cores? If it does,
+//! the affinity mask moves something physical; if it does not, the "cores"
+//! this host shows are not what they claim (typically vCPUs whose placement
+//! on host cores the guest cannot see).
+
+use crate::judge::checks::{Check, excluded_reps};
+use crate::judge::cost::rep_cost;
+use crate::judge::stats::{median, penalty, penalty_ci95};
+use crate::measure::{ClockKind, RepSample};
+use serde::{Deserialize, Serialize};
+
+/// The interval an [`Estimate`] carries (defined with the statistics).
+pub use crate::judge::stats::Interval;
+
+/// Exit code of any error that is not a verdict (unreadable file, failed
+/// measurement).
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code of a command line that does not parse.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code of `run` when its results are invalid (pinning or counter
+/// invariance failed; with `--strict` also an arm above the CV bar).
+pub const EXIT_INVALID_RUN: i32 = 6;
+
+/// What the gate concluded. The exit codes are the interface scripts use
+/// (`placement-study gate -q && run-the-study`), so they never change.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Siblings cost at least the threshold more: placement is physical.
+    Physical,
+    /// Below the threshold: the affinity mask moved nothing physical.
+    Virtual,
+    /// No sibling pair among the allowed CPUs: nothing to measure. Distinct
+    /// from `Virtual`: a bare-metal host with SMT off is not a VM.
+    NoSmt,
+    /// The interval still straddles the threshold after the most repetitions
+    /// allowed: more repetitions or a quieter host are needed.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The process exit code: 0 only for `physical`, so `&&` chains run the
+    /// study exactly when placement means something.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Physical => 0,
+            Verdict::Virtual => 3,
+            Verdict::NoSmt => 4,
+            Verdict::Inconclusive => 5,
+        }
+    }
+
+    /// The verdict word, as `-q` prints it and JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Physical => "physical",
+            Verdict::Virtual => "virtual",
+            Verdict::NoSmt => "no-smt",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// When the gate may stop, and which side of what it must land on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GateRule {
+    /// The penalty (a fraction; 0.15 by default) at or above which sharing a
+    /// core counts as physical. Real SMT siblings on a port-bound kernel cost
+    /// tens of per cent; vCPUs that do not share a host core cost about zero.
+    pub threshold: f64,
+    /// Repetitions per arm before the gate may stop early. The interval is
+    /// never computed from fewer than [`crate::judge::stats::MIN_INTERVAL_REPS`].
+    pub min_reps: usize,
+    /// Repetitions per arm after which a straddling interval is inconclusive.
+    pub max_reps: usize,
+}
+
+/// Whether to measure another repetition of each arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The interval straddles the threshold (or too few repetitions yet).
+    Continue,
+    /// Stop: the verdict is final (`inconclusive` at `max_reps`).
+    Decided(Verdict),
+}
+
+/// The penalty of siblings over separate cores, with its interval.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// median(siblings) / median(separate) − 1: 0.37 is 37 % more.
+    pub penalty: f64,
+    /// 95 % confidence interval of the penalty (see [`penalty_ci95`]).
+    pub ci95: Interval,
+    /// Repetitions per arm it comes from (the shorter arm's, if unequal).
+    pub reps: usize,
+}
+
+/// The penalty of `siblings` over `separate` (costs per repetition) with its
+/// 95 % interval; `None` until each arm has enough valid repetitions.
+pub fn estimate(siblings: &[f64], separate: &[f64]) -> Option<Estimate> {
+    Some(Estimate {
+        penalty: penalty(siblings, separate)?,
+        ci95: penalty_ci95(siblings, separate)?,
+        reps: siblings.len().min(separate.len()),
+    })
+}
+
+/// One look at the costs so far: stop with a verdict, or measure more.
+///
+/// * `physical` when the whole interval (and the point estimate) is at or
+///   above the threshold;
+/// * `virtual` when the whole interval is below it. That includes negative
+///   penalties, where siblings are cheaper: the claim is "sharing a core
+///   costs less than the threshold", not "costs nothing", and siblings that
+///   are cheaper than separate cores are exactly what a guest sees when its
+///   "separate" vCPUs share one host CPU and its "siblings" do not;
+/// * otherwise measure more, and at `max_reps` say `inconclusive` rather
+///   than round a straddling interval to either side.
+///
+/// Never before `min_reps`: an early interval from few repetitions rests on
+/// a noise estimate that is itself noisy. Looking after every repetition
+/// makes a false early stop somewhat likelier than 5 %; the floor, the
+/// t-interval's width at small n, and a threshold far from both typical
+/// outcomes (tens of per cent on real siblings, about zero on vCPUs) keep
+/// that risk small where it matters, and a borderline host straddles until
+/// `max_reps` instead of being decided by chance.
+///
+/// The point estimate must agree with the interval for a verdict: with an
+/// outlier the two can disagree, and a verdict that contradicts its own
+/// headline number is worth another repetition.
+pub fn decide(rule: &GateRule, siblings: &[f64], separate: &[f64]) -> (Step, Option<Estimate>) {
+    let reps = siblings.len().min(separate.len());
+    let estimate = estimate(siblings, separate);
+    let cleared = estimate
+        .as_ref()
+        .filter(|_| reps >= rule.min_reps)
+        .and_then(|e| {
+            let above = e.ci95.low >= rule.threshold && e.penalty >= rule.threshold;
+            let below = e.ci95.high < rule.threshold && e.penalty < rule.threshold;
+            match (above, below) {
+                (true, _) => Some(Verdict::Physical),
+                (_, true) => Some(Verdict::Virtual),
+                _ => None,
+            }
+        });
+    let step = match cleared {
+        Some(verdict) => Step::Decided(verdict),
+        None if reps >= rule.max_reps => Step::Decided(Verdict::Inconclusive),
+        None => Step::Continue,
+    };
+    (step, estimate)
+}
+
+/// Costs of two interleaved arms aligned by repetition, for the paired
+/// interval: element i of each ran back to back. Warm-ups are skipped, and a
+/// repetition [`excluded_reps`] lists drops its partner too, so drift stays
+/// matched; the exclusion itself is reported by `excluded_reps`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PairedCosts {
+    /// The arm whose penalty is measured (siblings).
+    pub treated: Vec<f64>,
+    /// The arm it is measured against (separate cores).
+    pub baseline: Vec<f64>,
+    /// The repetition number of each pair.
+    pub reps: Vec<usize>,
+}
+
+/// Pairs the costs (on `clock`) of `treated_arm` and `baseline_arm` in
+/// `reps` by repetition number; see [`PairedCosts`].
+pub fn paired_costs(
+    reps: &[RepSample],
+    treated_arm: &str,
+    baseline_arm: &str,
+    clock: ClockKind,
+) -> PairedCosts {
+    let excluded = excluded_reps(reps);
+    let cost = |arm: &str, index: usize| {
+        let excluded = excluded.iter().any(|(a, r, _)| a == arm && *r == index);
+        reps.iter()
+            .find(|rep| rep.arm == arm && rep.rep == index && !rep.warmup && !excluded)
+            .and_then(|rep| rep_cost(rep, clock))
+    };
+    let mut paired = PairedCosts::default();
+    let treated_reps = reps
+        .iter()
+        .filter(|rep| rep.arm == treated_arm && !rep.warmup);
+    for index in treated_reps.map(|rep| rep.rep) {
+        if let (Some(t), Some(b)) = (cost(treated_arm, index), cost(baseline_arm, index)) {
+            paired.treated.push(t);
+            paired.baseline.push(b);
+            paired.reps.push(index);
+        }
+    }
+    paired
+}
+
+/// The accepted ratio of same-CPU to separate-CPU cost for the control.
+///
+/// Two CPU-bound threads pinned to one logical CPU are time-sliced: each
+/// gets half of it, so each one's kernel takes about twice the wall time.
+/// The first to finish may be up to a scheduler slice early, which on short
+/// repetitions pulls the mean towards 1.8, and switching costs a little, so
+/// a working control lands near 1.8–2.1. Threads that were not pinned at all
+/// run in parallel on two CPUs and land near 1.0: [1.6, 2.6] leaves a wide
+/// gap to that failure, so the check does not hinge on the exact value.
+/// Above 2.6, something else shared that CPU (a third runnable thread, or
+/// the two buffers evicting each other), and the control measured that.
+pub const CONTROL_RATIO: (f64, f64) = (1.6, 2.6);
+
+/// The control arm: both workers pinned to one logical CPU must cost about
+/// twice what they cost on separate CPUs, or pinning is not working at all
+/// and neither verdict means anything.
+///
+/// Pass TSC costs (`rep_cost(rep, ClockKind::Tsc)`; the TSC is recorded in
+/// every sample whatever the gate's clock): a time-sliced thread's own cycle
+/// counter stops while it waits, so in core cycles the control costs the
+/// same as separate CPUs whether pinning works or not. Only a wall clock
+/// sees the wait.
+pub fn control_check(same_cpu: &[f64], separate: &[f64]) -> Check {
+    const NAME: &str = "control";
+    if same_cpu.is_empty() || separate.is_empty() {
+        return Check::unavailable(
+            NAME,
+            format!(
+                "no control to compare: {} same-CPU and {} separate-CPU repetitions",
+                same_cpu.len(),
+                separate.len()
+            ),
+        );
+    }
+    let (same, apart) = (median(same_cpu), median(separate));
+    if !(same.is_finite() && apart.is_finite() && apart > 0.0) {
+        return Check::unavailable(NAME, "no usable TSC cost per byte in the control");
+    }
+    let ratio = same / apart;
+    let (low, high) = CONTROL_RATIO;
+    let finding = format!(
+        "both workers on one CPU cost {ratio:.2}× what they cost on separate CPUs \
+         (TSC ticks per byte, medians of {} and {} repetitions; expected about 2×, \
+         accepted {low}–{high})",
+        same_cpu.len(),
+        separate.len()
+    );
+    if ratio < low {
+        Check::failed(
+            NAME,
+            format!("pinning is not working at all: {finding}: they ran in parallel"),
+        )
+    } else if ratio > high {
+        Check::failed(
+            NAME,
+            format!(
+                "the control CPU was not the workers' alone: {finding}: \
+                 something else ran there or their buffers evicted each other"
+            ),
+        )
+    } else {
+        Check::passed(NAME, finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::checks::CheckStatus;
+
+    const RULE: GateRule = GateRule {
+        threshold: 0.15,
+        min_reps: 5,
+        max_reps: 15,
+    };
+
+    /// `n` costs around `centre`, ±`noise` in a fixed pattern.
+    fn costs(centre: f64, noise: f64, n: usize) -> Vec<f64> {
+        let pattern = [0.0, 1.0, -1.0, 0.5, -0.5];
+        (0..n)
+            .map(|i| centre * (1.0 + noise * pattern[i % pattern.len()]))
+            .collect()
+    }
+
+    #[test]
+    fn exit_codes_are_the_documented_interface() {
+        let codes: Vec<(&str, i32)> = [
+            Verdict::Physical,
+            Verdict::Virtual,
+            Verdict::NoSmt,
+            Verdict::Inconclusive,
+        ]
+        .iter()
+        .map(|v| (v.as_str(), v.exit_code()))
+        .collect();
+        assert_eq!(
+            codes,
+            [
+                ("physical", 0),
+                ("virtual", 3),
+                ("no-smt", 4),
+                ("inconclusive", 5)
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&Verdict::NoSmt).unwrap(),
+            "\"no-smt\""
+        );
+    }
+
+    #[test]
+    fn a_clear_penalty_stops_at_min_reps_not_before() {
+        let (siblings, separate) = (costs(1.37, 0.01, 5), costs(1.0, 0.01, 5));
+        assert_eq!(
+            decide(&RULE, &siblings[..4], &separate[..4]).0,
+            Step::Continue
+        );
+        let (step, estimate) = decide(&RULE, &siblings, &separate);
+        assert_eq!(step, Step::Decided(Verdict::Physical));
+        assert_eq!(estimate.unwrap().reps, 5);
+    }
+
+    #[test]
+    fn cheaper_siblings_are_virtual() {
+        let (step, estimate) = decide(&RULE, &costs(0.5, 0.01, 5), &costs(1.0, 0.01, 5));
+        assert_eq!(step, Step::Decided(Verdict::Virtual));
+        assert!(estimate.unwrap().ci95.high < 0.0);
+    }
+
+    #[test]
+    fn straddling_continues_then_is_inconclusive_at_max_reps() {
+        let (siblings, separate) = (costs(1.15, 0.05, 15), costs(1.0, 0.0, 15));
+        assert_eq!(
+            decide(&RULE, &siblings[..10], &separate[..10]).0,
+            Step::Continue
+        );
+        assert_eq!(
+            decide(&RULE, &siblings, &separate).0,
+            Step::Decided(Verdict::Inconclusive)
+        );
+    }
+
+    #[test]
+    fn no_estimate_from_nothing() {
+        assert_eq!(decide(&RULE, &[], &[]), (Step::Continue, None));
+        let rule = GateRule {
+            max_reps: 0,
+            ..RULE
+        };
+        assert_eq!(
+            decide(&rule, &[], &[]),
+            (Step::Decided(Verdict::Inconclusive), None)
+        );
+    }
+
+    #[test]
+    fn control_accepts_about_twice_the_cost() {
+        assert_eq!(
+            control_check(&[2.0, 2.1, 1.9], &[1.0, 1.0, 1.0]).status,
+            CheckStatus::Passed
+        );
+        let parallel = control_check(&[1.0, 1.0], &[1.0, 1.0]);
+        assert_eq!(parallel.status, CheckStatus::Failed);
+        assert!(
+            parallel
+                .detail
+                .starts_with("pinning is not working at all: both workers on one CPU cost 1.00×")
+        );
+        assert_eq!(control_check(&[3.0], &[1.0]).status, CheckStatus::Failed);
+        assert_eq!(control_check(&[], &[1.0]).status, CheckStatus::Unavailable);
+        assert_eq!(
+            control_check(&[1.0], &[0.0]).status,
+            CheckStatus::Unavailable
+        );
+    }
+}

@@ -1,0 +1,419 @@
+//! The measurement engine: one repetition = one thread per worker, each
+//! pinned where the placement says, counting itself, all released together.
+//!
+//! A worker does everything that is not the measurement before the start
+//! gate: pins itself, fills its own buffer (in its own L1d, on its own NUMA
+//! node), opens its own counter group. Released, it reads its CPU, enables its
+//! counters, stamps both clocks, runs the kernel, stamps again, disables, reads
+//! its CPU again and reads its group once. The dispatcher only waits for every
+//! worker to be ready, opens the gate and joins them; it counts its own
+//! task-clock over that span so a report can show it stayed idle.
+
+use std::hint::black_box;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail};
+use nix::sched::{CpuSet as AffinityMask, sched_getcpu, sched_setaffinity};
+use nix::unistd::Pid;
+
+use super::clock::{Stamp, calibrate_tsc_hz, duration_nanos};
+use super::counters::{HardwareEvents, ThreadTaskClock, WorkerCounters, probe_hardware_events};
+use super::kernel::{InputBuffer, Kernel};
+use super::model::{ClockKind, HardwareCounters, Placement, RepSample, WorkerSample};
+
+/// What every worker does in every repetition: `passes` passes of `kernel`
+/// over its own `buffer_bytes` buffer. The same for every worker, arm and
+/// repetition, so bytes (and instructions) per repetition are too.
+#[derive(Clone)]
+pub struct Workload {
+    pub kernel: Arc<dyn Kernel>,
+    pub buffer_bytes: usize,
+    pub passes: u64,
+}
+
+impl Workload {
+    /// Bytes one worker processes in one repetition.
+    pub fn bytes_per_worker(&self) -> u64 {
+        self.buffer_bytes as u64 * self.passes
+    }
+}
+
+/// Runs repetitions of a [`Workload`] on a [`Placement`] of workers.
+pub struct Engine {
+    workload: Workload,
+    hardware: HardwareCounters,
+    hardware_events: Option<HardwareEvents>,
+    tsc_hz: f64,
+}
+
+impl Engine {
+    /// Checks the workload, probes the hardware counters once (unless
+    /// `want_hardware` is false), proves a worker's counter group opens on
+    /// this machine, and calibrates the TSC frequency (about 20 ms).
+    pub fn new(workload: Workload, want_hardware: bool) -> anyhow::Result<Engine> {
+        if !cfg!(target_arch = "x86_64") {
+            bail!(
+                "measuring needs an x86_64 CPU (rdtsc and the assembly kernels); this build targets {}",
+                std::env::consts::ARCH
+            );
+        }
+        workload.kernel.check_buffer(workload.buffer_bytes)?;
+        if workload.passes == 0 {
+            bail!("0 passes: a repetition needs at least one pass over the buffer");
+        }
+        if (workload.buffer_bytes as u64)
+            .checked_mul(workload.passes)
+            .is_none()
+        {
+            bail!(
+                "{} passes over {} bytes: more bytes than a u64 counts",
+                workload.passes,
+                workload.buffer_bytes
+            );
+        }
+        let probed = if want_hardware {
+            probe_hardware_events()
+        } else {
+            Err("hardware counters not requested; measuring with TSC ticks".to_string())
+        };
+        let (hardware, hardware_events) = match probed {
+            Ok(events) => (
+                HardwareCounters::Available {
+                    l1i_misses: events.l1i_misses,
+                },
+                Some(events),
+            ),
+            Err(reason) => (HardwareCounters::Unavailable { reason }, None),
+        };
+        WorkerCounters::open(hardware_events)?;
+        Ok(Engine {
+            workload,
+            hardware,
+            hardware_events,
+            tsc_hz: calibrate_tsc_hz(),
+        })
+    }
+
+    /// Replaces the calibrated TSC frequency with a better one, such as the
+    /// one CPUID leaf 0x15 reports.
+    pub fn with_tsc_hz(mut self, tsc_hz: f64) -> Engine {
+        self.tsc_hz = tsc_hz;
+        self
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    pub fn hardware(&self) -> &HardwareCounters {
+        &self.hardware
+    }
+
+    /// The clock costs come from: core cycles when the PMU counts them,
+    /// TSC ticks otherwise.
+    pub fn clock(&self) -> ClockKind {
+        if self.hardware.available() {
+            ClockKind::CoreCycles
+        } else {
+            ClockKind::Tsc
+        }
+    }
+
+    pub fn tsc_hz(&self) -> f64 {
+        self.tsc_hz
+    }
+
+    /// Runs one repetition: every worker of `placement` at once.
+    ///
+    /// Fails (naming the worker) if a worker cannot be pinned to its CPU,
+    /// cannot open its counters, or cannot start; the other workers then skip
+    /// their kernel. A worker that ran somewhere else than where it was pinned
+    /// is not an error here: its sample says so (`cpu_start`, `cpu_end`,
+    /// `cpu_migrations`) for the judge to reject.
+    pub fn run_rep(
+        &self,
+        placement: &Placement,
+        rep: usize,
+        warmup: bool,
+    ) -> anyhow::Result<RepSample> {
+        let workers = placement.cpus.len();
+        if workers == 0 {
+            bail!("arm '{}' has no workers to place", placement.arm);
+        }
+        let gate = StartGate::default();
+        let mut dispatcher_clock = ThreadTaskClock::open()?;
+        thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(workers);
+            let mut spawn_error = None;
+            for (worker, &cpu) in placement.cpus.iter().enumerate() {
+                let gate = &gate;
+                let spawned = thread::Builder::new()
+                    .name(format!("worker {worker}"))
+                    .spawn_scoped(scope, move || self.run_worker(worker, cpu, gate));
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(error) => {
+                        spawn_error = Some(anyhow!(
+                            "cannot start the thread of worker {worker}: {error}"
+                        ));
+                        break;
+                    }
+                }
+            }
+            let all_ready = spawn_error.is_none() && gate.wait_until_ready(workers);
+            let clock_started = if all_ready {
+                dispatcher_clock.start()
+            } else {
+                Ok(())
+            };
+            let released_at = Instant::now();
+            gate.release(all_ready && clock_started.is_ok());
+            let outcomes: Vec<anyhow::Result<Option<WorkerSample>>> = handles
+                .into_iter()
+                .enumerate()
+                .map(|(worker, handle)| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|_| Err(anyhow!("worker {worker} panicked")))
+                })
+                .collect();
+            let wall_ns = duration_nanos(released_at.elapsed());
+            if let Some(error) = spawn_error {
+                return Err(error);
+            }
+            clock_started?;
+            let dispatcher_task_clock_ns = if all_ready {
+                dispatcher_clock.stop()?
+            } else {
+                0
+            };
+            // The first real error wins over the workers it stopped.
+            let mut samples = Vec::with_capacity(workers);
+            for outcome in outcomes {
+                samples.extend(outcome?);
+            }
+            if samples.len() < workers {
+                bail!(
+                    "arm '{}': workers were stopped before their kernel",
+                    placement.arm
+                );
+            }
+            Ok(RepSample {
+                arm: placement.arm.clone(),
+                rep,
+                warmup,
+                workers: samples,
+                wall_ns,
+                dispatcher_task_clock_ns,
+            })
+        })
+    }
+
+    /// One worker's repetition, on its own thread. `Ok(None)`: released
+    /// without running because another worker (or the dispatcher) failed.
+    fn run_worker(
+        &self,
+        worker: usize,
+        cpu: Option<u32>,
+        gate: &StartGate,
+    ) -> anyhow::Result<Option<WorkerSample>> {
+        let who = || match cpu {
+            Some(cpu) => format!("worker {worker} (CPU {cpu})"),
+            None => format!("worker {worker} (unpinned)"),
+        };
+        let prepared = self.prepare_worker(cpu);
+        let arrived = Instant::now();
+        let go = gate.arrive_and_wait(prepared.is_ok());
+        let barrier_wait_ns = duration_nanos(arrived.elapsed());
+        let (input, counters) = prepared.with_context(who)?;
+        if !go {
+            return Ok(None);
+        }
+        let sample = self.measure(&input, counters).with_context(who)?;
+        Ok(Some(WorkerSample {
+            worker,
+            pinned_cpu: cpu,
+            barrier_wait_ns,
+            ..sample
+        }))
+    }
+
+    /// The measured part: the kernel between the counters' enable and
+    /// disable, the clocks stamped right around it. Returns the sample with
+    /// the fields only the caller knows left at zero.
+    fn measure(
+        &self,
+        input: &InputBuffer,
+        mut counters: WorkerCounters,
+    ) -> anyhow::Result<WorkerSample> {
+        let cpu_start = current_cpu()?;
+        counters.enable()?;
+        let start = Stamp::now();
+        let checksum = self
+            .workload
+            .kernel
+            .run(input.as_bytes(), self.workload.passes);
+        let end = Stamp::now();
+        counters.disable()?;
+        let cpu_end = current_cpu()?;
+        let busy = end.since(start);
+        Ok(WorkerSample {
+            worker: 0,
+            pinned_cpu: None,
+            cpu_start,
+            cpu_end,
+            bytes: self.workload.bytes_per_worker(),
+            busy_ns: busy.nanos,
+            tsc_ticks: busy.tsc_ticks,
+            barrier_wait_ns: 0,
+            counters: counters.read()?,
+            checksum,
+        })
+    }
+
+    /// Everything a worker does before the start gate.
+    fn prepare_worker(&self, cpu: Option<u32>) -> anyhow::Result<(InputBuffer, WorkerCounters)> {
+        if let Some(cpu) = cpu {
+            pin_current_thread(cpu)?;
+        }
+        let input = InputBuffer::new(self.workload.buffer_bytes);
+        let counters = WorkerCounters::open(self.hardware_events)?;
+        Ok((input, counters))
+    }
+}
+
+/// Restricts the calling thread to one logical CPU.
+fn pin_current_thread(cpu: u32) -> anyhow::Result<()> {
+    let mut mask = AffinityMask::new();
+    mask.set(cpu as usize).map_err(|_| {
+        anyhow!(
+            "cannot pin to CPU {cpu}: beyond the {} CPUs an affinity mask holds",
+            AffinityMask::count()
+        )
+    })?;
+    sched_setaffinity(Pid::from_raw(0), &mask).map_err(|errno| {
+        anyhow!("cannot pin to CPU {cpu}: sched_setaffinity: {errno} (is CPU {cpu} online and among this process's allowed CPUs?)")
+    })
+}
+
+fn current_cpu() -> anyhow::Result<u32> {
+    let cpu = sched_getcpu().context("sched_getcpu failed")?;
+    u32::try_from(cpu).context("sched_getcpu returned a CPU number beyond u32")
+}
+
+/// Holds the workers until every one is ready, then lets them all go at
+/// once. Unlike a `Barrier`, it can be opened with some workers missing (one
+/// failed to start), and it tells them whether to run or to give up.
+#[derive(Default)]
+struct StartGate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    failed: bool,
+    released: bool,
+    go: bool,
+}
+
+impl StartGate {
+    /// Called by a worker: announces it (`ready` false: its setup failed)
+    /// and blocks until released. Returns whether to run the kernel.
+    fn arrive_and_wait(&self, ready: bool) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.arrived += 1;
+        state.failed |= !ready;
+        self.changed.notify_all();
+        while !state.released {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.go
+    }
+
+    /// Called by the dispatcher: blocks until `workers` have arrived, and
+    /// says whether all of them are ready.
+    fn wait_until_ready(&self, workers: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while state.arrived < workers {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        !state.failed
+    }
+
+    /// Releases every worker, waiting or still to come.
+    fn release(&self, go: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.released = true;
+        state.go = go;
+        self.changed.notify_all();
+    }
+}
+
+/// Shortest single-thread run [`calibrate_passes`] times.
+const CALIBRATION_RUN: Duration = Duration::from_millis(5);
+
+/// How many passes over a `buffer_bytes` buffer make one repetition of
+/// `kernel` last about `target` on one otherwise idle core (at least 1).
+///
+/// Doubles the passes until a run lasts 5 ms, then keeps the
+/// fastest of three runs of that size: about 25 ms in all. Call it once and
+/// keep the result, so bytes are the same in every arm and repetition.
+pub fn calibrate_passes(
+    kernel: &dyn Kernel,
+    buffer_bytes: usize,
+    target: Duration,
+) -> anyhow::Result<u64> {
+    kernel.check_buffer(buffer_bytes)?;
+    let input = InputBuffer::new(buffer_bytes);
+    let time = |passes: u64| {
+        let start = Instant::now();
+        black_box(kernel.run(black_box(input.as_bytes()), passes));
+        start.elapsed()
+    };
+    let mut passes: u64 = 1;
+    let mut elapsed = time(passes);
+    while elapsed < CALIBRATION_RUN && passes < u64::MAX / 2 {
+        passes *= 2;
+        elapsed = time(passes);
+    }
+    let fastest = (0..2).map(|_| time(passes)).fold(elapsed, Duration::min);
+    let seconds_per_pass = fastest.as_secs_f64() / passes as f64;
+    Ok((target.as_secs_f64() / seconds_per_pass).round().max(1.0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_lets_late_workers_through_once_released() {
+        let gate = StartGate::default();
+        gate.release(false);
+        assert!(!gate.arrive_and_wait(true));
+    }
+
+    #[test]
+    fn gate_reports_a_failed_worker() {
+        let gate = StartGate::default();
+        thread::scope(|scope| {
+            let ok = scope.spawn(|| gate.arrive_and_wait(true));
+            let failed = scope.spawn(|| gate.arrive_and_wait(false));
+            assert!(!gate.wait_until_ready(2));
+            gate.release(false);
+            assert_eq!(
+                (ok.join().ok(), failed.join().ok()),
+                (Some(false), Some(false))
+            );
+        });
+    }
+}

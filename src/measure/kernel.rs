@@ -1,0 +1,310 @@
+//! The work a measurement runs: port-bound kernels behind a small trait.
+//!
+//! A kernel processes a buffer that stays in L1d, `passes` times over, and
+//! returns a checksum (so nothing is optimised away, and so workers given the
+//! same input can be compared). Its instruction count per byte is fixed by
+//! construction: the inner loop is inline assembly, so neither the data, the
+//! compiler's mood nor the buffer's alignment can change it. That is what makes
+//! "instructions per byte identical in every arm" a real check that the
+//! counters were on the workers.
+
+use anyhow::bail;
+
+/// A deterministic byte-processing kernel.
+pub trait Kernel: Send + Sync {
+    /// Short name used on the command line and in saved results.
+    fn name(&self) -> &'static str;
+    /// One line: what the kernel does and what it is bound on.
+    fn description(&self) -> &'static str;
+    /// Instructions retired per byte, exact by construction (loop control
+    /// included), so a counted value can be compared against it.
+    fn instructions_per_byte(&self) -> f64;
+    /// The cycles per byte one core needs when the bounding execution port is
+    /// saturated: the best a worker can do with a core to itself.
+    fn port_bound_cycles_per_byte(&self) -> f64;
+    /// Whether `run` accepts a buffer of this many bytes; the error says what
+    /// sizes it needs.
+    fn check_buffer(&self, buffer_bytes: usize) -> anyhow::Result<()>;
+    /// Processes `buffer` `passes` times and returns the checksum.
+    ///
+    /// # Panics
+    /// If `check_buffer(buffer.len())` fails: the loop has no tail, so any
+    /// other length would read outside the buffer.
+    fn run(&self, buffer: &[u8], passes: u64) -> u64;
+}
+
+/// The kernels `kernel_by_name` knows, in the order help texts list them.
+pub const KERNEL_NAMES: &[&str] = &["mul"];
+
+/// Looks a kernel up by its command-line name.
+pub fn kernel_by_name(name: &str) -> anyhow::Result<Box<dyn Kernel>> {
+    if !cfg!(target_arch = "x86_64") {
+        bail!(
+            "kernel '{name}' needs an x86_64 CPU (its inner loop is x86_64 assembly); this build targets {}",
+            std::env::consts::ARCH
+        );
+    }
+    match name {
+        #[cfg(target_arch = "x86_64")]
+        "mul" => Ok(Box::new(MulKernel)),
+        _ => bail!(
+            "unknown kernel '{name}': known kernels are {}",
+            KERNEL_NAMES.join(", ")
+        ),
+    }
+}
+
+/// The input every worker processes: 64-bit words from a fixed-seed
+/// splitmix64 sequence with the low bit set. Odd factors keep the `mul`
+/// kernel's products odd, so its accumulators never collapse to zero and the
+/// checksum stays meaningful. Stored as words so loads are 8-byte aligned.
+pub struct InputBuffer {
+    words: Vec<u64>,
+}
+
+impl InputBuffer {
+    /// `bytes` rounded down to whole 64-bit words, identical on every call.
+    pub fn new(bytes: usize) -> InputBuffer {
+        let mut state: u64 = 0x5EED_0000_B1A5_0001;
+        let words = (0..bytes / 8)
+            .map(|_| {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                (z ^ (z >> 31)) | 1
+            })
+            .collect();
+        InputBuffer { words }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: u8 has alignment 1 and every bit pattern is a valid u8; the
+        // length covers exactly the words' bytes and borrows `self`.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.words.as_ptr().cast::<u8>(),
+                std::mem::size_of_val(self.words.as_slice()),
+            )
+        }
+    }
+}
+
+/// `mul`: bound on the integer-multiply port.
+///
+/// Per 64-bit word the inner loop loads the word once and multiplies it into
+/// five independent accumulators (`imul r64, r64`, two-operand form). Five
+/// chains are needed because `imul r64` has a latency of 3 cycles but a
+/// throughput of 1 per cycle: one dependent chain would be latency-bound and
+/// leave the port idle two cycles in three, while five chains give each one
+/// 5 cycles per word to hide its 3-cycle latency, so the multiplier port is
+/// the only limit. The loop is unrolled over a 128-byte block (16 words) with
+/// a masked wrap-around offset, so passes over the buffer follow each other
+/// with no per-pass code.
+///
+/// Instruction mix per 128-byte block, loop control included:
+///
+/// | instruction             | count | per byte |
+/// |-------------------------|-------|----------|
+/// | `mov r64, [mem]`        | 16    | 0.125    |
+/// | `imul r64, r64`         | 80    | 0.625    |
+/// | `add`, `and`, `dec`, `jnz` | 4  | 0.03125  |
+/// | total                   | 100   | 0.78125  |
+///
+/// Port bound on one core: `imul r64` issues on one port only (port 1 on Intel
+/// since Sandy Bridge, one multiplier ALU on AMD Zen), one per cycle, so 80
+/// multiplies per 128 bytes take at least 80 cycles: 0.625 cycles per byte.
+/// Two hardware threads of one core share that port, so each should see about
+/// twice that; two separate cores should not slow each other at all.
+///
+/// The buffer must be a power of two of at least 128 bytes (the wrap-around is
+/// an `and` with `len - 1`); 16 KiB per worker stays in L1d even with both
+/// siblings of a core running.
+#[cfg(target_arch = "x86_64")]
+pub struct MulKernel;
+
+/// Bytes per unrolled block of `MulKernel`'s loop.
+#[cfg(target_arch = "x86_64")]
+const MUL_BLOCK_BYTES: usize = 128;
+
+/// The accumulators' starting values: odd and distinct (odd times odd stays
+/// odd, so no chain ever reaches zero).
+#[cfg(target_arch = "x86_64")]
+const MUL_START: [u64; 5] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xC2B2_AE3D_27D4_EB4F,
+    0x1656_67B1_9E37_79F9,
+    0x85EB_CA77_C2B2_AE63,
+    0x27D4_EB2F_1656_67C5,
+];
+
+/// One word of `MulKernel`'s block: a load at `$offset` within the block, then
+/// one multiply into each of the five accumulators.
+#[cfg(target_arch = "x86_64")]
+macro_rules! multiply_word {
+    ($offset:literal) => {
+        concat!(
+            "mov {word}, qword ptr [{base} + {pos} + ",
+            $offset,
+            "]\n",
+            "imul {a0}, {word}\n",
+            "imul {a1}, {word}\n",
+            "imul {a2}, {word}\n",
+            "imul {a3}, {word}\n",
+            "imul {a4}, {word}\n",
+        )
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Kernel for MulKernel {
+    fn name(&self) -> &'static str {
+        "mul"
+    }
+
+    fn description(&self) -> &'static str {
+        "five independent imul chains per 64-bit word: bound on the integer-multiply port"
+    }
+
+    fn instructions_per_byte(&self) -> f64 {
+        100.0 / MUL_BLOCK_BYTES as f64
+    }
+
+    fn port_bound_cycles_per_byte(&self) -> f64 {
+        80.0 / MUL_BLOCK_BYTES as f64
+    }
+
+    fn check_buffer(&self, buffer_bytes: usize) -> anyhow::Result<()> {
+        if buffer_bytes < MUL_BLOCK_BYTES || !buffer_bytes.is_power_of_two() {
+            bail!(
+                "buffer of {buffer_bytes} bytes: the mul kernel needs a power of two of at least {MUL_BLOCK_BYTES} bytes"
+            );
+        }
+        Ok(())
+    }
+
+    fn run(&self, buffer: &[u8], passes: u64) -> u64 {
+        if let Err(error) = self.check_buffer(buffer.len()) {
+            panic!("{error}");
+        }
+        let blocks_per_pass = (buffer.len() / MUL_BLOCK_BYTES) as u64;
+        let total_blocks = passes.checked_mul(blocks_per_pass).unwrap_or_else(|| {
+            panic!(
+                "{passes} passes over {} bytes overflow a u64 block count",
+                buffer.len()
+            )
+        });
+        let mut acc = MUL_START;
+        if total_blocks > 0 {
+            // SAFETY: `pos` stays in 0..len (masked with len - 1, len a power
+            // of two and a multiple of the block), so every load
+            // `base + pos + 0..120` reads 8 bytes inside `buffer`. The loop
+            // runs `total_blocks` > 0 times, so `dec` cannot wrap.
+            unsafe {
+                std::arch::asm!(
+                    "2:",
+                    multiply_word!("0"),
+                    multiply_word!("8"),
+                    multiply_word!("16"),
+                    multiply_word!("24"),
+                    multiply_word!("32"),
+                    multiply_word!("40"),
+                    multiply_word!("48"),
+                    multiply_word!("56"),
+                    multiply_word!("64"),
+                    multiply_word!("72"),
+                    multiply_word!("80"),
+                    multiply_word!("88"),
+                    multiply_word!("96"),
+                    multiply_word!("104"),
+                    multiply_word!("112"),
+                    multiply_word!("120"),
+                    "add {pos}, 128",
+                    "and {pos}, {mask}",
+                    "dec {blocks}",
+                    "jnz 2b",
+                    base = in(reg) buffer.as_ptr(),
+                    mask = in(reg) buffer.len() - 1,
+                    pos = inout(reg) 0usize => _,
+                    blocks = inout(reg) total_blocks => _,
+                    word = out(reg) _,
+                    a0 = inout(reg) acc[0],
+                    a1 = inout(reg) acc[1],
+                    a2 = inout(reg) acc[2],
+                    a3 = inout(reg) acc[3],
+                    a4 = inout(reg) acc[4],
+                    options(nostack, readonly),
+                );
+            }
+        }
+        acc.iter().fold(0, |sum, &a| sum.rotate_left(13) ^ a)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// The same five chains in plain Rust: the reference the assembly must
+    /// agree with.
+    fn reference_checksum(buffer: &[u8], passes: u64) -> u64 {
+        let mut acc = MUL_START;
+        for _ in 0..passes {
+            for chunk in buffer.chunks_exact(8) {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(chunk);
+                let word = u64::from_ne_bytes(bytes);
+                for a in &mut acc {
+                    *a = a.wrapping_mul(word);
+                }
+            }
+        }
+        acc.iter().fold(0, |sum, &a| sum.rotate_left(13) ^ a)
+    }
+
+    #[test]
+    fn assembly_matches_the_reference_loop() {
+        let input = InputBuffer::new(1024);
+        for passes in [0, 1, 3] {
+            assert_eq!(
+                MulKernel.run(input.as_bytes(), passes),
+                reference_checksum(input.as_bytes(), passes),
+                "passes = {passes}"
+            );
+        }
+    }
+
+    #[test]
+    fn input_is_deterministic_and_odd() {
+        let a = InputBuffer::new(256);
+        let b = InputBuffer::new(256);
+        assert_eq!(a.as_bytes(), b.as_bytes());
+        assert_eq!(a.as_bytes().len(), 256);
+        assert!(a.words.iter().all(|w| w % 2 == 1));
+    }
+
+    #[test]
+    fn buffer_sizes_are_checked() {
+        assert!(MulKernel.check_buffer(16 * 1024).is_ok());
+        assert!(MulKernel.check_buffer(128).is_ok());
+        let error = MulKernel.check_buffer(1000).unwrap_err().to_string();
+        assert!(error.contains("1000 bytes"), "{error}");
+        assert!(MulKernel.check_buffer(64).is_err());
+    }
+
+    #[test]
+    fn counts_follow_the_documented_mix() {
+        assert_eq!(MulKernel.instructions_per_byte(), 0.78125);
+        assert_eq!(MulKernel.port_bound_cycles_per_byte(), 0.625);
+    }
+
+    #[test]
+    fn unknown_kernel_names_the_known_ones() {
+        let error = kernel_by_name("div").err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("unknown kernel 'div': known kernels are mul")
+        );
+        assert_eq!(kernel_by_name("mul").map(|k| k.name()).ok(), Some("mul"));
+    }
+}

@@ -1,0 +1,192 @@
+//! The human view of a run (printed by `run`, re-rendered by `report FILE`).
+
+use crate::judge::checks::CheckStatus;
+use crate::judge::cost;
+use crate::judge::stats::median;
+use crate::report::table::{arms_table, headline_table};
+use crate::report::units::{percent, sig4};
+use crate::report::warnings::clock_note;
+use crate::results::RunResult;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+/// The banner an ungated run carries on every output.
+pub const UNGATED: &str = "UNGATED: --skip-gate was given, so nothing shows that placement on this host is \
+physical; on a VM these numbers may describe the hypervisor's scheduling, not SMT";
+
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    if !result.gated {
+        let _ = writeln!(out, "*** {UNGATED} ***\n");
+    }
+    if !result.complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: stopped by Ctrl-C; only the repetitions done are shown ***\n"
+        );
+    }
+    if let Some(gate) = &result.gate {
+        let _ = writeln!(out, "gate: {}", gate.sentence);
+    }
+    let _ = writeln!(
+        out,
+        "host {} — {} — {} CPUs, {} cores, SMT {}",
+        result.host,
+        result.model.as_deref().unwrap_or("unknown CPU"),
+        result.topology.cpus,
+        result.topology.cores,
+        if result.topology.smt { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        out,
+        "{} workers per arm on {} cores of package {}; kernel {} ({} bytes per worker per repetition); \
+         {} repetitions after {} warm-ups, arms interleaved",
+        result.options.workers,
+        result.plan.class,
+        result.plan.package,
+        result.setup.kernel,
+        result.setup.bytes_per_worker,
+        result.options.reps,
+        result.options.warmups
+    );
+    let _ = writeln!(out, "{}", clock_note(&result.setup.hardware_counters));
+    let _ = writeln!(out, "\n{}", headline_table(&result.arms));
+    let _ = writeln!(out, "\n{}", arms_table(&result.arms, true));
+    let _ = writeln!(
+        out,
+        "\nWhere the time went (medians over repetitions)\n{}",
+        worker_table(result)
+    );
+    let _ = writeln!(out, "\nChecks");
+    for check in &result.checks {
+        let mark = match check.status {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "FAILED",
+            CheckStatus::Unavailable => "unavailable",
+        };
+        let _ = writeln!(out, "  {:<12} {:<22} {}", mark, check.name, check.detail);
+    }
+    if let Some(share) = dispatcher_share(result) {
+        let _ = writeln!(
+            out,
+            "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
+            percent(share)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        if result.valid {
+            "valid run: pinning held and no invariance check failed".to_string()
+        } else {
+            "INVALID run (exit 6): a failed pinning check means a thread moved; a failed invariance \
+             check means the counters were not on the workers; see Checks"
+                .to_string()
+        }
+    );
+    if !result.warnings.is_empty() {
+        let _ = writeln!(out, "\nNotes");
+        for w in &result.warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
+    }
+    out
+}
+
+#[derive(Tabled)]
+struct WorkerRow {
+    arm: String,
+    worker: usize,
+    #[tabled(rename = "CPU")]
+    cpu: String,
+    core: String,
+    class: String,
+    bytes: u64,
+    #[tabled(rename = "busy ms")]
+    busy: String,
+    #[tabled(rename = "idle at barrier ms")]
+    idle: String,
+    #[tabled(rename = "cost/byte")]
+    cost: String,
+}
+
+/// Per arm and worker: where it ran and where its time went.
+fn worker_table(result: &RunResult) -> String {
+    let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
+    let order: Vec<&str> = result
+        .plan
+        .placements
+        .iter()
+        .map(|p| p.arm.as_str())
+        .collect();
+    for rep in result.samples.iter().filter(|r| !r.warmup) {
+        let arm_index = order
+            .iter()
+            .position(|a| *a == rep.arm)
+            .unwrap_or(order.len());
+        for w in &rep.workers {
+            per.entry((arm_index, w.worker)).or_default().push(w);
+        }
+    }
+    let rows = per.into_iter().map(|((arm_index, worker), samples)| {
+        let cpus: std::collections::BTreeSet<u32> = samples
+            .iter()
+            .flat_map(|w| [w.cpu_start, w.cpu_end])
+            .collect();
+        let cpu_label = cpus
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join("/");
+        let first_cpu = cpus.iter().next().copied();
+        let entry = first_cpu.and_then(|c| result.cpus.iter().find(|e| e.cpu == c));
+        let (core, class) = entry
+            .map(|e| (e.core.to_string(), e.class.clone()))
+            .unwrap_or_else(|| ("?".into(), "?".into()));
+        let ms = |f: &dyn Fn(&crate::measure::WorkerSample) -> u64| {
+            sig4(median(
+                &samples
+                    .iter()
+                    .map(|w| f(w) as f64 / 1e6)
+                    .collect::<Vec<_>>(),
+            ))
+        };
+        let costs: Vec<f64> = samples
+            .iter()
+            .filter_map(|w| cost::worker_cost_per_byte(w, result.setup.clock))
+            .collect();
+        WorkerRow {
+            arm: order.get(arm_index).copied().unwrap_or("?").to_string(),
+            worker,
+            cpu: cpu_label,
+            core,
+            class,
+            bytes: samples[0].bytes,
+            busy: ms(&|w| w.busy_ns),
+            idle: ms(&|w| w.barrier_wait_ns),
+            cost: if costs.is_empty() {
+                "—".into()
+            } else {
+                sig4(median(&costs))
+            },
+        }
+    });
+    Table::new(rows).with(Style::sharp()).to_string()
+}
+
+/// Dispatcher task-clock as a share of the workers' summed task-clock.
+fn dispatcher_share(result: &RunResult) -> Option<f64> {
+    let reps = result.samples.iter().filter(|r| !r.warmup);
+    let (mut dispatcher, mut workers) = (0u64, 0u64);
+    for rep in reps {
+        dispatcher += rep.dispatcher_task_clock_ns;
+        workers += rep
+            .workers
+            .iter()
+            .map(|w| w.counters.task_clock_ns)
+            .sum::<u64>();
+    }
+    (workers > 0).then(|| dispatcher as f64 / workers as f64)
+}

@@ -1,0 +1,251 @@
+//! The human view of `topology`: packages → cores → threads, with class,
+//! sibling map (list and hex mask) and caches; what is unusual at the end.
+
+use crate::cpuset::{CpuSet, format_mask};
+use crate::probe::{Cache, Topology};
+use crate::report::units::bytes;
+use crate::report::warnings::machine_warnings;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Renders the whole human view.
+pub fn render(topology: &Topology) -> String {
+    let mut out = String::new();
+    let s = &topology.summary;
+    let model = topology
+        .cpuid
+        .as_ref()
+        .and_then(|c| c.brand.clone())
+        .or_else(|| topology.environment.model_name.clone())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let _ = writeln!(out, "{model}");
+    let _ = writeln!(
+        out,
+        "{} CPUs ({} allowed), {} cores, {} package{}, threads per core {}, {} core class{}, SMT {}",
+        s.cpus,
+        s.allowed,
+        s.cores,
+        s.packages,
+        if s.packages == 1 { "" } else { "s" },
+        s.threads_per_core,
+        s.core_classes,
+        if s.core_classes == 1 { "" } else { "es" },
+        if s.smt { "on" } else { "off" },
+    );
+    let _ = writeln!(out, "structure from {}", s.structure_from);
+
+    let mut packages: BTreeMap<usize, BTreeMap<usize, Vec<&crate::probe::CpuEntry>>> =
+        BTreeMap::new();
+    for cpu in &topology.cpus {
+        packages
+            .entry(cpu.package)
+            .or_default()
+            .entry(cpu.core)
+            .or_default()
+            .push(cpu);
+    }
+    for (package, cores) in &packages {
+        let _ = writeln!(out, "\nPackage {package}");
+        for (core, cpus) in cores {
+            let first = cpus[0];
+            let apic: Vec<String> = cpus
+                .iter()
+                .filter_map(|c| c.apic_id.map(|a| format!("{a:#x}")))
+                .collect();
+            let _ = write!(
+                out,
+                "  Core {core:<4} {:<22} CPUs {:<10} mask {}",
+                first.class,
+                first.siblings.to_string(),
+                format_mask(&first.siblings),
+            );
+            if !apic.is_empty() {
+                let _ = write!(out, "  APIC {}", apic.join(","));
+            }
+            if cpus.iter().any(|c| !c.allowed) {
+                let _ = write!(out, "  (not all allowed)");
+            }
+            out.push('\n');
+        }
+    }
+
+    if topology.classes.len() > 1 {
+        let _ = writeln!(out, "\nCore classes");
+        for class in &topology.classes {
+            let _ = writeln!(
+                out,
+                "  {:<22} CPUs {:<12} from {}{}",
+                class.name,
+                class.cpus.to_string(),
+                class.source,
+                class
+                    .detail
+                    .as_ref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+
+    if !topology.caches.is_empty() {
+        let _ = writeln!(out, "\nCaches");
+        for line in cache_lines(&topology.caches) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+
+    let env = &topology.environment;
+    let _ = writeln!(out, "\nEnvironment");
+    let field = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let flag = |v: Option<bool>| match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    };
+    let _ = writeln!(out, "  kernel          {}", field(&env.kernel));
+    let _ = writeln!(
+        out,
+        "  smt control     {} (active: {})",
+        field(&env.smt_control),
+        flag(env.smt_active)
+    );
+    let _ = writeln!(
+        out,
+        "  turbo           {}{}",
+        match env.turbo {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "unknown",
+        },
+        env.turbo_source
+            .as_ref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "  governor        {}",
+        if env.governors.is_empty() {
+            "unknown".into()
+        } else {
+            env.governors.join(", ")
+        }
+    );
+    let _ = writeln!(out, "  clocksource     {}", field(&env.clocksource));
+    let _ = writeln!(
+        out,
+        "  tsc             constant {}, nonstop {}{}",
+        flag(env.constant_tsc),
+        flag(env.nonstop_tsc),
+        topology
+            .cpuid
+            .as_ref()
+            .and_then(|c| c.tsc_hz)
+            .map(|hz| format!(", {:.3} GHz", hz as f64 / 1e9))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "  perf paranoid   {}",
+        env.perf_event_paranoid
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "unknown".into())
+    );
+    let _ = writeln!(
+        out,
+        "  hardware PMU    {}",
+        if env.hardware_pmu {
+            env.pmu_devices.join(", ")
+        } else {
+            "none visible".into()
+        }
+    );
+    if !env.isolated.is_empty() {
+        let _ = writeln!(out, "  isolated        {}", env.isolated);
+    }
+    if !env.nohz_full.is_empty() {
+        let _ = writeln!(out, "  nohz_full       {}", env.nohz_full);
+    }
+    if env.dmi_vendor.is_some() || env.dmi_product.is_some() {
+        let _ = writeln!(
+            out,
+            "  dmi             {} {}",
+            field(&env.dmi_vendor),
+            field(&env.dmi_product)
+        );
+    }
+    if let Some(cpuid) = &topology.cpuid {
+        let _ = writeln!(
+            out,
+            "  cpuid           {} family {:#x} model {:#x} stepping {}, topology leaf {}, hybrid {}, hypervisor {}",
+            cpuid.vendor,
+            cpuid.family,
+            cpuid.model,
+            cpuid.stepping,
+            cpuid.topology_leaf,
+            if cpuid.hybrid_bit { "yes" } else { "no" },
+            match (&cpuid.hypervisor_name, &cpuid.hypervisor_signature) {
+                (Some(name), Some(sig)) => format!("{name} (\"{sig}\")"),
+                (None, Some(sig)) => format!("\"{sig}\""),
+                _ if cpuid.hypervisor_bit => "bit set, no signature".into(),
+                _ => "no".into(),
+            }
+        );
+    }
+    if let Some(cross) = &topology.crosscheck {
+        let _ = writeln!(
+            out,
+            "  crosscheck      {}",
+            if cross.agrees {
+                "CPUID and sysfs agree on every core".to_string()
+            } else {
+                format!("{} mismatch(es)", cross.mismatches.len())
+            }
+        );
+    }
+
+    let warnings = machine_warnings(topology);
+    if !warnings.is_empty() {
+        let _ = writeln!(out, "\nNotes");
+        for w in warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
+    }
+    out
+}
+
+/// One line per kind of cache: level, type, size, how many instances, and
+/// which CPUs share one (the first instance's set, as the typical case).
+fn cache_lines(caches: &[Cache]) -> Vec<String> {
+    let mut kinds: BTreeMap<(u32, &str), Vec<&Cache>> = BTreeMap::new();
+    for cache in caches {
+        kinds
+            .entry((cache.level, cache.kind.as_str()))
+            .or_default()
+            .push(cache);
+    }
+    kinds
+        .into_iter()
+        .map(|((level, kind), instances)| {
+            let suffix = match kind {
+                "Data" => "d",
+                "Instruction" => "i",
+                _ => "",
+            };
+            let first = instances[0];
+            let shared: &CpuSet = &first.cpus;
+            format!(
+                "L{level}{suffix:<2} {:>9} x{:<3} shared by {} CPU{} (e.g. {}){}",
+                first.size_bytes.map(bytes).unwrap_or_else(|| "?".into()),
+                instances.len(),
+                shared.len(),
+                if shared.len() == 1 { "" } else { "s" },
+                shared,
+                first
+                    .line_bytes
+                    .map(|l| format!(", {l} B lines"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,208 @@
+//! The binary on the machine the tests run on, checked against what the
+//! kernel says independently (so the same assertions hold on a laptop, a
+//! server, or the 2-vCPU KVM guests CI runs on).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn placement_study(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .output()
+        .expect("the test binary runs")
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[test]
+fn topology_json_matches_the_kernel() {
+    let output = placement_study(&["topology", "--json"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    let summary = &json["summary"];
+    let online = std::fs::read_dir("/sys/devices/system/cpu")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_prefix("cpu")
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && e.path().join("topology").is_dir()
+        })
+        .count();
+    assert_eq!(summary["cpus"].as_u64().unwrap() as usize, online);
+    assert_eq!(json["cpus"].as_array().unwrap().len(), online);
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let hypervisor_flag = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .is_some_and(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+    if hypervisor_flag && cfg!(target_arch = "x86_64") {
+        assert!(
+            summary["hypervisor"].is_string(),
+            "hypervisor flag set but summary.hypervisor is {}",
+            summary["hypervisor"]
+        );
+    }
+    let pmu = std::fs::read_dir("/sys/bus/event_source/devices")
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("cpu"))
+        })
+        .unwrap_or(false);
+    assert_eq!(json["environment"]["hardware_pmu"].as_bool(), Some(pmu));
+    let smt = summary["smt"].as_bool().unwrap();
+    let cores = summary["cores"].as_u64().unwrap() as usize;
+    assert_eq!(smt, cores < online);
+}
+
+#[test]
+fn topology_human_view_names_the_structure() {
+    let output = placement_study(&["topology"]);
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("Package 0"), "{text}");
+    assert!(text.contains("Core 0"), "{text}");
+}
+
+#[test]
+fn gate_without_siblings_says_no_smt_and_exits_4() {
+    let topology = stdout_json(&placement_study(&["topology", "--json"]));
+    if topology["summary"]["smt"].as_bool() == Some(true) {
+        eprintln!("skipping: this machine has SMT siblings; the no-smt path is tested in a guest");
+        return;
+    }
+    let output = placement_study(&["gate", "--json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    assert_eq!(json["verdict"], "no-smt");
+    assert!(json["no_smt_reason"].as_str().unwrap().contains("SMT"));
+    let quiet = placement_study(&["gate", "-q"]);
+    assert_eq!(String::from_utf8_lossy(&quiet.stdout).trim(), "no-smt");
+}
+
+#[test]
+fn run_without_siblings_completes_on_the_available_clock_and_report_rerenders_it() {
+    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    if !(0..2).all(|c| allowed.is_set(c).unwrap_or(false)) {
+        eprintln!("skipping: needs CPUs 0 and 1 allowed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("run.json");
+    let csv_path = dir.path().join("run.csv");
+    let output = placement_study(&[
+        "run",
+        "--skip-gate",
+        "--workers",
+        "2",
+        "--arms",
+        "one-per-core,same-cpu",
+        "--reps",
+        "3",
+        "--warmups",
+        "1",
+        "--rep-ms",
+        "5",
+        "--json",
+        json_path.to_str().unwrap(),
+        "--csv",
+        csv_path.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Exit 0 (valid) or 6 only if a check failed; on a quiet machine pinning holds.
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(stdout.contains("UNGATED"), "{stdout}");
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(run["gated"], false);
+    assert_eq!(run["complete"], true);
+    // Every sample: (1 warm-up + 3 reps) x 2 arms, 2 workers each.
+    let samples = run["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 8);
+    assert!(
+        samples
+            .iter()
+            .all(|s| s["workers"].as_array().unwrap().len() == 2)
+    );
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 16);
+    let invariance = run["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "invariance")
+        .expect("an invariance check");
+    let pmu = Path::new("/sys/bus/event_source/devices/cpu").exists();
+    if !pmu {
+        assert_eq!(run["setup"]["clock"], "tsc");
+        assert_eq!(invariance["status"], "unavailable");
+        assert!(stdout.contains("TSC ticks"), "{stdout}");
+    }
+    let report = placement_study(&["report", json_path.to_str().unwrap()]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&report.stdout),
+        stdout,
+        "report re-renders the run identically"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_path() {
+    let output = placement_study(&["topology", "--sysfs-root", "/nonexistent/snapshot"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("/nonexistent/snapshot"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("damaged.json");
+    std::fs::write(
+        &damaged,
+        "{\"schema_version\": 1, \"kind\": \"run\", \"host\": ",
+    )
+    .unwrap();
+    let output = placement_study(&["report", damaged.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("damaged.json"), "{stderr}");
+
+    let newer = dir.path().join("newer.json");
+    std::fs::write(&newer, "{\"schema_version\": 99, \"kind\": \"run\"}").unwrap();
+    let output = placement_study(&["report", newer.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("newer.json") && stderr.contains("schema version 99"),
+        "{stderr}"
+    );
+
+    let usage = placement_study(&["gate", "--threshold"]);
+    assert_eq!(usage.status.code(), Some(2));
+}

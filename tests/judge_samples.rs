@@ -1,0 +1,275 @@
+//! The judge on recorded samples (fixtures/samples/): the gate's verdicts,
+//! the exclusions, the validity checks and the control, each from the saved
+//! record format, so these tests also prove that format deserialises.
+//!
+//! Fixtures (two warm-ups, then interleaved repetitions; `same-cpu` is the
+//! control arm, measured in the first five):
+//! * gate-physical.json: bare metal with a PMU, siblings 35–40 % dearer.
+//! * gate-virtual.json: a VM without PMU (TSC clock), siblings 0.63 against
+//!   separate cores at a noisy 0.63–0.77 ticks per byte.
+//! * gate-excluded.json: as physical, with siblings rep 5 multiplexed and
+//!   separate rep 9 migrated.
+//! * run-invariant.json / run-ipb-spread.json: a 4-worker study, instructions
+//!   per byte identical / 1e-3 higher in the sibling-packed arm.
+//! * run-no-pmu.json: this machine's case, TSC only, no instructions.
+//! * gate-straddle.json, cv-two-percent.json, control.json: plain costs.
+
+use placement_study::judge::checks::{
+    CheckStatus, excluded_reps, invariance, multiplexing, pinning,
+};
+use placement_study::judge::cost::rep_cost;
+use placement_study::judge::gate::{GateRule, Step, Verdict, control_check, decide, paired_costs};
+use placement_study::judge::stats::spread;
+use placement_study::measure::{ClockKind, RepSample};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+const RULE: GateRule = GateRule {
+    threshold: 0.15,
+    min_reps: 5,
+    max_reps: 15,
+};
+
+const DEFAULT_TOLERANCE: f64 = 1e-4;
+
+fn fixture<T: DeserializeOwned>(name: &str) -> T {
+    let path = format!("{}/fixtures/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn samples(name: &str) -> Vec<RepSample> {
+    fixture(name)
+}
+
+/// The measured TSC costs of one arm, as the control is judged on.
+fn tsc_costs(reps: &[RepSample], arm: &str) -> Vec<f64> {
+    reps.iter()
+        .filter(|rep| rep.arm == arm && !rep.warmup)
+        .filter_map(|rep| rep_cost(rep, ClockKind::Tsc))
+        .collect()
+}
+
+/// Replays the gate's loop: decide after each paired repetition, as the
+/// command does, and return the first decision and how many pairs it took.
+fn first_decision(siblings: &[f64], separate: &[f64]) -> Option<(Verdict, usize)> {
+    (1..=siblings.len()).find_map(|n| match decide(&RULE, &siblings[..n], &separate[..n]).0 {
+        Step::Decided(verdict) => Some((verdict, n)),
+        Step::Continue => None,
+    })
+}
+
+#[test]
+fn a_35_to_40_percent_penalty_is_physical() {
+    let reps = samples("gate-physical.json");
+    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::CoreCycles);
+    assert_eq!(paired.reps, (2..17).collect::<Vec<_>>());
+    assert_eq!(
+        first_decision(&paired.treated, &paired.baseline),
+        Some((Verdict::Physical, 5))
+    );
+
+    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
+    let estimate = estimate.unwrap();
+    assert_eq!(step, Step::Decided(Verdict::Physical));
+    assert!((0.35..=0.40).contains(&estimate.penalty), "{estimate:?}");
+    assert!(
+        estimate.ci95.low > 0.35 && estimate.ci95.high < 0.40,
+        "{estimate:?}"
+    );
+    assert_eq!(estimate.reps, 15);
+
+    assert_eq!(pinning(&reps).status, CheckStatus::Passed);
+    assert_eq!(multiplexing(&reps).status, CheckStatus::Passed);
+    assert!(excluded_reps(&reps).is_empty());
+}
+
+#[test]
+fn noisy_costs_without_a_penalty_are_virtual() {
+    let reps = samples("gate-virtual.json");
+    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::Tsc);
+    let siblings = spread(&paired.treated).unwrap();
+    let separate = spread(&paired.baseline).unwrap();
+    assert!((0.628..0.632).contains(&siblings.median));
+    assert!(separate.min >= 0.63 && separate.max <= 0.77, "{separate:?}");
+
+    // Siblings are cheaper here: a negative penalty, still virtual.
+    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
+    assert_eq!(step, Step::Decided(Verdict::Virtual));
+    assert!(estimate.unwrap().penalty < 0.0);
+    let (verdict, reps_needed) = first_decision(&paired.treated, &paired.baseline).unwrap();
+    assert_eq!(verdict, Verdict::Virtual);
+    assert!(reps_needed >= RULE.min_reps);
+
+    // No PMU: the checks say they cannot tell, instead of passing.
+    assert_eq!(multiplexing(&reps).status, CheckStatus::Unavailable);
+}
+
+#[derive(Deserialize)]
+struct GateCosts {
+    siblings: Vec<f64>,
+    separate: Vec<f64>,
+}
+
+#[test]
+fn an_interval_straddling_the_threshold_continues_then_is_inconclusive() {
+    let costs: GateCosts = fixture("gate-straddle.json");
+    let (step, estimate) = decide(&RULE, &costs.siblings[..5], &costs.separate[..5]);
+    let interval = estimate.unwrap().ci95;
+    assert!(interval.low < RULE.threshold && interval.high >= RULE.threshold);
+    assert_eq!(step, Step::Continue);
+
+    let (step, estimate) = decide(&RULE, &costs.siblings, &costs.separate);
+    let estimate = estimate.unwrap();
+    assert!(estimate.ci95.low < RULE.threshold && estimate.ci95.high >= RULE.threshold);
+    assert_eq!(
+        (step, estimate.reps),
+        (Step::Decided(Verdict::Inconclusive), 15)
+    );
+}
+
+#[test]
+fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
+    let reps = samples("gate-excluded.json");
+    let excluded = excluded_reps(&reps);
+    assert_eq!(excluded.len(), 2, "{excluded:?}");
+    let (arm, rep, why) = &excluded[0];
+    assert_eq!((arm.as_str(), *rep), ("siblings", 5));
+    assert!(
+        why.starts_with("worker 1 counted ") && why.contains(" ns enabled"),
+        "{why}"
+    );
+    assert_eq!(
+        excluded[1],
+        (
+            "separate".into(),
+            9,
+            "worker 0 pinned to 0 ran on 3, migrated 1 time".into()
+        )
+    );
+
+    // Both halves of each affected pair leave the statistics.
+    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::CoreCycles);
+    assert_eq!(paired.reps.len(), 13);
+    assert!(!paired.reps.contains(&5) && !paired.reps.contains(&9));
+    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
+    assert_eq!(step, Step::Decided(Verdict::Physical));
+    assert_eq!(estimate.unwrap().reps, 13);
+
+    let multiplexed = multiplexing(&reps);
+    assert_eq!(multiplexed.status, CheckStatus::Failed);
+    assert!(
+        multiplexed
+            .detail
+            .contains("arm siblings rep 5 worker 1 counted")
+    );
+    let pinned = pinning(&reps);
+    assert_eq!(pinned.status, CheckStatus::Failed);
+    assert_eq!(
+        pinned.detail,
+        "a thread moved: arm separate rep 9 worker 0 pinned to 0 ran on 3, migrated 1 time"
+    );
+}
+
+#[test]
+fn an_instructions_per_byte_spread_of_1e_3_fails_invariance() {
+    let (check, spread) = invariance(&samples("run-ipb-spread.json"), DEFAULT_TOLERANCE);
+    assert_eq!(check.status, CheckStatus::Failed);
+    let spread = spread.unwrap();
+    assert!((spread - 1e-3).abs() < 1e-5, "{spread}");
+    assert!(
+        check.detail.starts_with(
+            "instructions per byte vary by 0.000999481 between arms/reps: \
+             the counters were not on the workers"
+        ),
+        "{}",
+        check.detail
+    );
+    assert!(
+        check
+            .detail
+            .contains("highest 0.563062 in arm sibling-packed")
+    );
+}
+
+#[test]
+fn identical_instructions_per_byte_pass_invariance() {
+    let reps = samples("run-invariant.json");
+    let (check, spread) = invariance(&reps, DEFAULT_TOLERANCE);
+    assert_eq!((check.status, spread), (CheckStatus::Passed, Some(0.0)));
+    assert_eq!(pinning(&reps).status, CheckStatus::Passed);
+    assert_eq!(multiplexing(&reps).status, CheckStatus::Passed);
+}
+
+#[test]
+fn without_a_pmu_invariance_is_unavailable_and_costs_use_the_tsc() {
+    let reps = samples("run-no-pmu.json");
+    let (check, spread) = invariance(&reps, DEFAULT_TOLERANCE);
+    assert_eq!(check.status, CheckStatus::Unavailable);
+    assert_eq!(
+        check.detail,
+        "no hardware PMU: instructions were not counted"
+    );
+    assert_eq!(spread, None);
+    assert_eq!(pinning(&reps).status, CheckStatus::Passed);
+    let measured = reps.iter().find(|rep| !rep.warmup).unwrap();
+    assert_eq!(rep_cost(measured, ClockKind::CoreCycles), None);
+    assert!(rep_cost(measured, ClockKind::Tsc).is_some());
+}
+
+#[test]
+fn a_cv_of_2_percent_fails_a_1_percent_bar() {
+    let costs: Vec<f64> = fixture("cv-two-percent.json");
+    let noisy = spread(&costs).unwrap();
+    assert!((0.02..0.022).contains(&noisy.cv), "{noisy:?}");
+    let check = placement_study::judge::checks::cv_bar("sibling-packed", &noisy, 0.01);
+    assert_eq!(check.status, CheckStatus::Failed);
+    assert!(check.detail.ends_with("not quotable"));
+    assert_eq!(
+        placement_study::judge::checks::cv_bar("sibling-packed", &noisy, 0.03).status,
+        CheckStatus::Passed
+    );
+}
+
+#[derive(Deserialize)]
+struct ControlCosts {
+    separate: Vec<f64>,
+    same_cpu_pinned: Vec<f64>,
+    same_cpu_parallel: Vec<f64>,
+}
+
+#[test]
+fn the_control_passes_at_twice_the_cost_and_fails_at_the_same_cost() {
+    let costs: ControlCosts = fixture("control.json");
+    assert_eq!(
+        control_check(&costs.same_cpu_pinned, &costs.separate).status,
+        CheckStatus::Passed
+    );
+    let parallel = control_check(&costs.same_cpu_parallel, &costs.separate);
+    assert_eq!(parallel.status, CheckStatus::Failed);
+    assert!(
+        parallel
+            .detail
+            .starts_with("pinning is not working at all: ")
+    );
+}
+
+#[test]
+fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
+    let reps = samples("gate-physical.json");
+    let control = control_check(&tsc_costs(&reps, "same-cpu"), &tsc_costs(&reps, "separate"));
+    assert_eq!(control.status, CheckStatus::Passed, "{}", control.detail);
+
+    // The same repetitions in core cycles: each time-sliced worker's own
+    // counter stopped while it waited, so working pinning would look broken.
+    let cycles = |arm: &str| -> Vec<f64> {
+        reps.iter()
+            .filter(|rep| rep.arm == arm && !rep.warmup)
+            .filter_map(|rep| rep_cost(rep, ClockKind::CoreCycles))
+            .collect()
+    };
+    assert_eq!(
+        control_check(&cycles("same-cpu"), &cycles("separate")).status,
+        CheckStatus::Failed
+    );
+}

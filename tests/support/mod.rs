@@ -1,0 +1,267 @@
+//! Booting QEMU guests with a chosen vCPU topology for end-to-end tests.
+//!
+//! `../shared/vm/boot-guest.sh` (beside the repository) boots a throw-away
+//! Linux guest, runs one static x86_64 binary in it and reports `EXIT=N`.
+//! [`Guest::available`] decides whether guest tests run at all (they are
+//! opt-in: each boot costs seconds of emulated CPU), [`Guest::boot`] builds
+//! the static `placement-study` once per test process and runs it in a guest.
+//!
+//! Inside the guest the payload's stdout and stderr are both the serial
+//! console, so they arrive merged in [`GuestRun::stdout`]; and the console is
+//! a terminal, so anything the product prints only "when stderr is a
+//! terminal" shows up there too. [`GuestRun::json`] copes with that.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Instant;
+
+/// Environment variable that opts in to booting guests.
+pub const OPT_IN_VARIABLE: &str = "PLACEMENT_STUDY_GUEST_TESTS";
+
+/// The payload architecture: boot-guest.sh runs x86_64 guests only. Naming
+/// the target explicitly also keeps `crt-static` away from build scripts and
+/// proc-macros, which must stay dynamic host binaries.
+const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// Guest vCPUs are pinned to host CPUs 0 and 1 (`PIN=`), and an unpinned
+/// guest runs as fast as the host lets it: two guests at once would measure
+/// each other. Every boot holds this lock.
+static ONE_GUEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The static binary, built on first use; the error is cargo's output.
+static STATIC_BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// A place to boot guests from: the boot script, found and opted in to.
+pub struct Guest {
+    boot_script: PathBuf,
+}
+
+/// What one guest boot produced.
+#[derive(Debug)]
+pub struct GuestRun {
+    /// What was booted, for failure messages: smp, pin and arguments.
+    pub invocation: String,
+    /// The payload's exit code from the guest's `EXIT=N` line; when the guest
+    /// never reported one, boot-guest.sh's own status (124 timeout, 125
+    /// set-up failure, -1 killed by a signal).
+    pub exit_code: i32,
+    /// The payload's output: its stdout and stderr, merged by the guest console.
+    pub stdout: String,
+    /// The host side: boot-guest.sh's diagnostics (accelerator, pinning, timings).
+    pub stderr: String,
+    /// The guest-visible sibling map boot-guest.sh printed before the payload ran.
+    pub guest_topology: String,
+}
+
+impl Guest {
+    /// The boot script when guest tests are enabled and possible here;
+    /// otherwise `None`, after printing why the calling test is skipped.
+    pub fn available() -> Option<Guest> {
+        if std::env::var_os(OPT_IN_VARIABLE).is_none_or(|value| value != "1") {
+            println!("skipping: set {OPT_IN_VARIABLE}=1 to boot QEMU guests");
+            return None;
+        }
+        let boot_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vm/boot-guest.sh");
+        if !boot_script.is_file() {
+            println!(
+                "skipping: {} is absent (guest tests need ../shared beside the repository)",
+                boot_script.display()
+            );
+            return None;
+        }
+        Some(Guest { boot_script })
+    }
+
+    /// Boots a guest with QEMU `-smp` string `smp`, optionally pinning guest
+    /// vCPU i to host CPU `pin[i]` (e.g. `"0,0,1,1"`), and runs the static
+    /// `placement-study` with `args` in it. Panics, with cargo's output, when
+    /// the static binary does not build, or when boot-guest.sh cannot be run.
+    pub fn boot(&self, smp: &str, pin: Option<&str>, args: &[&str]) -> GuestRun {
+        let binary = match STATIC_BINARY.get_or_init(build_static_binary) {
+            Ok(binary) => binary,
+            Err(cargo_output) => panic!("building the static guest binary failed:\n{cargo_output}"),
+        };
+        let invocation = format!(
+            "boot-guest.sh smp={smp} PIN={} placement-study {}",
+            pin.unwrap_or("(none)"),
+            args.join(" ")
+        );
+        // Through bash: a copied shared/ may have lost the script's exec bit.
+        let mut command = Command::new("bash");
+        command
+            .arg(&self.boot_script)
+            .arg(binary)
+            .arg(smp)
+            .args(args);
+        match pin {
+            Some(pin) => command.env("PIN", pin),
+            None => command.env_remove("PIN"),
+        };
+
+        let _guest_slot = ONE_GUEST_AT_A_TIME
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let started = Instant::now();
+        let output = command
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", self.boot_script.display()));
+        let run = GuestRun::parse(
+            invocation,
+            output.status.code().unwrap_or(-1),
+            &String::from_utf8_lossy(&output.stdout),
+            &String::from_utf8_lossy(&output.stderr),
+        );
+        println!(
+            "guest: {} -> exit {} in {:.1} s",
+            run.invocation,
+            run.exit_code,
+            started.elapsed().as_secs_f64()
+        );
+        run
+    }
+}
+
+/// Builds `placement-study` as a static release binary for the guest, in its
+/// own target directory so it never invalidates the normal build.
+fn build_static_binary() -> Result<PathBuf, String> {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target_dir = manifest_dir.join("target/guest");
+    // Keep whatever RUSTFLAGS the caller set (CI may add -D warnings).
+    let rustflags = match std::env::var("RUSTFLAGS") {
+        Ok(flags) if !flags.trim().is_empty() => format!("{flags} -C target-feature=+crt-static"),
+        _ => "-C target-feature=+crt-static".to_owned(),
+    };
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO"))
+        .current_dir(manifest_dir)
+        .args([
+            "build",
+            "--release",
+            "--bin",
+            "placement-study",
+            "--target",
+            GUEST_TARGET,
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        // CARGO_ENCODED_RUSTFLAGS would silently win over RUSTFLAGS.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("RUSTFLAGS", rustflags)
+        .output()
+        .map_err(|error| format!("cannot run {}: {error}", env!("CARGO")))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let binary = target_dir
+        .join(GUEST_TARGET)
+        .join("release/placement-study");
+    println!(
+        "guest: built static {} in {:.1} s",
+        binary.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(binary)
+}
+
+impl GuestRun {
+    /// Splits boot-guest.sh's stdout into the sibling map it prints first
+    /// (`guest-topology: ` lines), the payload's output, and the closing
+    /// `EXIT=N` line.
+    fn parse(invocation: String, script_status: i32, stdout: &str, stderr: &str) -> GuestRun {
+        let mut guest_topology = String::new();
+        let mut payload = String::new();
+        let mut reported_exit = None;
+        for line in stdout.lines() {
+            if let Some(code) = line.strip_prefix("EXIT=") {
+                reported_exit = code.trim().parse().ok();
+            } else if payload.is_empty() && line.starts_with("guest-topology: ") {
+                guest_topology.push_str(line);
+                guest_topology.push('\n');
+            } else {
+                payload.push_str(line);
+                payload.push('\n');
+            }
+        }
+        GuestRun {
+            invocation,
+            exit_code: reported_exit.unwrap_or(script_status),
+            stdout: payload,
+            stderr: stderr.to_owned(),
+            guest_topology,
+        }
+    }
+
+    /// Panics, showing the whole run, unless the payload exited with `expected`.
+    pub fn assert_exit(&self, expected: i32) {
+        assert_eq!(self.exit_code, expected, "wrong exit code\n{self}");
+    }
+
+    /// The first JSON object in the payload's output that starts a line.
+    /// Anything around it (a progress line, because the guest console is a
+    /// terminal; a text report) is ignored. Panics, showing the run, when
+    /// there is none.
+    pub fn json(&self) -> serde_json::Value {
+        let mut line_start = 0;
+        for line in self.stdout.split_inclusive('\n') {
+            if line.starts_with('{') {
+                let rest = &self.stdout[line_start..];
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter();
+                if let Some(Ok(value @ serde_json::Value::Object(_))) = values.next() {
+                    return value;
+                }
+            }
+            line_start += line.len();
+        }
+        panic!("no JSON object in the guest's output\n{self}");
+    }
+}
+
+/// The whole run, as a failure message that makes a CI log legible.
+impl fmt::Display for GuestRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "--- {} -> exit {}", self.invocation, self.exit_code)?;
+        writeln!(f, "--- guest topology:\n{}", self.guest_topology.trim_end())?;
+        writeln!(
+            f,
+            "--- payload output (stdout+stderr):\n{}",
+            self.stdout.trim_end()
+        )?;
+        write!(f, "--- boot-guest.sh stderr:\n{}", self.stderr.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GuestRun;
+
+    /// Shaped like boot-guest.sh's stdout (its topology lines are from a real
+    /// boot), with a progress line ahead of the JSON and a sentence after it:
+    /// the guest console is a terminal and merges stdout and stderr.
+    const RECORDED_STDOUT: &str = "\
+guest-topology: cpu0: thread_siblings_list=0-1 core_cpus_list=0-1 core_id=0 pkg=0
+guest-topology: processors=4 hypervisor_flag=yes model= QEMU TCG CPU version 2.5+
+gate: rep 3/15 {siblings}
+{\"verdict\": \"physical\",
+ \"pairs\": {\"siblings\": [0, 1]}}
+two workers on one core's siblings cost more
+EXIT=0
+";
+
+    #[test]
+    fn guest_output_splits_into_topology_payload_and_exit_code() {
+        let run = GuestRun::parse("test".into(), 0, RECORDED_STDOUT, "boot-guest: pinned\n");
+        assert_eq!(run.exit_code, 0);
+        assert_eq!(run.guest_topology.lines().count(), 2);
+        assert!(run.stdout.starts_with("gate: rep 3/15"));
+        assert!(!run.stdout.contains("EXIT="));
+        assert_eq!(run.json()["verdict"], "physical");
+    }
+
+    #[test]
+    fn guest_that_never_reported_keeps_the_script_status() {
+        let run = GuestRun::parse("test".into(), 124, "", "boot-guest: TIMEOUT after 300s\n");
+        assert_eq!(run.exit_code, 124);
+    }
+}

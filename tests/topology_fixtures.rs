@@ -1,0 +1,353 @@
+//! The prober on hand-written machines (`fixtures/sysfs/*`, modelled on real
+//! ones), on this machine, and on broken input.
+
+use placement_study::cpuset::CpuSet;
+use placement_study::probe::{Topology, probe};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sysfs")
+        .join(name)
+}
+
+fn probe_fixture(name: &str) -> Topology {
+    probe(Some(&fixture(name)), None).unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
+}
+
+fn set(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
+    CpuSet::from_cpus(cpus)
+}
+
+/// Class name → its CPUs, in the order the prober lists them.
+fn classes(topology: &Topology) -> Vec<(&str, CpuSet)> {
+    topology
+        .classes
+        .iter()
+        .map(|class| (class.name.as_str(), class.cpus.clone()))
+        .collect()
+}
+
+fn siblings(topology: &Topology, cpu: u32) -> &CpuSet {
+    &topology.cpus[cpu as usize].siblings
+}
+
+/// The instance of a cache level/type that CPU `cpu` uses.
+fn cache_of(topology: &Topology, level: u32, kind: &str, cpu: u32) -> (Option<u64>, CpuSet) {
+    let cache = topology
+        .caches
+        .iter()
+        .find(|c| c.level == level && c.kind == kind && c.cpus.contains(cpu))
+        .unwrap_or_else(|| panic!("no L{level} {kind} cache for CPU {cpu}"));
+    (cache.size_bytes, cache.cpus.clone())
+}
+
+#[test]
+fn laptop_i5_11300h_pairs_n_with_n_plus_4() {
+    let t = probe_fixture("laptop-i5-11300H");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores), (8, 1, 4));
+    assert_eq!(s.threads_per_core, "2");
+    assert!(s.smt);
+    assert_eq!(s.structure_from, "sysfs");
+    for cpu in 0..4 {
+        assert_eq!(*siblings(&t, cpu), set([cpu, cpu + 4]));
+        assert_eq!(t.cpus[cpu as usize].core, t.cpus[cpu as usize + 4].core);
+    }
+    assert_eq!(t.cpus[3].core, 3, "cores are numbered by their lowest CPU");
+    assert_eq!(classes(&t), vec![("uniform", set(0..8))]);
+    assert_eq!(
+        cache_of(&t, 2, "Unified", 1),
+        (Some(1280 << 10), set([1, 5]))
+    );
+    assert_eq!(cache_of(&t, 3, "Unified", 0), (Some(8 << 20), set(0..8)));
+    assert_eq!(t.caches.len(), 13, "L1d, L1i, L2 per core and one L3");
+
+    let env = &t.environment;
+    assert_eq!(env.turbo, Some(true));
+    assert_eq!(env.turbo_source.as_deref(), Some("intel_pstate/no_turbo"));
+    assert_eq!(env.governors, vec!["powersave"]);
+    assert_eq!(env.scaling_driver.as_deref(), Some("intel_pstate"));
+    assert_eq!(env.clocksource.as_deref(), Some("tsc"));
+    assert_eq!(env.perf_event_paranoid, Some(4));
+    assert_eq!(
+        (env.constant_tsc, env.nonstop_tsc),
+        (Some(true), Some(true))
+    );
+    assert_eq!(env.hypervisor_flag, Some(false));
+    assert!(env.hardware_pmu);
+    assert_eq!(env.pmu_devices, vec!["cpu"]);
+    assert!(env.nohz_full.is_empty(), "nohz_full holds only \\0\\n");
+    assert_eq!(env.allowed_cpus, None, "a snapshot has no process affinity");
+    assert_eq!(env.dmi_vendor.as_deref(), Some("LENOVO"));
+    assert_eq!(
+        env.model_name.as_deref(),
+        Some("11th Gen Intel(R) Core(TM) i5-11300H @ 3.10GHz")
+    );
+    assert_eq!(env.kernel.as_deref(), Some("6.8.0-45-generic"));
+}
+
+#[test]
+fn alder_lake_has_smt_p_cores_and_a_cluster_of_e_cores() {
+    let t = probe_fixture("alderlake-i5-12600K");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores), (16, 1, 10));
+    assert_eq!(s.threads_per_core, "mixed(6x2,4x1)");
+    assert!(s.smt);
+    assert_eq!(*siblings(&t, 0), set([0, 1]));
+    assert_eq!(*siblings(&t, 12), set([12]));
+    assert_eq!(
+        classes(&t),
+        vec![("performance", set(0..12)), ("efficiency", set(12..16))]
+    );
+    assert!(t.classes.iter().all(|class| class.source == "sysfs-pmu"));
+    assert_eq!(t.cpus[13].class, "efficiency");
+
+    // The E-cores form one cluster sharing an L2; each P-core is its own.
+    let cluster = |cpu: usize| t.cpus[cpu].cluster;
+    assert_eq!(cluster(12), cluster(15));
+    assert_eq!(cluster(0), cluster(1));
+    assert_ne!(cluster(0), cluster(2));
+    assert_eq!(cache_of(&t, 2, "Unified", 14), (Some(2 << 20), set(12..16)));
+
+    let env = &t.environment;
+    assert_eq!(env.pmu_devices, vec!["cpu_atom", "cpu_core"]);
+    assert!(env.nohz_full.is_empty(), "nohz_full says (null)");
+    assert_eq!(env.dmi_product.as_deref(), Some("MS-7D25"));
+}
+
+#[test]
+fn core_ultra_has_three_classes_and_no_smt() {
+    let t = probe_fixture("core-ultra-7-356H");
+    let s = &t.summary;
+    assert_eq!(
+        (s.cpus, s.packages, s.cores, s.core_classes),
+        (16, 1, 16, 3)
+    );
+    assert_eq!(s.threads_per_core, "1");
+    assert!(!s.smt);
+    assert_eq!(
+        classes(&t),
+        vec![
+            ("performance", set(0..4)),
+            ("efficiency", set(4..12)),
+            ("low-power efficiency", set(12..16)),
+        ]
+    );
+    assert_eq!(t.cpus[14].class, "low-power efficiency");
+    // The low-power island has its own L2 and no L3.
+    assert_eq!(cache_of(&t, 2, "Unified", 12).1, set(12..16));
+    assert!(!t.caches.iter().any(|c| c.level == 3 && c.cpus.contains(12)));
+
+    let env = &t.environment;
+    assert_eq!(env.smt_control.as_deref(), Some("notsupported"));
+    assert_eq!(env.smt_active, Some(false));
+    assert_eq!(env.turbo, Some(false), "no_turbo is 1");
+}
+
+#[test]
+fn two_socket_server_pairs_n_with_n_plus_64() {
+    let t = probe_fixture("server-2s-xeon-8462Y");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores), (128, 2, 64));
+    assert_eq!(s.threads_per_core, "2");
+    assert_eq!(*siblings(&t, 0), set([0, 64]));
+    assert_eq!(*siblings(&t, 127), set([63, 127]));
+    assert_eq!(t.cpus[64].core, 0);
+    assert_eq!(t.cpus[32].core, 32);
+    assert_eq!((t.cpus[0].package, t.cpus[64].package), (0, 0));
+    assert_eq!((t.cpus[32].package, t.cpus[96].package), (1, 1));
+    let l3s: Vec<&CpuSet> = t
+        .caches
+        .iter()
+        .filter(|c| c.level == 3)
+        .map(|c| &c.cpus)
+        .collect();
+    assert_eq!(l3s.len(), 2);
+    assert!(l3s.iter().all(|cpus| cpus.len() == 64));
+    assert_eq!(cache_of(&t, 3, "Unified", 0).0, Some(60 << 20));
+
+    let env = &t.environment;
+    let package_1 = set((32..64).chain(96..128));
+    assert_eq!(env.isolated, package_1);
+    assert_eq!(env.nohz_full, package_1);
+    assert_eq!(env.governors, vec!["performance"]);
+    assert_eq!(env.kernel.as_deref(), Some("5.14.0-427.13.1.el9_4.x86_64"));
+}
+
+#[test]
+fn kvm_guest_without_smt_or_pmu() {
+    let t = probe_fixture("kvm-guest-2cpu");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores, s.allowed), (2, 1, 2, 2));
+    assert!(!s.smt);
+    assert_eq!(s.hypervisor, None, "no CPUID was read");
+    assert_eq!(classes(&t), vec![("uniform", set([0, 1]))]);
+    assert!(
+        t.cpus
+            .iter()
+            .all(|cpu| cpu.die.is_none() && cpu.cluster.is_none())
+    );
+
+    let env = &t.environment;
+    assert!(!env.hardware_pmu);
+    assert!(env.pmu_devices.is_empty());
+    assert_eq!(env.hypervisor_flag, Some(true));
+    assert_eq!(env.smt_control.as_deref(), Some("notsupported"));
+    assert_eq!(env.turbo, None);
+    assert!(env.governors.is_empty());
+    assert_eq!(env.dmi_vendor, None);
+    assert_eq!(
+        cache_of(&t, 3, "Unified", 1),
+        (Some(266_240 << 10), set([0, 1]))
+    );
+}
+
+#[test]
+fn kvm_guest_claiming_siblings_is_taken_at_its_word_by_sysfs() {
+    let t = probe_fixture("kvm-guest-claims-smt");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.cores, s.packages), (4, 2, 1));
+    assert!(s.smt);
+    assert_eq!(*siblings(&t, 0), set([0, 1]));
+    assert_eq!(*siblings(&t, 3), set([2, 3]));
+    assert_eq!(t.crosscheck, None, "nothing to cross-check without CPUID");
+    let env = &t.environment;
+    assert_eq!(env.clocksource.as_deref(), Some("kvm-clock"));
+    assert_eq!(env.dmi_vendor.as_deref(), Some("QEMU"));
+    assert_eq!(env.perf_event_paranoid, Some(3));
+}
+
+#[test]
+fn topology_round_trips_through_json() {
+    let t = probe_fixture("alderlake-i5-12600K");
+    let json = serde_json::to_string(&t).expect("serializes");
+    let back: Topology = serde_json::from_str(&json).expect("deserializes");
+    assert_eq!(back, t);
+}
+
+#[test]
+fn this_machine_probes_consistently() {
+    let t = probe(None, None).unwrap_or_else(|e| panic!("probing this machine: {e:#}"));
+    let s = &t.summary;
+    assert!(s.cpus >= 1);
+    assert!(s.cores >= 1 && s.cores <= s.cpus);
+    assert!(s.packages >= 1 && s.packages <= s.cores);
+    assert!(s.allowed >= 1 && s.allowed <= s.cpus);
+    assert_eq!(t.cpus.len(), s.cpus);
+    assert_eq!(t.source.sysfs_root, None);
+    let allowed = t
+        .environment
+        .allowed_cpus
+        .as_ref()
+        .expect("live affinity is read");
+    assert!(!allowed.is_empty());
+    let classified: usize = t.classes.iter().map(|class| class.cpus.len()).sum();
+    assert_eq!(classified, s.cpus, "every CPU has exactly one class");
+}
+
+// Damaged snapshots: a scratch copy of a fixture with one thing broken.
+
+/// Copies a fixture tree (files, folders, symlinks as symlinks).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create folder");
+    for entry in std::fs::read_dir(from).expect("read fixture folder") {
+        let entry = entry.expect("fixture entry");
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().expect("file type");
+        if kind.is_symlink() {
+            let link = std::fs::read_link(entry.path()).expect("read link");
+            std::os::unix::fs::symlink(link, &target).expect("symlink");
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+fn damaged_copy(name: &str) -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    copy_tree(&fixture(name), scratch.path());
+    scratch
+}
+
+/// The error of probing `root`, checked to be one line naming `path`.
+fn one_line_error_naming(root: &Path, path: &str) -> String {
+    let error = match probe(Some(root), None) {
+        Ok(_) => panic!("probing {} should fail", root.display()),
+        Err(error) => format!("{error:#}"),
+    };
+    assert!(!error.contains('\n'), "not one line: {error:?}");
+    assert!(error.contains(path), "{error:?} does not name {path}");
+    error
+}
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
+
+#[test]
+fn missing_root_is_an_error_naming_it() {
+    let error = one_line_error_naming(Path::new("/nonexistent/snapshot"), "/nonexistent/snapshot");
+    assert!(error.contains("sys/ and proc/"), "{error}");
+    let empty = tempfile::tempdir().expect("tempdir");
+    one_line_error_naming(empty.path(), CPU_DIR);
+}
+
+#[test]
+fn garbled_online_list_is_an_error_naming_the_file() {
+    let root = damaged_copy("kvm-guest-claims-smt");
+    std::fs::write(root.path().join(CPU_DIR).join("online"), "0-3x\n").expect("write");
+    let error = one_line_error_naming(root.path(), "cpu/online");
+    assert!(error.contains("CPU list"), "{error}");
+}
+
+#[test]
+fn garbled_sibling_list_is_an_error_naming_the_file() {
+    let root = damaged_copy("kvm-guest-claims-smt");
+    let file = "cpu2/topology/thread_siblings_list";
+    std::fs::write(root.path().join(CPU_DIR).join(file), "two,three\n").expect("write");
+    one_line_error_naming(root.path(), file);
+}
+
+#[test]
+fn garbled_environment_value_is_an_error_naming_the_file() {
+    let root = damaged_copy("kvm-guest-2cpu");
+    let file = "proc/sys/kernel/perf_event_paranoid";
+    std::fs::write(root.path().join(file), "paranoid\n").expect("write");
+    one_line_error_naming(root.path(), file);
+}
+
+#[test]
+fn masks_and_cpu_folders_stand_in_for_missing_lists_and_online() {
+    let root = damaged_copy("kvm-guest-claims-smt");
+    let cpu_dir = root.path().join(CPU_DIR);
+    std::fs::remove_file(cpu_dir.join("online")).expect("remove online");
+    for cpu in 0..4 {
+        let topology = cpu_dir.join(format!("cpu{cpu}/topology"));
+        for list in ["thread_siblings_list", "core_siblings_list"] {
+            std::fs::remove_file(topology.join(list)).expect("remove list");
+        }
+    }
+    // An offline CPU: its online file says 0 and it has no topology/.
+    let offline = cpu_dir.join("cpu3");
+    std::fs::write(offline.join("online"), "0\n").expect("write");
+    std::fs::remove_dir_all(offline.join("topology")).expect("remove topology");
+
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!((t.summary.cpus, t.summary.cores), (3, 2));
+    assert_eq!(t.cpus[2].siblings, set([2]), "offline CPU 3 is no sibling");
+    assert_eq!(t.summary.threads_per_core, "mixed(1x2,1x1)");
+}
+
+#[test]
+fn a_cpu_lacking_its_neighbours_list_file_falls_back_to_the_mask() {
+    let root = damaged_copy("laptop-i5-11300H");
+    let topology = root.path().join(CPU_DIR).join("cpu6/topology");
+    for list in ["core_cpus_list", "thread_siblings_list"] {
+        std::fs::remove_file(topology.join(list)).expect("remove list");
+    }
+    std::fs::write(topology.join("core_cpus"), "44\n").expect("write");
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(t.cpus[6].siblings, set([2, 6]));
+    assert_eq!(t.summary.cores, 4);
+}
