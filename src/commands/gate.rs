@@ -18,6 +18,7 @@ use anyhow::{Result, bail};
 pub const SIBLINGS: &str = "siblings";
 pub const SEPARATE: &str = "separate";
 pub const SAME_CPU: &str = "same-cpu";
+pub const ALONE: &str = "alone";
 
 pub fn run(args: &GateArgs) -> Result<i32> {
     let topology = crate::commands::topology::probe_from(&args.source)?;
@@ -103,7 +104,12 @@ pub fn measure(
     };
     let siblings = placement(SIBLINGS, pairs.siblings);
     let separate = placement(SEPARATE, pairs.separate);
+    // The control: both workers on one CPU against one worker alone there.
     let same_cpu = placement(SAME_CPU, [pairs.siblings[0]; 2]);
+    let alone = Placement {
+        arm: ALONE.into(),
+        cpus: vec![Some(pairs.siblings[0])],
+    };
 
     stop::install_ctrl_c_handler()?;
     let mut samples: Vec<RepSample> = Vec::new();
@@ -113,7 +119,7 @@ pub fn measure(
             warmup + 1,
             measure_args.warmups
         ));
-        for arm in [&siblings, &separate, &same_cpu] {
+        for arm in [&siblings, &separate, &same_cpu, &alone] {
             samples.push(engine.run_rep(arm, warmup, true)?);
         }
     }
@@ -129,6 +135,7 @@ pub fn measure(
         samples.push(engine.run_rep(&separate, index, false)?);
         if rep < rule.min_reps {
             samples.push(engine.run_rep(&same_cpu, index, false)?);
+            samples.push(engine.run_rep(&alone, index, false)?);
         }
         // Pairs stay aligned by repetition: an excluded rep drops its partner.
         let paired = gate::paired_costs(&samples, SIBLINGS, SEPARATE, clock);
@@ -153,7 +160,7 @@ pub fn measure(
     let (mut verdict, estimate) = outcome.unwrap_or((Verdict::Inconclusive, None));
 
     let measured_of = |p: &Placement| measured(&samples, &p.arm, &excluded);
-    let arms: Vec<_> = [&siblings, &separate, &same_cpu]
+    let arms: Vec<_> = [&siblings, &separate, &same_cpu, &alone]
         .into_iter()
         .map(|p| arm_stats(p, &measured_of(p), clock, setup.tsc_hz))
         .collect();
@@ -163,7 +170,7 @@ pub fn measure(
             .filter_map(|r| crate::judge::cost::rep_cost(r, crate::measure::ClockKind::Tsc))
             .collect()
     };
-    let control = gate::control_check(&tsc_costs(&same_cpu), &tsc_costs(&separate));
+    let control = gate::control_check(&tsc_costs(&same_cpu), &tsc_costs(&alone));
     // Without working pinning neither verdict means anything.
     let control_failed = control.status == CheckStatus::Failed;
     if control_failed {

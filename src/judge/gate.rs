@@ -195,52 +195,59 @@ pub fn paired_costs(
     paired
 }
 
-/// The accepted ratio of same-CPU to separate-CPU cost for the control.
+/// The accepted ratio of same-CPU to alone cost for the control.
 ///
 /// Two CPU-bound threads pinned to one logical CPU are time-sliced: each
 /// gets half of it, so each one's kernel takes about twice the wall time.
-/// The first to finish may be up to a scheduler slice early, which on short
-/// repetitions pulls the mean towards 1.8, and switching costs a little, so
-/// a working control lands near 1.8–2.1. Threads that were not pinned at all
-/// run in parallel on two CPUs and land near 1.0: [1.6, 2.6] leaves a wide
-/// gap to that failure, so the check does not hinge on the exact value.
-/// Above 2.6, something else shared that CPU (a third runnable thread, or
-/// the two buffers evicting each other), and the control measured that.
-pub const CONTROL_RATIO: (f64, f64) = (1.6, 2.6);
+/// The first to finish may be up to a scheduler slice early, and switching
+/// costs a little, so a working control lands near 1.8–2.1 on a quiet host;
+/// on a noisy one (seen: 1.54–1.93 in QEMU TCG guests sharing a 2-CPU host)
+/// it spreads further. Threads that were not pinned at all run in parallel
+/// on two CPUs and land near 1.0. The bounds sit log-symmetrically around 2
+/// (2 / 1.4 ≈ 2.8 / 2), the lower one at the geometric midpoint between
+/// parallel (1×) and time-sliced (2×), so noise alone does not fail a working
+/// control and a broken one cannot pass. Above 2.8, something else shared
+/// that CPU (a third runnable thread, or the two buffers evicting each
+/// other), and the control measured that.
+pub const CONTROL_RATIO: (f64, f64) = (1.4, 2.8);
 
 /// The control arm: both workers pinned to one logical CPU must cost about
-/// twice what they cost on separate CPUs, or pinning is not working at all
-/// and neither verdict means anything.
+/// twice what one worker costs alone on that CPU, or pinning is not working
+/// at all and neither verdict means anything.
+///
+/// The baseline is one worker alone, not the separate pair: in a VM the
+/// "separate" guest cores may share one host CPU (that is what the gate is
+/// there to find), and then the separate pair costs twice as much too.
 ///
 /// Pass TSC costs (`rep_cost(rep, ClockKind::Tsc)`; the TSC is recorded in
 /// every sample whatever the gate's clock): a time-sliced thread's own cycle
 /// counter stops while it waits, so in core cycles the control costs the
 /// same as separate CPUs whether pinning works or not. Only a wall clock
 /// sees the wait.
-pub fn control_check(same_cpu: &[f64], separate: &[f64]) -> Check {
+pub fn control_check(same_cpu: &[f64], alone: &[f64]) -> Check {
     const NAME: &str = "control";
-    if same_cpu.is_empty() || separate.is_empty() {
+    if same_cpu.is_empty() || alone.is_empty() {
         return Check::unavailable(
             NAME,
             format!(
-                "no control to compare: {} same-CPU and {} separate-CPU repetitions",
+                "no control to compare: {} same-CPU and {} alone repetitions",
                 same_cpu.len(),
-                separate.len()
+                alone.len()
             ),
         );
     }
-    let (same, apart) = (median(same_cpu), median(separate));
+    let (same, apart) = (median(same_cpu), median(alone));
     if !(same.is_finite() && apart.is_finite() && apart > 0.0) {
         return Check::unavailable(NAME, "no usable TSC cost per byte in the control");
     }
     let ratio = same / apart;
     let (low, high) = CONTROL_RATIO;
     let finding = format!(
-        "both workers on one CPU cost {ratio:.2}× what they cost on separate CPUs \
+        "both workers on one CPU cost {ratio:.2}× what one worker costs alone there \
          (TSC ticks per byte, medians of {} and {} repetitions; expected about 2×, \
          accepted {low}–{high})",
         same_cpu.len(),
-        separate.len()
+        alone.len()
     );
     if ratio < low {
         Check::failed(

@@ -46,6 +46,15 @@ pub struct Engine {
     hardware: HardwareCounters,
     hardware_events: Option<HardwareEvents>,
     tsc_hz: f64,
+    /// A group of the workers' events, open on the creating thread for the
+    /// engine's whole life. The kernel enables perf's scheduler hooks and
+    /// software-event static keys when the first such event opens and
+    /// patches them out when the last one closes (the scheduler hook a
+    /// second later, from a work item): code patching that interrupts every
+    /// CPU, possibly a worker mid-kernel in the next repetition. Holding one
+    /// group open keeps those keys on, so repetitions never toggle them. (In
+    /// QEMU TCG guests the toggling also stalled whole guests now and then.)
+    _static_keys_held: Mutex<WorkerCounters>,
 }
 
 impl Engine {
@@ -87,12 +96,13 @@ impl Engine {
             ),
             Err(reason) => (HardwareCounters::Unavailable { reason }, None),
         };
-        WorkerCounters::open(hardware_events)?;
+        let static_keys_held = Mutex::new(WorkerCounters::open(hardware_events)?);
         Ok(Engine {
             workload,
             hardware,
             hardware_events,
             tsc_hz: calibrate_tsc_hz(),
+            _static_keys_held: static_keys_held,
         })
     }
 
