@@ -14,6 +14,7 @@
 //! [`commands`] wires these together for each subcommand; `main.rs` only
 //! parses arguments and maps errors to exit codes.
 
+pub mod affinity;
 pub mod cli;
 pub mod commands;
 pub mod cpuset;

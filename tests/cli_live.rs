@@ -206,3 +206,110 @@ fn bad_input_is_one_line_naming_the_path() {
     let usage = placement_study(&["gate", "--threshold"]);
     assert_eq!(usage.status.code(), Some(2));
 }
+
+/// A tiny valid run saved as JSON in `dir`, for the tests that read runs back.
+fn saved_run(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("host-a.json");
+    let output = placement_study(&[
+        "run",
+        "--skip-gate",
+        "--workers",
+        "1",
+        "--arms",
+        "one-per-core",
+        "--reps",
+        "2",
+        "--warmups",
+        "0",
+        "--rep-ms",
+        "2",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    path
+}
+
+#[test]
+fn report_compares_hosts_one_row_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = saved_run(dir.path());
+    let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    other["host"] = "host-b".into();
+    let second = dir.path().join("host-b.json");
+    std::fs::write(&second, serde_json::to_string(&other).unwrap()).unwrap();
+
+    let output = placement_study(&["report", first.to_str().unwrap(), second.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("host-b") && table.contains("UNGATED"),
+        "{table}"
+    );
+    let rows: Value = serde_json::from_slice(
+        &placement_study(&[
+            "report",
+            "--json",
+            first.to_str().unwrap(),
+            second.to_str().unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(rows[1]["host"], "host-b");
+}
+
+#[test]
+fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("interrupted.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args([
+            "run",
+            "--skip-gate",
+            "--workers",
+            "1",
+            "--arms",
+            "one-per-core",
+            "--reps",
+            "100000",
+            "--warmups",
+            "0",
+            "--rep-ms",
+            "5",
+            "--json",
+        ])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let it get past calibration and into the repetitions.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(run["complete"], false);
+    assert!(!run["samples"].as_array().unwrap().is_empty());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("INCOMPLETE"));
+}

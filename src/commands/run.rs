@@ -20,6 +20,8 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     validate(args)?;
+    // From the start, so a Ctrl-C during probing or calibration is not lost.
+    stop::install_ctrl_c_handler()?;
     let topology = crate::commands::topology::probe_from(&args.source)?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -55,7 +57,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let (engine, setup) = measuring::engine(&args.measure, &topology)?;
     let clock = engine.clock();
 
-    stop::install_ctrl_c_handler()?;
     let mut samples: Vec<RepSample> = Vec::new();
     let total = args.measure.warmups + args.reps;
     let mut complete = true;

@@ -15,13 +15,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
-use nix::sched::{CpuSet as AffinityMask, sched_getcpu, sched_setaffinity};
-use nix::unistd::Pid;
 
 use super::clock::{Stamp, calibrate_tsc_hz, duration_nanos};
 use super::counters::{HardwareEvents, ThreadTaskClock, WorkerCounters, probe_hardware_events};
 use super::kernel::{InputBuffer, Kernel};
 use super::model::{ClockKind, HardwareCounters, Placement, RepSample, WorkerSample};
+use crate::affinity::{current_cpu, pin_current_thread};
 
 /// What every worker does in every repetition: `passes` passes of `kernel`
 /// over its own `buffer_bytes` buffer. The same for every worker, arm and
@@ -292,25 +291,6 @@ impl Engine {
         let counters = WorkerCounters::open(self.hardware_events)?;
         Ok((input, counters))
     }
-}
-
-/// Restricts the calling thread to one logical CPU.
-fn pin_current_thread(cpu: u32) -> anyhow::Result<()> {
-    let mut mask = AffinityMask::new();
-    mask.set(cpu as usize).map_err(|_| {
-        anyhow!(
-            "cannot pin to CPU {cpu}: beyond the {} CPUs an affinity mask holds",
-            AffinityMask::count()
-        )
-    })?;
-    sched_setaffinity(Pid::from_raw(0), &mask).map_err(|errno| {
-        anyhow!("cannot pin to CPU {cpu}: sched_setaffinity: {errno} (is CPU {cpu} online and among this process's allowed CPUs?)")
-    })
-}
-
-fn current_cpu() -> anyhow::Result<u32> {
-    let cpu = sched_getcpu().context("sched_getcpu failed")?;
-    u32::try_from(cpu).context("sched_getcpu returned a CPU number beyond u32")
 }
 
 /// Holds the workers until every one is ready, then lets them all go at

@@ -4,7 +4,7 @@
 //! affinity. Every fact is optional; a file that is absent leaves it unset,
 //! a file that is present but garbled is an error naming it.
 
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, parse_list};
 use crate::probe::model::Environment;
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::{Context, Result, anyhow, bail};
@@ -42,14 +42,33 @@ pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment
         isolated: read_list(root, &format!("{CPU_DIR}/isolated"))?,
         nohz_full: read_list(root, &format!("{CPU_DIR}/nohz_full"))?,
         allowed_cpus: if root.is_live() {
-            Some(process_allowed_cpus()?)
+            Some(crate::affinity::allowed_cpus()?)
         } else {
-            None
+            saved_allowed_cpus(root)?
         },
         dmi_vendor: root.read_value("sys/class/dmi/id/sys_vendor")?,
         dmi_product: root.read_value("sys/class/dmi/id/product_name")?,
         model_name: cpuinfo.model_name,
     })
+}
+
+/// The allowed CPUs a snapshot recorded: `Cpus_allowed_list` of the
+/// `proc/self/status` that `placement-study snapshot` saves. `None` when the
+/// snapshot has no such file (hwloc's snapshots, hand-made fixtures).
+fn saved_allowed_cpus(root: &SysfsRoot) -> Result<Option<CpuSet>> {
+    const FILE: &str = "proc/self/status";
+    let Some(status) = root.read_text(FILE)? else {
+        return Ok(None);
+    };
+    let Some(list) = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+    else {
+        return Ok(None);
+    };
+    parse_list(list)
+        .map(Some)
+        .map_err(|e| anyhow!("{}: Cpus_allowed_list: {e}", root.path(FILE).display()))
 }
 
 /// `osrelease`, or on the live system without /proc, `uname -r`.
@@ -211,41 +230,6 @@ fn first_processor_block(text: &str) -> &str {
     block.find("\n\n").map_or(block, |end| &block[..end])
 }
 
-/// The CPUs this process may run on (`sched_getaffinity`), however many the
-/// machine has: the mask buffer grows until the kernel's fits, where the
-/// libc `cpu_set_t` stops at 1024 CPUs.
-pub fn process_allowed_cpus() -> Result<CpuSet> {
-    const WORD_BITS: usize = libc::c_ulong::BITS as usize;
-    const MAX_BYTES: usize = 1 << 20;
-    let mut words: Vec<libc::c_ulong> = vec![0; 1024 / WORD_BITS];
-    loop {
-        let bytes = std::mem::size_of_val(words.as_slice());
-        // SAFETY: the kernel writes at most `bytes` bytes into `words`,
-        // which owns exactly that many; pid 0 is this thread.
-        let written =
-            unsafe { libc::syscall(libc::SYS_sched_getaffinity, 0, bytes, words.as_mut_ptr()) };
-        if written >= 0 {
-            let valid_words = (written as usize).div_ceil(std::mem::size_of::<libc::c_ulong>());
-            let cpus = words[..valid_words.min(words.len())]
-                .iter()
-                .enumerate()
-                .flat_map(|(index, &word)| {
-                    (0..WORD_BITS)
-                        .filter(move |bit| word & (1 << bit) != 0)
-                        .map(move |bit| (index * WORD_BITS + bit) as u32)
-                });
-            return Ok(CpuSet::from_cpus(cpus));
-        }
-        let error = std::io::Error::last_os_error();
-        // EINVAL: the buffer is smaller than the kernel's CPU mask.
-        if error.raw_os_error() == Some(libc::EINVAL) && bytes < MAX_BYTES {
-            words.resize(words.len() * 2, 0);
-            continue;
-        }
-        return Err(error).context("sched_getaffinity of this process");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,11 +242,5 @@ mod tests {
             "processor\t: 0\nflags\t: fpu hypervisor"
         );
         assert_eq!(first_processor_block("no cpus here"), "no cpus here");
-    }
-
-    #[test]
-    fn this_process_may_run_somewhere() {
-        let allowed = process_allowed_cpus().expect("sched_getaffinity works for this process");
-        assert!(!allowed.is_empty());
     }
 }

@@ -2,8 +2,10 @@
 //! its CV, min, max and repetitions, and the clock it came from.
 
 use crate::judge::stats::Spread;
+use crate::measure::ClockKind;
 use crate::report::units::{percent, percent_change, sig4};
 use crate::results::ArmStats;
+use tabled::builder::Builder;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
@@ -24,19 +26,6 @@ struct ArmRow {
     tsc: String,
     #[tabled(rename = "eff. GHz")]
     ghz: String,
-}
-
-#[derive(Tabled)]
-struct StudyRow {
-    arm: String,
-    #[tabled(rename = "cycles/byte")]
-    cost: String,
-    #[tabled(rename = "L1i miss/1k instr")]
-    l1i: String,
-    #[tabled(rename = "instr/byte")]
-    ipb: String,
-    #[tabled(rename = "vs one-per-core")]
-    change: String,
 }
 
 fn median_or_dash(s: &Option<Spread>) -> String {
@@ -89,23 +78,37 @@ pub fn arms_table(arms: &[ArmStats], mark_quotable: bool) -> String {
 }
 
 /// The study's headline table: rows one-per-core and sibling-packed (and any
-/// other arm), columns cycles per byte, L1i misses per 1000 instructions,
-/// instructions per byte, and the change against one-per-core.
+/// other arm), columns cost per byte (headed by its clock: "cycles/byte" or
+/// "TSC ticks/byte"), L1i misses per 1000 instructions, instructions per byte,
+/// and the change against one-per-core.
 pub fn headline_table(arms: &[ArmStats]) -> String {
-    let rows = arms.iter().map(|a| StudyRow {
-        arm: marked_name(a),
-        cost: format!("{} ({})", median_or_dash(&a.cost), a.clock.as_str()),
-        l1i: median_or_dash(&a.l1i_misses_per_kilo_instruction),
-        ipb: a
-            .instructions_per_byte
-            .as_ref()
-            .map(|s| format!("{:.6}", s.median))
-            .unwrap_or_else(|| "unavailable".into()),
-        change: match (a.name.as_str(), a.change_vs_one_per_core) {
-            ("one-per-core", _) => "baseline".into(),
-            (_, Some(c)) => percent_change(c),
-            _ => "—".into(),
-        },
-    });
-    Table::new(rows).with(Style::sharp()).to_string()
+    let cost_header = match arms.first().map(|a| a.clock) {
+        Some(ClockKind::CoreCycles) | None => "cycles/byte",
+        Some(ClockKind::Tsc) => "TSC ticks/byte",
+    };
+    let mut table = Builder::default();
+    table.push_record([
+        "arm",
+        cost_header,
+        "L1i miss/1k instr",
+        "instr/byte",
+        "vs one-per-core",
+    ]);
+    for a in arms {
+        table.push_record([
+            marked_name(a),
+            median_or_dash(&a.cost),
+            median_or_dash(&a.l1i_misses_per_kilo_instruction),
+            a.instructions_per_byte
+                .as_ref()
+                .map(|s| format!("{:.6}", s.median))
+                .unwrap_or_else(|| "unavailable".into()),
+            match (a.name.as_str(), a.change_vs_one_per_core) {
+                ("one-per-core", _) => "baseline".into(),
+                (_, Some(c)) => percent_change(c),
+                _ => "—".into(),
+            },
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
 }

@@ -1,0 +1,158 @@
+//! The whole prober on both sources at once: each hand-written sysfs fixture
+//! with the CPUID dump of the same machine, through `probe()` and through the
+//! binary, and the snapshot a live machine saves read back.
+
+use placement_study::cli::ArmKind;
+use placement_study::plan::{self, GatePlan};
+use placement_study::probe::cpuid::CpuidSource;
+use placement_study::probe::{Topology, probe};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// (sysfs fixture, CPUID fixture) of the same machine.
+const SAME_MACHINE: &[(&str, &str)] = &[
+    ("laptop-i5-11300H", "i5-11300H"),
+    ("alderlake-i5-12600K", "alder-lake-i5-12600K"),
+    ("core-ultra-7-356H", "core-ultra-7-356h"),
+    ("kvm-guest-2cpu", "kvm-guest-2vcpu"),
+];
+
+fn fixture(kind: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(kind)
+        .join(name)
+}
+
+fn probe_pair(sysfs: &str, cpuid: &str) -> Topology {
+    let source = CpuidSource::Dump(fixture("cpuid", cpuid));
+    probe(Some(&fixture("sysfs", sysfs)), Some(&source))
+        .unwrap_or_else(|e| panic!("probing {sysfs} with {cpuid}: {e:#}"))
+}
+
+#[test]
+fn cpuid_and_sysfs_of_one_machine_agree() {
+    for (sysfs, cpuid) in SAME_MACHINE {
+        let topology = probe_pair(sysfs, cpuid);
+        let cross = topology
+            .crosscheck
+            .as_ref()
+            .expect("both sources were read");
+        assert!(cross.agrees, "{sysfs} + {cpuid}: {:?}", cross.mismatches);
+        assert!(
+            topology.cpus.iter().all(|c| c.apic_id.is_some()),
+            "{sysfs}: every CPU gets its APIC id"
+        );
+    }
+}
+
+#[test]
+fn a_guest_kernel_that_invents_siblings_shows_in_the_crosscheck() {
+    let topology = probe_pair("kvm-guest-claims-smt", "guest-fake-siblings");
+    assert!(
+        topology.summary.smt,
+        "sysfs claims SMT and gives the structure"
+    );
+    let cross = topology.crosscheck.expect("both sources were read");
+    assert!(!cross.agrees);
+    assert!(
+        cross.mismatches.iter().any(|m| m.contains("CPUs 0 and 1")),
+        "{:?}",
+        cross.mismatches
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["topology", "--sysfs-root"])
+        .arg(fixture("sysfs", "kvm-guest-claims-smt"))
+        .arg("--cpuid-dump")
+        .arg(fixture("cpuid", "guest-fake-siblings"))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("CPUID and sysfs disagree"), "{text}");
+}
+
+#[test]
+fn gate_pairs_and_run_arms_follow_the_sibling_map() {
+    let laptop = probe_pair("laptop-i5-11300H", "i5-11300H");
+    let GatePlan::Pairs(pairs) = plan::gate_pairs(&laptop).unwrap() else {
+        panic!("the laptop has SMT");
+    };
+    assert_eq!(pairs.siblings, [0, 4]);
+    assert_eq!(pairs.separate, [0, 1]);
+    assert_eq!(plan::default_workers(&laptop), Some(4));
+    let arms = [
+        ArmKind::OnePerCore,
+        ArmKind::SiblingPacked,
+        ArmKind::SameCpu,
+    ];
+    let run = plan::run_arms(&laptop, 4, &arms).unwrap();
+    let cpus: Vec<Vec<Option<u32>>> = run.placements.iter().map(|p| p.cpus.clone()).collect();
+    assert_eq!(cpus[0], [Some(0), Some(1), Some(2), Some(3)]);
+    assert_eq!(cpus[1], [Some(0), Some(4), Some(1), Some(5)]);
+    assert_eq!(cpus[2], [Some(0); 4]);
+
+    // Hybrid: only the P-cores have two threads; the pairs never mix classes.
+    let alder = probe_pair("alderlake-i5-12600K", "alder-lake-i5-12600K");
+    let GatePlan::Pairs(pairs) = plan::gate_pairs(&alder).unwrap() else {
+        panic!("Alder Lake P-cores have SMT");
+    };
+    assert_eq!(pairs.class, "performance");
+    assert_eq!(plan::default_workers(&alder), Some(6));
+
+    // No SMT anywhere: the reason says SMT is absent; packing cannot be planned.
+    let ultra = probe_pair("core-ultra-7-356H", "core-ultra-7-356h");
+    let GatePlan::NoSmt { reason } = plan::gate_pairs(&ultra).unwrap() else {
+        panic!("the Core Ultra has no SMT");
+    };
+    assert!(reason.contains("absent"), "{reason}");
+    assert_eq!(plan::default_workers(&ultra), None);
+    let error = plan::run_arms(&ultra, 2, &[ArmKind::SiblingPacked]).unwrap_err();
+    assert!(error.to_string().contains("sibling-packed"), "{error}");
+}
+
+#[test]
+fn a_saved_snapshot_reads_back_as_the_live_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("host");
+    let binary = env!("CARGO_BIN_EXE_placement-study");
+    let saved = Command::new(binary)
+        .arg("snapshot")
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert!(
+        saved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&saved.stderr)
+    );
+    let read = |extra: &[&std::ffi::OsStr]| -> serde_json::Value {
+        let output = Command::new(binary)
+            .args(["topology", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let mut json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json.as_object_mut().unwrap().remove("source");
+        json
+    };
+    assert_eq!(
+        read(&[]),
+        read(&["--sysfs-root".as_ref(), snapshot.as_os_str()])
+    );
+
+    // A second snapshot into the same folder refuses, naming it.
+    let again = Command::new(binary)
+        .arg("snapshot")
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
+}
