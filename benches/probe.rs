@@ -6,54 +6,54 @@
 //! Run: `cargo bench --bench probe`. Skips (with a message) when
 //! ../shared/conformance is absent.
 
+#[path = "../tests/conformance/mod.rs"]
+mod conformance;
+
+use conformance::{Corpus, Row};
 use criterion::{Criterion, criterion_group, criterion_main};
 use placement_study::cpuset::CpuSet;
 use placement_study::probe::{self, cpuid::CpuidSource};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/hwloc")
-}
-
-/// Extracts `tarball` (relative to the corpus) and returns `inner` inside it.
-fn extract(tarball: &str, inner: &str, into: &Path) -> PathBuf {
-    let status = Command::new("tar")
-        .arg("-xjf")
-        .arg(corpus().join(tarball))
-        .arg("-C")
-        .arg(into)
-        .status()
-        .expect("tar runs");
-    assert!(status.success(), "tar -xjf {tarball} failed");
-    into.join(inner)
+/// The manifest row of the machine with the most CPUs, and that count.
+fn largest(rows: &[Row]) -> (&Row, usize) {
+    rows.iter()
+        .map(|row| {
+            let cpus = row.expected("cpus").and_then(|cpus| cpus.parse().ok());
+            (row, cpus.unwrap_or(0))
+        })
+        .max_by_key(|&(_, cpus)| cpus)
+        .expect("a manifest has rows")
 }
 
 fn bench_probe(c: &mut Criterion) {
-    if !corpus().is_dir() {
-        eprintln!("skipping: {} not found", corpus().display());
+    let Some(corpus) = Corpus::find() else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("a temp dir");
-    // 256 CPUs: the largest sysfs snapshot of the corpus.
-    let sysfs = extract(
-        "linux/256ia64-64n2s2c.tar.bz2",
-        "256ia64-64n2s2c",
-        dir.path(),
+    };
+    let sysfs_rows = corpus.read_manifest("sysfs-manifest.tsv");
+    let (snapshot, snapshot_cpus) = largest(&sysfs_rows);
+    let snapshot_dir = corpus
+        .extract(snapshot.get("tarball"), &[])
+        .expect("extracts the snapshot");
+    let root = snapshot_dir.path().join(snapshot.get("top_dir"));
+    c.bench_function(
+        &format!(
+            "probe sysfs {} ({snapshot_cpus} CPUs)",
+            snapshot.get("name")
+        ),
+        |b| b.iter(|| probe::probe(Some(&root), None).expect("probes")),
     );
-    // 256 CPUs: the largest CPUID dump of the corpus.
-    let dump = extract(
-        "x86/Intel-KnightsLanding-XeonPhi-7210.tar.bz2",
-        "Intel-KnightsLanding-XeonPhi-7210",
-        dir.path(),
+
+    let cpuid_rows = corpus.read_manifest("cpuid-manifest.tsv");
+    let (dump, dump_cpus) = largest(&cpuid_rows);
+    let cpuid_dir = dump.get("cpuid_dir");
+    let dump_dir = corpus
+        .extract(dump.get("tarball"), &[cpuid_dir])
+        .expect("extracts the dump");
+    let source = CpuidSource::Dump(dump_dir.path().join(cpuid_dir));
+    c.bench_function(
+        &format!("read cpuid dump {} ({dump_cpus} CPUs)", dump.get("name")),
+        |b| b.iter(|| probe::cpuid::read_report(&source, &CpuSet::default()).expect("reads")),
     );
-    c.bench_function("probe sysfs 256ia64-64n2s2c (256 CPUs)", |b| {
-        b.iter(|| probe::probe(Some(&sysfs), None).expect("probes"))
-    });
-    let source = CpuidSource::Dump(dump);
-    c.bench_function("read cpuid dump KnightsLanding (256 CPUs)", |b| {
-        b.iter(|| probe::cpuid::read_report(&source, &CpuSet::default()).expect("reads"))
-    });
 }
 
 criterion_group!(benches, bench_probe);

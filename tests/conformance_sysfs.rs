@@ -5,52 +5,13 @@
 //! All rows run; failures are collected and reported together, one line per
 //! mismatch, so a regression on one machine does not hide another.
 
+mod conformance;
+
+use conformance::{Corpus, Row};
 use placement_study::cpuset::{CpuSet, parse_list};
 use placement_study::probe::{Topology, probe};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn conformance_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/hwloc")
-}
-
-/// One manifest row, by column name.
-struct Row(HashMap<String, String>);
-
-impl Row {
-    fn get(&self, column: &str) -> &str {
-        self.0.get(column).map_or("", String::as_str)
-    }
-
-    /// The expected value, unless the manifest says "-" or "n/a".
-    fn expected(&self, column: &str) -> Option<&str> {
-        let value = self.get(column);
-        (!value.is_empty() && value != "-" && !value.starts_with("n/a")).then_some(value)
-    }
-}
-
-fn read_manifest(path: &Path) -> Vec<Row> {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .expect("manifest has a header")
-        .split('\t')
-        .collect();
-    lines
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            Row(header
-                .iter()
-                .zip(line.split('\t'))
-                .map(|(column, value)| ((*column).to_owned(), value.to_owned()))
-                .collect())
-        })
-        .collect()
-}
 
 /// The CPU sets of `class_sets`, e.g.
 /// `eff0:0-3[FrequencyMaxMHz=2800,...] ; eff1:4[...]`.
@@ -104,30 +65,10 @@ fn compare(row: &Row, topology: &Topology) -> Vec<String> {
     mismatches
 }
 
-/// A scratch folder in RAM where there is one: a snapshot is thousands of
-/// tiny files, and creating them on disk costs ten times more.
-fn scratch_dir() -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("conformance-")
-        .tempdir_in("/dev/shm")
-        .or_else(|_| tempfile::tempdir())
-}
-
 /// Extracts a row's tarball and probes its snapshot root; `Err` carries
 /// everything wrong with the row.
-fn check_row(row: &Row) -> Result<(), String> {
-    let tarball = conformance_dir().join(row.get("tarball"));
-    let scratch = scratch_dir().map_err(|e| format!("tempdir: {e}"))?;
-    let status = Command::new("tar")
-        .arg("-xjf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(scratch.path())
-        .status()
-        .map_err(|e| format!("running tar: {e}"))?;
-    if !status.success() {
-        return Err(format!("tar -xjf {} failed: {status}", tarball.display()));
-    }
+fn check_row(corpus: &Corpus, row: &Row) -> Result<(), String> {
+    let scratch = corpus.extract(row.get("tarball"), &[])?;
     let root = scratch.path().join(row.get("top_dir"));
     let probed = catch_unwind(AssertUnwindSafe(|| probe(Some(&root), None)))
         .map_err(|_| "probe panicked".to_owned())?;
@@ -165,17 +106,14 @@ fn check_row(row: &Row) -> Result<(), String> {
 
 #[test]
 fn every_sysfs_snapshot_matches_the_manifest() {
-    let manifest = conformance_dir().join("sysfs-manifest.tsv");
-    if !manifest.exists() {
-        println!("skipping: ../shared/conformance not found");
+    let Some(corpus) = Corpus::find() else {
         return;
-    }
-    let rows = read_manifest(&manifest);
-    assert!(!rows.is_empty(), "{}: no rows", manifest.display());
+    };
+    let rows = corpus.read_manifest("sysfs-manifest.tsv");
     let failures: Vec<String> = rows
         .iter()
         .filter_map(|row| {
-            check_row(row)
+            check_row(&corpus, row)
                 .err()
                 .map(|why| format!("{} ({}): {why}", row.get("name"), row.get("use")))
         })

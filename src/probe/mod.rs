@@ -248,10 +248,13 @@ fn summarize(
 
 /// "2" when every core has two threads; "mixed(6x2,8x1)" (cores x threads,
 /// most threads first) otherwise.
-fn describe_threads_per_core(threads: impl Iterator<Item = usize>) -> String {
+pub(crate) fn describe_threads_per_core(threads: impl Iterator<Item = usize>) -> String {
     let mut cores_by_threads: BTreeMap<Reverse<usize>, usize> = BTreeMap::new();
     for count in threads {
         *cores_by_threads.entry(Reverse(count)).or_default() += 1;
+    }
+    if cores_by_threads.is_empty() {
+        return "0".into();
     }
     if cores_by_threads.len() == 1 {
         if let Some(Reverse(threads)) = cores_by_threads.keys().next() {

@@ -75,16 +75,24 @@ pub fn render(result: &RunResult) -> String {
             percent(share)
         );
     }
+    let status_of = |name: &str| {
+        result
+            .checks
+            .iter()
+            .find(|c| c.name == name)
+            .map_or("not run", |c| c.status.as_str())
+    };
     let _ = writeln!(
         out,
-        "\n{}",
+        "\n{} (pinning {}, invariance {})",
         if result.valid {
-            "valid run: pinning held and no invariance check failed".to_string()
+            "valid run"
         } else {
             "INVALID run (exit 6): a failed pinning check means a thread moved; a failed invariance \
              check means the counters were not on the workers; see Checks"
-                .to_string()
-        }
+        },
+        status_of("pinning"),
+        status_of("invariance")
     );
     if !result.warnings.is_empty() {
         let _ = writeln!(out, "\nNotes");

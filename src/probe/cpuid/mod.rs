@@ -14,6 +14,7 @@ mod live;
 mod record;
 
 use crate::cpuset::CpuSet;
+use crate::probe::describe_threads_per_core;
 use crate::probe::model::{CoreClass, CpuidCpu, CpuidReport};
 use anyhow::{Result, bail};
 use dump::{CpuidRecord, RecordReader};
@@ -114,7 +115,7 @@ fn report_from_records(records: &[(u32, CpuidRecord)]) -> Result<CpuidReport> {
         crystal_hz: first.tsc.as_ref().and_then(|t| t.crystal_hz),
         packages: packages.len(),
         cores: threads_by_core.len(),
-        threads_per_core: threads_per_core_label(threads_by_core.values().copied()),
+        threads_per_core: describe_threads_per_core(threads_by_core.values().copied()),
         per_cpu,
     })
 }
@@ -180,26 +181,6 @@ fn core_type_name(
     }
 }
 
-/// "2", or "mixed(8x2,8x1)" (cores x threads, most threads first).
-fn threads_per_core_label(threads_per_core: impl Iterator<Item = usize>) -> String {
-    let mut cores_by_threads: BTreeMap<usize, usize> = BTreeMap::new();
-    for threads in threads_per_core {
-        *cores_by_threads.entry(threads).or_default() += 1;
-    }
-    match cores_by_threads.len() {
-        0 => "0".to_string(),
-        1 => cores_by_threads.keys().map(usize::to_string).collect(),
-        _ => {
-            let parts: Vec<String> = cores_by_threads
-                .iter()
-                .rev()
-                .map(|(threads, cores)| format!("{cores}x{threads}"))
-                .collect();
-            format!("mixed({})", parts.join(","))
-        }
-    }
-}
-
 /// Core classes from the per-CPU core types of a hybrid part: performance,
 /// efficiency, low-power efficiency, in that order, plus "unknown" for CPUs
 /// of the same part that report no type. `None` when no CPU reports a type
@@ -244,15 +225,6 @@ pub fn classes_from_cpuid(report: &CpuidReport) -> Option<Vec<CoreClass>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn threads_per_core_labels() {
-        assert_eq!(threads_per_core_label([2, 2, 2].into_iter()), "2");
-        assert_eq!(
-            threads_per_core_label([2, 1, 2, 1, 1].into_iter()),
-            "mixed(2x2,3x1)"
-        );
-    }
 
     #[test]
     fn low_bits_saturate() {
