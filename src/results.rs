@@ -87,7 +87,11 @@ pub struct GateResult {
     pub verdict: Verdict,
     /// The plain sentence printed first.
     pub sentence: String,
+    /// Paired estimate at the centre of `ci95` (geometric mean of the
+    /// per-repetition ratios siblings / separate, minus 1).
     pub penalty: Option<f64>,
+    /// median(siblings) / median(separate) − 1.
+    pub penalty_of_medians: Option<f64>,
     pub ci95: Option<Interval>,
     pub threshold: f64,
     pub reps: usize,

@@ -6,7 +6,7 @@
 
 use crate::judge::checks::{Check, excluded_reps};
 use crate::judge::cost::rep_cost;
-use crate::judge::stats::{median, penalty, penalty_ci95};
+use crate::judge::stats::{median, penalty, penalty_centre, penalty_ci95};
 use crate::measure::{ClockKind, RepSample};
 use serde::{Deserialize, Serialize};
 
@@ -88,8 +88,12 @@ pub enum Step {
 /// The penalty of siblings over separate cores, with its interval.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Estimate {
-    /// median(siblings) / median(separate) − 1: 0.37 is 37 % more.
+    /// The paired estimate at the centre of `ci95` (geometric mean of
+    /// siblingsᵢ / separateᵢ, minus 1): 0.37 is 37 % more.
     pub penalty: f64,
+    /// median(siblings) / median(separate) − 1, for comparison; with noisy
+    /// repetitions it can differ from `penalty`.
+    pub penalty_of_medians: f64,
     /// 95 % confidence interval of the penalty (see [`penalty_ci95`]).
     pub ci95: Interval,
     /// Repetitions per arm it comes from (the shorter arm's, if unequal).
@@ -100,7 +104,8 @@ pub struct Estimate {
 /// 95 % interval; `None` until each arm has enough valid repetitions.
 pub fn estimate(siblings: &[f64], separate: &[f64]) -> Option<Estimate> {
     Some(Estimate {
-        penalty: penalty(siblings, separate)?,
+        penalty: penalty_centre(siblings, separate)?,
+        penalty_of_medians: penalty(siblings, separate)?,
         ci95: penalty_ci95(siblings, separate)?,
         reps: siblings.len().min(separate.len()),
     })
@@ -108,8 +113,7 @@ pub fn estimate(siblings: &[f64], separate: &[f64]) -> Option<Estimate> {
 
 /// One look at the costs so far: stop with a verdict, or measure more.
 ///
-/// * `physical` when the whole interval (and the point estimate) is at or
-///   above the threshold;
+/// * `physical` when the whole interval is at or above the threshold;
 /// * `virtual` when the whole interval is below it. That includes negative
 ///   penalties, where siblings are cheaper: the claim is "sharing a core
 ///   costs less than the threshold", not "costs nothing", and siblings that
@@ -126,9 +130,9 @@ pub fn estimate(siblings: &[f64], separate: &[f64]) -> Option<Estimate> {
 /// that risk small where it matters, and a borderline host straddles until
 /// `max_reps` instead of being decided by chance.
 ///
-/// The point estimate must agree with the interval for a verdict: with an
-/// outlier the two can disagree, and a verdict that contradicts its own
-/// headline number is worth another repetition.
+/// The ratio of medians must agree with the interval too: with an outlier
+/// the two can disagree, and a verdict that contradicts the arms table's
+/// medians is worth another repetition.
 pub fn decide(rule: &GateRule, siblings: &[f64], separate: &[f64]) -> (Step, Option<Estimate>) {
     let reps = siblings.len().min(separate.len());
     let estimate = estimate(siblings, separate);
@@ -136,8 +140,8 @@ pub fn decide(rule: &GateRule, siblings: &[f64], separate: &[f64]) -> (Step, Opt
         .as_ref()
         .filter(|_| reps >= rule.min_reps)
         .and_then(|e| {
-            let above = e.ci95.low >= rule.threshold && e.penalty >= rule.threshold;
-            let below = e.ci95.high < rule.threshold && e.penalty < rule.threshold;
+            let above = e.ci95.low >= rule.threshold && e.penalty_of_medians >= rule.threshold;
+            let below = e.ci95.high < rule.threshold && e.penalty_of_medians < rule.threshold;
             match (above, below) {
                 (true, _) => Some(Verdict::Physical),
                 (_, true) => Some(Verdict::Virtual),

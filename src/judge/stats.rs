@@ -106,12 +106,30 @@ pub fn penalty(treated: &[f64], baseline: &[f64]) -> Option<f64> {
 /// * Unequal lengths: no pairing exists, so Welch's interval on the
 ///   difference of mean log costs (Welch–Satterthwaite degrees of freedom).
 ///
-/// Either way the interval is for the geometric-mean ratio, which with
-/// symmetric noise has the same centre as the ratio of medians reported as
-/// the penalty; an outlier widens it (the gate then keeps measuring) rather
-/// than moving the verdict. `None` with fewer than [`MIN_INTERVAL_REPS`]
+/// Either way the interval is for the geometric-mean ratio
+/// ([`penalty_centre`]), which with symmetric noise has the same centre as
+/// the ratio of medians; an outlier widens it (the gate then keeps
+/// measuring) rather than moving the verdict. `None` with fewer than [`MIN_INTERVAL_REPS`]
 /// values in an arm, or a cost that is not a positive finite number.
 pub fn penalty_ci95(treated: &[f64], baseline: &[f64]) -> Option<Interval> {
+    let (centre, half_width) = log_ratio(treated, baseline)?;
+    Some(Interval {
+        low: (centre - half_width).exp() - 1.0,
+        high: (centre + half_width).exp() - 1.0,
+    })
+}
+
+/// The penalty at the centre of [`penalty_ci95`]'s interval: the geometric
+/// mean of the paired ratios (or of the arms, when unpaired) minus 1. This
+/// is the point estimate a verdict quotes, so it always lies inside its
+/// interval; [`penalty`] (ratio of medians) can fall outside it when a few
+/// repetitions are noisy.
+pub fn penalty_centre(treated: &[f64], baseline: &[f64]) -> Option<f64> {
+    log_ratio(treated, baseline).map(|(centre, _)| centre.exp() - 1.0)
+}
+
+/// Centre and 95 % half-width of the log cost ratio; see [`penalty_ci95`].
+fn log_ratio(treated: &[f64], baseline: &[f64]) -> Option<(f64, f64)> {
     let valid = |arm: &[f64]| {
         arm.len() >= MIN_INTERVAL_REPS && arm.iter().all(|c| c.is_finite() && *c > 0.0)
     };
@@ -130,10 +148,7 @@ pub fn penalty_ci95(treated: &[f64], baseline: &[f64]) -> Option<Interval> {
         // Identical ratios in every repetition: nothing left to be unsure of.
         0.0
     };
-    Some(Interval {
-        low: (centre - half_width).exp() - 1.0,
-        high: (centre + half_width).exp() - 1.0,
-    })
+    Some((centre, half_width))
 }
 
 /// Mean, standard error and degrees of freedom of ln(treatedᵢ / baselineᵢ).

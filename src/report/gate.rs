@@ -22,10 +22,11 @@ pub fn sentence(verdict: Verdict, estimate: Option<&Estimate>, threshold: f64) -
     };
     let measured = format!(
         "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than on separate cores \
-         ({} repetitions each); threshold {threshold_pct}",
+         (paired over {} repetitions each; ratio of medians {}); threshold {threshold_pct}",
         e.ci95.low * 100.0,
         e.ci95.high * 100.0,
-        e.reps
+        e.reps,
+        crate::report::units::percent_change(e.penalty_of_medians)
     );
     let meaning = match verdict {
         Verdict::Physical => "placement is physical".to_string(),
