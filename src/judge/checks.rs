@@ -15,7 +15,7 @@ const NAMED_OFFENDERS: usize = 3;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Check {
     /// Stable and short: "pinning", "multiplexing", "invariance",
-    /// "cv-bar <arm>", "control".
+    /// "cv-bar ARM", "control".
     pub name: String,
     /// Passed, failed or unavailable: never silently absent.
     pub status: CheckStatus,

@@ -70,7 +70,7 @@ fn read_tsc() -> u64 {
 /// How long [`calibrate_tsc_hz`] compares the TSC against CLOCK_MONOTONIC.
 const TSC_CALIBRATION: Duration = Duration::from_millis(20);
 
-/// Estimates the TSC frequency by counting ticks over [`TSC_CALIBRATION`] of
+/// Estimates the TSC frequency by counting ticks over `TSC_CALIBRATION` of
 /// CLOCK_MONOTONIC (sleeping: the TSC ticks on regardless). Good to well under
 /// 0.1 %; prefer CPUID leaf 0x15's value where the CPU reports one.
 pub fn calibrate_tsc_hz() -> f64 {

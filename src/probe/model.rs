@@ -150,14 +150,14 @@ pub struct CpuidReport {
     pub model: u32,
     pub stepping: u32,
     pub brand: Option<String>,
-    /// CPUID.1:ECX[31].
+    /// CPUID.1:ECX\[31\].
     pub hypervisor_bit: bool,
     /// Leaf 0x40000000 signature (e.g. "KVMKVMKVM", "Microsoft Hv",
     /// "VMwareVMware", "XenVMMXenVMM", "TCGTCGTCGTCG").
     pub hypervisor_signature: Option<String>,
     /// Friendly name for the signature: "KVM", "Hyper-V", "VMware", "Xen", "QEMU TCG".
     pub hypervisor_name: Option<String>,
-    /// CPUID.7.0:EDX[15].
+    /// CPUID.7.0:EDX\[15\].
     pub hybrid_bit: bool,
     /// Which leaf the topology came from: "0x1f", "0xb", "0x80000026",
     /// "0x8000001e", "0x80000008/0x1", "0x4/0x1" or "0x1".
@@ -191,7 +191,7 @@ pub struct CpuidCpu {
     /// Leaf 0x1A core type: "performance" (0x40, Core), "efficiency" (0x20, Atom),
     /// "low-power efficiency" (an Atom core with no L3 in leaf 4), or `None`.
     pub core_type: Option<String>,
-    /// Raw leaf 0x1A EAX[31:24].
+    /// Raw leaf 0x1A EAX\[31:24\].
     pub core_type_raw: Option<u32>,
 }
 

@@ -1,9 +1,9 @@
 //! CPUID: what each logical CPU says about itself.
 //!
 //! A [`CpuidSource`] yields one recording per CPU, in hwloc-gather-cpuid's
-//! `puN` format whether it came from the live machine ([`live`]: the real
+//! `puN` format whether it came from the live machine (`live`: the real
 //! instruction on a thread pinned to each CPU) or from a dump folder
-//! ([`dump`]). [`leaves`] decodes each recording; this module puts the CPUs
+//! (`dump`). `leaves` decodes each recording; this module puts the CPUs
 //! together into a [`CpuidReport`]: the machine's identity, and packages,
 //! cores and threads from the APIC ids alone, independent of what the kernel
 //! says.
