@@ -313,3 +313,31 @@ fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
     assert!(!run["samples"].as_array().unwrap().is_empty());
     assert!(String::from_utf8_lossy(&output.stdout).contains("INCOMPLETE"));
 }
+
+#[test]
+fn strict_turns_an_arm_over_the_cv_bar_into_an_invalid_run() {
+    // No real run has a CV of zero, so a zero-width bar always fails.
+    let output = placement_study(&[
+        "run",
+        "--skip-gate",
+        "--workers",
+        "1",
+        "--arms",
+        "one-per-core",
+        "--reps",
+        "3",
+        "--warmups",
+        "0",
+        "--rep-ms",
+        "2",
+        "--cv-bar",
+        "1e-12",
+        "--strict",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(6), "{stdout}");
+    assert!(
+        stdout.contains("not quotable") && stdout.contains("INVALID run"),
+        "{stdout}"
+    );
+}

@@ -82,15 +82,24 @@ pub fn render(result: &RunResult) -> String {
             .find(|c| c.name == name)
             .map_or("not run", |c| c.status.as_str())
     };
+    let verdict = if result.valid {
+        "valid run".to_string()
+    } else {
+        let mut why = Vec::new();
+        if status_of("pinning") == "failed" {
+            why.push("a thread moved off its CPU (pinning failed)");
+        }
+        if status_of("invariance") == "failed" {
+            why.push("the counters were not on the workers (instructions per byte varied)");
+        }
+        if result.options.strict && result.arms.iter().any(|a| !a.quotable) {
+            why.push("--strict and an arm is over the CV bar");
+        }
+        format!("INVALID run (exit 6): {}", why.join("; "))
+    };
     let _ = writeln!(
         out,
-        "\n{} (pinning {}, invariance {})",
-        if result.valid {
-            "valid run"
-        } else {
-            "INVALID run (exit 6): a failed pinning check means a thread moved; a failed invariance \
-             check means the counters were not on the workers; see Checks"
-        },
+        "\n{verdict} (pinning {}, invariance {})",
         status_of("pinning"),
         status_of("invariance")
     );
