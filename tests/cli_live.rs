@@ -207,25 +207,30 @@ fn bad_input_is_one_line_naming_the_path() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+/// One worker on one arm, no gate, no warm-up, millisecond repetitions: the
+/// smallest real run, for the tests that only need a run to exist.
+const TINY_RUN: &[&str] = &[
+    "run",
+    "--skip-gate",
+    "--workers",
+    "1",
+    "--arms",
+    "one-per-core",
+    "--warmups",
+    "0",
+    "--rep-ms",
+    "2",
+];
+
+/// `placement-study` with [`TINY_RUN`] and then `extra`.
+fn tiny_run(extra: &[&str]) -> Output {
+    placement_study(&[TINY_RUN, extra].concat())
+}
+
 /// A tiny valid run saved as JSON in `dir`, for the tests that read runs back.
 fn saved_run(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("host-a.json");
-    let output = placement_study(&[
-        "run",
-        "--skip-gate",
-        "--workers",
-        "1",
-        "--arms",
-        "one-per-core",
-        "--reps",
-        "2",
-        "--warmups",
-        "0",
-        "--rep-ms",
-        "2",
-        "--json",
-        path.to_str().unwrap(),
-    ]);
+    let output = tiny_run(&["--reps", "2", "--json", path.to_str().unwrap()]);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -274,21 +279,8 @@ fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("interrupted.json");
     let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
-        .args([
-            "run",
-            "--skip-gate",
-            "--workers",
-            "1",
-            "--arms",
-            "one-per-core",
-            "--reps",
-            "100000",
-            "--warmups",
-            "0",
-            "--rep-ms",
-            "5",
-            "--json",
-        ])
+        .args(TINY_RUN)
+        .args(["--reps", "100000", "--json"])
         .arg(&path)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -317,23 +309,7 @@ fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
 #[test]
 fn strict_turns_an_arm_over_the_cv_bar_into_an_invalid_run() {
     // No real run has a CV of zero, so a zero-width bar always fails.
-    let output = placement_study(&[
-        "run",
-        "--skip-gate",
-        "--workers",
-        "1",
-        "--arms",
-        "one-per-core",
-        "--reps",
-        "3",
-        "--warmups",
-        "0",
-        "--rep-ms",
-        "2",
-        "--cv-bar",
-        "1e-12",
-        "--strict",
-    ]);
+    let output = tiny_run(&["--reps", "3", "--cv-bar", "1e-12", "--strict"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(6), "{stdout}");
     assert!(
