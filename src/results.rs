@@ -2,7 +2,7 @@
 //! reads back. Field names are schema; bump [`RESULT_SCHEMA_VERSION`] when a
 //! field changes meaning or disappears (adding one is compatible).
 
-use crate::judge::checks::Check;
+use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
 use crate::judge::stats::Spread;
 use crate::measure::{ClockKind, HardwareCounters, RepSample};
@@ -53,19 +53,16 @@ pub struct ArmStats {
     pub change_vs_one_per_core: Option<f64>,
 }
 
-/// A repetition left out of the statistics, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExcludedRep {
-    pub arm: String,
-    pub rep: usize,
-    pub why: String,
-}
-
 /// What the measurement ran on and with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeasurementSetup {
     pub kernel: String,
     pub kernel_description: String,
+    /// Instructions per byte the kernel retires by construction: what the
+    /// invariance check's counted value should read.
+    pub kernel_instructions_per_byte: f64,
+    /// Cycles per byte on one core when its bounding port is saturated.
+    pub kernel_port_bound_cycles_per_byte: f64,
     /// Bytes each worker processes per repetition (fixed for every arm and rep).
     pub bytes_per_worker: u64,
     pub buffer_bytes: usize,

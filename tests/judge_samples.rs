@@ -15,7 +15,7 @@
 //! * gate-straddle.json, cv-two-percent.json, control.json: plain costs.
 
 use placement_study::judge::checks::{
-    CheckStatus, excluded_reps, invariance, multiplexing, pinning,
+    CheckStatus, ExcludedRep, excluded_reps, invariance, multiplexing, pinning,
 };
 use placement_study::judge::cost::rep_cost;
 use placement_study::judge::gate::{GateRule, Step, Verdict, control_check, decide, paired_costs};
@@ -133,7 +133,7 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
     let reps = samples("gate-excluded.json");
     let excluded = excluded_reps(&reps);
     assert_eq!(excluded.len(), 2, "{excluded:?}");
-    let (arm, rep, why) = &excluded[0];
+    let ExcludedRep { arm, rep, why } = &excluded[0];
     assert_eq!((arm.as_str(), *rep), ("siblings", 5));
     assert!(
         why.starts_with("worker 1 counted ") && why.contains(" ns enabled"),
@@ -141,11 +141,11 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
     );
     assert_eq!(
         excluded[1],
-        (
-            "separate".into(),
-            9,
-            "worker 0 pinned to 0 ran on 3, migrated 1 time".into()
-        )
+        ExcludedRep {
+            arm: "separate".into(),
+            rep: 9,
+            why: "worker 0 pinned to 0 ran on 3, migrated 1 time".into()
+        }
     );
 
     // Both halves of each affected pair leave the statistics.

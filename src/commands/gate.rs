@@ -12,7 +12,7 @@ use crate::measure::{Placement, RepSample, stop};
 use crate::plan::{self, GatePlan};
 use crate::probe::Topology;
 use crate::report;
-use crate::results::{ExcludedRep, GateResult, RESULT_SCHEMA_VERSION};
+use crate::results::{GateResult, RESULT_SCHEMA_VERSION};
 use anyhow::{Result, bail};
 
 pub const SIBLINGS: &str = "siblings";
@@ -201,10 +201,7 @@ pub fn measure(
         setup: Some(setup),
         arms,
         control: Some(control),
-        excluded: excluded
-            .into_iter()
-            .map(|(arm, rep, why)| ExcludedRep { arm, rep, why })
-            .collect(),
+        excluded,
         evidence,
         warnings,
         samples,

@@ -31,21 +31,19 @@ pub fn engine(args: &MeasureArgs, topology: &Topology) -> Result<(Engine, Measur
         passes,
     };
     let engine = Engine::new(workload, !args.no_hardware_counters)?;
-    let (tsc_hz, tsc_hz_source) = match topology.cpuid.as_ref().and_then(|c| c.tsc_hz) {
-        Some(hz) => (
-            hz as f64,
-            topology
-                .cpuid
-                .as_ref()
-                .and_then(|c| c.tsc_hz_source.clone())
-                .unwrap_or_else(|| "cpuid".into()),
-        ),
-        None => (engine.tsc_hz(), "calibrated against CLOCK_MONOTONIC".into()),
-    };
+    // CPUID's TSC frequency (leaf 0x15 or the hypervisor's) beats a calibration.
+    let cpuid_tsc = topology.cpuid.as_ref().and_then(|c| {
+        let source = c.tsc_hz_source.clone().unwrap_or_else(|| "cpuid".into());
+        Some((c.tsc_hz? as f64, source))
+    });
+    let (tsc_hz, tsc_hz_source) =
+        cpuid_tsc.unwrap_or_else(|| (engine.tsc_hz(), "calibrated against CLOCK_MONOTONIC".into()));
     let setup = MeasurementSetup {
         kernel: kernel.name().into(),
         kernel_description: kernel.description().into(),
-        bytes_per_worker: BUFFER_BYTES as u64 * passes,
+        kernel_instructions_per_byte: kernel.instructions_per_byte(),
+        kernel_port_bound_cycles_per_byte: kernel.port_bound_cycles_per_byte(),
+        bytes_per_worker: engine.workload().bytes_per_worker(),
         buffer_bytes: BUFFER_BYTES,
         passes,
         clock: engine.clock(),

@@ -1,6 +1,7 @@
 //! Per-arm statistics: every quantity the tables show, each as a median with
 //! its spread and repetition count.
 
+use crate::judge::checks::ExcludedRep;
 use crate::judge::cost;
 use crate::judge::stats::{Spread, spread};
 use crate::measure::{ClockKind, Placement, RepSample};
@@ -10,15 +11,11 @@ use crate::results::ArmStats;
 pub fn measured<'a>(
     samples: &'a [RepSample],
     arm: &str,
-    excluded: &[(String, usize, String)],
+    excluded: &[ExcludedRep],
 ) -> Vec<&'a RepSample> {
     samples
         .iter()
-        .filter(|r| {
-            r.arm == arm
-                && !r.warmup
-                && !excluded.iter().any(|(a, rep, _)| a == arm && *rep == r.rep)
-        })
+        .filter(|r| r.arm == arm && !r.warmup && !excluded.iter().any(|e| e.covers(arm, r.rep)))
         .collect()
 }
 

@@ -310,13 +310,27 @@ pub fn cv_bar(arm: &str, spread: &Spread, bar: f64) -> Check {
     }
 }
 
-/// The measured repetitions the statistics must leave out, as
-/// (arm, repetition, why): those with a multiplexed counter group (its counts
+/// A repetition left out of the statistics, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExcludedRep {
+    pub arm: String,
+    pub rep: usize,
+    pub why: String,
+}
+
+impl ExcludedRep {
+    /// Is this the exclusion of repetition `rep` of `arm`?
+    pub fn covers(&self, arm: &str, rep: usize) -> bool {
+        self.arm == arm && self.rep == rep
+    }
+}
+
+/// The measured repetitions the statistics must leave out: those with a multiplexed counter group (its counts
 /// cover only part of the work) or a pinned worker that left its CPU (it
 /// measured another placement). They stay in the raw samples and are listed
 /// in the report, so nothing disappears silently. Workers of the unpinned arm
 /// may migrate: that is what the arm observes.
-pub fn excluded_reps(reps: &[RepSample]) -> Vec<(String, usize, String)> {
+pub fn excluded_reps(reps: &[RepSample]) -> Vec<ExcludedRep> {
     measured(reps)
         .filter_map(|rep| {
             let offences: Vec<String> = rep
@@ -325,7 +339,11 @@ pub fn excluded_reps(reps: &[RepSample]) -> Vec<(String, usize, String)> {
                 .flat_map(|w| [multiplexing_offence(w), pinning_offence(w)])
                 .flatten()
                 .collect();
-            (!offences.is_empty()).then(|| (rep.arm.clone(), rep.rep, offences.join("; ")))
+            (!offences.is_empty()).then(|| ExcludedRep {
+                arm: rep.arm.clone(),
+                rep: rep.rep,
+                why: offences.join("; "),
+            })
         })
         .collect()
 }
@@ -532,12 +550,12 @@ mod tests {
         both.workers[1].cpu_start = 3;
         assert_eq!(
             excluded_reps(&[pair("a", 6, Some(500)), both]),
-            vec![(
-                "b".to_string(),
-                6,
-                "worker 0 counted 10 ns of 1000 ns enabled; worker 1 pinned to 1 ran on 3"
+            vec![ExcludedRep {
+                arm: "b".to_string(),
+                rep: 6,
+                why: "worker 0 counted 10 ns of 1000 ns enabled; worker 1 pinned to 1 ran on 3"
                     .to_string()
-            )]
+            }]
         );
     }
 }

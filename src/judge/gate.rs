@@ -180,7 +180,7 @@ pub fn paired_costs(
 ) -> PairedCosts {
     let excluded = excluded_reps(reps);
     let cost = |arm: &str, index: usize| {
-        let excluded = excluded.iter().any(|(a, r, _)| a == arm && *r == index);
+        let excluded = excluded.iter().any(|e| e.covers(arm, index));
         reps.iter()
             .find(|rep| rep.arm == arm && rep.rep == index && !rep.warmup && !excluded)
             .and_then(|rep| rep_cost(rep, clock))

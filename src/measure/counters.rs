@@ -20,7 +20,7 @@ use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, 
 use perf_event::{Builder, Counter, Group, GroupData};
 
 use super::clock::duration_nanos;
-use super::model::{CounterValues, HardwareCounters};
+use super::model::CounterValues;
 
 /// What a hardware PMU that is missing or hidden (ENOENT, EOPNOTSUPP, ENODEV,
 /// EINVAL from perf_event_open) means for a measurement.
@@ -41,17 +41,6 @@ const L1I_READ_MISS: Cache = Cache {
 pub struct HardwareEvents {
     pub ref_cycles: bool,
     pub l1i_misses: bool,
-}
-
-/// Whether hardware counters can be opened on this thread, in the words of
-/// the model (see [`probe_hardware_events`] for the details).
-pub fn probe_hardware() -> HardwareCounters {
-    match probe_hardware_events() {
-        Ok(events) => HardwareCounters::Available {
-            l1i_misses: events.l1i_misses,
-        },
-        Err(reason) => HardwareCounters::Unavailable { reason },
-    }
 }
 
 /// Opens a group like a worker's on the calling thread: cycles and

@@ -105,13 +105,6 @@ impl Engine {
         })
     }
 
-    /// Replaces the calibrated TSC frequency with a better one, such as the
-    /// one CPUID leaf 0x15 reports.
-    pub fn with_tsc_hz(mut self, tsc_hz: f64) -> Engine {
-        self.tsc_hz = tsc_hz;
-        self
-    }
-
     pub fn workload(&self) -> &Workload {
         &self.workload
     }

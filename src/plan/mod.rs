@@ -74,7 +74,8 @@ pub enum GatePlan {
 /// threads, and for the separate pair its first thread plus the first thread
 /// of another core of the same class and package.
 pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
-    for ((class, package), cores) in usable_cores(topology) {
+    let groups = usable_cores(topology);
+    for ((class, package), cores) in &groups {
         let Some(smt_core) = cores.iter().find(|c| c.threads.len() >= 2) else {
             continue;
         };
@@ -84,15 +85,12 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
         return Ok(GatePlan::Pairs(GatePairs {
             siblings: [smt_core.threads[0], smt_core.threads[1]],
             separate: [smt_core.threads[0], other.threads[0]],
-            class,
-            package,
+            class: class.clone(),
+            package: *package,
         }));
     }
     if topology.summary.smt {
-        let any_allowed_pair = usable_cores(topology)
-            .values()
-            .flatten()
-            .any(|c| c.threads.len() >= 2);
+        let any_allowed_pair = groups.values().flatten().any(|c| c.threads.len() >= 2);
         if any_allowed_pair {
             bail!(
                 "every core with two allowed hardware threads is alone in its class and package: \

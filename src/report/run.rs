@@ -41,12 +41,15 @@ pub fn render(result: &RunResult) -> String {
     );
     let _ = writeln!(
         out,
-        "{} workers per arm on {} cores of package {}; kernel {} ({} bytes per worker per repetition); \
+        "{} workers per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
+         construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
          {} repetitions after {} warm-ups, arms interleaved",
         result.options.workers,
         result.plan.class,
         result.plan.package,
         result.setup.kernel,
+        result.setup.kernel_instructions_per_byte,
+        result.setup.kernel_port_bound_cycles_per_byte,
         result.setup.bytes_per_worker,
         result.options.reps,
         result.options.warmups
