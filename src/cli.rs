@@ -1,22 +1,26 @@
-//! Command-line definitions (clap). Every option here is documented in
-//! man/placement-study.1; keep the two in step.
+//! Command-line definitions (clap): the raw arguments as typed, nothing
+//! checked beyond their syntax. [`crate::options`] turns them into checked
+//! options; no clap type goes further. Every option here is documented in
+//! man/placement-study.1 (a test keeps the two in step).
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Where do my threads really run, and what does sharing a core cost?
 #[derive(Debug, Parser)]
-#[command(
-    name = "placement-study",
-    version,
-    about,
-    after_help = "Exit status: 0 success (gate: physical); 1 error; 2 usage; \
-3 gate: virtual (the affinity mask moved nothing physical); 4 gate: no-smt; \
-5 gate: inconclusive; 6 run: invalid (pinning or counter invariance failed, or --strict and an arm over the CV bar)."
-)]
+#[command(name = "placement-study", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process arguments, with the exit-status table in `--help`.
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        let command = Cli::command().after_help(crate::exit::help_text());
+        let mut matches = command.try_get_matches()?;
+        Cli::from_arg_matches_mut(&mut matches)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -26,17 +30,10 @@ pub enum Command {
     /// Save this host's topology files and a per-CPU CPUID dump into DIR, for --sysfs-root/--cpuid-dump.
     Snapshot(SnapshotArgs),
     /// Measure the SMT co-location penalty and say whether placement is physical.
-    #[command(
-        after_help = "Verdicts and exit codes: physical 0, virtual 3, no-smt 4, inconclusive 5, error 1, usage 2."
-    )]
     Gate(GateArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself.
-    #[command(
-        after_help = "Exit codes: 0 valid run; 3/4/5 the gate's verdict (without --skip-gate); \
-6 invalid run (pinning or invariance failed; with --strict also an arm over the CV bar); 1 error; 2 usage."
-    )]
     Run(RunArgs),
-    /// Re-render one saved run, or compare several hosts' saved runs.
+    /// Re-render one saved result, or compare several hosts' saved results.
     Report(ReportArgs),
 }
 
@@ -54,13 +51,23 @@ pub struct SourceArgs {
     pub no_cpuid: bool,
 }
 
+/// Where results go: the same two options on every command.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OutputArgs {
+    /// Write the result as JSON to FILE ("-", or --json alone, for standard output).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Write the result as CSV to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct TopologyArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Print the documented JSON schema instead of the human view.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -75,11 +82,12 @@ pub struct MeasureArgs {
     /// Kernel to run (mul: integer-multiply port bound).
     #[arg(long, default_value = "mul")]
     pub kernel: String,
-    /// Target duration of one repetition in milliseconds; the byte count is
-    /// calibrated once from it and then fixed for every arm and repetition.
+    /// Target duration of one repetition in milliseconds (1 to 10000); the
+    /// byte count is calibrated once from it and then fixed for every arm
+    /// and repetition.
     #[arg(long, default_value_t = 50, value_name = "MS")]
     pub rep_ms: u64,
-    /// Repetitions discarded before measuring.
+    /// Repetitions of each arm discarded before measuring (0 to 100).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub warmups: usize,
     /// Never open hardware counters; measure with the TSC and the clock.
@@ -90,13 +98,13 @@ pub struct MeasureArgs {
 /// The gate's decision rule.
 #[derive(Debug, Args, Clone)]
 pub struct GateRuleArgs {
-    /// Penalty (fraction) at or above which placement is physical.
-    #[arg(long, default_value_t = 0.15, value_name = "FRACTION")]
-    pub threshold: f64,
-    /// Repetitions before the gate may stop early.
+    /// Penalty at or above which placement is physical: a fraction (0.15) or a percentage (15%).
+    #[arg(long, default_value = "15%", value_name = "FRACTION|PERCENT")]
+    pub threshold: String,
+    /// Repetitions before the gate may stop early (3 or more).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub min_reps: usize,
-    /// Most repetitions while the interval straddles the threshold.
+    /// Most repetitions while the interval straddles the threshold (at most 1000).
     #[arg(long, default_value_t = 30, value_name = "N")]
     pub max_reps: usize,
 }
@@ -109,17 +117,16 @@ pub struct GateArgs {
     pub measure: MeasureArgs,
     #[command(flatten)]
     pub rule: GateRuleArgs,
-    /// Print JSON (verdict, penalty, ci95, pairs, every raw sample, evidence).
-    #[arg(long, conflicts_with = "quiet")]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Print only the verdict word.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with_all = ["json", "csv"])]
     pub quiet: bool,
 }
 
-/// A placement arm of the study.
+/// A study arm, as `--arms` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArmKind {
+pub enum ArmArg {
     /// N cores, one hardware thread each.
     OnePerCore,
     /// N/2 cores, both hardware threads.
@@ -138,42 +145,52 @@ pub struct RunArgs {
     pub measure: MeasureArgs,
     #[command(flatten)]
     pub rule: GateRuleArgs,
-    /// Workers per arm (even); default: the largest N both arms can place on
-    /// cores of one class in one package.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Workers per arm (1 to 1024; even with sibling-packed); default: the
+    /// largest N both arms can place on cores of one class in one package.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
     /// Arms to run, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ArmKind::OnePerCore, ArmKind::SiblingPacked])]
-    pub arms: Vec<ArmKind>,
-    /// Measured repetitions per arm (after the warm-ups).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ArmArg::OnePerCore, ArmArg::SiblingPacked])]
+    pub arms: Vec<ArmArg>,
+    /// Measured repetitions per arm after the warm-ups (2 to 1000).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub reps: usize,
     /// Run even when the gate does not say physical; every output is marked UNGATED.
     #[arg(long)]
     pub skip_gate: bool,
-    /// Coefficient of variation above which an arm is "not quotable".
-    #[arg(long, default_value_t = 0.01, value_name = "FRACTION")]
-    pub cv_bar: f64,
+    /// Coefficient of variation above which an arm is "not quotable": a fraction (0.01) or a percentage (1%).
+    #[arg(long, default_value = "1%", value_name = "FRACTION|PERCENT")]
+    pub cv_bar: String,
     /// Relative tolerance for instructions per byte across workers, reps and arms.
     #[arg(long, default_value_t = 1e-4, value_name = "FRACTION")]
     pub tolerance: f64,
-    /// Exit 6 when any arm is over the CV bar, not only on failed pinning or invariance.
+    /// Exit 6 when any arm is over the CV bar, not only on failed pinning, multiplexing or invariance.
     #[arg(long)]
     pub strict: bool,
-    /// Write everything as JSON to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per worker per repetition to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Saved `run --json` files: one re-renders it, several compare hosts.
+    /// Saved `gate --json` or `run --json` files ("-" for standard input): one re-renders it, several compare hosts.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print the comparison as JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Write the result as JSON: alone to standard output, or --json=FILE
+    /// (the "=" is required here: a word after --json is an input file).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Write the result as CSV: alone to standard output, or --csv=FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// The outputs, in the shape every other command has them.
+    pub fn output(&self) -> OutputArgs {
+        OutputArgs {
+            json: self.json.clone(),
+            csv: self.csv.clone(),
+        }
+    }
 }

@@ -1,26 +1,34 @@
 //! `placement-study`: where do my threads really run, and what does sharing a
 //! core cost?
 //!
-//! The crate is laid out as the pipeline it runs:
+//! The crate is laid out as the pipeline it runs, each layer importing only
+//! the ones below it:
 //!
 //! * [`probe`] reads the machine (sysfs/procfs under a root folder, CPUID
 //!   through a [`raw_cpuid::CpuIdReader`]) into a [`probe::Topology`];
 //! * [`plan`] decides which CPUs each placement arm uses;
 //! * [`measure`] runs the port-bound kernel on pinned workers that count
-//!   themselves;
+//!   themselves, behind the [`measure::Measure`] trait;
 //! * [`judge`] turns samples into statistics, checks and verdicts;
-//! * [`report`] renders tables, JSON and CSV.
+//! * [`saved`] holds the result documents, and writes and reads them safely;
+//! * [`report`] renders tables, JSON and CSV;
+//! * [`study`] is the one layer above them: each study's loop, written
+//!   against `Measure`, returning a document.
 //!
-//! [`commands`] wires these together for each subcommand; `main.rs` only
-//! parses arguments and maps errors to exit codes.
+//! On top, [`commands`] run one study each and render it, [`options`] turns
+//! the [`cli`] arguments into checked options, and [`exit`] holds every exit
+//! status; `main.rs` only wires those together.
 
 pub mod affinity;
 pub mod cli;
 pub mod commands;
 pub mod cpuset;
+pub mod exit;
 pub mod judge;
 pub mod measure;
+pub mod options;
 pub mod plan;
 pub mod probe;
 pub mod report;
-pub mod results;
+pub mod saved;
+pub mod study;

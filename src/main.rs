@@ -1,26 +1,32 @@
-//! Thin entry point: parse, dispatch, map errors to exit codes.
+//! Thin entry point: parse, check the options, run the command, and turn
+//! its outcome (or error) into the exit status (see `exit.rs`).
 
-use clap::Parser;
 use placement_study::cli::Cli;
-use placement_study::commands;
-use placement_study::judge::gate::{EXIT_ERROR, EXIT_USAGE};
+use placement_study::{commands, exit, options};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let status = if e.use_stderr() { exit::USAGE } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code as u8);
+            return ExitCode::from(status);
         }
     };
-    match commands::dispatch(&cli.command) {
-        Ok(code) => ExitCode::from(code as u8),
+    let command = match options::from_cli(cli) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("placement-study: {e:#}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    match commands::dispatch(command) {
+        Ok(outcome) => ExitCode::from(outcome.exit_status()),
         Err(e) => {
             // One line: the context chain joined, innermost cause last.
             eprintln!("placement-study: {e:#}");
-            ExitCode::from(EXIT_ERROR as u8)
+            ExitCode::from(exit::ERROR)
         }
     }
 }

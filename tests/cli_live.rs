@@ -280,7 +280,7 @@ fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
     let path = dir.path().join("interrupted.json");
     let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
         .args(TINY_RUN)
-        .args(["--reps", "100000", "--json"])
+        .args(["--reps", "1000", "--json"])
         .arg(&path)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

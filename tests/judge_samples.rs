@@ -21,6 +21,7 @@ use placement_study::judge::cost::rep_cost;
 use placement_study::judge::gate::{GateRule, Step, Verdict, control_check, decide, paired_costs};
 use placement_study::judge::stats::spread;
 use placement_study::measure::{ClockKind, RepSample};
+use placement_study::plan::Arm;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
@@ -43,7 +44,7 @@ fn samples(name: &str) -> Vec<RepSample> {
 }
 
 /// The measured TSC costs of one arm, as the control is judged on.
-fn tsc_costs(reps: &[RepSample], arm: &str) -> Vec<f64> {
+fn tsc_costs(reps: &[RepSample], arm: Arm) -> Vec<f64> {
     reps.iter()
         .filter(|rep| rep.arm == arm && !rep.warmup)
         .filter_map(|rep| rep_cost(rep, ClockKind::Tsc))
@@ -62,7 +63,7 @@ fn first_decision(siblings: &[f64], separate: &[f64]) -> Option<(Verdict, usize)
 #[test]
 fn a_35_to_40_percent_penalty_is_physical() {
     let reps = samples("gate-physical.json");
-    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::CoreCycles);
+    let paired = paired_costs(&reps, Arm::Siblings, Arm::Separate, ClockKind::CoreCycles);
     assert_eq!(paired.reps, (2..17).collect::<Vec<_>>());
     assert_eq!(
         first_decision(&paired.treated, &paired.baseline),
@@ -87,7 +88,7 @@ fn a_35_to_40_percent_penalty_is_physical() {
 #[test]
 fn noisy_costs_without_a_penalty_are_virtual() {
     let reps = samples("gate-virtual.json");
-    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::Tsc);
+    let paired = paired_costs(&reps, Arm::Siblings, Arm::Separate, ClockKind::Tsc);
     let siblings = spread(&paired.treated).unwrap();
     let separate = spread(&paired.baseline).unwrap();
     assert!((0.628..0.632).contains(&siblings.median));
@@ -142,14 +143,14 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
     assert_eq!(
         excluded[1],
         ExcludedRep {
-            arm: "separate".into(),
+            arm: Arm::Separate,
             rep: 9,
             why: "worker 0 pinned to 0 ran on 3, migrated 1 time".into()
         }
     );
 
     // Both halves of each affected pair leave the statistics.
-    let paired = paired_costs(&reps, "siblings", "separate", ClockKind::CoreCycles);
+    let paired = paired_costs(&reps, Arm::Siblings, Arm::Separate, ClockKind::CoreCycles);
     assert_eq!(paired.reps.len(), 13);
     assert!(!paired.reps.contains(&5) && !paired.reps.contains(&9));
     let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
@@ -222,11 +223,11 @@ fn a_cv_of_2_percent_fails_a_1_percent_bar() {
     let costs: Vec<f64> = fixture("cv-two-percent.json");
     let noisy = spread(&costs).unwrap();
     assert!((0.02..0.022).contains(&noisy.cv), "{noisy:?}");
-    let check = placement_study::judge::checks::cv_bar("sibling-packed", &noisy, 0.01);
+    let check = placement_study::judge::checks::cv_bar(Arm::SiblingPacked, &noisy, 0.01);
     assert_eq!(check.status, CheckStatus::Failed);
     assert!(check.detail.ends_with("not quotable"));
     assert_eq!(
-        placement_study::judge::checks::cv_bar("sibling-packed", &noisy, 0.03).status,
+        placement_study::judge::checks::cv_bar(Arm::SiblingPacked, &noisy, 0.03).status,
         CheckStatus::Passed
     );
 }
@@ -257,19 +258,22 @@ fn the_control_passes_at_twice_the_cost_and_fails_at_the_same_cost() {
 #[test]
 fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
     let reps = samples("gate-physical.json");
-    let control = control_check(&tsc_costs(&reps, "same-cpu"), &tsc_costs(&reps, "separate"));
+    let control = control_check(
+        &tsc_costs(&reps, Arm::SameCpu),
+        &tsc_costs(&reps, Arm::Alone),
+    );
     assert_eq!(control.status, CheckStatus::Passed, "{}", control.detail);
 
     // The same repetitions in core cycles: each time-sliced worker's own
     // counter stopped while it waited, so working pinning would look broken.
-    let cycles = |arm: &str| -> Vec<f64> {
+    let cycles = |arm: Arm| -> Vec<f64> {
         reps.iter()
             .filter(|rep| rep.arm == arm && !rep.warmup)
             .filter_map(|rep| rep_cost(rep, ClockKind::CoreCycles))
             .collect()
     };
     assert_eq!(
-        control_check(&cycles("same-cpu"), &cycles("separate")).status,
+        control_check(&cycles(Arm::SameCpu), &cycles(Arm::Alone)).status,
         CheckStatus::Failed
     );
 }

@@ -9,9 +9,10 @@ use nix::sched::{CpuSet as AffinityMask, sched_getaffinity};
 use nix::unistd::Pid;
 use placement_study::measure::counters::NO_PMU_REASON;
 use placement_study::measure::{
-    ClockKind, Engine, HardwareCounters, Kernel, Placement, RepSample, Workload, calibrate_passes,
+    ClockKind, Engine, HardwareCounters, Kernel, RepSample, Workload, calibrate_passes,
     kernel_by_name, stop,
 };
+use placement_study::plan::{Arm, Placement};
 
 const BUFFER_BYTES: usize = 16 * 1024;
 
@@ -40,9 +41,9 @@ fn allowed_cpus() -> Vec<u32> {
         .collect()
 }
 
-fn placement(arm: &str, cpus: &[Option<u32>]) -> Placement {
+fn placement(arm: Arm, cpus: &[Option<u32>]) -> Placement {
     Placement {
-        arm: arm.to_string(),
+        arm,
         cpus: cpus.to_vec(),
     }
 }
@@ -80,12 +81,9 @@ fn pinned_workers_stay_on_their_cpus_and_the_dispatcher_idles() {
     let engine = engine();
     let pinned = [Some(cpus[0]), Some(cpus[1])];
     let rep = engine
-        .run_rep(&placement("separate", &pinned), 0, false)
+        .run_rep(&placement(Arm::Separate, &pinned), 0, false)
         .expect("a pinned repetition runs");
-    assert_eq!(
-        (rep.arm.as_str(), rep.rep, rep.warmup),
-        ("separate", 0, false)
-    );
+    assert_eq!((rep.arm, rep.rep, rep.warmup), (Arm::Separate, 0, false));
     assert_eq!(rep.workers.len(), 2);
     assert_consistent(&rep, engine);
     for (sample, cpu) in rep.workers.iter().zip(pinned) {
@@ -124,7 +122,7 @@ fn hardware_counters_match_what_sysfs_shows() {
     assert_eq!(engine.clock(), ClockKind::Tsc);
     let rep = engine
         .run_rep(
-            &placement("one", &[allowed_cpus().first().copied()]),
+            &placement(Arm::Alone, &[allowed_cpus().first().copied()]),
             0,
             true,
         )
@@ -145,7 +143,7 @@ fn hardware_counters_match_what_sysfs_shows() {
 fn unpinned_workers_complete() {
     let engine = engine();
     let rep = engine
-        .run_rep(&placement("unpinned", &[None, None]), 3, false)
+        .run_rep(&placement(Arm::Unpinned, &[None, None]), 3, false)
         .expect("an unpinned repetition runs");
     assert_consistent(&rep, engine);
     assert!(rep.workers.iter().all(|w| w.pinned_cpu.is_none()));
@@ -159,7 +157,11 @@ fn pinning_to_a_missing_cpu_names_it() {
         return;
     }
     let error = engine()
-        .run_rep(&placement("bad", &[Some(0), Some(missing)]), 0, false)
+        .run_rep(
+            &placement(Arm::Separate, &[Some(0), Some(missing)]),
+            0,
+            false,
+        )
         .expect_err("pinning to a missing CPU fails");
     let message = format!("{error:#}");
     assert!(
@@ -171,7 +173,7 @@ fn pinning_to_a_missing_cpu_names_it() {
 
 #[test]
 fn ctrl_c_requests_a_stop() {
-    stop::install_ctrl_c_handler().expect("SIGINT handler installs");
+    stop::install_stop_handlers().expect("SIGINT handler installs");
     assert!(!stop::stop_requested());
     nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).expect("raise SIGINT");
     assert!(stop::stop_requested());

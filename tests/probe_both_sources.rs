@@ -2,7 +2,7 @@
 //! with the CPUID dump of the same machine, through `probe()` and through the
 //! binary, and the snapshot a live machine saves read back.
 
-use placement_study::cli::ArmKind;
+use placement_study::plan::Arm;
 use placement_study::plan::{self, GatePlan};
 use placement_study::probe::cpuid::CpuidSource;
 use placement_study::probe::{Topology, probe};
@@ -80,13 +80,9 @@ fn gate_pairs_and_run_arms_follow_the_sibling_map() {
         panic!("the laptop has SMT");
     };
     assert_eq!(pairs.siblings, [0, 4]);
-    assert_eq!(pairs.separate, [0, 1]);
+    assert_eq!(pairs.separate, Some([0, 1]));
     assert_eq!(plan::default_workers(&laptop), Some(4));
-    let arms = [
-        ArmKind::OnePerCore,
-        ArmKind::SiblingPacked,
-        ArmKind::SameCpu,
-    ];
+    let arms = [Arm::OnePerCore, Arm::SiblingPacked, Arm::SameCpu];
     let run = plan::run_arms(&laptop, 4, &arms).unwrap();
     let cpus: Vec<Vec<Option<u32>>> = run.placements.iter().map(|p| p.cpus.clone()).collect();
     assert_eq!(cpus[0], [Some(0), Some(1), Some(2), Some(3)]);
@@ -108,7 +104,7 @@ fn gate_pairs_and_run_arms_follow_the_sibling_map() {
     };
     assert!(reason.contains("absent"), "{reason}");
     assert_eq!(plan::default_workers(&ultra), None);
-    let error = plan::run_arms(&ultra, 2, &[ArmKind::SiblingPacked]).unwrap_err();
+    let error = plan::run_arms(&ultra, 2, &[Arm::SiblingPacked]).unwrap_err();
     assert!(error.to_string().contains("sibling-packed"), "{error}");
 }
 

@@ -1,23 +1,128 @@
-//! One module per subcommand: each wires probe → plan → measure → judge →
-//! report together and returns the process exit code.
+//! One module per subcommand, each a few dozen lines: checked options →
+//! probe → study → render → [`Outcome`]. The options come from
+//! [`crate::options`]; no command sees a clap type.
 
 pub mod gate;
-pub mod measuring;
 pub mod report;
 pub mod run;
 pub mod snapshot;
 pub mod topology;
 
-use crate::cli::Command;
+use crate::exit::Outcome;
+use crate::probe::{self, Topology, cpuid::CpuidSource};
+use crate::saved::{OutputTarget, write_stdout};
+use crate::study::Progress;
 use anyhow::Result;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
-/// Runs one subcommand; `Ok` carries the exit status.
-pub fn dispatch(command: &Command) -> Result<i32> {
+/// A subcommand with its checked options.
+pub enum Command {
+    Topology(topology::TopologyCommand),
+    Snapshot(snapshot::SnapshotCommand),
+    Gate(gate::GateCommand),
+    Run(run::RunCommand),
+    Report(report::ReportCommand),
+}
+
+/// Runs one subcommand to its outcome.
+pub fn dispatch(command: Command) -> Result<Outcome> {
     match command {
-        Command::Topology(args) => topology::run(args),
-        Command::Snapshot(args) => snapshot::run(args),
-        Command::Gate(args) => gate::run(args),
-        Command::Run(args) => run::run(args),
-        Command::Report(args) => report::run(args),
+        Command::Topology(command) => topology::run(&command),
+        Command::Snapshot(command) => snapshot::run(&command),
+        Command::Gate(command) => gate::run(&command),
+        Command::Run(command) => run::run(&command),
+        Command::Report(command) => report::run(&command),
+    }
+}
+
+/// Where the machine's facts come from, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    /// A snapshot folder holding `sys/` and `proc/`; `None` for this machine.
+    pub sysfs_root: Option<PathBuf>,
+    /// Where CPUID comes from; `None` not to read it.
+    pub cpuid: Option<CpuidSource>,
+}
+
+impl Source {
+    /// Probes the machine this source describes.
+    pub fn probe(&self) -> Result<Topology> {
+        probe::probe(self.sysfs_root.as_deref(), self.cpuid.as_ref())
+    }
+}
+
+/// The `--json` and `--csv` targets, checked before anything ran.
+#[derive(Default)]
+pub struct Outputs {
+    pub json: Option<OutputTarget>,
+    pub csv: Option<OutputTarget>,
+}
+
+impl Outputs {
+    /// Writes the JSON and CSV renderings where they were asked for, then
+    /// the human view: to stdout, or to stderr when stdout carries a file,
+    /// so the two never mix.
+    pub fn write(
+        &self,
+        human: &str,
+        json: impl FnOnce() -> Result<String>,
+        csv: impl FnOnce() -> String,
+    ) -> Result<()> {
+        if let Some(target) = &self.json {
+            target.write(json()?.as_bytes())?;
+        }
+        if let Some(target) = &self.csv {
+            target.write(csv().as_bytes())?;
+        }
+        if self.carry_stdout() {
+            std::io::stderr()
+                .lock()
+                .write_all(human.as_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write to standard error: {e}"))
+        } else {
+            write_stdout(human)
+        }
+    }
+
+    /// Does a result file go to standard output?
+    pub fn carry_stdout(&self) -> bool {
+        [&self.json, &self.csv]
+            .into_iter()
+            .flatten()
+            .any(OutputTarget::is_stdout)
+    }
+}
+
+/// JSON as every command writes it: pretty, with a final newline.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
+}
+
+/// A progress line on stderr, redrawn in place, only when stderr is a
+/// terminal (never in a log or a pipe).
+pub struct TerminalProgress {
+    enabled: bool,
+}
+
+impl Default for TerminalProgress {
+    fn default() -> TerminalProgress {
+        TerminalProgress {
+            enabled: std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+impl Progress for TerminalProgress {
+    fn update(&mut self, message: &str) {
+        if self.enabled {
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "\r\x1b[2K{message}");
+            let _ = stderr.flush();
+        }
+    }
+
+    fn done(&mut self) {
+        self.update("");
     }
 }

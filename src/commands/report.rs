@@ -1,29 +1,49 @@
-//! `placement-study report FILE…`: re-render one saved run, or compare hosts.
+//! `placement-study report FILE…`: re-render one saved result, or compare
+//! hosts.
 
-use crate::cli::ReportArgs;
+use super::{Outputs, to_json};
+use crate::exit::Outcome;
 use crate::report::{self, compare};
-use crate::results::RunResult;
+use crate::saved::{SavedDocument, load};
 use anyhow::Result;
+use std::path::PathBuf;
 
-pub fn run(args: &ReportArgs) -> Result<i32> {
-    if let [single] = args.files.as_slice() {
-        let result: RunResult = compare::load(single)?;
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&result)?);
-        } else {
-            print!("{}", report::run::render(&result));
-        }
-        return Ok(0);
-    }
-    let rows = args
+pub struct ReportCommand {
+    /// Saved files, "-" for standard input (at most once).
+    pub files: Vec<PathBuf>,
+    pub outputs: Outputs,
+}
+
+pub fn run(command: &ReportCommand) -> Result<Outcome> {
+    let documents = command
         .files
         .iter()
-        .map(|path| compare::load::<compare::RunHeader>(path).map(|h| compare::row(path, &h)))
+        .map(|path| load(path))
         .collect::<Result<Vec<_>>>()?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        println!("{}", compare::render(&rows));
+    match documents.as_slice() {
+        [SavedDocument::Gate(gate)] => command.outputs.write(
+            &report::gate::render(gate),
+            || to_json(gate),
+            || report::csv::samples(&gate.samples),
+        )?,
+        [SavedDocument::Run(run)] => command.outputs.write(
+            &report::run::render(run),
+            || to_json(run),
+            || report::csv::samples(&run.samples),
+        )?,
+        _ => {
+            let hosts: Vec<compare::HostSummary> = command
+                .files
+                .iter()
+                .zip(&documents)
+                .map(|(path, document)| compare::summarise(path, document))
+                .collect();
+            command.outputs.write(
+                &(compare::render(&hosts) + "\n"),
+                || to_json(&hosts),
+                || compare::csv(&hosts),
+            )?;
+        }
     }
-    Ok(0)
+    Ok(Outcome::Success)
 }

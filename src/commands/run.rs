@@ -1,240 +1,59 @@
-//! `placement-study run`: the placement study. The gate first (unless
-//! `--skip-gate`), then the arms interleaved per repetition, every worker
-//! counting itself, then the validity checks that decide whether the numbers
-//! may be quoted.
+//! `placement-study run`: the placement study.
 
-use crate::cli::{ArmKind, RunArgs};
-use crate::commands::measuring::{self, progress, progress_done};
-use crate::judge::arms::{arm_stats, measured};
-use crate::judge::checks::{self, CheckStatus};
-use crate::judge::gate::{EXIT_INVALID_RUN, Verdict};
-use crate::measure::{RepSample, stop};
-use crate::plan::{self, arm_name};
+use super::gate::gate_outcome;
+use super::{Outputs, Source, TerminalProgress, to_json};
+use crate::exit::Outcome;
+use crate::measure::{EngineSession, MeasureOptions, stop};
 use crate::report;
-use crate::results::{RESULT_SCHEMA_VERSION, RunOptions, RunResult};
-use anyhow::{Result, bail};
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::study::LazyMeasure;
+use crate::study::run::{RunOutcome, StudyOptions, run_study};
+use anyhow::Result;
 
-/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells do).
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub struct RunCommand {
+    pub source: Source,
+    pub measure: MeasureOptions,
+    pub study: StudyOptions,
+    pub outputs: Outputs,
+}
 
-pub fn run(args: &RunArgs) -> Result<i32> {
-    validate(args)?;
-    // From the start, so a Ctrl-C during probing or calibration is not lost.
-    stop::install_ctrl_c_handler()?;
-    let topology = crate::commands::topology::probe_from(&args.source)?;
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-
-    let gate = if args.skip_gate {
-        None
-    } else {
-        let gate = crate::commands::gate::measure(&topology, &args.measure, &args.rule)?;
-        if gate.verdict != Verdict::Physical {
-            eprint!("{}", report::gate::render(&gate));
-            eprintln!(
-                "run: stopped at the gate ({}): the study would measure nothing physical here; \
-                 --skip-gate runs it anyway, marked UNGATED",
+pub fn run(command: &RunCommand) -> Result<Outcome> {
+    // From the start, so a signal during probing or calibration is not lost.
+    stop::install_stop_handlers()?;
+    let topology = command.source.probe()?;
+    let mut engine = LazyMeasure::new(|| EngineSession::start(&command.measure, &topology));
+    let outcome = run_study(
+        &topology,
+        &command.study,
+        &mut engine,
+        &mut TerminalProgress::default(),
+    )?;
+    match outcome {
+        RunOutcome::StoppedAtGate(gate) => {
+            let stopped_here = format!(
+                "{}run: stopped at the gate ({}): the study would measure nothing physical here; \
+                 --skip-gate runs it anyway, marked UNGATED\n",
+                report::gate::render(&gate),
                 gate.verdict.as_str()
             );
-            return Ok(gate.verdict.exit_code());
+            // The gate's document is the result: it says why nothing else was measured.
+            command.outputs.write(
+                &stopped_here,
+                || to_json(&gate),
+                || report::csv::samples(&gate.samples),
+            )?;
+            Ok(gate_outcome(&gate))
         }
-        Some(gate)
-    };
-
-    let workers = match args.workers {
-        Some(n) => n,
-        None => plan::default_workers(&topology).ok_or_else(|| {
-            anyhow::anyhow!(
-                "no core has two allowed hardware threads, so there is no default --workers; \
-                 pass --workers N and --arms without sibling-packed (e.g. --arms one-per-core,same-cpu)"
-            )
-        })?,
-    };
-    let run_plan = plan::run_arms(&topology, workers, &args.arms)?;
-    let (engine, setup) = measuring::engine(&args.measure, &topology)?;
-    let clock = engine.clock();
-
-    let mut samples: Vec<RepSample> = Vec::new();
-    let total = args.measure.warmups + args.reps;
-    let mut complete = true;
-    'reps: for index in 0..total {
-        let warmup = index < args.measure.warmups;
-        progress(&format!(
-            "run: {} {}/{}",
-            if warmup { "warm-up" } else { "repetition" },
-            if warmup {
-                index + 1
-            } else {
-                index + 1 - args.measure.warmups
-            },
-            if warmup {
-                args.measure.warmups
-            } else {
-                args.reps
-            }
-        ));
-        // Arms interleaved per repetition, so drift hits every arm alike.
-        for placement in &run_plan.placements {
-            if stop::stop_requested() {
-                complete = false;
-                break 'reps;
-            }
-            samples.push(engine.run_rep(placement, index, warmup)?);
+        RunOutcome::Studied(result) => {
+            command.outputs.write(
+                &report::run::render(&result),
+                || to_json(&result),
+                || report::csv::samples(&result.samples),
+            )?;
+            Ok(match stop::stop_signal() {
+                Some(signal) if !result.complete => Outcome::Stopped(signal),
+                _ if !result.valid => Outcome::InvalidRun,
+                _ => Outcome::Success,
+            })
         }
     }
-    progress_done();
-
-    let no_exclusions = Vec::new();
-    let mut arms: Vec<_> = run_plan
-        .placements
-        .iter()
-        .map(|p| {
-            let reps = measured(&samples, &p.arm, &no_exclusions);
-            arm_stats(p, &reps, clock, setup.tsc_hz)
-        })
-        .collect();
-    let baseline = arms
-        .iter()
-        .find(|a| a.name == arm_name(ArmKind::OnePerCore))
-        .and_then(|a| a.cost.as_ref().map(|c| c.median));
-    let measured_samples: Vec<RepSample> = samples.iter().filter(|r| !r.warmup).cloned().collect();
-    let mut all_checks = vec![
-        checks::pinning(&measured_samples),
-        checks::multiplexing(&measured_samples),
-    ];
-    let (invariance, invariance_spread) = checks::invariance(&measured_samples, args.tolerance);
-    all_checks.push(invariance);
-    for arm in &mut arms {
-        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
-            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
-        }
-        let check = match &arm.cost {
-            Some(spread) => checks::cv_bar(&arm.name, spread, args.cv_bar),
-            None => checks::Check::unavailable(
-                &format!("cv-bar {}", arm.name),
-                "fewer than 2 measured repetitions",
-            ),
-        };
-        arm.quotable = check.status == CheckStatus::Passed;
-        all_checks.push(check);
-    }
-    let failed = |name: &str| {
-        all_checks
-            .iter()
-            .any(|c| c.name == name && c.status == CheckStatus::Failed)
-    };
-    let valid = !failed("pinning")
-        && !failed("invariance")
-        && (!args.strict || arms.iter().all(|a| a.quotable));
-
-    let mut warnings = report::warnings::machine_warnings(&topology);
-    if !complete {
-        warnings.insert(
-            0,
-            "INCOMPLETE: stopped by Ctrl-C; only the repetitions done are here".into(),
-        );
-    }
-    let result = RunResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: "run".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: nix::unistd::gethostname()
-            .ok()
-            .and_then(|h| h.into_string().ok())
-            .unwrap_or_else(|| "unknown".into()),
-        started_unix,
-        complete,
-        gated: gate.is_some(),
-        gate,
-        model: topology
-            .cpuid
-            .as_ref()
-            .and_then(|c| c.brand.clone())
-            .or_else(|| topology.environment.model_name.clone()),
-        topology: topology.summary.clone(),
-        cpus: topology.cpus.clone(),
-        environment: topology.environment.clone(),
-        evidence: measuring::evidence(&topology),
-        options: RunOptions {
-            workers,
-            arms: args.arms.iter().map(|a| arm_name(*a).to_string()).collect(),
-            reps: args.reps,
-            warmups: args.measure.warmups,
-            rep_ms: args.measure.rep_ms,
-            kernel: args.measure.kernel.clone(),
-            cv_bar: args.cv_bar,
-            tolerance: args.tolerance,
-            strict: args.strict,
-            skip_gate: args.skip_gate,
-            threshold: args.rule.threshold,
-        },
-        setup,
-        plan: run_plan,
-        arms,
-        checks: all_checks,
-        invariance_spread,
-        valid,
-        warnings,
-        samples,
-    };
-    emit(args, &result)?;
-    Ok(if !result.complete {
-        EXIT_INTERRUPTED
-    } else if result.valid {
-        0
-    } else {
-        EXIT_INVALID_RUN
-    })
-}
-
-fn validate(args: &RunArgs) -> Result<()> {
-    if args.reps < 2 {
-        bail!(
-            "--reps {}: a spread needs at least 2 repetitions",
-            args.reps
-        );
-    }
-    if args.arms.is_empty() {
-        bail!(
-            "--arms is empty: name at least one of one-per-core, sibling-packed, unpinned, same-cpu"
-        );
-    }
-    if args.cv_bar.is_nan() || args.cv_bar <= 0.0 {
-        bail!(
-            "--cv-bar {}: must be a positive fraction such as 0.01",
-            args.cv_bar
-        );
-    }
-    if args.tolerance.is_nan() || args.tolerance < 0.0 {
-        bail!(
-            "--tolerance {}: must be a non-negative fraction such as 1e-4",
-            args.tolerance
-        );
-    }
-    Ok(())
-}
-
-/// Writes the JSON and CSV files and prints the human report (to stderr
-/// when a file goes to stdout, so the two never mix).
-fn emit(args: &RunArgs, result: &RunResult) -> Result<()> {
-    use report::files::{is_stdout, write_atomically};
-    let mut human_to_stderr = false;
-    if let Some(path) = &args.json {
-        write_atomically(path, &(serde_json::to_string_pretty(result)? + "\n"))?;
-        human_to_stderr |= is_stdout(path);
-    }
-    if let Some(path) = &args.csv {
-        write_atomically(path, &report::csv::render(&result.samples))?;
-        human_to_stderr |= is_stdout(path);
-    }
-    let text = report::run::render(result);
-    if human_to_stderr {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
-    Ok(())
 }

@@ -1,11 +1,18 @@
 //! `placement-study snapshot DIR`.
 
-use crate::cli::SnapshotArgs;
+use crate::exit::Outcome;
 use crate::probe::snapshot;
+use crate::saved::write_stdout;
 use anyhow::Result;
+use std::path::PathBuf;
 
-pub fn run(args: &SnapshotArgs) -> Result<i32> {
-    let summary = snapshot::save(&args.dir)?;
-    println!("{summary}");
-    Ok(0)
+pub struct SnapshotCommand {
+    /// The folder to create.
+    pub dir: PathBuf,
+}
+
+pub fn run(command: &SnapshotCommand) -> Result<Outcome> {
+    let summary = snapshot::save(&command.dir)?;
+    write_stdout(&format!("{summary}\n"))?;
+    Ok(Outcome::Success)
 }

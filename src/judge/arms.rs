@@ -4,13 +4,41 @@
 use crate::judge::checks::ExcludedRep;
 use crate::judge::cost;
 use crate::judge::stats::{Spread, spread};
-use crate::measure::{ClockKind, Placement, RepSample};
-use crate::results::ArmStats;
+use crate::measure::{ClockKind, RepSample};
+use crate::plan::{Arm, Placement};
+use serde::{Deserialize, Serialize};
+
+/// Statistics of one arm over its measured repetitions. Every median comes
+/// with its spread and repetition count (`Spread`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmStats {
+    pub name: Arm,
+    /// Per worker: the CPU it was pinned to, or null (unpinned).
+    pub cpus: Vec<Option<u32>>,
+    /// The clock `cost` is in.
+    pub clock: ClockKind,
+    /// Cost per byte in `clock` units (per repetition: the mean over workers).
+    pub cost: Option<Spread>,
+    /// TSC ticks per byte, always recorded (wall time at the TSC rate).
+    pub tsc_per_byte: Option<Spread>,
+    pub instructions_per_byte: Option<Spread>,
+    pub l1i_misses_per_kilo_instruction: Option<Spread>,
+    /// cycles / ref-cycles × TSC frequency, when both are counted.
+    pub effective_ghz: Option<Spread>,
+    /// All workers' bytes per second of wall time.
+    pub throughput_bytes_per_s: Option<Spread>,
+    /// Mean worker task-clock per repetition, milliseconds.
+    pub task_clock_ms: Option<Spread>,
+    /// CV under the bar (run only; the gate does not quote arms).
+    pub quotable: bool,
+    /// median(cost) / median(one-per-core cost) − 1 (run only).
+    pub change_vs_one_per_core: Option<f64>,
+}
 
 /// The measured (non-warm-up) repetitions of one arm, minus the excluded ones.
 pub fn measured<'a>(
     samples: &'a [RepSample],
-    arm: &str,
+    arm: Arm,
     excluded: &[ExcludedRep],
 ) -> Vec<&'a RepSample> {
     samples
@@ -51,7 +79,7 @@ pub fn arm_stats(
         .filter_map(|r| cost::throughput_bytes_per_s(r))
         .collect();
     ArmStats {
-        name: placement.arm.clone(),
+        name: placement.arm,
         cpus: placement.cpus.clone(),
         clock,
         cost: spread(&costs),

@@ -6,17 +6,77 @@
 use crate::judge::cost::instructions_per_byte;
 use crate::judge::stats::{Spread, median, significant};
 use crate::measure::{RepSample, WorkerSample};
-use serde::{Deserialize, Serialize};
+use crate::plan::Arm;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 /// How many offenders a detail names before it summarises the rest.
 const NAMED_OFFENDERS: usize = 3;
 
+/// Which property a check is about. Saved as its stable short name:
+/// "pinning", "multiplexing", "invariance", "cv-bar ARM", "control".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckName {
+    /// Every pinned worker stayed on its CPU.
+    Pinning,
+    /// No counter group was time-shared.
+    Multiplexing,
+    /// Instructions per byte identical everywhere.
+    Invariance,
+    /// The arm's CV is under the bar.
+    CvBar(Arm),
+    /// The gate's same-CPU control.
+    Control,
+}
+
+impl fmt::Display for CheckName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckName::Pinning => f.write_str("pinning"),
+            CheckName::Multiplexing => f.write_str("multiplexing"),
+            CheckName::Invariance => f.write_str("invariance"),
+            CheckName::CvBar(arm) => write!(f, "cv-bar {arm}"),
+            CheckName::Control => f.write_str("control"),
+        }
+    }
+}
+
+impl std::str::FromStr for CheckName {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<CheckName, String> {
+        Ok(match text {
+            "pinning" => CheckName::Pinning,
+            "multiplexing" => CheckName::Multiplexing,
+            "invariance" => CheckName::Invariance,
+            "control" => CheckName::Control,
+            _ => {
+                let arm = text
+                    .strip_prefix("cv-bar ")
+                    .ok_or_else(|| format!("unknown check name '{text}'"))?;
+                CheckName::CvBar(arm.parse()?)
+            }
+        })
+    }
+}
+
+impl Serialize for CheckName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CheckName, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The outcome of one check, as shown in the checks table and saved in JSON.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Check {
-    /// Stable and short: "pinning", "multiplexing", "invariance",
-    /// "cv-bar ARM", "control".
-    pub name: String,
+    pub name: CheckName,
     /// Passed, failed or unavailable: never silently absent.
     pub status: CheckStatus,
     /// What was found, in words: the offenders by arm, repetition and worker
@@ -26,23 +86,23 @@ pub struct Check {
 
 impl Check {
     /// The property held in every sample it could be checked on.
-    pub fn passed(name: &str, detail: impl Into<String>) -> Check {
+    pub fn passed(name: CheckName, detail: impl Into<String>) -> Check {
         Check::new(name, CheckStatus::Passed, detail)
     }
 
     /// The property did not hold; `detail` names where.
-    pub fn failed(name: &str, detail: impl Into<String>) -> Check {
+    pub fn failed(name: CheckName, detail: impl Into<String>) -> Check {
         Check::new(name, CheckStatus::Failed, detail)
     }
 
     /// This host cannot tell (no PMU, nothing pinned); `detail` says why.
-    pub fn unavailable(name: &str, detail: impl Into<String>) -> Check {
+    pub fn unavailable(name: CheckName, detail: impl Into<String>) -> Check {
         Check::new(name, CheckStatus::Unavailable, detail)
     }
 
-    fn new(name: &str, status: CheckStatus, detail: impl Into<String>) -> Check {
+    fn new(name: CheckName, status: CheckStatus, detail: impl Into<String>) -> Check {
         Check {
-            name: name.to_string(),
+            name,
             status,
             detail: detail.into(),
         }
@@ -139,7 +199,7 @@ fn multiplexing_offence(w: &WorkerSample) -> Option<String> {
 /// its CPU. Failed means a thread moved, so its arm measured some other
 /// placement: the run is invalid.
 pub fn pinning(reps: &[RepSample]) -> Check {
-    const NAME: &str = "pinning";
+    const NAME: CheckName = CheckName::Pinning;
     if measured(reps).next().is_none() {
         return Check::unavailable(NAME, "no measured repetitions");
     }
@@ -176,7 +236,7 @@ pub fn pinning(reps: &[RepSample]) -> Check {
 /// statistics (see [`excluded_reps`]). Unavailable without a hardware PMU,
 /// where only software events are counted and nothing can multiplex.
 pub fn multiplexing(reps: &[RepSample]) -> Check {
-    const NAME: &str = "multiplexing";
+    const NAME: CheckName = CheckName::Multiplexing;
     if measured(reps).next().is_none() {
         return Check::unavailable(NAME, "no measured repetitions");
     }
@@ -225,7 +285,7 @@ struct Counted<'a> {
 /// Returns the check and the observed relative spread, (max − min) / median,
 /// when instructions were counted. Unavailable without a hardware PMU.
 pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
-    const NAME: &str = "invariance";
+    const NAME: CheckName = CheckName::Invariance;
     let samples: Vec<(&RepSample, &WorkerSample)> = measured_workers(reps).collect();
     if samples.is_empty() {
         return (Check::unavailable(NAME, "no measured repetitions"), None);
@@ -290,21 +350,18 @@ pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
 /// the differences the study reports. Failed marks the arm "not quotable";
 /// only `--strict` makes that invalidate the run, since the numbers are
 /// still measured correctly, just not precisely enough to quote.
-pub fn cv_bar(arm: &str, spread: &Spread, bar: f64) -> Check {
-    let name = format!("cv-bar {arm}");
+pub fn cv_bar(arm: Arm, spread: &Spread, bar: f64) -> Check {
+    let name = CheckName::CvBar(arm);
     let cv = format!(
         "CV {:.2} % over {} repetitions",
         spread.cv * 100.0,
         spread.reps
     );
     if spread.cv <= bar {
-        Check::passed(
-            &name,
-            format!("{cv} is within the {:.2} % bar", bar * 100.0),
-        )
+        Check::passed(name, format!("{cv} is within the {:.2} % bar", bar * 100.0))
     } else {
         Check::failed(
-            &name,
+            name,
             format!("{cv} is above the {:.2} % bar: not quotable", bar * 100.0),
         )
     }
@@ -313,14 +370,14 @@ pub fn cv_bar(arm: &str, spread: &Spread, bar: f64) -> Check {
 /// A repetition left out of the statistics, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExcludedRep {
-    pub arm: String,
+    pub arm: Arm,
     pub rep: usize,
     pub why: String,
 }
 
 impl ExcludedRep {
     /// Is this the exclusion of repetition `rep` of `arm`?
-    pub fn covers(&self, arm: &str, rep: usize) -> bool {
+    pub fn covers(&self, arm: Arm, rep: usize) -> bool {
         self.arm == arm && self.rep == rep
     }
 }
@@ -340,7 +397,7 @@ pub fn excluded_reps(reps: &[RepSample]) -> Vec<ExcludedRep> {
                 .flatten()
                 .collect();
             (!offences.is_empty()).then(|| ExcludedRep {
-                arm: rep.arm.clone(),
+                arm: rep.arm,
                 rep: rep.rep,
                 why: offences.join("; "),
             })
@@ -374,9 +431,9 @@ mod tests {
         }
     }
 
-    fn rep(arm: &str, rep: usize, warmup: bool, workers: Vec<WorkerSample>) -> RepSample {
+    fn rep(arm: Arm, rep: usize, warmup: bool, workers: Vec<WorkerSample>) -> RepSample {
         RepSample {
-            arm: arm.into(),
+            arm,
             rep,
             warmup,
             workers,
@@ -385,7 +442,7 @@ mod tests {
         }
     }
 
-    fn pair(arm: &str, index: usize, instructions: Option<u64>) -> RepSample {
+    fn pair(arm: Arm, index: usize, instructions: Option<u64>) -> RepSample {
         rep(
             arm,
             index,
@@ -401,7 +458,7 @@ mod tests {
         assert_eq!(
             invariance(&[], 1e-4),
             (
-                Check::unavailable("invariance", "no measured repetitions"),
+                Check::unavailable(CheckName::Invariance, "no measured repetitions"),
                 None
             )
         );
@@ -410,32 +467,32 @@ mod tests {
 
     #[test]
     fn pinning_names_where_a_worker_ran() {
-        let mut moved = pair("a", 3, None);
+        let mut moved = pair(Arm::OnePerCore, 3, None);
         moved.workers[1].pinned_cpu = Some(2);
         moved.workers[1].cpu_start = 2;
         moved.workers[1].cpu_end = 5;
-        let check = pinning(&[pair("a", 2, None), moved]);
+        let check = pinning(&[pair(Arm::OnePerCore, 2, None), moved]);
         assert_eq!(check.status, CheckStatus::Failed);
         assert_eq!(
             check.detail,
-            "a thread moved: arm a rep 3 worker 1 pinned to 2 ran on 5"
+            "a thread moved: arm one-per-core rep 3 worker 1 pinned to 2 ran on 5"
         );
     }
 
     #[test]
     fn pinning_counts_round_trips_and_ignores_warmups() {
-        let mut round_trip = pair("a", 4, None);
+        let mut round_trip = pair(Arm::OnePerCore, 4, None);
         round_trip.workers[0].counters.cpu_migrations = 2;
-        let mut warm = pair("a", 0, None);
+        let mut warm = pair(Arm::OnePerCore, 0, None);
         warm.warmup = true;
         warm.workers[0].cpu_end = 7;
         let check = pinning(&[warm.clone(), round_trip]);
         assert_eq!(
             check.detail,
-            "a thread moved: arm a rep 4 worker 0 pinned to 0 migrated 2 times"
+            "a thread moved: arm one-per-core rep 4 worker 0 pinned to 0 migrated 2 times"
         );
         assert_eq!(
-            pinning(&[warm, pair("a", 5, None)]).status,
+            pinning(&[warm, pair(Arm::OnePerCore, 5, None)]).status,
             CheckStatus::Passed
         );
     }
@@ -444,7 +501,7 @@ mod tests {
     fn pinning_names_only_the_first_offenders() {
         let reps: Vec<RepSample> = (0..5)
             .map(|i| {
-                let mut r = pair("a", i, None);
+                let mut r = pair(Arm::OnePerCore, i, None);
                 r.workers[0].cpu_end = 9;
                 r
             })
@@ -458,7 +515,7 @@ mod tests {
 
     #[test]
     fn unpinned_workers_may_migrate() {
-        let mut free = pair("unpinned", 1, None);
+        let mut free = pair(Arm::Unpinned, 1, None);
         free.workers[0].pinned_cpu = None;
         free.workers[0].cpu_end = 1;
         free.workers[0].counters.cpu_migrations = 3;
@@ -469,32 +526,35 @@ mod tests {
 
     #[test]
     fn multiplexing_flags_and_names_samples() {
-        let mut multiplexed = pair("a", 2, Some(500));
+        let mut multiplexed = pair(Arm::OnePerCore, 2, Some(500));
         multiplexed.workers[1].counters.time_running_ns = 600;
-        let check = multiplexing(&[pair("a", 1, Some(500)), multiplexed]);
+        let check = multiplexing(&[pair(Arm::OnePerCore, 1, Some(500)), multiplexed]);
         assert_eq!(check.status, CheckStatus::Failed);
         assert!(check.detail.contains("1 of 4 worker samples"));
         assert!(
             check
                 .detail
-                .contains("arm a rep 2 worker 1 counted 600 ns of 1000 ns enabled")
+                .contains("arm one-per-core rep 2 worker 1 counted 600 ns of 1000 ns enabled")
         );
     }
 
     #[test]
     fn multiplexing_without_a_pmu_is_unavailable() {
-        let check = multiplexing(&[pair("a", 1, None)]);
+        let check = multiplexing(&[pair(Arm::OnePerCore, 1, None)]);
         assert_eq!(check.status, CheckStatus::Unavailable);
         assert!(check.detail.starts_with("no hardware PMU"));
         assert_eq!(
-            multiplexing(&[pair("a", 1, Some(500))]).status,
+            multiplexing(&[pair(Arm::OnePerCore, 1, Some(500))]).status,
             CheckStatus::Passed
         );
     }
 
     #[test]
     fn invariance_reports_the_spread_to_six_figures() {
-        let reps = [pair("a", 1, Some(500_000)), pair("b", 1, Some(500_600))];
+        let reps = [
+            pair(Arm::OnePerCore, 1, Some(500_000)),
+            pair(Arm::SiblingPacked, 1, Some(500_600)),
+        ];
         let (check, spread) = invariance(&reps, 1e-4);
         assert_eq!(check.status, CheckStatus::Failed);
         // (500.6 − 500) / median 500.3
@@ -507,17 +567,19 @@ mod tests {
         assert!(
             check
                 .detail
-                .contains("lowest 500.000 in arm a rep 1 worker 0")
+                .contains("lowest 500.000 in arm one-per-core rep 1 worker 0")
         );
     }
 
     #[test]
     fn invariance_with_partial_or_zero_counts_fails() {
-        let mut partial = pair("a", 1, Some(500));
+        let mut partial = pair(Arm::OnePerCore, 1, Some(500));
         partial.workers[1].counters.instructions = None;
         assert_eq!(invariance(&[partial], 1e-4).0.status, CheckStatus::Failed);
         assert_eq!(
-            invariance(&[pair("a", 1, Some(0))], 1e-4).0.status,
+            invariance(&[pair(Arm::OnePerCore, 1, Some(0))], 1e-4)
+                .0
+                .status,
             CheckStatus::Failed
         );
     }
@@ -531,27 +593,28 @@ mod tests {
             max: 1.03,
             reps: 15,
         };
-        let check = cv_bar("one-per-core", &spread, 0.01);
-        assert_eq!(check.name, "cv-bar one-per-core");
+        let check = cv_bar(Arm::OnePerCore, &spread, 0.01);
+        assert_eq!(check.name.to_string(), "cv-bar one-per-core");
+        assert_eq!("cv-bar one-per-core".parse(), Ok(check.name));
         assert_eq!(
             check.detail,
             "CV 2.00 % over 15 repetitions is above the 1.00 % bar: not quotable"
         );
         assert_eq!(
-            cv_bar("one-per-core", &spread, 0.02).status,
+            cv_bar(Arm::OnePerCore, &spread, 0.02).status,
             CheckStatus::Passed
         );
     }
 
     #[test]
     fn excluded_reps_say_why() {
-        let mut both = pair("b", 6, Some(500));
+        let mut both = pair(Arm::SiblingPacked, 6, Some(500));
         both.workers[0].counters.time_running_ns = 10;
         both.workers[1].cpu_start = 3;
         assert_eq!(
-            excluded_reps(&[pair("a", 6, Some(500)), both]),
+            excluded_reps(&[pair(Arm::OnePerCore, 6, Some(500)), both]),
             vec![ExcludedRep {
-                arm: "b".to_string(),
+                arm: Arm::SiblingPacked,
                 rep: 6,
                 why: "worker 0 counted 10 ns of 1000 ns enabled; worker 1 pinned to 1 ran on 3"
                     .to_string()

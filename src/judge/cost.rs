@@ -104,7 +104,7 @@ mod tests {
 
     fn rep(workers: Vec<WorkerSample>, wall_ns: u64) -> RepSample {
         RepSample {
-            arm: "a".into(),
+            arm: crate::plan::Arm::OnePerCore,
             rep: 0,
             warmup: false,
             workers,

@@ -4,26 +4,19 @@
 //! this host shows are not what they claim (typically vCPUs whose placement
 //! on host cores the guest cannot see).
 
-use crate::judge::checks::{Check, excluded_reps};
+use crate::judge::checks::{Check, CheckName, excluded_reps};
 use crate::judge::cost::rep_cost;
 use crate::judge::stats::{median, penalty, penalty_centre, penalty_ci95};
 use crate::measure::{ClockKind, RepSample};
+use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
 
 /// The interval an [`Estimate`] carries (defined with the statistics).
 pub use crate::judge::stats::Interval;
 
-/// Exit code of any error that is not a verdict (unreadable file, failed
-/// measurement).
-pub const EXIT_ERROR: i32 = 1;
-/// Exit code of a command line that does not parse.
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code of `run` when its results are invalid (pinning or counter
-/// invariance failed; with `--strict` also an arm above the CV bar).
-pub const EXIT_INVALID_RUN: i32 = 6;
-
-/// What the gate concluded. The exit codes are the interface scripts use
-/// (`placement-study gate -q && run-the-study`), so they never change.
+/// What the gate concluded. Each verdict has its own exit code (see
+/// `exit.rs`): the interface scripts use (`placement-study gate -q &&
+/// run-the-study`), so they never change.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
@@ -40,17 +33,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The process exit code: 0 only for `physical`, so `&&` chains run the
-    /// study exactly when placement means something.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Physical => 0,
-            Verdict::Virtual => 3,
-            Verdict::NoSmt => 4,
-            Verdict::Inconclusive => 5,
-        }
-    }
-
     /// The verdict word, as `-q` prints it and JSON spells it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -174,12 +156,12 @@ pub struct PairedCosts {
 /// `reps` by repetition number; see [`PairedCosts`].
 pub fn paired_costs(
     reps: &[RepSample],
-    treated_arm: &str,
-    baseline_arm: &str,
+    treated_arm: Arm,
+    baseline_arm: Arm,
     clock: ClockKind,
 ) -> PairedCosts {
     let excluded = excluded_reps(reps);
-    let cost = |arm: &str, index: usize| {
+    let cost = |arm: Arm, index: usize| {
         let excluded = excluded.iter().any(|e| e.covers(arm, index));
         reps.iter()
             .find(|rep| rep.arm == arm && rep.rep == index && !rep.warmup && !excluded)
@@ -229,7 +211,7 @@ pub const CONTROL_RATIO: (f64, f64) = (1.4, 2.8);
 /// same as separate CPUs whether pinning works or not. Only a wall clock
 /// sees the wait.
 pub fn control_check(same_cpu: &[f64], alone: &[f64]) -> Check {
-    const NAME: &str = "control";
+    const NAME: CheckName = CheckName::Control;
     if same_cpu.is_empty() || alone.is_empty() {
         return Check::unavailable(
             NAME,
@@ -291,25 +273,17 @@ mod tests {
     }
 
     #[test]
-    fn exit_codes_are_the_documented_interface() {
-        let codes: Vec<(&str, i32)> = [
+    fn verdicts_serialise_as_their_words() {
+        let words: Vec<&str> = [
             Verdict::Physical,
             Verdict::Virtual,
             Verdict::NoSmt,
             Verdict::Inconclusive,
         ]
         .iter()
-        .map(|v| (v.as_str(), v.exit_code()))
+        .map(|v| v.as_str())
         .collect();
-        assert_eq!(
-            codes,
-            [
-                ("physical", 0),
-                ("virtual", 3),
-                ("no-smt", 4),
-                ("inconclusive", 5)
-            ]
-        );
+        assert_eq!(words, ["physical", "virtual", "no-smt", "inconclusive"]);
         assert_eq!(
             serde_json::to_string(&Verdict::NoSmt).unwrap(),
             "\"no-smt\""

@@ -12,9 +12,13 @@
 //! * [`arms`] gathers every statistic of one arm for the tables.
 //! * [`gate`] decides physical / virtual / inconclusive from the penalty's
 //!   interval, and judges the same-CPU control.
+//! * [`validity`] is the one rule saying whether a run may be quoted.
+//! * [`warnings`] are the notes on the machine and the measurement.
 
 pub mod arms;
 pub mod checks;
 pub mod cost;
 pub mod gate;
 pub mod stats;
+pub mod validity;
+pub mod warnings;

@@ -19,8 +19,9 @@ use anyhow::{Context, anyhow, bail};
 use super::clock::{Stamp, calibrate_tsc_hz, duration_nanos};
 use super::counters::{HardwareEvents, ThreadTaskClock, WorkerCounters, probe_hardware_events};
 use super::kernel::{InputBuffer, Kernel};
-use super::model::{ClockKind, HardwareCounters, Placement, RepSample, WorkerSample};
+use super::model::{ClockKind, HardwareCounters, RepSample, WorkerSample};
 use crate::affinity::{current_cpu, pin_current_thread};
+use crate::plan::Placement;
 
 /// What every worker does in every repetition: `passes` passes of `kernel`
 /// over its own `buffer_bytes` buffer. The same for every worker, arm and
@@ -203,7 +204,7 @@ impl Engine {
                 );
             }
             Ok(RepSample {
-                arm: placement.arm.clone(),
+                arm: placement.arm,
                 rep,
                 warmup,
                 workers: samples,

@@ -6,7 +6,9 @@
 //!   on a [`Placement`];
 //! * [`counters`]: each worker's perf counter group, and the hardware probe;
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
-//! * [`stop`]: Ctrl-C as a request to stop between repetitions;
+//! * [`session`]: the [`Measure`] trait the studies drive, and
+//!   [`EngineSession`], the engine behind it;
+//! * [`stop`]: SIGINT and SIGTERM as a request to stop;
 //! * [`model`]: the samples all of this produces.
 
 pub mod clock;
@@ -14,8 +16,10 @@ pub mod counters;
 pub mod engine;
 pub mod kernel;
 pub mod model;
+pub mod session;
 pub mod stop;
 
 pub use engine::{Engine, Workload, calibrate_passes};
 pub use kernel::{Kernel, kernel_by_name};
 pub use model::*;
+pub use session::{EngineSession, Measure, MeasureOptions, RepOutcome};

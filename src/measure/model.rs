@@ -1,6 +1,7 @@
 //! What one measurement produces. These records are saved verbatim in the
 //! JSON of `gate` and `run` (every raw sample), so field names are schema.
 
+use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
 
 /// Which clock a cost came from. With turbo on, core cycles and TSC ticks
@@ -94,7 +95,7 @@ pub struct WorkerSample {
 /// together by one barrier.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepSample {
-    pub arm: String,
+    pub arm: Arm,
     /// 0-based, warm-ups included; `warmup` ones are excluded from statistics.
     pub rep: usize,
     pub warmup: bool,
@@ -106,10 +107,24 @@ pub struct RepSample {
     pub dispatcher_task_clock_ns: u64,
 }
 
-/// Where one arm's workers run: one entry per worker, `Some(cpu)` pinned to
-/// that logical CPU, `None` left to the OS scheduler (the `unpinned` arm).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Placement {
-    pub arm: String,
-    pub cpus: Vec<Option<u32>>,
+/// What a measurement ran on and with, saved beside its samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementSetup {
+    pub kernel: String,
+    pub kernel_description: String,
+    /// Instructions per byte the kernel retires by construction: what the
+    /// invariance check's counted value should read.
+    pub kernel_instructions_per_byte: f64,
+    /// Cycles per byte on one core when its bounding port is saturated.
+    pub kernel_port_bound_cycles_per_byte: f64,
+    /// Bytes each worker processes per repetition (fixed for every arm and rep).
+    pub bytes_per_worker: u64,
+    pub buffer_bytes: usize,
+    pub passes: u64,
+    pub clock: ClockKind,
+    pub hardware_counters: HardwareCounters,
+    /// TSC frequency used for effective GHz and seconds, and where it came from.
+    pub tsc_hz: f64,
+    pub tsc_hz_source: String,
+    pub warmups: usize,
 }

@@ -5,8 +5,10 @@
 //! the same class and package. Mixing a performance core with an efficiency
 //! core, or crossing packages, would measure something else.
 
-use crate::cli::ArmKind;
-use crate::measure::Placement;
+mod arms;
+
+pub use arms::{Arm, GateBaseline, Placement};
+
 use crate::probe::Topology;
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
@@ -48,15 +50,42 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(String, usize), Vec<UsableCore
     groups
 }
 
-/// The two pairs the gate compares.
+/// The CPUs the gate compares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GatePairs {
     /// One core's two hardware threads.
     pub siblings: [u32; 2],
-    /// Two different cores of the same class and package.
-    pub separate: [u32; 2],
+    /// Two different cores of the same class and package; null when the
+    /// siblings' core has no such neighbour and the baseline is one worker
+    /// alone on `siblings[0]`.
+    pub separate: Option<[u32; 2]>,
     pub class: String,
     pub package: usize,
+}
+
+impl GatePairs {
+    /// What the siblings are measured against.
+    pub fn baseline(&self) -> GateBaseline {
+        match self.separate {
+            Some(_) => GateBaseline::SeparateCores,
+            None => GateBaseline::Alone,
+        }
+    }
+
+    /// The placement of one gate arm on these CPUs.
+    pub fn placement(&self, arm: Arm) -> Placement {
+        let first = self.siblings[0];
+        let cpus: Vec<u32> = match arm {
+            Arm::Siblings => self.siblings.to_vec(),
+            Arm::Separate => self.separate.map_or_else(Vec::new, |pair| pair.to_vec()),
+            Arm::SameCpu => vec![first, first],
+            _ => vec![first],
+        };
+        Placement {
+            arm,
+            cpus: cpus.into_iter().map(Some).collect(),
+        }
+    }
 }
 
 /// What the gate can measure on this topology.
@@ -70,33 +99,40 @@ pub enum GatePlan {
     },
 }
 
-/// Picks the gate's pairs: the first core (by lowest CPU) with two allowed
+/// Picks the gate's CPUs: the first core (by lowest CPU) with two allowed
 /// threads, and for the separate pair its first thread plus the first thread
-/// of another core of the same class and package.
+/// of another core of the same class and package. A host whose only
+/// two-thread cores have no such neighbour (one core of two threads: a
+/// typical small cloud instance) is measured against one worker alone.
 pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
     let groups = usable_cores(topology);
+    let mut single_core = None;
     for ((class, package), cores) in &groups {
         let Some(smt_core) = cores.iter().find(|c| c.threads.len() >= 2) else {
             continue;
         };
-        let Some(other) = cores.iter().find(|c| c.threads[0] != smt_core.threads[0]) else {
-            continue;
-        };
-        return Ok(GatePlan::Pairs(GatePairs {
+        let pairs = |separate| GatePairs {
             siblings: [smt_core.threads[0], smt_core.threads[1]],
-            separate: [smt_core.threads[0], other.threads[0]],
+            separate,
             class: class.clone(),
             package: *package,
-        }));
+        };
+        match cores.iter().find(|c| c.threads[0] != smt_core.threads[0]) {
+            Some(other) => {
+                return Ok(GatePlan::Pairs(pairs(Some([
+                    smt_core.threads[0],
+                    other.threads[0],
+                ]))));
+            }
+            None => {
+                single_core.get_or_insert_with(|| pairs(None));
+            }
+        }
+    }
+    if let Some(pairs) = single_core {
+        return Ok(GatePlan::Pairs(pairs));
     }
     if topology.summary.smt {
-        let any_allowed_pair = groups.values().flatten().any(|c| c.threads.len() >= 2);
-        if any_allowed_pair {
-            bail!(
-                "every core with two allowed hardware threads is alone in its class and package: \
-                 there is no separate pair to compare against"
-            );
-        }
         return Ok(GatePlan::NoSmt {
             reason: "SMT is hidden by the CPU affinity: no core has two allowed hardware threads \
                      (widen the cpuset or taskset to include both threads of a core)"
@@ -143,33 +179,43 @@ pub struct RunPlan {
 }
 
 /// Builds the placements for the requested arms, all within one class and
-/// package so the arms differ only in how the workers share cores.
-pub fn run_arms(topology: &Topology, workers: usize, arms: &[ArmKind]) -> Result<RunPlan> {
+/// package so the arms differ only in how the workers share cores. Each arm
+/// asks only for what it uses: `one-per-core` N cores, `sibling-packed` N/2
+/// cores with two allowed threads, `same-cpu` one CPU, `unpinned` nothing.
+pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<RunPlan> {
     if workers == 0 {
         bail!("--workers must be at least 1");
     }
-    let needs_pairs = arms.contains(&ArmKind::SiblingPacked);
+    if let Some(arm) = arms.iter().find(|arm| !RUN_ARMS.contains(arm)) {
+        bail!("arm '{arm}' belongs to the gate, not to the study");
+    }
+    let needs_pairs = arms.contains(&Arm::SiblingPacked);
     if needs_pairs && workers % 2 != 0 {
         bail!("--workers {workers}: sibling-packed needs an even number of workers");
     }
+    let needed_cores = if arms.contains(&Arm::OnePerCore) {
+        workers
+    } else {
+        1
+    };
     let groups = usable_cores(topology);
     let fits = |cores: &Vec<UsableCore>| {
         let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
-        cores.len() >= workers && (!needs_pairs || smt_cores >= workers / 2)
+        cores.len() >= needed_cores && (!needs_pairs || smt_cores >= workers / 2)
     };
     let Some(((class, package), cores)) = groups.iter().find(|(_, cores)| fits(cores)) else {
         let best = groups.values().map(|c| c.len()).max().unwrap_or(0);
         if needs_pairs {
             bail!(
-                "--workers {workers}: no class and package has {workers} cores of which {} have two \
+                "--workers {workers}: no class and package has {needed_cores} cores of which {} have two \
                  allowed hardware threads (sibling-packed needs SMT; largest group: {best} cores); \
                  lower --workers or drop sibling-packed from --arms",
                 workers / 2
             );
         }
         bail!(
-            "--workers {workers}: no class and package has {workers} allowed cores \
-             (largest group: {best}); lower --workers"
+            "--workers {workers}: no class and package has {needed_cores} allowed cores \
+             (largest group: {best}); lower --workers or drop one-per-core from --arms"
         );
     };
     let one_per_core: Vec<u32> = cores.iter().take(workers).map(|c| c.threads[0]).collect();
@@ -181,17 +227,14 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[ArmKind]) -> Result
         .collect();
     let placements = arms
         .iter()
-        .map(|arm| {
+        .map(|&arm| {
             let cpus = match arm {
-                ArmKind::OnePerCore => one_per_core.iter().map(|c| Some(*c)).collect(),
-                ArmKind::SiblingPacked => packed.iter().map(|c| Some(*c)).collect(),
-                ArmKind::Unpinned => vec![None; workers],
-                ArmKind::SameCpu => vec![Some(one_per_core[0]); workers],
+                Arm::OnePerCore => one_per_core.iter().map(|c| Some(*c)).collect(),
+                Arm::SiblingPacked => packed.iter().map(|c| Some(*c)).collect(),
+                Arm::Unpinned => vec![None; workers],
+                _ => vec![Some(one_per_core[0]); workers],
             };
-            Placement {
-                arm: arm_name(*arm).to_string(),
-                cpus,
-            }
+            Placement { arm, cpus }
         })
         .collect();
     Ok(RunPlan {
@@ -201,12 +244,10 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[ArmKind]) -> Result
     })
 }
 
-/// The arm's name as printed and saved.
-pub fn arm_name(arm: ArmKind) -> &'static str {
-    match arm {
-        ArmKind::OnePerCore => "one-per-core",
-        ArmKind::SiblingPacked => "sibling-packed",
-        ArmKind::Unpinned => "unpinned",
-        ArmKind::SameCpu => "same-cpu",
-    }
-}
+/// The arms a study (`run --arms`) may name.
+pub const RUN_ARMS: [Arm; 4] = [
+    Arm::OnePerCore,
+    Arm::SiblingPacked,
+    Arm::Unpinned,
+    Arm::SameCpu,
+];

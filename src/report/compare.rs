@@ -1,210 +1,251 @@
 //! `report A.json B.json …`: one row per host, like the table of all the
-//! hosts of a study. Reads only the headers of each file (the raw samples are
-//! skipped by the parser), so hundreds of files take well under a second.
+//! hosts of a study. `report --json` gives the same rows as numbers, not
+//! as the table's formatted strings.
 
-use crate::judge::checks::{Check, CheckStatus};
+use crate::judge::checks::{CheckName, CheckStatus};
 use crate::judge::gate::Verdict;
+use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
-use crate::probe::Summary;
+use crate::plan::Arm;
 use crate::report::units::{percent_change, sig4};
-use crate::results::{ArmStats, RESULT_SCHEMA_VERSION};
-use anyhow::{Result, anyhow};
-use serde::{Deserialize, Serialize};
+use crate::saved::{DocumentKind, GateResult, RunResult, SavedDocument};
+use serde::Serialize;
+use std::fmt::Write;
 use std::path::Path;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
-/// The part of a saved run the comparison needs.
-#[derive(Debug, Deserialize)]
-pub struct RunHeader {
-    pub schema_version: u32,
-    pub kind: String,
-    pub host: String,
-    pub model: Option<String>,
-    pub topology: Summary,
-    pub gated: bool,
-    pub gate: Option<GateHeader>,
-    pub complete: bool,
-    pub valid: bool,
-    pub arms: Vec<ArmStats>,
-    pub checks: Vec<Check>,
+/// One arm's cost on one host.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ArmCost {
+    pub arm: Arm,
+    pub clock: ClockKind,
+    /// Median, CV, min, max and repetitions of the cost per byte.
+    pub cost: Spread,
+    pub quotable: bool,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct GateHeader {
-    pub verdict: Verdict,
-    pub penalty: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct VersionProbe {
-    schema_version: Option<u32>,
-    kind: Option<String>,
-}
-
-/// Checks a document's kind and schema version; the error names the file
-/// and the fix.
-fn check_version(path: &Path, kind: Option<&str>, version: Option<u32>) -> Result<()> {
-    match (kind, version) {
-        (Some("run"), Some(RESULT_SCHEMA_VERSION)) => Ok(()),
-        (Some("run"), Some(v)) => Err(anyhow!(
-            "{}: schema version {v}, this placement-study reads version {RESULT_SCHEMA_VERSION}; \
-             re-render it with the placement-study version that wrote it",
-            path.display()
-        )),
-        (Some(other), _) => Err(anyhow!(
-            "{}: a '{other}' result, not a run; `report` reads files written by `run --json`",
-            path.display()
-        )),
-        (None, _) => Err(anyhow!(
-            "{}: no \"kind\" field: not a file written by `placement-study run --json`",
-            path.display()
-        )),
-    }
-}
-
-/// A saved document that says what it is.
-pub trait Versioned {
-    fn kind(&self) -> &str;
-    fn schema_version(&self) -> u32;
-}
-
-impl Versioned for RunHeader {
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn schema_version(&self) -> u32 {
-        self.schema_version
-    }
-}
-
-impl Versioned for crate::results::RunResult {
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn schema_version(&self) -> u32 {
-        self.schema_version
-    }
-}
-
-/// Reads and parses a saved run. A file of another schema version or kind,
-/// or a damaged one, gets a one-line error naming it.
-pub fn load<T: serde::de::DeserializeOwned + Versioned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-    match serde_json::from_str::<T>(&text) {
-        Ok(doc) => {
-            check_version(path, Some(doc.kind()), Some(doc.schema_version()))?;
-            Ok(doc)
-        }
-        Err(parse_error) => {
-            let probe: VersionProbe = serde_json::from_str(&text).map_err(|e| {
-                anyhow!(
-                    "{}: not a placement-study JSON file ({e}); was it truncated?",
-                    path.display()
-                )
-            })?;
-            check_version(path, probe.kind.as_deref(), probe.schema_version)?;
-            Err(anyhow!(
-                "{}: damaged run file: {parse_error}",
-                path.display()
-            ))
-        }
-    }
-}
-
-/// One row of the hosts table (also the `report --json` form).
-#[derive(Debug, Serialize, Tabled)]
-pub struct HostRow {
+/// What one saved file says about its host, as numbers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostSummary {
     pub file: String,
-    pub host: String,
-    #[tabled(rename = "CPU")]
-    pub model: String,
-    #[tabled(rename = "cores/threads")]
-    pub cores_threads: String,
-    pub hypervisor: String,
-    pub gate: String,
-    #[tabled(rename = "one-per-core")]
-    pub one_per_core: String,
-    #[tabled(rename = "sibling-packed")]
-    pub packed: String,
-    pub change: String,
-    pub checks: String,
+    pub kind: DocumentKind,
+    pub host: Option<String>,
+    pub model: Option<String>,
+    pub cores: Option<usize>,
+    pub cpus: Option<usize>,
+    pub hypervisor: Option<String>,
+    /// The gate's verdict, when a gate ran.
+    pub verdict: Option<Verdict>,
+    /// The gate's paired penalty (a fraction), when measured.
+    pub penalty: Option<f64>,
+    /// The study's arms (none for a gate file).
+    pub arms: Vec<ArmCost>,
+    /// median(sibling-packed) / median(one-per-core) − 1, when both ran.
+    pub change_vs_one_per_core: Option<f64>,
+    pub failed_checks: Vec<CheckName>,
+    pub complete: bool,
+    pub gated: bool,
+    pub valid: bool,
 }
 
-fn arm_cost(header: &RunHeader, name: &str) -> Option<(f64, usize, f64, ClockKind, bool)> {
-    let arm = header.arms.iter().find(|a| a.name == name)?;
-    let cost = arm.cost.as_ref()?;
-    Some((cost.median, cost.reps, cost.cv, arm.clock, arm.quotable))
+/// Summarises one loaded file.
+pub fn summarise(path: &Path, document: &SavedDocument) -> HostSummary {
+    let file = path.display().to_string();
+    match document {
+        SavedDocument::Gate(gate) => of_gate(file, gate),
+        SavedDocument::Run(run) => of_run(file, run),
+    }
 }
 
-/// Builds a host's row.
-pub fn row(path: &Path, header: &RunHeader) -> HostRow {
-    let fmt_cost = |name: &str| match arm_cost(header, name) {
-        Some((median, reps, cv, clock, quotable)) => format!(
-            "{} {} (CV {:.2} %, n={reps}){}",
-            sig4(median),
-            clock.as_str(),
-            cv * 100.0,
-            if quotable { "" } else { " not quotable" }
-        ),
-        None => "—".into(),
-    };
-    let change = match (
-        arm_cost(header, "one-per-core"),
-        arm_cost(header, "sibling-packed"),
-    ) {
-        (Some((base, ..)), Some((packed, ..))) => percent_change(packed / base - 1.0),
-        _ => "—".into(),
-    };
-    let failed: Vec<&str> = header
-        .checks
+fn of_gate(file: String, gate: &GateResult) -> HostSummary {
+    HostSummary {
+        file,
+        kind: DocumentKind::Gate,
+        host: None,
+        model: None,
+        cores: None,
+        cpus: None,
+        hypervisor: gate.evidence.cpuid_hypervisor_signature.clone(),
+        verdict: Some(gate.verdict),
+        penalty: gate.penalty,
+        arms: Vec::new(),
+        change_vs_one_per_core: None,
+        failed_checks: gate
+            .control
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed)
+            .map(|c| c.name)
+            .collect(),
+        complete: gate.complete,
+        gated: true,
+        valid: gate.complete,
+    }
+}
+
+fn of_run(file: String, run: &RunResult) -> HostSummary {
+    let arms: Vec<ArmCost> = run
+        .arms
         .iter()
-        .filter(|c| c.status == CheckStatus::Failed)
-        .map(|c| c.name.as_str())
+        .filter_map(|a| {
+            Some(ArmCost {
+                arm: a.name,
+                clock: a.clock,
+                cost: a.cost.clone()?,
+                quotable: a.quotable,
+            })
+        })
         .collect();
-    let mut checks = if failed.is_empty() {
+    let median = |arm: Arm| arms.iter().find(|a| a.arm == arm).map(|a| a.cost.median);
+    HostSummary {
+        file,
+        kind: DocumentKind::Run,
+        host: Some(run.host.clone()),
+        model: run.model.clone(),
+        cores: Some(run.topology.cores),
+        cpus: Some(run.topology.cpus),
+        hypervisor: run.topology.hypervisor.clone(),
+        verdict: run.gate.as_ref().map(|g| g.verdict),
+        penalty: run.gate.as_ref().and_then(|g| g.penalty),
+        change_vs_one_per_core: median(Arm::OnePerCore)
+            .zip(median(Arm::SiblingPacked))
+            .map(|(base, packed)| packed / base - 1.0),
+        arms,
+        failed_checks: run
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed)
+            .map(|c| c.name)
+            .collect(),
+        complete: run.complete,
+        gated: run.gated,
+        valid: run.valid,
+    }
+}
+
+/// One row of the hosts table.
+#[derive(Tabled)]
+struct HostRow {
+    file: String,
+    host: String,
+    #[tabled(rename = "CPU")]
+    model: String,
+    #[tabled(rename = "cores/threads")]
+    cores_threads: String,
+    hypervisor: String,
+    gate: String,
+    #[tabled(rename = "one-per-core")]
+    one_per_core: String,
+    #[tabled(rename = "sibling-packed")]
+    packed: String,
+    change: String,
+    checks: String,
+}
+
+fn row(host: &HostSummary) -> HostRow {
+    let dash = || "—".to_string();
+    let cost = |arm: Arm| match host.arms.iter().find(|a| a.arm == arm) {
+        Some(a) => format!(
+            "{} {} (CV {:.2} %, n={}){}",
+            sig4(a.cost.median),
+            a.clock.as_str(),
+            a.cost.cv * 100.0,
+            a.cost.reps,
+            if a.quotable { "" } else { " not quotable" }
+        ),
+        None => dash(),
+    };
+    let mut checks = if host.failed_checks.is_empty() {
         "passed".to_string()
     } else {
-        format!("FAILED: {}", failed.join(", "))
+        let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
+        format!("FAILED: {}", names.join(", "))
     };
-    if !header.valid {
-        checks = format!("INVALID; {checks}");
-    }
-    if !header.gated {
-        checks = format!("UNGATED; {checks}");
-    }
-    if !header.complete {
-        checks = format!("INCOMPLETE; {checks}");
+    for (holds, mark) in [
+        (host.valid, "INVALID"),
+        (host.gated, "UNGATED"),
+        (host.complete, "INCOMPLETE"),
+    ] {
+        if !holds {
+            checks = format!("{mark}; {checks}");
+        }
     }
     HostRow {
-        file: path.display().to_string(),
-        host: header.host.clone(),
-        model: header.model.clone().unwrap_or_else(|| "unknown".into()),
-        cores_threads: format!("{}/{}", header.topology.cores, header.topology.cpus),
-        hypervisor: header
-            .topology
-            .hypervisor
-            .clone()
-            .unwrap_or_else(|| "none".into()),
-        gate: match &header.gate {
-            Some(g) => format!(
+        file: host.file.clone(),
+        host: host.host.clone().unwrap_or_else(dash),
+        model: host.model.clone().unwrap_or_else(|| "unknown".into()),
+        cores_threads: match (host.cores, host.cpus) {
+            (Some(cores), Some(cpus)) => format!("{cores}/{cpus}"),
+            _ => dash(),
+        },
+        hypervisor: host.hypervisor.clone().unwrap_or_else(|| "none".into()),
+        gate: match host.verdict {
+            Some(verdict) => format!(
                 "{}{}",
-                g.verdict.as_str(),
-                g.penalty
+                verdict.as_str(),
+                host.penalty
                     .map(|p| format!(" {}", percent_change(p)))
                     .unwrap_or_default()
             ),
             None => "not run".into(),
         },
-        one_per_core: fmt_cost("one-per-core"),
-        packed: fmt_cost("sibling-packed"),
-        change,
+        one_per_core: cost(Arm::OnePerCore),
+        packed: cost(Arm::SiblingPacked),
+        change: host
+            .change_vs_one_per_core
+            .map_or_else(dash, percent_change),
         checks,
     }
 }
 
 /// The hosts table.
-pub fn render(rows: &[HostRow]) -> String {
-    Table::new(rows).with(Style::sharp()).to_string()
+pub fn render(hosts: &[HostSummary]) -> String {
+    Table::new(hosts.iter().map(row))
+        .with(Style::sharp())
+        .to_string()
+}
+
+/// The columns of `report --csv` over several files.
+pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
+one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
+change_vs_one_per_core,failed_checks,complete,gated,valid";
+
+/// One CSV row per host, numbers unformatted; text fields quoted.
+pub fn csv(hosts: &[HostSummary]) -> String {
+    let quoted = |text: &str| format!("\"{}\"", text.replace('"', "\"\""));
+    let opt = |v: Option<String>| v.map(|v| quoted(&v)).unwrap_or_default();
+    let number = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for host in hosts {
+        let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
+        let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            quoted(&host.file),
+            host.kind,
+            opt(host.host.clone()),
+            opt(host.model.clone()),
+            host.cores.map(|c| c.to_string()).unwrap_or_default(),
+            host.cpus.map(|c| c.to_string()).unwrap_or_default(),
+            opt(host.hypervisor.clone()),
+            host.verdict.map(|v| v.as_str()).unwrap_or_default(),
+            number(host.penalty),
+            number(arm(Arm::OnePerCore).map(|a| a.cost.median)),
+            number(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
+            number(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
+            number(arm(Arm::SiblingPacked).map(|a| a.cost.cv)),
+            host.arms
+                .first()
+                .map(|a| a.clock.as_str())
+                .unwrap_or_default(),
+            number(host.change_vs_one_per_core),
+            quoted(&names.join(";")),
+            host.complete,
+            host.gated,
+            host.valid
+        );
+    }
+    out
 }

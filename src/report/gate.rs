@@ -1,68 +1,41 @@
 //! The human view of `gate`: one plain sentence, the arms table, the
 //! evidence, the notes.
 
-use crate::judge::gate::{Estimate, Verdict};
+use crate::exit::Outcome;
 use crate::report::table::arms_table;
-use crate::results::{Evidence, GateResult};
+use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
-
-/// The sentence a sysadmin reads first.
-pub fn sentence(verdict: Verdict, estimate: Option<&Estimate>, threshold: f64) -> String {
-    let threshold_pct = format!("{:.0} %", threshold * 100.0);
-    let Some(e) = estimate else {
-        return format!(
-            "no repetitions were measured; threshold {threshold_pct}: {}",
-            verdict.as_str()
-        );
-    };
-    let (amount, direction) = if e.penalty >= 0.0 {
-        (e.penalty * 100.0, "more")
-    } else {
-        (-e.penalty * 100.0, "less")
-    };
-    let measured = format!(
-        "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than on separate cores \
-         (paired over {} repetitions each; ratio of medians {}); threshold {threshold_pct}",
-        e.ci95.low * 100.0,
-        e.ci95.high * 100.0,
-        e.reps,
-        crate::report::units::percent_change(e.penalty_of_medians)
-    );
-    let meaning = match verdict {
-        Verdict::Physical => "placement is physical".to_string(),
-        Verdict::Virtual => {
-            "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
-             whose sibling map is fiction)"
-                .to_string()
-        }
-        Verdict::Inconclusive => {
-            "inconclusive: the interval straddles the threshold; raise --max-reps, \
-             lengthen --rep-ms, or quiet the machine (stop other load, pin the governor)"
-                .to_string()
-        }
-        Verdict::NoSmt => "no-smt".to_string(),
-    };
-    format!("{measured}: {meaning}")
-}
 
 /// The whole human view.
 pub fn render(result: &GateResult) -> String {
     let mut out = String::new();
+    if !result.complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: no verdict; only the repetitions done are shown ***\n"
+        );
+    }
     let _ = writeln!(out, "{}", capitalise(&result.sentence));
     let _ = writeln!(
         out,
-        "verdict: {} (exit {})",
+        "verdict: {} (exit {}){}",
         result.verdict.as_str(),
-        result.verdict.exit_code()
+        Outcome::Verdict(result.verdict).exit_status(),
+        match result.baseline {
+            Some(baseline) => format!(", baseline: {}", baseline.describe()),
+            None => String::new(),
+        }
     );
     if let (Some(pairs), Some(setup)) = (&result.pairs, &result.setup) {
+        let against = match pairs.separate {
+            Some([a, b]) => format!("separate CPUs {a},{b}"),
+            None => format!("one worker alone on CPU {}", pairs.siblings[0]),
+        };
         let _ = writeln!(
             out,
-            "\nsiblings CPUs {},{} vs separate CPUs {},{} ({} class, package {}); kernel {}, {} bytes per worker per repetition",
+            "\nsiblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per worker per repetition",
             pairs.siblings[0],
             pairs.siblings[1],
-            pairs.separate[0],
-            pairs.separate[1],
             pairs.class,
             pairs.package,
             setup.kernel,

@@ -2,7 +2,6 @@
 
 pub mod compare;
 pub mod csv;
-pub mod files;
 pub mod gate;
 pub mod run;
 pub mod table;

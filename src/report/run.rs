@@ -1,12 +1,15 @@
 //! The human view of a run (printed by `run`, re-rendered by `report FILE`).
 
-use crate::judge::checks::CheckStatus;
+use crate::exit::Outcome;
+use crate::judge::checks::{CheckName, CheckStatus};
 use crate::judge::cost;
 use crate::judge::stats::median;
+use crate::judge::validity::judge_run;
+use crate::plan::Arm;
 use crate::report::table::{arms_table, headline_table};
 use crate::report::units::{percent, sig4};
 use crate::report::warnings::clock_note;
-use crate::results::RunResult;
+use crate::saved::RunResult;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tabled::settings::Style;
@@ -24,7 +27,7 @@ pub fn render(result: &RunResult) -> String {
     if !result.complete {
         let _ = writeln!(
             out,
-            "*** INCOMPLETE: stopped by Ctrl-C; only the repetitions done are shown ***\n"
+            "*** INCOMPLETE: stopped by a signal; only the repetitions done are shown ***\n"
         );
     }
     if let Some(gate) = &result.gate {
@@ -69,7 +72,20 @@ pub fn render(result: &RunResult) -> String {
             CheckStatus::Failed => "FAILED",
             CheckStatus::Unavailable => "unavailable",
         };
-        let _ = writeln!(out, "  {:<12} {:<22} {}", mark, check.name, check.detail);
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<22} {}",
+            mark,
+            check.name.to_string(),
+            check.detail
+        );
+    }
+    for ex in &result.excluded {
+        let _ = writeln!(
+            out,
+            "  excluded     {} repetition {}: {}",
+            ex.arm, ex.rep, ex.why
+        );
     }
     if let Some(share) = dispatcher_share(result) {
         let _ = writeln!(
@@ -78,33 +94,30 @@ pub fn render(result: &RunResult) -> String {
             percent(share)
         );
     }
-    let status_of = |name: &str| {
+    let status_of = |name: CheckName| {
         result
             .checks
             .iter()
             .find(|c| c.name == name)
             .map_or("not run", |c| c.status.as_str())
     };
+    let validity = judge_run(&result.checks, &result.arms, result.options.strict);
     let verdict = if result.valid {
         "valid run".to_string()
     } else {
-        let mut why = Vec::new();
-        if status_of("pinning") == "failed" {
-            why.push("a thread moved off its CPU (pinning failed)");
-        }
-        if status_of("invariance") == "failed" {
-            why.push("the counters were not on the workers (instructions per byte varied)");
-        }
-        if result.options.strict && result.arms.iter().any(|a| !a.quotable) {
-            why.push("--strict and an arm is over the CV bar");
-        }
-        format!("INVALID run (exit 6): {}", why.join("; "))
+        let why: Vec<String> = validity.reasons.iter().map(|r| r.to_string()).collect();
+        format!(
+            "INVALID run (exit {}): {}",
+            Outcome::InvalidRun.exit_status(),
+            why.join("; ")
+        )
     };
     let _ = writeln!(
         out,
-        "\n{verdict} (pinning {}, invariance {})",
-        status_of("pinning"),
-        status_of("invariance")
+        "\n{verdict} (pinning {}, multiplexing {}, invariance {})",
+        status_of(CheckName::Pinning),
+        status_of(CheckName::Multiplexing),
+        status_of(CheckName::Invariance)
     );
     if !result.warnings.is_empty() {
         let _ = writeln!(out, "\nNotes");
@@ -117,7 +130,7 @@ pub fn render(result: &RunResult) -> String {
 
 #[derive(Tabled)]
 struct WorkerRow {
-    arm: String,
+    arm: Arm,
     worker: usize,
     #[tabled(rename = "CPU")]
     cpu: String,
@@ -135,17 +148,12 @@ struct WorkerRow {
 /// Per arm and worker: where it ran and where its time went.
 fn worker_table(result: &RunResult) -> String {
     let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
-    let order: Vec<&str> = result
-        .plan
-        .placements
-        .iter()
-        .map(|p| p.arm.as_str())
-        .collect();
+    let order: Vec<Arm> = result.plan.placements.iter().map(|p| p.arm).collect();
     for rep in result.samples.iter().filter(|r| !r.warmup) {
-        let arm_index = order
-            .iter()
-            .position(|a| *a == rep.arm)
-            .unwrap_or(order.len());
+        // A sample of an arm the plan does not name (a hand-edited file) has no row.
+        let Some(arm_index) = order.iter().position(|a| *a == rep.arm) else {
+            continue;
+        };
         for w in &rep.workers {
             per.entry((arm_index, w.worker)).or_default().push(w);
         }
@@ -178,7 +186,7 @@ fn worker_table(result: &RunResult) -> String {
             .filter_map(|w| cost::worker_cost_per_byte(w, result.setup.clock))
             .collect();
         WorkerRow {
-            arm: order.get(arm_index).copied().unwrap_or("?").to_string(),
+            arm: order[arm_index],
             worker,
             cpu: cpu_label,
             core,

@@ -1,10 +1,11 @@
 //! The arms tables shared by `gate`, `run` and `report`: every median with
 //! its CV, min, max and repetitions, and the clock it came from.
 
+use crate::judge::arms::ArmStats;
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
+use crate::plan::Arm;
 use crate::report::units::{percent, percent_change, sig4};
-use crate::results::ArmStats;
 use tabled::builder::Builder;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -45,7 +46,7 @@ pub fn cpus_label(cpus: &[Option<u32>]) -> String {
 /// An arm's name, marked when its CV is over the bar.
 pub fn marked_name(arm: &ArmStats) -> String {
     if arm.quotable {
-        arm.name.clone()
+        arm.name.to_string()
     } else {
         format!("{} (not quotable)", arm.name)
     }
@@ -59,7 +60,7 @@ pub fn arms_table(arms: &[ArmStats], mark_quotable: bool) -> String {
             arm: if mark_quotable {
                 marked_name(a)
             } else {
-                a.name.clone()
+                a.name.to_string()
             },
             cpus: cpus_label(&a.cpus),
             cost: median_or_dash(&a.cost),
@@ -103,8 +104,8 @@ pub fn headline_table(arms: &[ArmStats]) -> String {
                 .as_ref()
                 .map(|s| format!("{:.6}", s.median))
                 .unwrap_or_else(|| "unavailable".into()),
-            match (a.name.as_str(), a.change_vs_one_per_core) {
-                ("one-per-core", _) => "baseline".into(),
+            match (a.name, a.change_vs_one_per_core) {
+                (Arm::OnePerCore, _) => "baseline".into(),
                 (_, Some(c)) => percent_change(c),
                 _ => "—".into(),
             },

@@ -2,9 +2,9 @@
 //! sibling map (list and hex mask) and caches; what is unusual at the end.
 
 use crate::cpuset::{CpuSet, format_mask};
+use crate::judge::warnings::Warning;
 use crate::probe::{Cache, Topology};
 use crate::report::units::bytes;
-use crate::report::warnings::machine_warnings;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -204,7 +204,7 @@ pub fn render(topology: &Topology) -> String {
         );
     }
 
-    let warnings = machine_warnings(topology);
+    let warnings = Warning::about_machine(topology);
     if !warnings.is_empty() {
         let _ = writeln!(out, "\nNotes");
         for w in warnings {

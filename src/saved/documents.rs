@@ -1,16 +1,39 @@
 //! The saved documents of `gate --json` and `run --json`: what `report`
-//! reads back. Field names are schema; bump [`RESULT_SCHEMA_VERSION`] when a
-//! field changes meaning or disappears (adding one is compatible).
+//! reads back. Field names are schema (see `schemas/` and its README for the
+//! policy): adding a field is compatible; renaming or removing one, or
+//! changing its meaning or type, bumps [`RESULT_SCHEMA_VERSION`].
 
+use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
-use crate::judge::stats::Spread;
-use crate::measure::{ClockKind, HardwareCounters, RepSample};
-use crate::plan::{GatePairs, RunPlan};
-use crate::probe::{CpuEntry, Crosscheck, Environment, Summary};
+use crate::judge::warnings::Warning;
+use crate::measure::{ClockKind, MeasurementSetup, RepSample};
+use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
+use crate::probe::{CpuEntry, Crosscheck, Environment, Summary, Topology};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
+/// The schema version of every saved result this build writes and reads.
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
+
+/// Which command wrote a document: its `kind` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DocumentKind {
+    /// `gate --json`.
+    Gate,
+    /// `run --json`.
+    Run,
+}
+
+impl fmt::Display for DocumentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DocumentKind::Gate => "gate",
+            DocumentKind::Run => "run",
+        })
+    }
+}
 
 /// Facts that suggest a VM, shown next to the gate's verdict but never
 /// deciding it: only the measurement decides.
@@ -26,68 +49,41 @@ pub struct Evidence {
     pub crosscheck: Option<Crosscheck>,
 }
 
-/// Statistics of one arm over its measured repetitions. Every median comes
-/// with its spread and repetition count (`Spread`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArmStats {
-    pub name: String,
-    /// Per worker: the CPU it was pinned to, or null (unpinned).
-    pub cpus: Vec<Option<u32>>,
-    /// The clock `cost` is in.
-    pub clock: ClockKind,
-    /// Cost per byte in `clock` units (per repetition: the mean over workers).
-    pub cost: Option<Spread>,
-    /// TSC ticks per byte, always recorded (wall time at the TSC rate).
-    pub tsc_per_byte: Option<Spread>,
-    pub instructions_per_byte: Option<Spread>,
-    pub l1i_misses_per_kilo_instruction: Option<Spread>,
-    /// cycles / ref-cycles × TSC frequency, when both are counted.
-    pub effective_ghz: Option<Spread>,
-    /// All workers' bytes per second of wall time.
-    pub throughput_bytes_per_s: Option<Spread>,
-    /// Mean worker task-clock per repetition, milliseconds.
-    pub task_clock_ms: Option<Spread>,
-    /// CV under the bar (run only; the gate does not quote arms).
-    pub quotable: bool,
-    /// median(cost) / median(one-per-core cost) − 1 (run only).
-    pub change_vs_one_per_core: Option<f64>,
-}
-
-/// What the measurement ran on and with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MeasurementSetup {
-    pub kernel: String,
-    pub kernel_description: String,
-    /// Instructions per byte the kernel retires by construction: what the
-    /// invariance check's counted value should read.
-    pub kernel_instructions_per_byte: f64,
-    /// Cycles per byte on one core when its bounding port is saturated.
-    pub kernel_port_bound_cycles_per_byte: f64,
-    /// Bytes each worker processes per repetition (fixed for every arm and rep).
-    pub bytes_per_worker: u64,
-    pub buffer_bytes: usize,
-    pub passes: u64,
-    pub clock: ClockKind,
-    pub hardware_counters: HardwareCounters,
-    /// TSC frequency used for effective GHz and seconds, and where it came from.
-    pub tsc_hz: f64,
-    pub tsc_hz_source: String,
-    pub warmups: usize,
+impl Evidence {
+    /// The evidence the probe found on `topology`.
+    pub fn of(topology: &Topology) -> Evidence {
+        let cpuid = topology.cpuid.as_ref();
+        Evidence {
+            cpuid_hypervisor_bit: cpuid.map(|c| c.hypervisor_bit),
+            cpuid_hypervisor_signature: cpuid.and_then(|c| c.hypervisor_signature.clone()),
+            cpuid_hypervisor_name: cpuid.and_then(|c| c.hypervisor_name.clone()),
+            cpuinfo_hypervisor_flag: topology.environment.hypervisor_flag,
+            dmi_vendor: topology.environment.dmi_vendor.clone(),
+            dmi_product: topology.environment.dmi_product.clone(),
+            crosscheck: topology.crosscheck.clone(),
+        }
+    }
 }
 
 /// The whole `gate --json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateResult {
     pub schema_version: u32,
-    pub kind: String,
+    pub kind: DocumentKind,
     pub tool_version: String,
+    /// False when a stop signal ended the gate before a verdict.
+    #[serde(default = "complete_by_default")]
+    pub complete: bool,
     pub verdict: Verdict,
+    /// What the siblings were measured against; null for `no-smt`.
+    #[serde(default)]
+    pub baseline: Option<GateBaseline>,
     /// The plain sentence printed first.
     pub sentence: String,
     /// Paired estimate at the centre of `ci95` (geometric mean of the
-    /// per-repetition ratios siblings / separate, minus 1).
+    /// per-repetition ratios siblings / baseline, minus 1).
     pub penalty: Option<f64>,
-    /// median(siblings) / median(separate) − 1.
+    /// median(siblings) / median(baseline) − 1.
     pub penalty_of_medians: Option<f64>,
     pub ci95: Option<Interval>,
     pub threshold: f64,
@@ -101,16 +97,21 @@ pub struct GateResult {
     pub control: Option<Check>,
     pub excluded: Vec<ExcludedRep>,
     pub evidence: Evidence,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Every raw repetition, warm-ups included (marked).
     pub samples: Vec<RepSample>,
+}
+
+/// Files written before `complete` existed were always complete.
+fn complete_by_default() -> bool {
+    true
 }
 
 /// Options a run was made with, saved so a report can say so.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunOptions {
     pub workers: usize,
-    pub arms: Vec<String>,
+    pub arms: Vec<Arm>,
     pub reps: usize,
     pub warmups: usize,
     pub rep_ms: u64,
@@ -126,12 +127,12 @@ pub struct RunOptions {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
-    pub kind: String,
+    pub kind: DocumentKind,
     pub tool_version: String,
     pub host: String,
     /// Seconds since the Unix epoch when the run started.
     pub started_unix: u64,
-    /// False when Ctrl-C stopped the run: only the repetitions done are here.
+    /// False when a stop signal ended the run: only the repetitions done are here.
     pub complete: bool,
     /// False with --skip-gate when the gate did not say physical (or did not run).
     pub gated: bool,
@@ -148,10 +149,15 @@ pub struct RunResult {
     pub plan: RunPlan,
     pub arms: Vec<ArmStats>,
     pub checks: Vec<Check>,
+    /// Repetitions left out of the statistics (multiplexed, or a pinned
+    /// worker moved), with the reason; their raw samples stay in `samples`.
+    #[serde(default)]
+    pub excluded: Vec<ExcludedRep>,
     /// Observed relative spread of instructions per byte, when counted.
     pub invariance_spread: Option<f64>,
-    /// Pinning and invariance held (and, with --strict, every arm quotable).
+    /// Pinning, multiplexing and invariance held (and, with --strict, every
+    /// arm quotable): `judge::validity::judge_run` over `checks` and `arms`.
     pub valid: bool,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub samples: Vec<RepSample>,
 }

@@ -1,0 +1,112 @@
+//! Every exit status the tool uses, in one table. Scripts and sysadmins
+//! depend on these (`placement-study gate -q && run-the-study`; a Slurm
+//! health check on `gate`'s status), so they never change meaning. `main`
+//! is the one place where an [`Outcome`] becomes a status; `--help` and the
+//! man page quote [`EXIT_STATUSES`].
+
+use crate::judge::gate::Verdict;
+use crate::measure::stop::StopSignal;
+
+/// How a command ended, before it becomes an exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did what was asked (`gate`: physical; `run`: a valid run).
+    Success,
+    /// The gate's verdict, from `gate`, or from `run` stopping at its gate.
+    Verdict(Verdict),
+    /// `run` measured, but a validity check failed.
+    InvalidRun,
+    /// A signal stopped it; what was measured was saved, marked incomplete.
+    Stopped(StopSignal),
+}
+
+/// Any error that is not an outcome: an unreadable file, a failed measurement.
+pub const ERROR: u8 = 1;
+/// A command line or option value that does not parse or is out of range.
+pub const USAGE: u8 = 2;
+
+impl Outcome {
+    /// The process exit status.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Outcome::Success | Outcome::Verdict(Verdict::Physical) => 0,
+            Outcome::Verdict(Verdict::Virtual) => 3,
+            Outcome::Verdict(Verdict::NoSmt) => 4,
+            Outcome::Verdict(Verdict::Inconclusive) => 5,
+            Outcome::InvalidRun => 6,
+            // As a shell reports a process its signal ended: 128 + the number.
+            Outcome::Stopped(signal) => 128 + signal.signal_number() as u8,
+        }
+    }
+}
+
+/// Every status with its meaning, in order: the table `--help` prints and
+/// the man page's EXIT STATUS section lists (a test keeps them in step).
+pub const EXIT_STATUSES: &[(u8, &str)] = &[
+    (
+        0,
+        "success; gate: physical (SMT siblings slow each other); run: a valid run",
+    ),
+    (
+        ERROR,
+        "error (unreadable input, failed measurement, unwritable output)",
+    ),
+    (
+        USAGE,
+        "usage: an unknown option or an option value out of range",
+    ),
+    (
+        3,
+        "gate: virtual (the affinity mask moved nothing physical)",
+    ),
+    (4, "gate: no-smt (no core has two allowed hardware threads)"),
+    (
+        5,
+        "gate: inconclusive (the interval straddles the threshold)",
+    ),
+    (
+        6,
+        "run: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
+    ),
+    (
+        130,
+        "stopped by SIGINT (Ctrl-C); the results so far are written, marked incomplete",
+    ),
+    (
+        143,
+        "stopped by SIGTERM; the results so far are written, marked incomplete",
+    ),
+];
+
+/// [`EXIT_STATUSES`] as the lines of `--help`'s "Exit status" section.
+pub fn help_text() -> String {
+    let mut text = String::from("Exit status:\n");
+    for (status, meaning) in EXIT_STATUSES {
+        text.push_str(&format!("  {status:>3}  {meaning}\n"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_has_a_documented_status() {
+        let outcomes = [
+            Outcome::Success,
+            Outcome::Verdict(Verdict::Physical),
+            Outcome::Verdict(Verdict::Virtual),
+            Outcome::Verdict(Verdict::NoSmt),
+            Outcome::Verdict(Verdict::Inconclusive),
+            Outcome::InvalidRun,
+            Outcome::Stopped(StopSignal::Interrupt),
+            Outcome::Stopped(StopSignal::Terminate),
+        ];
+        let statuses: Vec<u8> = outcomes.iter().map(|o| o.exit_status()).collect();
+        assert_eq!(statuses, [0, 0, 3, 4, 5, 6, 130, 143]);
+        for status in statuses {
+            assert!(EXIT_STATUSES.iter().any(|(s, _)| *s == status));
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The "what is unusual here" notes every output ends with. Each says what
+//! it means for a measurement and, where there is one, what to do.
+//!
+//! Saved files keep the sentences (as they always did); a note read back
+//! from a file is [`Warning::Recorded`], since only its words were saved.
+
+use crate::measure::stop::StopSignal;
+use crate::probe::Topology;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// One note about the machine or the measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Warning {
+    /// A stop signal ended the measurement early.
+    Incomplete(StopSignal),
+    /// CPUID names a hypervisor.
+    Hypervisor(String),
+    /// Only the cpuinfo flag says this is a VM.
+    HypervisorFlag,
+    /// One CPUID/sysfs disagreement, naming the CPUs.
+    CpuidSysfsMismatch(String),
+    /// No hardware PMU is registered.
+    NoHardwarePmu,
+    /// Turbo is on; the file that said so.
+    TurboOn(String),
+    /// A cpufreq governor other than performance.
+    Governors(Vec<String>),
+    /// The process may use fewer CPUs than are online.
+    RestrictedAffinity { allowed: usize, online: usize },
+    /// A note as a saved file recorded it.
+    Recorded(String),
+}
+
+impl Warning {
+    /// The notes about the machine itself, shared by every command.
+    pub fn about_machine(topology: &Topology) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let environment = &topology.environment;
+        if let Some(name) = &topology.summary.hypervisor {
+            out.push(Warning::Hypervisor(name.clone()));
+        } else if environment.hypervisor_flag == Some(true) {
+            out.push(Warning::HypervisorFlag);
+        }
+        if let Some(cross) = &topology.crosscheck {
+            out.extend(
+                cross
+                    .mismatches
+                    .iter()
+                    .cloned()
+                    .map(Warning::CpuidSysfsMismatch),
+            );
+        }
+        if !environment.hardware_pmu {
+            out.push(Warning::NoHardwarePmu);
+        }
+        if environment.turbo == Some(true) {
+            let source = environment.turbo_source.as_deref().unwrap_or("cpufreq");
+            out.push(Warning::TurboOn(source.to_string()));
+        }
+        let governors = &environment.governors;
+        if governors.iter().any(|g| g != "performance") {
+            out.push(Warning::Governors(governors.clone()));
+        }
+        if topology.summary.allowed < topology.summary.cpus {
+            out.push(Warning::RestrictedAffinity {
+                allowed: topology.summary.allowed,
+                online: topology.summary.cpus,
+            });
+        }
+        out
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::Incomplete(signal) => write!(
+                f,
+                "INCOMPLETE: stopped by {}; only the repetitions done are here",
+                signal.name()
+            ),
+            Warning::Hypervisor(name) => write!(
+                f,
+                "running under a hypervisor ({name}): the guest's sibling map is whatever the host \
+                 chose to publish; only a measurement (`placement-study gate`) tells whether it is physical"
+            ),
+            Warning::HypervisorFlag => f.write_str(
+                "the kernel reports the hypervisor CPU flag: this is a virtual machine; \
+                 its sibling map may be fiction (run `placement-study gate`)",
+            ),
+            Warning::CpuidSysfsMismatch(what) => write!(f, "CPUID and sysfs disagree: {what}"),
+            Warning::NoHardwarePmu => f.write_str(
+                "no hardware PMU visible (/sys/bus/event_source/devices/cpu* absent): cycles and \
+                 instructions cannot be counted; measurements fall back to TSC ticks",
+            ),
+            Warning::TurboOn(source) => write!(
+                f,
+                "turbo is on ({source}): core cycles and TSC ticks differ; disable it for stable numbers"
+            ),
+            Warning::Governors(governors) => write!(
+                f,
+                "cpufreq governor is {}: frequency may ramp during a measurement; \
+                 `cpupower frequency-set -g performance` pins it",
+                governors.join(", ")
+            ),
+            Warning::RestrictedAffinity { allowed, online } => write!(
+                f,
+                "this process may run on {allowed} of {online} online CPUs (cpuset or taskset)"
+            ),
+            Warning::Recorded(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for Warning {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Warning {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Warning, D::Error> {
+        String::deserialize(deserializer).map(Warning::Recorded)
+    }
+}

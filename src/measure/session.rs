@@ -1,0 +1,115 @@
+//! The [`Measure`] trait the studies are written against, and its one real
+//! implementation: the [`Engine`] with the setup it was calibrated to.
+//!
+//! A study never sees the engine itself: it asks a `Measure` for repetitions
+//! of placements. In the product that is always an [`EngineSession`]; the
+//! tests replay recorded samples through a test-only implementation, so the
+//! studies' decision loops run on any machine.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::engine::{Engine, Workload, calibrate_passes};
+use super::kernel::{self, Kernel};
+use super::model::{MeasurementSetup, RepSample};
+use super::stop::{self, StopSignal};
+use crate::plan::Placement;
+use crate::probe::Topology;
+
+/// What one call of [`Measure::run_rep`] produced.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RepOutcome {
+    /// The repetition ran to its end.
+    Measured(RepSample),
+    /// A stop signal arrived before or during it; its partial work is dropped.
+    Stopped(StopSignal),
+}
+
+/// Runs repetitions of placements. A study drives it; see the module docs.
+pub trait Measure {
+    /// What every repetition runs with: kernel, bytes, clock, counters.
+    fn setup(&self) -> &MeasurementSetup;
+    /// Runs one repetition of `placement` (numbered `rep`, warm-ups included).
+    fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome>;
+}
+
+/// How a measurement is configured: the checked `--kernel`, `--rep-ms`,
+/// `--warmups` and `--no-hardware-counters`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasureOptions {
+    /// A name [`kernel::kernel_by_name`] knows (checked when the options were built).
+    pub kernel: String,
+    /// Target length of one repetition.
+    pub rep_length: Duration,
+    /// Repetitions of each arm discarded before measuring.
+    pub warmups: usize,
+    /// Open hardware counters when the PMU has them.
+    pub hardware_counters: bool,
+}
+
+/// Per-worker buffer: small enough to stay in any L1d (32 KiB and up), so
+/// the kernel is bound by the multiply port, not by memory.
+pub const BUFFER_BYTES: usize = 16 * 1024;
+
+/// The engine, calibrated once, with the setup every sample is saved beside.
+pub struct EngineSession {
+    engine: Engine,
+    setup: MeasurementSetup,
+}
+
+impl EngineSession {
+    /// Picks the kernel, calibrates the passes once so a repetition lasts
+    /// about `options.rep_length`, probes the counters, and takes the TSC
+    /// frequency from CPUID where the topology has it (leaf 0x15 or the
+    /// hypervisor's beats a calibration).
+    pub fn start(options: &MeasureOptions, topology: &Topology) -> Result<EngineSession> {
+        let kernel: Arc<dyn Kernel> = Arc::from(kernel::kernel_by_name(&options.kernel)?);
+        let passes = calibrate_passes(kernel.as_ref(), BUFFER_BYTES, options.rep_length)?;
+        let workload = Workload {
+            kernel: kernel.clone(),
+            buffer_bytes: BUFFER_BYTES,
+            passes,
+        };
+        let engine = Engine::new(workload, options.hardware_counters)?;
+        let cpuid_tsc = topology.cpuid.as_ref().and_then(|c| {
+            let source = c.tsc_hz_source.clone().unwrap_or_else(|| "cpuid".into());
+            Some((c.tsc_hz? as f64, source))
+        });
+        let (tsc_hz, tsc_hz_source) = cpuid_tsc
+            .unwrap_or_else(|| (engine.tsc_hz(), "calibrated against CLOCK_MONOTONIC".into()));
+        let setup = MeasurementSetup {
+            kernel: kernel.name().into(),
+            kernel_description: kernel.description().into(),
+            kernel_instructions_per_byte: kernel.instructions_per_byte(),
+            kernel_port_bound_cycles_per_byte: kernel.port_bound_cycles_per_byte(),
+            bytes_per_worker: engine.workload().bytes_per_worker(),
+            buffer_bytes: BUFFER_BYTES,
+            passes,
+            clock: engine.clock(),
+            hardware_counters: engine.hardware().clone(),
+            tsc_hz,
+            tsc_hz_source,
+            warmups: options.warmups,
+        };
+        Ok(EngineSession { engine, setup })
+    }
+}
+
+impl Measure for EngineSession {
+    fn setup(&self) -> &MeasurementSetup {
+        &self.setup
+    }
+
+    fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome> {
+        if let Some(signal) = stop::stop_signal() {
+            return Ok(RepOutcome::Stopped(signal));
+        }
+        let sample = self.engine.run_rep(placement, rep, warmup)?;
+        Ok(match stop::stop_signal() {
+            Some(signal) => RepOutcome::Stopped(signal),
+            None => RepOutcome::Measured(sample),
+        })
+    }
+}

@@ -1,0 +1,287 @@
+//! From the command line to checked options, once, whatever the machine:
+//! every range, every output path and every name is checked here, before
+//! anything is probed or measured, so a typo never costs a measurement and
+//! never says `no-smt` for a usage error. (hyperfine's
+//! `Options::from_cli_arguments`; ripgrep's LowArgs → HiArgs.)
+//!
+//! An error here is a usage error: `main` exits with status 2.
+
+use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
+use crate::commands::gate::GateCommand;
+use crate::commands::report::ReportCommand;
+use crate::commands::run::RunCommand;
+use crate::commands::snapshot::SnapshotCommand;
+use crate::commands::topology::TopologyCommand;
+use crate::commands::{Command, Outputs, Source};
+use crate::judge::gate::GateRule;
+use crate::judge::stats::MIN_INTERVAL_REPS;
+use crate::measure::MeasureOptions;
+use crate::measure::kernel::KERNEL_NAMES;
+use crate::plan::Arm;
+use crate::probe::cpuid::CpuidSource;
+use crate::probe::snapshot::CPUID_DIR;
+use crate::saved::OutputTarget;
+use crate::saved::output::check_distinct;
+use crate::study::run::StudyOptions;
+use anyhow::{Context, Result, bail};
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::time::Duration;
+
+/// `--rep-ms`: a repetition of at most 10 s; a longer one only makes the
+/// whole study longer without making a median steadier.
+pub const REP_MS: RangeInclusive<u64> = 1..=10_000;
+/// `--warmups`.
+pub const WARMUPS: RangeInclusive<usize> = 0..=100;
+/// `--max-reps` and `--reps`: at most 1000 repetitions per arm.
+pub const MAX_REPS: usize = 1000;
+/// `--workers`: at most 1024 threads per arm.
+pub const WORKERS: RangeInclusive<usize> = 1..=1024;
+
+/// Checks the parsed command line and builds the command to run.
+pub fn from_cli(cli: Cli) -> Result<Command> {
+    Ok(match cli.command {
+        cli::Command::Topology(args) => Command::Topology(TopologyCommand {
+            source: source(&args.source),
+            outputs: outputs(&args.output, &[])?,
+        }),
+        cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
+        cli::Command::Gate(args) => Command::Gate(GateCommand {
+            source: source(&args.source),
+            measure: measure(&args.measure)?,
+            rule: gate_rule(&args.rule)?,
+            outputs: outputs(&args.output, &[])?,
+            quiet: args.quiet,
+        }),
+        cli::Command::Run(args) => {
+            let study = StudyOptions {
+                rule: gate_rule(&args.rule)?,
+                skip_gate: args.skip_gate,
+                workers: args
+                    .workers
+                    .map(|n| in_range("--workers", n, WORKERS))
+                    .transpose()?,
+                arms: arms(&args.arms)?,
+                reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+                cv_bar: fraction("--cv-bar", &args.cv_bar)?,
+                tolerance: tolerance(args.tolerance)?,
+                strict: args.strict,
+                rep_ms: args.measure.rep_ms,
+                kernel: args.measure.kernel.clone(),
+            };
+            Command::Run(RunCommand {
+                source: source(&args.source),
+                measure: measure(&args.measure)?,
+                study,
+                outputs: outputs(&args.output, &[])?,
+            })
+        }
+        cli::Command::Report(args) => {
+            if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+                bail!("report: \"-\" (standard input) can be named only once");
+            }
+            let outputs = outputs(&args.output(), &args.files)?;
+            Command::Report(ReportCommand {
+                files: args.files,
+                outputs,
+            })
+        }
+    })
+}
+
+/// Which CPUID source the options ask for. Without options: the live CPU
+/// for the live system; for `--sysfs-root DIR`, the dump `DIR/cpuid` that
+/// `snapshot` writes, when present (never the live CPU: it belongs to
+/// another machine than the snapshot).
+fn source(args: &SourceArgs) -> Source {
+    let cpuid = if args.no_cpuid {
+        None
+    } else if let Some(dump) = &args.cpuid_dump {
+        Some(CpuidSource::Dump(dump.clone()))
+    } else {
+        match &args.sysfs_root {
+            Some(root) => {
+                let dump = root.join(CPUID_DIR);
+                dump.is_dir().then_some(CpuidSource::Dump(dump))
+            }
+            None if cfg!(target_arch = "x86_64") => Some(CpuidSource::Live),
+            None => None,
+        }
+    };
+    Source {
+        sysfs_root: args.sysfs_root.clone(),
+        cpuid,
+    }
+}
+
+fn measure(args: &MeasureArgs) -> Result<MeasureOptions> {
+    if !KERNEL_NAMES.contains(&args.kernel.as_str()) {
+        bail!(
+            "--kernel {}: unknown kernel; known kernels are {}",
+            args.kernel,
+            KERNEL_NAMES.join(", ")
+        );
+    }
+    Ok(MeasureOptions {
+        kernel: args.kernel.clone(),
+        rep_length: Duration::from_millis(in_range("--rep-ms", args.rep_ms, REP_MS)?),
+        warmups: in_range("--warmups", args.warmups, WARMUPS)?,
+        hardware_counters: !args.no_hardware_counters,
+    })
+}
+
+fn gate_rule(args: &GateRuleArgs) -> Result<GateRule> {
+    let min_reps = in_range("--min-reps", args.min_reps, MIN_INTERVAL_REPS..=MAX_REPS)?;
+    let max_reps = in_range("--max-reps", args.max_reps, 1..=MAX_REPS)?;
+    if max_reps < min_reps {
+        bail!("--max-reps {max_reps} is below --min-reps {min_reps}: raise --max-reps");
+    }
+    Ok(GateRule {
+        threshold: fraction("--threshold", &args.threshold)?,
+        min_reps,
+        max_reps,
+    })
+}
+
+fn arms(args: &[ArmArg]) -> Result<Vec<Arm>> {
+    let mut arms: Vec<Arm> = Vec::new();
+    for arm in args {
+        let arm = match arm {
+            ArmArg::OnePerCore => Arm::OnePerCore,
+            ArmArg::SiblingPacked => Arm::SiblingPacked,
+            ArmArg::Unpinned => Arm::Unpinned,
+            ArmArg::SameCpu => Arm::SameCpu,
+        };
+        if arms.contains(&arm) {
+            bail!("--arms names {arm} twice: name each arm once");
+        }
+        arms.push(arm);
+    }
+    if arms.is_empty() {
+        bail!(
+            "--arms is empty: name at least one of one-per-core, sibling-packed, unpinned, same-cpu"
+        );
+    }
+    Ok(arms)
+}
+
+fn tolerance(value: f64) -> Result<f64> {
+    if !(value.is_finite() && (0.0..1.0).contains(&value)) {
+        bail!("--tolerance {value}: must be a relative tolerance from 0 to below 1, such as 1e-4");
+    }
+    Ok(value)
+}
+
+/// `value` when it lies in `range`; otherwise the error names the option,
+/// the value and the range.
+fn in_range<T: PartialOrd + std::fmt::Display>(
+    option: &str,
+    value: T,
+    range: RangeInclusive<T>,
+) -> Result<T> {
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        bail!(
+            "{option} {value}: out of range; use {} to {}",
+            range.start(),
+            range.end()
+        )
+    }
+}
+
+/// A fraction written as `0.15` or `15%`. A bare number above 1 is refused:
+/// `--threshold 15` would mean 1500 %, and on real siblings silently say
+/// `virtual`.
+pub fn fraction(option: &str, text: &str) -> Result<f64> {
+    let trimmed = text.trim();
+    let (number, scale) = match trimmed.strip_suffix('%') {
+        Some(percent) => (percent.trim(), 0.01),
+        None => (trimmed, 1.0),
+    };
+    let value: f64 = number.parse().with_context(|| {
+        format!(
+            "{option} {text}: not a number; write a fraction like 0.15 or a percentage like 15%"
+        )
+    })?;
+    let fraction = value * scale;
+    if !(fraction.is_finite() && fraction > 0.0) {
+        bail!("{option} {text}: must be above zero, e.g. 0.15 or 15%");
+    }
+    if scale == 1.0 && fraction > 1.0 {
+        bail!(
+            "{option} {text}: a bare number is a fraction, so this is {:.0} %; write {text}% for {text} per cent, or {} as a fraction",
+            fraction * 100.0,
+            fraction / 100.0
+        );
+    }
+    Ok(fraction)
+}
+
+/// The `--json`/`--csv` targets, checked now: they exist or can be
+/// created, are not the same, and (for `report`) are none of the inputs.
+fn outputs(args: &OutputArgs, inputs: &[std::path::PathBuf]) -> Result<Outputs> {
+    let target =
+        |option: &str, path: &Option<std::path::PathBuf>| -> Result<Option<OutputTarget>> {
+            let Some(path) = path else {
+                return Ok(None);
+            };
+            if inputs.iter().any(|input| same_file(input, path)) {
+                bail!(
+                    "{option} {}: that is one of the files to read; name another output file",
+                    path.display()
+                );
+            }
+            OutputTarget::parse(path)
+                .map(Some)
+                .with_context(|| format!("{option} {}", path.display()))
+        };
+    let outputs = Outputs {
+        json: target("--json", &args.json)?,
+        csv: target("--csv", &args.csv)?,
+    };
+    let named: Vec<(&str, &OutputTarget)> = [("--json", &outputs.json), ("--csv", &outputs.csv)]
+        .into_iter()
+        .filter_map(|(name, target)| Some((name, target.as_ref()?)))
+        .collect();
+    check_distinct(&named)?;
+    Ok(outputs)
+}
+
+/// Do two paths name one existing file?
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        assert_eq!(fraction("--threshold", "0.15").unwrap(), 0.15);
+        assert!((fraction("--threshold", "15%").unwrap() - 0.15).abs() < 1e-12);
+        assert_eq!(fraction("--threshold", "1").unwrap(), 1.0);
+        let error = fraction("--threshold", "15").unwrap_err().to_string();
+        assert!(
+            error.contains("write 15% for 15 per cent, or 0.15"),
+            "{error}"
+        );
+        assert!(fraction("--threshold", "0").is_err());
+        assert!(fraction("--threshold", "-5%").is_err());
+        assert!(fraction("--threshold", "NaN").is_err());
+        assert!(fraction("--threshold", "abc").is_err());
+    }
+
+    #[test]
+    fn ranges_name_the_option_and_the_bounds() {
+        let error = in_range("--rep-ms", 20_000, REP_MS)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "--rep-ms 20000: out of range; use 1 to 10000");
+    }
+}

@@ -1,0 +1,108 @@
+//! The placement arms and where their workers go.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A placement arm: which way a repetition's workers were put on CPUs. The
+/// gate's arms and the study's arms share one name space, so a sample always
+/// says which placement it measured. Saved as the kebab-case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arm {
+    /// The study: N workers on N cores, one hardware thread each.
+    OnePerCore,
+    /// The study: N workers on N/2 cores, both hardware threads of each.
+    SiblingPacked,
+    /// The study: the OS places the workers; where they ran is recorded.
+    Unpinned,
+    /// Every worker on one logical CPU: time-sliced, the control.
+    SameCpu,
+    /// The gate: two workers on one core's two hardware threads.
+    Siblings,
+    /// The gate: two workers on two separate cores of one class and package.
+    Separate,
+    /// One worker alone on a CPU: the control's (and a one-core gate's) baseline.
+    Alone,
+}
+
+impl Arm {
+    /// The name as printed and saved.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::OnePerCore => "one-per-core",
+            Arm::SiblingPacked => "sibling-packed",
+            Arm::Unpinned => "unpinned",
+            Arm::SameCpu => "same-cpu",
+            Arm::Siblings => "siblings",
+            Arm::Separate => "separate",
+            Arm::Alone => "alone",
+        }
+    }
+}
+
+impl std::str::FromStr for Arm {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Arm, String> {
+        ALL_ARMS
+            .into_iter()
+            .find(|arm| arm.as_str() == text)
+            .ok_or_else(|| format!("unknown arm '{text}'"))
+    }
+}
+
+/// Every arm, the study's first.
+const ALL_ARMS: [Arm; 7] = [
+    Arm::OnePerCore,
+    Arm::SiblingPacked,
+    Arm::Unpinned,
+    Arm::SameCpu,
+    Arm::Siblings,
+    Arm::Separate,
+    Arm::Alone,
+];
+
+impl fmt::Display for Arm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where one arm's workers run: one entry per worker, `Some(cpu)` pinned to
+/// that logical CPU, `None` left to the OS scheduler (the `unpinned` arm).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    pub arm: Arm,
+    pub cpus: Vec<Option<u32>>,
+}
+
+/// What the sibling pair's cost is measured against.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateBaseline {
+    /// Two workers on two separate cores of the same class and package.
+    SeparateCores,
+    /// One worker alone on the first sibling: the only baseline a host with a
+    /// single core (of two threads) offers. Real siblings slow each other
+    /// well beyond the threshold against it too; vCPUs on separate host cores
+    /// do not.
+    Alone,
+}
+
+impl GateBaseline {
+    /// The arm the siblings are paired with.
+    pub fn arm(self) -> Arm {
+        match self {
+            GateBaseline::SeparateCores => Arm::Separate,
+            GateBaseline::Alone => Arm::Alone,
+        }
+    }
+
+    /// How a sentence names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GateBaseline::SeparateCores => "on separate cores",
+            GateBaseline::Alone => "one worker alone on that core",
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Reading saved results back: bounded, checked for kind and version, and
+//! every failure a one-line error naming the file and the fix.
+
+use super::documents::{DocumentKind, GateResult, RESULT_SCHEMA_VERSION, RunResult};
+use super::input::{JSON_INPUT_CAP, read_capped};
+use anyhow::{Result, anyhow, bail};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use std::path::Path;
+
+/// A saved result, whichever command wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SavedDocument {
+    Gate(Box<GateResult>),
+    Run(Box<RunResult>),
+}
+
+/// The two fields every saved document starts with.
+#[derive(Deserialize)]
+struct Header {
+    kind: Option<String>,
+    schema_version: Option<u32>,
+}
+
+/// Reads a `gate --json` or `run --json` file ("-" for standard input),
+/// at most [`JSON_INPUT_CAP`] bytes of it.
+pub fn load(path: &Path) -> Result<SavedDocument> {
+    let shown = path.display();
+    let bytes = read_capped(path, JSON_INPUT_CAP)?;
+    let header: Header = serde_json::from_slice(&bytes).map_err(|e| {
+        anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
+    })?;
+    let kind = match header.kind.as_deref() {
+        Some("gate") => DocumentKind::Gate,
+        Some("run") => DocumentKind::Run,
+        Some(other) => bail!(
+            "{shown}: a '{other}' document; `report` reads files written by `gate --json` or `run --json`"
+        ),
+        None => bail!(
+            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json` or `run --json`"
+        ),
+    };
+    match header.schema_version {
+        Some(RESULT_SCHEMA_VERSION) => {}
+        Some(version) => bail!(
+            "{shown}: schema version {version}, this placement-study reads version \
+             {RESULT_SCHEMA_VERSION}; re-render it with the placement-study version that wrote it"
+        ),
+        None => bail!("{shown}: no \"schema_version\" field: not a complete {kind} file"),
+    }
+    Ok(match kind {
+        DocumentKind::Gate => SavedDocument::Gate(Box::new(parse(&bytes, path, kind)?)),
+        DocumentKind::Run => SavedDocument::Run(Box::new(parse(&bytes, path, kind)?)),
+    })
+}
+
+fn parse<T: DeserializeOwned>(bytes: &[u8], path: &Path, kind: DocumentKind) -> Result<T> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| anyhow!("{}: damaged {kind} file: {e}", path.display()))
+}

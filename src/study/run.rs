@@ -1,0 +1,194 @@
+//! The placement study: the gate first (unless skipped), then the arms
+//! interleaved per repetition, every worker counting itself, then the
+//! validity checks that decide whether the numbers may be quoted.
+
+use super::gate::gate_session;
+use super::{LazyMeasure, Progress, Recorded};
+use crate::judge::arms::{arm_stats, measured};
+use crate::judge::checks::{self, Check, CheckName, CheckStatus, excluded_reps};
+use crate::judge::gate::{GateRule, Verdict};
+use crate::judge::validity::judge_run;
+use crate::judge::warnings::Warning;
+use crate::measure::Measure;
+use crate::plan::{self, Arm, Placement};
+use crate::probe::Topology;
+use crate::saved::{
+    DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
+};
+use anyhow::{Result, anyhow};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The study's checked options (what `run` was asked for).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyOptions {
+    /// The gate's rule; the gate runs first unless `skip_gate`.
+    pub rule: GateRule,
+    pub skip_gate: bool,
+    /// Workers per arm; `None`: the largest count both default arms can place.
+    pub workers: Option<usize>,
+    /// The arms to run, in order (each a study arm, at least one).
+    pub arms: Vec<Arm>,
+    /// Measured repetitions per arm (after the warm-ups).
+    pub reps: usize,
+    /// CV above which an arm is not quotable (a fraction).
+    pub cv_bar: f64,
+    /// Relative tolerance of instructions per byte across samples.
+    pub tolerance: f64,
+    /// An arm over the CV bar invalidates the run.
+    pub strict: bool,
+    /// What the measurement was configured with, saved in the result.
+    pub rep_ms: u64,
+    pub kernel: String,
+}
+
+/// How a study ended.
+#[derive(Debug)]
+pub enum RunOutcome {
+    /// The gate did not say physical (or was stopped): nothing was studied.
+    StoppedAtGate(Box<GateResult>),
+    /// The study ran (completely, or until a stop signal).
+    Studied(Box<RunResult>),
+}
+
+/// Runs the study on `topology`; see the module docs.
+pub fn run_study<M: Measure>(
+    topology: &Topology,
+    options: &StudyOptions,
+    measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome> {
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let gate = if options.skip_gate {
+        None
+    } else {
+        let gate = gate_session(topology, &options.rule, measure, progress)?;
+        if gate.verdict != Verdict::Physical || !gate.complete {
+            return Ok(RunOutcome::StoppedAtGate(Box::new(gate)));
+        }
+        Some(gate)
+    };
+    let workers = match options.workers {
+        Some(n) => n,
+        None => plan::default_workers(topology).ok_or_else(|| {
+            anyhow!(
+                "no class and package has two cores of which one has two allowed hardware threads, \
+                 so there is no default --workers; pass --workers N and --arms without \
+                 sibling-packed (e.g. --arms one-per-core,same-cpu)"
+            )
+        })?,
+    };
+    let run_plan = plan::run_arms(topology, workers, &options.arms)?;
+    let measure = measure.get()?;
+    let setup = measure.setup().clone();
+
+    let mut recorded = Recorded::default();
+    let placements: Vec<&Placement> = run_plan.placements.iter().collect();
+    let total = setup.warmups + options.reps;
+    for index in 0..total {
+        let warmup = index < setup.warmups;
+        progress.update(&if warmup {
+            format!("run: warm-up {}/{}", index + 1, setup.warmups)
+        } else {
+            format!(
+                "run: repetition {}/{}",
+                index + 1 - setup.warmups,
+                options.reps
+            )
+        });
+        // Arms interleaved per repetition, so drift hits every arm alike.
+        if !recorded.measure_round(measure, &placements, index, warmup)? {
+            break;
+        }
+    }
+    progress.done();
+
+    let samples = recorded.samples;
+    // One exclusion rule for gate and run: multiplexed or migrated
+    // repetitions stay in the raw samples but out of every statistic.
+    let excluded = excluded_reps(&samples);
+    let mut arms: Vec<_> = run_plan
+        .placements
+        .iter()
+        .map(|p| {
+            arm_stats(
+                p,
+                &measured(&samples, p.arm, &excluded),
+                setup.clock,
+                setup.tsc_hz,
+            )
+        })
+        .collect();
+    let baseline = arms
+        .iter()
+        .find(|a| a.name == Arm::OnePerCore)
+        .and_then(|a| a.cost.as_ref().map(|c| c.median));
+    let mut all_checks = vec![checks::pinning(&samples), checks::multiplexing(&samples)];
+    let (invariance, invariance_spread) = checks::invariance(&samples, options.tolerance);
+    all_checks.push(invariance);
+    for arm in &mut arms {
+        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
+            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
+        }
+        let check = match &arm.cost {
+            Some(spread) => checks::cv_bar(arm.name, spread, options.cv_bar),
+            None => Check::unavailable(
+                CheckName::CvBar(arm.name),
+                "fewer than 2 measured repetitions",
+            ),
+        };
+        arm.quotable = check.status == CheckStatus::Passed;
+        all_checks.push(check);
+    }
+    let valid = judge_run(&all_checks, &arms, options.strict).is_valid();
+
+    let mut warnings = Warning::about_machine(topology);
+    if let Some(signal) = recorded.stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    Ok(RunOutcome::Studied(Box::new(RunResult {
+        schema_version: RESULT_SCHEMA_VERSION,
+        kind: DocumentKind::Run,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        host: nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .unwrap_or_else(|| "unknown".into()),
+        started_unix,
+        complete: recorded.stopped.is_none(),
+        gated: gate.is_some(),
+        gate,
+        model: topology
+            .cpuid
+            .as_ref()
+            .and_then(|c| c.brand.clone())
+            .or_else(|| topology.environment.model_name.clone()),
+        topology: topology.summary.clone(),
+        cpus: topology.cpus.clone(),
+        environment: topology.environment.clone(),
+        evidence: Evidence::of(topology),
+        options: RunOptions {
+            workers,
+            arms: options.arms.clone(),
+            reps: options.reps,
+            warmups: setup.warmups,
+            rep_ms: options.rep_ms,
+            kernel: options.kernel.clone(),
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+            skip_gate: options.skip_gate,
+            threshold: options.rule.threshold,
+        },
+        setup,
+        plan: run_plan,
+        arms,
+        checks: all_checks,
+        excluded,
+        invariance_spread,
+        valid,
+        warnings,
+        samples,
+    })))
+}
