@@ -3,7 +3,14 @@
 
 use placement_study::cli::Cli;
 use placement_study::{commands, exit, options};
+use std::io::Write;
 use std::process::ExitCode;
+
+/// One line on stderr: the context chain joined, innermost cause last. A
+/// closed stderr loses the line but never panics (eprintln! would).
+fn say_error(error: &anyhow::Error) {
+    let _ = writeln!(std::io::stderr(), "placement-study: {error:#}");
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::parse_args() {
@@ -17,15 +24,14 @@ fn main() -> ExitCode {
     let command = match options::from_cli(cli) {
         Ok(command) => command,
         Err(e) => {
-            eprintln!("placement-study: {e:#}");
+            say_error(&e);
             return ExitCode::from(exit::USAGE);
         }
     };
     match commands::dispatch(command) {
         Ok(outcome) => ExitCode::from(outcome.exit_status()),
         Err(e) => {
-            // One line: the context chain joined, innermost cause last.
-            eprintln!("placement-study: {e:#}");
+            say_error(&e);
             ExitCode::from(exit::ERROR)
         }
     }

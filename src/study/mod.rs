@@ -89,7 +89,8 @@ impl Recorded {
     }
 
     /// Measures each placement once, in order, as repetition `rep`; `false`
-    /// when a stop signal ended the round.
+    /// when a stop signal ended the round. A round is kept whole or not at
+    /// all, so every arm keeps the same repetitions and their pairing.
     pub fn measure_round<M: Measure>(
         &mut self,
         measure: &mut M,
@@ -97,8 +98,10 @@ impl Recorded {
         rep: usize,
         warmup: bool,
     ) -> Result<bool> {
+        let kept = self.samples.len();
         for placement in placements {
             if !self.measure(measure, placement, rep, warmup)? {
+                self.samples.truncate(kept);
                 return Ok(false);
             }
         }

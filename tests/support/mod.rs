@@ -2,9 +2,10 @@
 //!
 //! `../shared/vm/boot-guest.sh` (beside the repository) boots a throw-away
 //! Linux guest, runs one static x86_64 binary in it and reports `EXIT=N`.
-//! [`Guest::available`] decides whether guest tests run at all (they are
-//! opt-in: each boot costs seconds of emulated CPU), [`Guest::boot`] builds
-//! the static `placement-study` once per test process and runs it in a guest.
+//! The guest tests are `#[ignore]`d (each boot costs seconds of emulated
+//! CPU) and run with `--ignored`; [`Guest::new`] finds the boot script,
+//! [`Guest::boot`] builds the static `placement-study` once per test process
+//! and runs it in a guest.
 //!
 //! Inside the guest the payload's stdout and stderr are both the serial
 //! console, so they arrive merged in [`GuestRun::stdout`]; and the console is
@@ -16,9 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
-
-/// Environment variable that opts in to booting guests.
-pub const OPT_IN_VARIABLE: &str = "PLACEMENT_STUDY_GUEST_TESTS";
 
 /// The payload architecture: boot-guest.sh runs x86_64 guests only. Naming
 /// the target explicitly also keeps `crt-static` away from build scripts and
@@ -56,22 +54,16 @@ pub struct GuestRun {
 }
 
 impl Guest {
-    /// The boot script when guest tests are enabled and possible here;
-    /// otherwise `None`, after printing why the calling test is skipped.
-    pub fn available() -> Option<Guest> {
-        if std::env::var_os(OPT_IN_VARIABLE).is_none_or(|value| value != "1") {
-            println!("skipping: set {OPT_IN_VARIABLE}=1 to boot QEMU guests");
-            return None;
-        }
+    /// The boot script. A guest test was asked for (`--ignored`), so a
+    /// missing script fails it rather than passing it silently.
+    pub fn new() -> Guest {
         let boot_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vm/boot-guest.sh");
-        if !boot_script.is_file() {
-            println!(
-                "skipping: {} is absent (guest tests need ../shared beside the repository)",
-                boot_script.display()
-            );
-            return None;
-        }
-        Some(Guest { boot_script })
+        assert!(
+            boot_script.is_file(),
+            "{} is absent: guest tests need ../shared beside the repository",
+            boot_script.display()
+        );
+        Guest { boot_script }
     }
 
     /// Boots a guest with QEMU `-smp` string `smp`, optionally pinning guest

@@ -1,0 +1,195 @@
+//! Bad input, as a new user types it: each gives a one-line error or a
+//! documented status, before anything is measured, and none destroys a
+//! file, panics or hangs. Every node or link a test writes to is made in a
+//! temporary folder, never the machine's own /dev.
+
+use nix::sys::stat::{Mode, SFlag, makedev, mknod};
+use std::fs::File;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn placement_study(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// The status, and stderr, which must be exactly one line.
+fn one_line_error(output: &Output) -> (Option<i32>, String) {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(stderr.starts_with("placement-study: "), "{stderr}");
+    (output.status.code(), stderr)
+}
+
+#[test]
+fn a_bare_threshold_above_one_is_refused_with_the_fix() {
+    let (status, stderr) = one_line_error(&placement_study(&["gate", "--threshold", "15"]));
+    assert_eq!(status, Some(2));
+    assert!(
+        stderr.contains("write 15% for 15 per cent, or 0.15"),
+        "{stderr}"
+    );
+    for good in ["15%", "0.15"] {
+        let output = placement_study(&["gate", "--threshold", good, "-q"]);
+        assert_ne!(output.status.code(), Some(2), "--threshold {good}");
+    }
+}
+
+#[test]
+fn an_unknown_kernel_is_a_usage_error_even_without_smt() {
+    let (status, stderr) = one_line_error(&placement_study(&["gate", "--kernel", "nope"]));
+    assert_eq!(status, Some(2));
+    assert!(
+        stderr.contains("--kernel nope: unknown kernel; known kernels are mul"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn out_of_range_values_name_the_option_and_the_range() {
+    for (args, expected) in [
+        (
+            &["run", "--rep-ms", "20000"][..],
+            "--rep-ms 20000: out of range; use 1 to 10000",
+        ),
+        (
+            &["run", "--max-reps", "5000"][..],
+            "--max-reps 5000: out of range; use 1 to 1000",
+        ),
+        (
+            &["run", "--workers", "100000"][..],
+            "--workers 100000: out of range; use 1 to 1024",
+        ),
+        (
+            &["run", "--reps", "1"][..],
+            "--reps 1: out of range; use 2 to 1000",
+        ),
+        (
+            &["gate", "--min-reps", "2"][..],
+            "--min-reps 2: out of range; use 3 to 1000",
+        ),
+        (
+            &["run", "--cv-bar", "2"][..],
+            "--cv-bar 2: a bare number is a fraction",
+        ),
+    ] {
+        let (status, stderr) = one_line_error(&placement_study(args));
+        assert_eq!(status, Some(2), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn two_outputs_on_standard_output_are_refused() {
+    let (status, stderr) = one_line_error(&placement_study(&[
+        "run",
+        "--skip-gate",
+        "--json",
+        "-",
+        "--csv",
+        "-",
+    ]));
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains("--json and --csv"), "{stderr}");
+}
+
+#[test]
+fn an_unwritable_output_path_is_found_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder/run.json");
+    let started = std::time::Instant::now();
+    let output = placement_study(&[
+        "run",
+        "--skip-gate",
+        "--rep-ms",
+        "10000",
+        "--json",
+        missing.to_str().unwrap(),
+    ]);
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains(missing.to_str().unwrap()), "{stderr}");
+    assert!(!stderr.contains(".tmp"), "names a temporary file: {stderr}");
+    // A 10 s repetition would have run first before; a usage error is immediate.
+    println!("refused in {:?}", started.elapsed());
+}
+
+#[test]
+fn report_never_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("gate.json");
+    let gate = placement_study(&["gate", "--json"]);
+    std::fs::write(&input, &gate.stdout).unwrap();
+    // `--json=FILE` needs the "="; a bare word after --json is an input.
+    let output = placement_study(&[
+        "report",
+        &format!("--json={}", input.display()),
+        input.to_str().unwrap(),
+    ]);
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains("one of the files to read"), "{stderr}");
+    assert_eq!(std::fs::read(&input).unwrap(), gate.stdout);
+}
+
+#[test]
+fn gate_json_alone_still_prints_the_document() {
+    let output = placement_study(&["gate", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["kind"], "gate");
+    let dash = placement_study(&["gate", "--json", "-"]);
+    let again: serde_json::Value = serde_json::from_slice(&dash.stdout).unwrap();
+    assert_eq!(again["verdict"], json["verdict"]);
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full");
+    // The numbers of /dev/full, as a node of our own.
+    mknod(
+        &full,
+        SFlag::S_IFCHR,
+        Mode::from_bits_truncate(0o666),
+        makedev(1, 7),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .arg("topology")
+        .stdout(File::options().write(true).open(&full).unwrap())
+        .output()
+        .unwrap();
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(Path::new(&full).exists());
+}
+
+#[test]
+fn help_and_man_page_list_every_exit_status() {
+    let help = String::from_utf8_lossy(&placement_study(&["--help"]).stdout).into_owned();
+    let man = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/man/placement-study.1"
+    ))
+    .unwrap();
+    let section = man
+        .split(".SH EXIT STATUS")
+        .nth(1)
+        .and_then(|rest| rest.split("\n.SH ").next())
+        .expect("the man page has an EXIT STATUS section");
+    for (status, _) in placement_study::exit::EXIT_STATUSES {
+        assert!(
+            help.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{status} "))),
+            "--help lacks exit status {status}:\n{help}"
+        );
+        assert!(
+            section.contains(&format!(".B {status}\n")),
+            "the man page's EXIT STATUS lacks {status}"
+        );
+    }
+}

@@ -1,0 +1,509 @@
+//! The studies' decision loops on recorded samples, replayed through a
+//! test-only [`Measure`]: the gate's adaptive loop (physical, virtual,
+//! inconclusive, a failed control, exclusions, a stop signal, the one-core
+//! baseline) and the run's validity rule, on any machine, without SMT or a
+//! PMU. The product has exactly one `Measure`: the engine.
+//!
+//! Recorded samples are `fixtures/samples/*.json` (see `judge_samples.rs`);
+//! synthetic ones are built here with a chosen cost per byte.
+
+use anyhow::{Result, anyhow};
+use placement_study::judge::checks::{CheckName, CheckStatus};
+use placement_study::judge::gate::{GateRule, Verdict};
+use placement_study::judge::validity::{InvalidReason, judge_run};
+use placement_study::judge::warnings::Warning;
+use placement_study::measure::stop::StopSignal;
+use placement_study::measure::{
+    ClockKind, CounterValues, HardwareCounters, Measure, MeasurementSetup, RepOutcome, RepSample,
+    WorkerSample,
+};
+use placement_study::plan::{Arm, GateBaseline, Placement};
+use placement_study::probe::{Topology, probe};
+use placement_study::saved::{GateResult, RunResult};
+use placement_study::study::gate::gate_session;
+use placement_study::study::run::{RunOutcome, StudyOptions, run_study};
+use placement_study::study::{LazyMeasure, Progress};
+use std::collections::HashMap;
+
+const RULE: GateRule = GateRule {
+    threshold: 0.15,
+    min_reps: 5,
+    max_reps: 15,
+};
+
+/// Bytes per worker per repetition in synthetic samples.
+const BYTES: u64 = 1 << 24;
+
+/// Replays samples: repetition `rep` of `arm` is whatever `source` says,
+/// and after `stop_after` calls every call reports a SIGINT.
+struct Replay {
+    setup: MeasurementSetup,
+    source: Box<dyn Fn(&Placement, usize, bool) -> Option<RepSample>>,
+    stop_after: Option<usize>,
+    calls: usize,
+    /// Every (arm, rep) asked for, in order.
+    asked: Vec<(Arm, usize)>,
+}
+
+impl Measure for Replay {
+    fn setup(&self) -> &MeasurementSetup {
+        &self.setup
+    }
+
+    fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome> {
+        self.calls += 1;
+        if self.stop_after.is_some_and(|n| self.calls > n) {
+            return Ok(RepOutcome::Stopped(StopSignal::Interrupt));
+        }
+        self.asked.push((placement.arm, rep));
+        (self.source)(placement, rep, warmup)
+            .map(RepOutcome::Measured)
+            .ok_or_else(|| anyhow!("no recorded sample for {} rep {rep}", placement.arm))
+    }
+}
+
+impl Replay {
+    /// Replays a fixture file, looked up by arm and repetition.
+    fn recorded(name: &str, clock: ClockKind) -> Replay {
+        let path = format!("{}/fixtures/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let reps: Vec<RepSample> =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let by_key: HashMap<(Arm, usize), RepSample> =
+            reps.into_iter().map(|r| ((r.arm, r.rep), r)).collect();
+        Replay::from_fn(clock, move |p, rep, _| by_key.get(&(p.arm, rep)).cloned())
+    }
+
+    /// Synthetic samples: each worker of arm `p` costs `cost(arm, rep)` TSC
+    /// ticks per byte.
+    fn synthetic(cost: impl Fn(Arm, usize) -> f64 + 'static) -> Replay {
+        Replay::from_fn(ClockKind::Tsc, move |p, rep, warmup| {
+            Some(sample(p, rep, warmup, cost(p.arm, rep)))
+        })
+    }
+
+    fn from_fn(
+        clock: ClockKind,
+        source: impl Fn(&Placement, usize, bool) -> Option<RepSample> + 'static,
+    ) -> Replay {
+        Replay {
+            setup: setup(clock),
+            source: Box::new(source),
+            stop_after: None,
+            calls: 0,
+            asked: Vec::new(),
+        }
+    }
+}
+
+fn setup(clock: ClockKind) -> MeasurementSetup {
+    MeasurementSetup {
+        kernel: "mul".into(),
+        kernel_description: "replayed".into(),
+        kernel_instructions_per_byte: 0.78125,
+        kernel_port_bound_cycles_per_byte: 0.625,
+        bytes_per_worker: BYTES,
+        buffer_bytes: 16384,
+        passes: BYTES / 16384,
+        clock,
+        hardware_counters: match clock {
+            ClockKind::CoreCycles => HardwareCounters::Available { l1i_misses: true },
+            ClockKind::Tsc => HardwareCounters::Unavailable {
+                reason: "replayed without a PMU".into(),
+            },
+        },
+        tsc_hz: 2.5e9,
+        tsc_hz_source: "replayed".into(),
+        warmups: 2,
+    }
+}
+
+/// A repetition whose every worker stayed on its CPU and cost `cost` TSC
+/// ticks per byte (no PMU).
+fn sample(placement: &Placement, rep: usize, warmup: bool, cost: f64) -> RepSample {
+    let ticks = (cost * BYTES as f64) as u64;
+    let workers = placement
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(worker, cpu)| WorkerSample {
+            worker,
+            pinned_cpu: *cpu,
+            cpu_start: cpu.unwrap_or(0),
+            cpu_end: cpu.unwrap_or(0),
+            bytes: BYTES,
+            busy_ns: ticks * 2 / 5,
+            tsc_ticks: ticks,
+            barrier_wait_ns: 1000,
+            counters: CounterValues {
+                task_clock_ns: ticks * 2 / 5,
+                time_enabled_ns: ticks * 2 / 5,
+                time_running_ns: ticks * 2 / 5,
+                ..CounterValues::default()
+            },
+            checksum: 7,
+        })
+        .collect();
+    RepSample {
+        arm: placement.arm,
+        rep,
+        warmup,
+        workers,
+        wall_ns: ticks * 2 / 5,
+        dispatcher_task_clock_ns: 100,
+    }
+}
+
+/// A deterministic ±`noise` pattern around `centre`.
+fn around(centre: f64, noise: f64, rep: usize) -> f64 {
+    let pattern = [0.0, 1.0, -1.0, 0.5, -0.5];
+    centre * (1.0 + noise * pattern[rep % pattern.len()])
+}
+
+/// Costs of a working host: same-cpu about twice `alone`.
+fn working_control(arm: Arm, rep: usize) -> Option<f64> {
+    match arm {
+        Arm::SameCpu => Some(around(2.0, 0.01, rep)),
+        Arm::Alone => Some(around(1.0, 0.01, rep)),
+        _ => None,
+    }
+}
+
+struct Quiet;
+
+impl Progress for Quiet {
+    fn update(&mut self, _message: &str) {}
+    fn done(&mut self) {}
+}
+
+fn topology(name: &str) -> Topology {
+    let root = format!("{}/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
+    probe(Some(root.as_ref()), None).unwrap()
+}
+
+/// One core of two threads: the two-core guest fixture with its second
+/// core outside the affinity mask (a typical one-core cloud instance).
+fn one_core_two_threads() -> Topology {
+    let mut topology = topology("kvm-guest-claims-smt");
+    for cpu in &mut topology.cpus {
+        cpu.allowed = cpu.cpu < 2;
+    }
+    topology
+}
+
+fn gate(topology: &Topology, replay: Replay) -> (GateResult, Replay) {
+    let mut measure = LazyMeasure::new(|| Ok(replay));
+    let result = gate_session(topology, &RULE, &mut measure, &mut Quiet).unwrap();
+    let replay = match measure.get() {
+        Ok(replay) => std::mem::replace(replay, Replay::synthetic(|_, _| 1.0)),
+        Err(e) => panic!("{e}"),
+    };
+    (result, replay)
+}
+
+#[test]
+fn replayed_physical_gate_stops_at_min_reps_with_a_passing_control() {
+    let (result, replay) = gate(
+        &topology("laptop-i5-11300H"),
+        Replay::recorded("gate-physical.json", ClockKind::CoreCycles),
+    );
+    assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
+    assert_eq!(result.baseline, Some(GateBaseline::SeparateCores));
+    assert_eq!(result.reps, RULE.min_reps);
+    assert!(result.complete);
+    let penalty = result.penalty.unwrap();
+    assert!((0.35..=0.40).contains(&penalty), "{penalty}");
+    assert_eq!(result.control.unwrap().status, CheckStatus::Passed);
+    // Two warm-up rounds of four arms, then min_reps rounds of four.
+    assert_eq!(replay.asked.len(), 4 * (2 + RULE.min_reps));
+    assert_eq!(
+        replay.asked[..4],
+        [
+            (Arm::Siblings, 0),
+            (Arm::Separate, 0),
+            (Arm::SameCpu, 0),
+            (Arm::Alone, 0)
+        ]
+    );
+}
+
+#[test]
+fn replayed_virtual_gate_says_virtual() {
+    let (result, _) = gate(
+        &topology("kvm-guest-claims-smt"),
+        Replay::recorded("gate-virtual.json", ClockKind::Tsc),
+    );
+    assert_eq!(result.verdict, Verdict::Virtual, "{}", result.sentence);
+    assert!(result.penalty.unwrap() < 0.0);
+    assert_eq!(result.clock, Some(ClockKind::Tsc));
+}
+
+#[test]
+fn excluded_reps_are_listed_and_dropped_with_their_partner() {
+    let (result, _) = gate(
+        &topology("laptop-i5-11300H"),
+        Replay::recorded("gate-excluded.json", ClockKind::CoreCycles),
+    );
+    let excluded: Vec<(Arm, usize)> = result.excluded.iter().map(|e| (e.arm, e.rep)).collect();
+    // The verdict came before repetition 9, whose separate arm migrated.
+    assert_eq!(excluded, [(Arm::Siblings, 5)]);
+    assert_eq!(result.verdict, Verdict::Physical);
+    // Its partner stays in the raw samples but out of the pairs.
+    assert!(
+        result
+            .samples
+            .iter()
+            .any(|s| s.arm == Arm::Separate && s.rep == 5)
+    );
+    let measured_pairs = result
+        .samples
+        .iter()
+        .filter(|s| s.arm == Arm::Siblings && !s.warmup)
+        .count();
+    assert_eq!(result.reps, measured_pairs - 1);
+}
+
+#[test]
+fn a_straddling_penalty_measures_up_to_max_reps_then_is_inconclusive() {
+    let replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::Siblings => around(1.15, 0.08, rep),
+        Arm::Separate => 1.0,
+        _ => working_control(arm, rep).unwrap(),
+    });
+    let (result, replay) = gate(&topology("laptop-i5-11300H"), replay);
+    assert_eq!(result.verdict, Verdict::Inconclusive, "{}", result.sentence);
+    assert_eq!(result.reps, RULE.max_reps);
+    let ci = result.ci95.unwrap();
+    assert!(
+        ci.low < RULE.threshold && ci.high >= RULE.threshold,
+        "{ci:?}"
+    );
+    // The control ran only in the first min_reps repetitions.
+    let controls = replay
+        .asked
+        .iter()
+        .filter(|(arm, rep)| *arm == Arm::SameCpu && *rep >= 2)
+        .count();
+    assert_eq!(controls, RULE.min_reps);
+}
+
+#[test]
+fn a_failed_control_makes_any_penalty_inconclusive() {
+    // Pinning does nothing: both workers "on one CPU" ran in parallel.
+    let replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::Siblings => around(1.8, 0.01, rep),
+        _ => around(1.0, 0.01, rep),
+    });
+    let (result, _) = gate(&topology("laptop-i5-11300H"), replay);
+    assert_eq!(result.verdict, Verdict::Inconclusive);
+    assert_eq!(result.control.unwrap().status, CheckStatus::Failed);
+    assert!(
+        result.sentence.contains("the same-CPU control failed"),
+        "{}",
+        result.sentence
+    );
+}
+
+#[test]
+fn a_stop_signal_ends_the_gate_incomplete_without_a_verdict() {
+    let mut replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::Siblings => around(1.15, 0.08, rep),
+        Arm::Separate => 1.0,
+        _ => working_control(arm, rep).unwrap(),
+    });
+    replay.stop_after = Some(4 * 2 + 4 * 3 + 1);
+    let (result, _) = gate(&topology("laptop-i5-11300H"), replay);
+    assert!(!result.complete);
+    assert_eq!(result.verdict, Verdict::Inconclusive);
+    assert!(
+        result
+            .sentence
+            .starts_with("stopped by SIGINT after 3 repetitions")
+    );
+    assert_eq!(
+        result.warnings[0],
+        Warning::Incomplete(StopSignal::Interrupt)
+    );
+    // The partial round is not in the samples: rounds are kept whole.
+    let measured = result.samples.iter().filter(|s| !s.warmup).count();
+    assert_eq!(measured, 4 * 3);
+}
+
+#[test]
+fn one_core_of_two_threads_is_measured_against_one_worker_alone() {
+    let topology = one_core_two_threads();
+    let physical = Replay::synthetic(|arm, rep| match arm {
+        Arm::Siblings => around(1.8, 0.02, rep),
+        _ => working_control(arm, rep).unwrap(),
+    });
+    let (result, replay) = gate(&topology, physical);
+    assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
+    assert_eq!(result.baseline, Some(GateBaseline::Alone));
+    assert_eq!(result.pairs.as_ref().unwrap().separate, None);
+    assert!(
+        result
+            .sentence
+            .contains("than one worker alone on that core")
+    );
+    assert!(!replay.asked.iter().any(|(arm, _)| *arm == Arm::Separate));
+
+    // vCPUs on separate host cores: the "siblings" cost what one alone does.
+    let virtual_ = Replay::synthetic(|arm, rep| match arm {
+        Arm::Siblings => around(1.0, 0.02, rep + 1),
+        _ => working_control(arm, rep).unwrap(),
+    });
+    let (result, _) = gate(&topology, virtual_);
+    assert_eq!(result.verdict, Verdict::Virtual, "{}", result.sentence);
+}
+
+#[test]
+fn no_siblings_is_no_smt_and_never_starts_the_measurement() {
+    let mut measure: LazyMeasure<'_, Replay> =
+        LazyMeasure::new(|| panic!("a gate without siblings must not start measuring"));
+    let result =
+        gate_session(&topology("kvm-guest-2cpu"), &RULE, &mut measure, &mut Quiet).unwrap();
+    assert_eq!(result.verdict, Verdict::NoSmt);
+    assert!(result.no_smt_reason.unwrap().contains("SMT is absent"));
+}
+
+fn study_options(arms: &[Arm], workers: usize) -> StudyOptions {
+    StudyOptions {
+        rule: RULE,
+        skip_gate: true,
+        workers: Some(workers),
+        arms: arms.to_vec(),
+        reps: 5,
+        cv_bar: 0.01,
+        tolerance: 1e-4,
+        strict: false,
+        rep_ms: 50,
+        kernel: "mul".into(),
+    }
+}
+
+fn study(options: &StudyOptions, replay: Replay) -> RunResult {
+    let mut measure = LazyMeasure::new(|| Ok(replay));
+    match run_study(
+        &topology("laptop-i5-11300H"),
+        options,
+        &mut measure,
+        &mut Quiet,
+    )
+    .unwrap()
+    {
+        RunOutcome::Studied(result) => *result,
+        RunOutcome::StoppedAtGate(gate) => panic!("stopped at the gate: {}", gate.sentence),
+    }
+}
+
+#[test]
+fn a_replayed_study_with_invariant_counts_is_valid() {
+    let options = study_options(&[Arm::OnePerCore, Arm::SiblingPacked], 4);
+    let result = study(
+        &options,
+        Replay::recorded("run-invariant.json", ClockKind::CoreCycles),
+    );
+    assert!(result.valid, "{:?}", result.checks);
+    assert!(result.complete);
+    let status = |name| {
+        result
+            .checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap()
+            .status
+    };
+    assert_eq!(status(CheckName::Invariance), CheckStatus::Passed);
+    assert_eq!(status(CheckName::Pinning), CheckStatus::Passed);
+    let packed = &result.arms[1];
+    assert!(packed.change_vs_one_per_core.unwrap() > 0.3);
+}
+
+#[test]
+fn a_replayed_instructions_spread_invalidates_the_study_and_the_report_says_why() {
+    let options = study_options(&[Arm::OnePerCore, Arm::SiblingPacked], 4);
+    let result = study(
+        &options,
+        Replay::recorded("run-ipb-spread.json", ClockKind::CoreCycles),
+    );
+    assert!(!result.valid);
+    // The report re-derives the reasons from the saved checks: one rule.
+    let validity = judge_run(&result.checks, &result.arms, result.options.strict);
+    assert_eq!(validity.reasons, [InvalidReason::CountersNotOnWorkers]);
+    let text = placement_study::report::run::render(&result);
+    assert!(text.contains("INVALID run (exit 6)"), "{text}");
+    assert!(
+        text.contains("the counters were not on the workers"),
+        "{text}"
+    );
+}
+
+#[test]
+fn migrated_reps_are_excluded_from_the_study_too() {
+    let options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);
+    let mut replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::OnePerCore => around(1.0, 0.001, rep),
+        _ => around(2.0, 0.001, rep),
+    });
+    let base = std::mem::replace(&mut replay.source, Box::new(|_, _, _| None));
+    replay.source = Box::new(move |p, rep, warmup| {
+        let mut sample = base(p, rep, warmup)?;
+        if p.arm == Arm::OnePerCore && rep == 4 {
+            sample.workers[1].cpu_end = 3;
+        }
+        Some(sample)
+    });
+    let result = study(&options, replay);
+    let excluded: Vec<(Arm, usize)> = result.excluded.iter().map(|e| (e.arm, e.rep)).collect();
+    assert_eq!(excluded, [(Arm::OnePerCore, 4)]);
+    assert_eq!(result.arms[0].cost.as_ref().unwrap().reps, 4);
+    assert!(!result.valid, "a moved thread invalidates the run");
+}
+
+#[test]
+fn strict_makes_a_noisy_arm_invalidate_the_study() {
+    let mut options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);
+    options.strict = true;
+    let replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::OnePerCore => around(1.0, 0.001, rep),
+        _ => around(2.0, 0.05, rep),
+    });
+    let result = study(&options, replay);
+    assert!(!result.valid);
+    assert_eq!(
+        judge_run(&result.checks, &result.arms, true).reasons,
+        [InvalidReason::NotQuotable(vec![Arm::SameCpu])]
+    );
+}
+
+#[test]
+fn a_study_stopped_by_a_signal_keeps_the_rounds_done() {
+    let options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);
+    let mut replay = Replay::synthetic(|arm, _| if arm == Arm::OnePerCore { 1.0 } else { 2.0 });
+    replay.stop_after = Some(2 * 2 + 2 * 2 + 1);
+    let result = study(&options, replay);
+    assert!(!result.complete);
+    assert_eq!(
+        result.warnings[0],
+        Warning::Incomplete(StopSignal::Interrupt)
+    );
+    assert_eq!(result.samples.iter().filter(|s| !s.warmup).count(), 4);
+}
+
+#[test]
+fn a_study_stops_at_a_gate_that_is_not_physical() {
+    let mut options = study_options(&[Arm::OnePerCore, Arm::SiblingPacked], 2);
+    options.skip_gate = false;
+    let replay = Replay::recorded("gate-virtual.json", ClockKind::Tsc);
+    let mut measure = LazyMeasure::new(|| Ok(replay));
+    let outcome = run_study(
+        &topology("kvm-guest-claims-smt"),
+        &options,
+        &mut measure,
+        &mut Quiet,
+    )
+    .unwrap();
+    match outcome {
+        RunOutcome::StoppedAtGate(gate) => assert_eq!(gate.verdict, Verdict::Virtual),
+        RunOutcome::Studied(_) => panic!("a virtual gate must stop the study"),
+    }
+}
