@@ -34,11 +34,14 @@ const RULE: GateRule = GateRule {
 /// Bytes per worker per repetition in synthetic samples.
 const BYTES: u64 = 1 << 24;
 
+/// Where a replayed repetition comes from: `None` when none was recorded.
+type SampleSource = Box<dyn Fn(&Placement, usize, bool) -> Option<RepSample>>;
+
 /// Replays samples: repetition `rep` of `arm` is whatever `source` says,
 /// and after `stop_after` calls every call reports a SIGINT.
 struct Replay {
     setup: MeasurementSetup,
-    source: Box<dyn Fn(&Placement, usize, bool) -> Option<RepSample>>,
+    source: SampleSource,
     stop_after: Option<usize>,
     calls: usize,
     /// Every (arm, rep) asked for, in order.
