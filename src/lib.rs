@@ -24,3 +24,4 @@ pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod results;
+pub mod saved;
