@@ -11,6 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// Makes a device node `name` in `dir`; `None` (the caller skips, saying
 /// why) where this process may not make nodes (not root, or in a container
@@ -103,6 +104,22 @@ fn an_existing_file_is_replaced_atomically_keeping_its_mode() {
     assert_ne!(meta.ino(), old_inode, "a new file renamed over the old one");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert_eq!(names_in(dir.path()), ["run.json"]);
+}
+
+#[test]
+fn a_replaced_file_keeps_its_owner_when_root_writes_it() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: only root may give a file to another owner");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    fs::write(&path, "old").unwrap();
+    std::os::unix::fs::chown(&path, Some(4242), Some(4343)).unwrap();
+    parse(&path).write(b"new").unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (4242, 4343));
 }
 
 #[test]
@@ -298,7 +315,10 @@ fn a_failed_write_names_the_users_path_and_leaves_no_temp_file() {
     fs::remove_dir(&folder).unwrap();
     let error = format!("{:#}", target.write(b"{}").unwrap_err());
     assert!(error.contains(&path.display().to_string()), "{error}");
-    assert!(!error.contains(".run.json."), "names the temp file: {error}");
+    assert!(
+        !error.contains(".run.json."),
+        "names the temp file: {error}"
+    );
     // A folder replaced by something else after the check: nothing written.
     fs::create_dir(&folder).unwrap();
     fs::create_dir(&path).unwrap();
@@ -418,4 +438,40 @@ fn read_capped_refuses_a_folder_and_names_a_missing_file() {
         error.contains(&missing.display().to_string()) && error.contains("No such file"),
         "{error}"
     );
+}
+
+/// The variable naming the file a child's stdout is open on.
+const STDOUT_FILE_VARIABLE: &str = "SAVED_IO_STDOUT_FILE";
+
+#[test]
+#[ignore = "run by a_path_to_what_stdout_is_open_on_is_stdout, with stdout on a temp file"]
+fn child_with_stdout_on_a_file() {
+    let file = PathBuf::from(std::env::var_os(STDOUT_FILE_VARIABLE).expect("run by its parent"));
+    let link = file.with_extension("link");
+    symlink(&file, &link).unwrap();
+    for path in [&file, &link] {
+        let target = parse(path);
+        assert!(target.is_stdout(), "{}: {target:?}", path.display());
+    }
+}
+
+#[test]
+fn a_path_to_what_stdout_is_open_on_is_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stdout.txt");
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_with_stdout_on_a_file", "--ignored"])
+        .env(STDOUT_FILE_VARIABLE, &file)
+        .stdout(fs::File::create(&file).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let child_stdout = fs::read_to_string(&file).unwrap();
+    assert!(
+        output.status.success() && child_stdout.contains("1 passed"),
+        "{child_stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Any other file is a file.
+    assert!(!parse(&dir.path().join("other.txt")).is_stdout());
 }

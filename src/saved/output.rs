@@ -6,7 +6,7 @@
 //!
 //! | path | what happens |
 //! | --- | --- |
-//! | `-` | standard output |
+//! | `-`, or what standard output is already open on (`/dev/stdout`, the file `>` redirects to) | standard output |
 //! | a regular file, or nothing yet | a temp file in the same folder, renamed over it when complete |
 //! | a symlink | followed: its target is handled by these rules, the link stays a link |
 //! | a character device or FIFO | written in place, never renamed over |
@@ -58,8 +58,10 @@ impl OutputTarget {
     /// Resolves and checks `arg`, what the user typed after `--json` or
     /// `--csv`.
     ///
-    /// Nothing is created or opened: `-` is standard output; a symlink is
-    /// followed (a dangling one is an error naming the link); a folder,
+    /// Nothing is created or opened: `-` is standard output, and so is any
+    /// path to what standard output is already open on (`/dev/stdout`, or
+    /// the file `>` redirected it to); a symlink is followed (a dangling
+    /// one is an error naming the link); a folder,
     /// block device or socket is refused; a character device or FIFO becomes
     /// a [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so a
     /// FIFO without a reader cannot hang the check); for a regular file,
@@ -79,6 +81,13 @@ impl OutputTarget {
                 return Err(e).with_context(|| format!("{}: cannot check it", arg.display()));
             }
         };
+        if is_standard_output(&meta) {
+            // `/dev/stdout`, `/proc/self/fd/1`, or the very file `>` sends
+            // stdout to: writing it in place is what the user means, and
+            // renaming a new file over it would leave stdout writing into
+            // the unlinked old one.
+            return Ok(OutputTarget::Stdout);
+        }
         let kind = meta.file_type();
         if kind.is_file() {
             let real = fs::canonicalize(arg)
@@ -207,6 +216,12 @@ pub fn write_all_to(out: &mut impl Write, content: &[u8], name: impl fmt::Displa
         .map_err(|e| anyhow!("cannot write to {name}: {e}"))
 }
 
+/// Is `meta` the file, pipe or terminal standard output is open on?
+fn is_standard_output(meta: &Metadata) -> bool {
+    nix::sys::stat::fstat(io::stdout())
+        .is_ok_and(|stdout| stdout.st_dev == meta.dev() && stdout.st_ino == meta.ino())
+}
+
 /// The metadata of what the symlink `link` points to; a dangling link is an
 /// error naming the link, its target and the fix.
 fn followed_link(link: &Path) -> Result<Metadata> {
@@ -328,7 +343,12 @@ fn replace_file(shown: &Path, real: &Path, content: &[u8]) -> Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("{}: cannot check it", shown.display())),
     };
-    let (mut file, temp) = create_temp(shown, folder, name)?;
+    // The replaced file's mode from the start, so a private file's new
+    // content is never readable by others, not even briefly.
+    let mode = replaced
+        .as_ref()
+        .map_or(NEW_FILE_MODE, |old| old.mode() & 0o777);
+    let (mut file, temp) = create_temp(shown, folder, name, mode)?;
     let written = fill_temp(&mut file, shown, content, replaced.as_ref()).and_then(|()| {
         fs::rename(&temp, real).with_context(|| {
             format!(
@@ -345,8 +365,14 @@ fn replace_file(shown: &Path, real: &Path, content: &[u8]) -> Result<()> {
 }
 
 /// Creates the temp file exclusively (O_CREAT|O_EXCL: a file or symlink
-/// already under the name is never opened, and the next name is tried).
-fn create_temp(shown: &Path, folder: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf)> {
+/// already under the name is never opened, and the next name is tried),
+/// with `mode` minus the umask.
+fn create_temp(
+    shown: &Path,
+    folder: &Path,
+    name: &std::ffi::OsStr,
+    mode: u32,
+) -> Result<(File, PathBuf)> {
     let pid = std::process::id();
     for attempt in 0..TEMP_NAME_ATTEMPTS {
         let mut temp_name = std::ffi::OsString::from(".");
@@ -359,7 +385,7 @@ fn create_temp(shown: &Path, folder: &Path, name: &std::ffi::OsStr) -> Result<(F
         match OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(NEW_FILE_MODE)
+            .mode(mode)
             .open(&temp)
         {
             Ok(file) => return Ok((file, temp)),
@@ -380,15 +406,15 @@ fn create_temp(shown: &Path, folder: &Path, name: &std::ffi::OsStr) -> Result<(F
     )
 }
 
-/// Writes `content` into the temp file, gives it the replaced file's owner
-/// and mode, and fsyncs it, so the rename publishes a complete file.
+/// Gives the temp file the replaced file's owner and exact mode (the umask
+/// may have narrowed it), writes `content` and fsyncs it, so the rename
+/// publishes a complete file.
 fn fill_temp(
     file: &mut File,
     shown: &Path,
     content: &[u8],
     replaced: Option<&Metadata>,
 ) -> Result<()> {
-    write_all_to(file, content, shown.display())?;
     if let Some(old) = replaced {
         // Only root may give a file away; anyone else's replacement becomes
         // their own, as with any editor, so a refusal here is expected.
@@ -396,6 +422,7 @@ fn fill_temp(
         file.set_permissions(Permissions::from_mode(old.mode() & 0o777))
             .with_context(|| format!("{}: cannot copy the old file's mode", shown.display()))?;
     }
+    write_all_to(file, content, shown.display())?;
     file.sync_all()
         .with_context(|| format!("cannot write to {}", shown.display()))
 }
