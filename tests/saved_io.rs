@@ -392,13 +392,11 @@ fn read_capped_stops_the_zero_node_at_the_cap() {
     let Some(zero) = char_node(dir.path(), "zero", 5) else {
         return;
     };
-    for cap in [4096, JSON_INPUT_CAP] {
-        let error = format!("{:#}", read_capped(&zero, cap).unwrap_err());
-        assert!(error.contains(&zero.display().to_string()), "{error}");
-        assert!(error.contains(&format!("{cap} bytes")), "{error}");
-    }
+    let error = format!("{:#}", read_capped(&zero, 4096).unwrap_err());
+    assert!(error.contains(&zero.display().to_string()), "{error}");
+    assert!(error.contains("4096 bytes"), "{error}");
     let error = format!("{:#}", read_capped(&zero, JSON_INPUT_CAP).unwrap_err());
-    assert!(error.contains("64 MiB"), "{error}");
+    assert!(error.contains("64 MiB (67108864 bytes)"), "{error}");
 }
 
 #[test]

@@ -12,8 +12,8 @@ use std::path::Path;
 /// above a real run's few megabytes, far below what would strain memory.
 pub const JSON_INPUT_CAP: u64 = 64 * 1024 * 1024;
 
-/// First buffer size for an input of unknown length (FIFO, device, stdin).
-const FIRST_CHUNK: usize = 64 * 1024;
+/// How much one read(2) asks for.
+const CHUNK: usize = 64 * 1024;
 
 /// Reads at most `cap` bytes from `path` (`-` = standard input); more is a
 /// one-line error naming the file and the cap.
@@ -44,9 +44,10 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
     read_bounded(&mut file, cap, known_len, path.display())
 }
 
-/// Reads `input` to its end into a buffer grown by doubling, never past
-/// `cap + 1` bytes. `expected` (the file size when known) sizes the first
-/// buffer so a regular file is read without regrowing.
+/// Reads `input` to its end, a chunk at a time, into a buffer grown by
+/// doubling but never past `cap + 1` bytes. `expected` (the file size when
+/// known) sizes the buffer up front, so a regular file is read without
+/// regrowing.
 fn read_bounded(
     input: &mut impl Read,
     cap: u64,
@@ -54,33 +55,29 @@ fn read_bounded(
     name: impl fmt::Display,
 ) -> Result<Vec<u8>> {
     let limit = usize::try_from(cap.saturating_add(1)).unwrap_or(usize::MAX);
-    let first = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
     let mut buf: Vec<u8> = Vec::new();
-    let mut filled = 0;
-    loop {
-        if filled == buf.len() {
-            if filled == limit {
-                break;
-            }
-            let grown = if buf.is_empty() {
-                first.max(FIRST_CHUNK)
-            } else {
-                buf.len().saturating_mul(2)
-            }
-            .min(limit);
+    buf.reserve_exact(usize::try_from(expected).unwrap_or(usize::MAX).min(limit));
+    let mut chunk = vec![0u8; CHUNK];
+    while buf.len() < limit {
+        let room = (limit - buf.len()).min(CHUNK);
+        let n = match input.read(&mut chunk[..room]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
+        };
+        if buf.capacity() - buf.len() < n {
+            let grown = buf
+                .capacity()
+                .saturating_mul(2)
+                .max(buf.len() + n)
+                .min(limit);
             // Exact, so growth never allocates past the limit.
             buf.reserve_exact(grown - buf.len());
-            buf.resize(grown, 0);
         }
-        match input.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
-        }
+        buf.extend_from_slice(&chunk[..n]);
     }
-    buf.truncate(filled);
-    if filled as u64 > cap {
+    if buf.len() as u64 > cap {
         bail!(too_long(name, cap));
     }
     Ok(buf)

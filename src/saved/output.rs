@@ -58,14 +58,14 @@ impl OutputTarget {
     /// Resolves and checks `arg`, what the user typed after `--json` or
     /// `--csv`.
     ///
-    /// Nothing is created or opened: `-` is standard output, and so is any
+    /// Nothing is created or opened. `-` is standard output, and so is any
     /// path to what standard output is already open on (`/dev/stdout`, or
-    /// the file `>` redirected it to); a symlink is followed (a dangling
-    /// one is an error naming the link); a folder,
-    /// block device or socket is refused; a character device or FIFO becomes
-    /// a [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so a
-    /// FIFO without a reader cannot hang the check); for a regular file,
-    /// existing or new, its folder must exist and be writable.
+    /// the file `>` redirected it to). A symlink is followed; a dangling one
+    /// is an error naming the link. A folder, block device or socket is
+    /// refused. A character device or FIFO becomes a
+    /// [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so one
+    /// without a reader cannot hang the check). For a regular file, existing
+    /// or new, its folder must exist and be writable.
     pub fn parse(arg: &Path) -> Result<OutputTarget> {
         if arg.as_os_str() == "-" {
             return Ok(OutputTarget::Stdout);
@@ -171,7 +171,7 @@ impl fmt::Display for TargetName<'_> {
 }
 
 /// Refuses two outputs that would spoil each other: both standard output
-/// (`--json - --csv -` would interleave), or both the same real file (the
+/// (`--json - --csv -`, or `-` and `/dev/stdout`, would interleave), or both the same real file (the
 /// second rename would replace the first). Each entry is the option's name
 /// (`"--json"`) and its target. Two streams are allowed: they are written
 /// one after the other, in place.
@@ -180,8 +180,8 @@ pub fn check_distinct(targets: &[(&str, &OutputTarget)]) -> Result<()> {
         for (second_option, second) in &targets[index + 1..] {
             match (first, second) {
                 (OutputTarget::Stdout, OutputTarget::Stdout) => bail!(
-                    "{first_option} - and {second_option} -: both would go to standard output, \
-                     interleaved; send one of them to a file"
+                    "{first_option} and {second_option} both go to standard output, where they \
+                     would interleave; send one of them to a file"
                 ),
                 (OutputTarget::File { real: a, .. }, OutputTarget::File { real: b, .. })
                     if a == b =>
