@@ -444,7 +444,10 @@ const STDOUT_FILE_VARIABLE: &str = "SAVED_IO_STDOUT_FILE";
 #[test]
 #[ignore = "run by a_path_to_what_stdout_is_open_on_is_stdout, with stdout on a temp file"]
 fn child_with_stdout_on_a_file() {
-    let file = PathBuf::from(std::env::var_os(STDOUT_FILE_VARIABLE).expect("run by its parent"));
+    let Some(file) = std::env::var_os(STDOUT_FILE_VARIABLE).map(PathBuf::from) else {
+        eprintln!("skipping: {STDOUT_FILE_VARIABLE} is set only by the parent test");
+        return;
+    };
     let link = file.with_extension("link");
     symlink(&file, &link).unwrap();
     for path in [&file, &link] {
