@@ -438,35 +438,57 @@ fn read_capped_refuses_a_folder_and_names_a_missing_file() {
     );
 }
 
-/// The variable naming the file a child's stdout is open on.
-const STDOUT_FILE_VARIABLE: &str = "SAVED_IO_STDOUT_FILE";
+/// The variable naming what a child's stdout is open on.
+const STDOUT_PATH_VARIABLE: &str = "SAVED_IO_STDOUT_PATH";
 
 #[test]
-#[ignore = "run by a_path_to_what_stdout_is_open_on_is_stdout, with stdout on a temp file"]
-fn child_with_stdout_on_a_file() {
-    let Some(file) = std::env::var_os(STDOUT_FILE_VARIABLE).map(PathBuf::from) else {
-        eprintln!("skipping: {STDOUT_FILE_VARIABLE} is set only by the parent test");
+#[ignore = "run by a_path_to_what_stdout_is_open_on_is_stdout, with stdout on a temp file or node"]
+fn child_with_stdout_on_a_path() {
+    let Some(path) = std::env::var_os(STDOUT_PATH_VARIABLE).map(PathBuf::from) else {
+        eprintln!("skipping: {STDOUT_PATH_VARIABLE} is set only by the parent test");
         return;
     };
-    let link = file.with_extension("link");
-    symlink(&file, &link).unwrap();
-    for path in [&file, &link] {
+    let link = path.with_extension("link");
+    symlink(&path, &link).unwrap();
+    // A terminal or null device stays a stream; a file is stdout itself.
+    let expect_stream = fs::metadata(&path).unwrap().file_type().is_char_device();
+    for path in [&path, &link] {
         let target = parse(path);
-        assert!(target.is_stdout(), "{}: {target:?}", path.display());
+        let is_stream = matches!(target, OutputTarget::Stream { .. });
+        assert!(
+            if expect_stream {
+                is_stream
+            } else {
+                target.is_stdout()
+            },
+            "{}: {target:?}",
+            path.display()
+        );
     }
+}
+
+/// Runs [`child_with_stdout_on_a_path`] with its stdout on `path`.
+fn run_child_with_stdout_on(path: &Path) -> std::process::Output {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_with_stdout_on_a_path", "--ignored"])
+        .env(STDOUT_PATH_VARIABLE, path)
+        .stdout(
+            fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .open(path)
+                .unwrap(),
+        )
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn a_path_to_what_stdout_is_open_on_is_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stdout.txt");
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_with_stdout_on_a_file", "--ignored"])
-        .env(STDOUT_FILE_VARIABLE, &file)
-        .stdout(fs::File::create(&file).unwrap())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
+    let output = run_child_with_stdout_on(&file);
     let child_stdout = fs::read_to_string(&file).unwrap();
     assert!(
         output.status.success() && child_stdout.contains("1 passed"),
@@ -475,4 +497,12 @@ fn a_path_to_what_stdout_is_open_on_is_stdout() {
     );
     // Any other file is a file.
     assert!(!parse(&dir.path().join("other.txt")).is_stdout());
+    if let Some(null) = char_node(dir.path(), "null", 3) {
+        let output = run_child_with_stdout_on(&null);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }

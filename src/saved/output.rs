@@ -6,7 +6,7 @@
 //!
 //! | path | what happens |
 //! | --- | --- |
-//! | `-`, or what standard output is already open on (`/dev/stdout`, the file `>` redirects to) | standard output |
+//! | `-`, or the file or pipe standard output is open on (`/dev/stdout`, the file `>` redirects to) | standard output |
 //! | a regular file, or nothing yet | a temp file in the same folder, renamed over it when complete |
 //! | a symlink | followed: its target is handled by these rules, the link stays a link |
 //! | a character device or FIFO | written in place, never renamed over |
@@ -59,8 +59,8 @@ impl OutputTarget {
     /// `--csv`.
     ///
     /// Nothing is created or opened. `-` is standard output, and so is any
-    /// path to what standard output is already open on (`/dev/stdout`, or
-    /// the file `>` redirected it to). A symlink is followed; a dangling one
+    /// path to the file or pipe standard output is already open on
+    /// (`/dev/stdout`, or the file `>` redirected it to). A symlink is followed; a dangling one
     /// is an error naming the link. A folder, block device or socket is
     /// refused. A character device or FIFO becomes a
     /// [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so one
@@ -81,11 +81,11 @@ impl OutputTarget {
                 return Err(e).with_context(|| format!("{}: cannot check it", arg.display()));
             }
         };
-        if is_standard_output(&meta) {
-            // `/dev/stdout`, `/proc/self/fd/1`, or the very file `>` sends
-            // stdout to: writing it in place is what the user means, and
-            // renaming a new file over it would leave stdout writing into
-            // the unlinked old one.
+        // `/dev/stdout` or the very file or pipe stdout is open on: it is
+        // stdout, so the human report moves to stderr instead of mixing in,
+        // and no new file is renamed over the one stdout keeps writing to.
+        // A terminal or /dev/null stays a stream: nothing there to spoil.
+        if !meta.file_type().is_char_device() && is_standard_output(&meta) {
             return Ok(OutputTarget::Stdout);
         }
         let kind = meta.file_type();
