@@ -476,6 +476,7 @@ fn run_child_with_stdout_on(path: &Path) -> std::process::Output {
             fs::OpenOptions::new()
                 .write(true)
                 .create(true)
+                .truncate(true)
                 .open(path)
                 .unwrap(),
         )
