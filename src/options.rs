@@ -21,7 +21,7 @@ use crate::plan::Arm;
 use crate::probe::cpuid::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::saved::OutputTarget;
-use crate::saved::output::check_distinct;
+use crate::saved::check_distinct;
 use crate::study::run::StudyOptions;
 use anyhow::{Context, Result, bail};
 use std::ops::RangeInclusive;

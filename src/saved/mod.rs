@@ -1,9 +1,21 @@
-//! Saved results: the documents `gate`, `run` and `report` write and read.
+//! Saved results: the documents `gate`, `run` and `report` write and read,
+//! where a command's output goes, and how a saved document is read back.
 //!
-//! * [`documents`]: the documents themselves, their kinds and schema version;
-//! * [`load`]: reading one back, checked for kind and version;
-//! * [`output`]: where results go, written atomically;
-//! * [`input`]: reads with a size cap.
+//! * [`documents`]: the documents themselves, their `kind` and
+//!   `schema_version` (the JSON Schemas and the version policy are in
+//!   `schemas/`, see `schemas/README.md`);
+//! * [`load`]: reading one back, bounded, checked for kind and version;
+//! * [`output`]: an [`OutputTarget`] is resolved and checked from what the
+//!   user typed after `--json`/`--csv` *before* anything is measured, so a
+//!   bad path costs seconds, not a lost run. Writing never destroys what the
+//!   path names: a regular file is replaced atomically (temp file + rename,
+//!   through any symlink, which stays a link), a device or FIFO is written
+//!   in place, and anything else is refused up front. [`write_stdout`] is the
+//!   one way text reaches standard output, so a closed or full stdout is an
+//!   error rather than a panic.
+//! * [`input`]: [`read_capped`] reads a saved document (or stdin) with a
+//!   size cap, so pointing `report` at `/dev/zero` fails fast instead of
+//!   eating memory.
 
 pub mod documents;
 pub mod input;
@@ -13,5 +25,6 @@ pub mod output;
 pub use documents::{
     DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
 };
+pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};
-pub use output::{OutputTarget, write_stdout};
+pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};

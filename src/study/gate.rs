@@ -136,15 +136,14 @@ pub fn gate_session<M: Measure>(
             .collect()
     };
     let control = gate::control_check(&tsc_costs(&same_cpu), &tsc_costs(&alone));
-    let mut sentence = sentence(verdict, baseline, estimate.as_ref(), rule.threshold);
     // Without working pinning neither verdict means anything.
-    if control.status == CheckStatus::Failed {
+    let control_failed = control.status == CheckStatus::Failed;
+    if control_failed {
         verdict = Verdict::Inconclusive;
-        sentence = format!(
-            "{}; the same-CPU control failed: {}",
-            self::sentence(verdict, baseline, estimate.as_ref(), rule.threshold),
-            control.detail
-        );
+    }
+    let mut sentence = sentence(verdict, baseline, estimate.as_ref(), rule.threshold);
+    if control_failed {
+        sentence.push_str(&format!("; the same-CPU control failed: {}", control.detail));
     }
     if let Some(signal) = recorded.stopped {
         verdict = Verdict::Inconclusive;

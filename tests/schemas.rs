@@ -1,0 +1,336 @@
+//! The JSON Schemas in `schemas/` against REAL documents: what the built
+//! binary prints and saves on this machine and on every fixture, and the
+//! recorded samples. Each case is a schema reference and a document, so a
+//! new kind is one more row.
+
+use jsonschema::{Retrieve, Uri, Validator};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A document and the schema (file, or `file#/$defs/Name`) it must satisfy.
+struct Case {
+    /// Where the document came from, for the failure message.
+    what: String,
+    schema: &'static str,
+    document: Value,
+}
+
+fn repo_path(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// `file://` URI of `path`, every byte outside the unreserved set and `/`
+/// percent-encoded, as URI references require.
+fn file_uri(path: &Path) -> String {
+    let mut uri = String::from("file://");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(byte as char);
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+/// Every `schemas/*.schema.json`, by its `file://` URI: the only documents
+/// a `$ref` may reach (nothing is fetched from anywhere else).
+struct SchemaFolder(HashMap<String, Value>);
+
+impl SchemaFolder {
+    fn load() -> SchemaFolder {
+        let folder = repo_path("schemas").canonicalize().unwrap();
+        let schemas = fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.to_string_lossy().ends_with(".schema.json"))
+            .map(|path| {
+                let text = fs::read_to_string(&path).unwrap();
+                let schema: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+                (file_uri(&path), schema)
+            })
+            .collect();
+        SchemaFolder(schemas)
+    }
+}
+
+impl Retrieve for SchemaFolder {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        self.0
+            .get(uri.as_str())
+            .cloned()
+            .ok_or_else(|| format!("{uri}: not a schema in schemas/").into())
+    }
+}
+
+/// A validator for `reference`, resolved against the schemas folder.
+fn validator(reference: &str) -> Validator {
+    let base = file_uri(&repo_path("schemas").canonicalize().unwrap()) + "/";
+    let root = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": reference,
+    });
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_base_uri(base)
+        .with_retriever(SchemaFolder::load())
+        .build(&root)
+        .unwrap_or_else(|e| panic!("{reference}: the schema does not compile: {e}"))
+}
+
+/// The validation errors of `document` against `reference`, one line each.
+fn violations(reference: &str, document: &Value) -> Vec<String> {
+    validator(reference)
+        .iter_errors(document)
+        .map(|e| format!("at {}: {e}", e.instance_path()))
+        .collect()
+}
+
+fn assert_valid(cases: &[Case]) {
+    assert!(!cases.is_empty());
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let errors = violations(case.schema, &case.document);
+            (!errors.is_empty()).then(|| {
+                format!(
+                    "{} against {}:\n  {}",
+                    case.what,
+                    case.schema,
+                    errors.join("\n  ")
+                )
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs the binary; its stdout must be JSON, its exit code one of `codes`.
+fn binary_json(args: &[&str], codes: &[i32]) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .output()
+        .expect("the test binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.code().is_some_and(|c| codes.contains(&c)),
+        "{args:?} exited {:?}: {stderr}",
+        output.status
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}); stderr: {stderr}"))
+}
+
+/// The folders of `fixtures/KIND`, sorted.
+fn fixture_folders(kind: &str) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = fs::read_dir(repo_path("fixtures").join(kind))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.sort();
+    folders
+}
+
+fn live_topology() -> Value {
+    binary_json(&["topology", "--json"], &[0])
+}
+
+#[test]
+fn topology_documents_validate() {
+    let mut cases = vec![Case {
+        what: "topology --json (live)".into(),
+        schema: "topology.schema.json",
+        document: live_topology(),
+    }];
+    for folder in fixture_folders("sysfs") {
+        let folder = folder.to_str().unwrap();
+        cases.push(Case {
+            what: format!("topology --json --sysfs-root {folder} --no-cpuid"),
+            schema: "topology.schema.json",
+            document: binary_json(
+                &["topology", "--json", "--sysfs-root", folder, "--no-cpuid"],
+                &[0],
+            ),
+        });
+    }
+    // Each CPUID dump beside the live sysfs: a full CPUID report, and a
+    // crosscheck that (mostly) disagrees, so both shapes are covered.
+    for folder in fixture_folders("cpuid") {
+        let folder = folder.to_str().unwrap();
+        cases.push(Case {
+            what: format!("topology --json --cpuid-dump {folder}"),
+            schema: "topology.schema.json",
+            document: binary_json(&["topology", "--json", "--cpuid-dump", folder], &[0]),
+        });
+    }
+    assert_valid(&cases);
+}
+
+#[test]
+fn gate_document_validates() {
+    // Short repetitions so a host with SMT measures quickly too; exit codes
+    // 0, 3, 4, 5 are the verdicts.
+    let document = binary_json(
+        &[
+            "gate",
+            "--json",
+            "--rep-ms",
+            "5",
+            "--warmups",
+            "1",
+            "--min-reps",
+            "5",
+            "--max-reps",
+            "5",
+        ],
+        &[0, 3, 4, 5],
+    );
+    if live_topology()["summary"]["smt"] == false {
+        assert_eq!(document["verdict"], "no-smt");
+    }
+    assert_valid(&[Case {
+        what: "gate --json".into(),
+        schema: "gate.schema.json",
+        document,
+    }]);
+}
+
+/// The recorded repetitions in `fixtures/samples/` (the files that are
+/// lists of sample objects; the others hold bare costs), from hosts with a
+/// PMU.
+#[test]
+fn recorded_samples_validate() {
+    let mut cases = Vec::new();
+    for entry in fs::read_dir(repo_path("fixtures/samples")).unwrap() {
+        let path = entry.unwrap().path();
+        let document: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let samples = match document {
+            Value::Array(items) if items.iter().all(Value::is_object) => items,
+            _ => continue,
+        };
+        for (index, sample) in samples.into_iter().enumerate() {
+            cases.push(Case {
+                what: format!("{} [{index}]", path.display()),
+                schema: "gate.schema.json#/$defs/RepSample",
+                document: sample,
+            });
+        }
+    }
+    assert_valid(&cases);
+}
+
+#[test]
+fn run_document_validates() {
+    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    if !(0..2).all(|cpu| allowed.is_set(cpu).unwrap_or(false)) {
+        eprintln!("skipping: run --workers 2 needs CPUs 0 and 1 allowed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args([
+            "run",
+            "--skip-gate",
+            "--workers",
+            "2",
+            "--arms",
+            "one-per-core,same-cpu",
+            "--reps",
+            "3",
+            "--warmups",
+            "1",
+            "--rep-ms",
+            "5",
+            "--json",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    // 0 valid, 6 invalid: both write the document.
+    assert!(
+        matches!(output.status.code(), Some(0 | 6)),
+        "run exited {:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_valid(&[Case {
+        what: "run --json".into(),
+        schema: "run.schema.json",
+        document,
+    }]);
+}
+
+/// A gate's evidence block as the gate writes it, crosscheck included.
+fn evidence_document() -> Value {
+    json!({
+        "cpuid_hypervisor_bit": true,
+        "cpuid_hypervisor_signature": "KVMKVMKVM",
+        "cpuid_hypervisor_name": "KVM",
+        "cpuinfo_hypervisor_flag": true,
+        "dmi_vendor": null,
+        "dmi_product": null,
+        "crosscheck": {"agrees": true, "mismatches": []},
+    })
+}
+
+#[test]
+fn the_schemas_bite() {
+    let topology = live_topology();
+    let mutations: [(&str, &str, Value); 4] = [
+        (
+            "/summary/cpus",
+            "a string where a count belongs",
+            json!("two"),
+        ),
+        ("/schema_version", "another schema version", json!(2)),
+        ("/cpus/0/siblings/0", "a negative CPU number", json!(-1)),
+        (
+            "/environment/hardware_pmu",
+            "null for a boolean",
+            Value::Null,
+        ),
+    ];
+    for (pointer, what, value) in mutations {
+        let mut document = topology.clone();
+        *document.pointer_mut(pointer).unwrap() = value;
+        let errors = violations("topology.schema.json", &document);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("at {pointer}:"))),
+            "{what} at {pointer} passed: {errors:?}"
+        );
+    }
+    let mut missing = topology.clone();
+    missing["summary"].as_object_mut().unwrap().remove("smt");
+    assert!(!violations("topology.schema.json", &missing).is_empty());
+    let check = json!({"name": "pinning", "status": "maybe", "detail": ""});
+    let errors = violations("gate.schema.json#/$defs/Check", &check);
+    assert!(
+        errors.iter().any(|e| e.starts_with("at /status:")),
+        "an enum value outside the list passed: {errors:?}"
+    );
+    // Through a reference into another schema file.
+    assert!(violations("gate.schema.json#/$defs/Evidence", &evidence_document()).is_empty());
+    let mut evidence = evidence_document();
+    evidence["crosscheck"]["agrees"] = json!("yes");
+    let errors = violations("gate.schema.json#/$defs/Evidence", &evidence);
+    assert!(
+        errors.iter().any(|e| e.starts_with("at /crosscheck:")),
+        "{errors:?}"
+    );
+    let mut extra = topology;
+    extra["a_field_added_later"] = json!(true);
+    assert!(violations("topology.schema.json", &extra).is_empty());
+}
