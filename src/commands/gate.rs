@@ -112,7 +112,15 @@ pub fn measure(
         cpus: vec![Some(pairs.siblings[0])],
     };
 
-    stop::install_ctrl_c_handler()?;
+    stop::install_stop_handlers()?;
+    // One repetition of `arm`, or the error a stop request ends the gate with.
+    let run_rep = |arm: &Placement, index: usize, warmup: bool, done: usize| {
+        engine.run_rep(arm, index, warmup)?.ok_or_else(|| {
+            progress_done();
+            let signal = stop::stop_signal().map_or("a stop signal", |s| s.name());
+            anyhow::anyhow!("interrupted by {signal} after {done} repetitions: no verdict")
+        })
+    };
     let mut samples: Vec<RepSample> = Vec::new();
     for warmup in 0..measure_args.warmups {
         progress(&format!(
@@ -121,22 +129,18 @@ pub fn measure(
             measure_args.warmups
         ));
         for arm in [&siblings, &separate, &same_cpu, &alone] {
-            samples.push(engine.run_rep(arm, warmup, true)?);
+            samples.push(run_rep(arm, warmup, true, 0)?);
         }
     }
     let mut outcome: Option<(Verdict, Option<Estimate>)> = None;
     for rep in 0..rule.max_reps {
-        if stop::stop_requested() {
-            progress_done();
-            bail!("interrupted by Ctrl-C after {rep} repetitions: no verdict");
-        }
         let index = measure_args.warmups + rep;
         // ABAB: both arms see the same drift; the control only needs a few.
-        samples.push(engine.run_rep(&siblings, index, false)?);
-        samples.push(engine.run_rep(&separate, index, false)?);
+        samples.push(run_rep(&siblings, index, false, rep)?);
+        samples.push(run_rep(&separate, index, false, rep)?);
         if rep < rule.min_reps {
-            samples.push(engine.run_rep(&same_cpu, index, false)?);
-            samples.push(engine.run_rep(&alone, index, false)?);
+            samples.push(run_rep(&same_cpu, index, false, rep)?);
+            samples.push(run_rep(&alone, index, false, rep)?);
         }
         // Pairs stay aligned by repetition: an excluded rep drops its partner.
         let paired = gate::paired_costs(&samples, SIBLINGS, SEPARATE, clock);

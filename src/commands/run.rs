@@ -15,13 +15,10 @@ use crate::results::{RESULT_SCHEMA_VERSION, RunOptions, RunResult};
 use anyhow::{Result, bail};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells do).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 pub fn run(args: &RunArgs) -> Result<i32> {
     validate(args)?;
-    // From the start, so a Ctrl-C during probing or calibration is not lost.
-    stop::install_ctrl_c_handler()?;
+    // From the start, so a signal during probing or calibration is not lost.
+    stop::install_stop_handlers()?;
     let topology = crate::commands::topology::probe_from(&args.source)?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -78,11 +75,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ));
         // Arms interleaved per repetition, so drift hits every arm alike.
         for placement in &run_plan.placements {
-            if stop::stop_requested() {
-                complete = false;
-                break 'reps;
+            match engine.run_rep(placement, index, warmup)? {
+                Some(sample) => samples.push(sample),
+                None => {
+                    complete = false;
+                    break 'reps;
+                }
             }
-            samples.push(engine.run_rep(placement, index, warmup)?);
         }
     }
     progress_done();
@@ -131,10 +130,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         && (!args.strict || arms.iter().all(|a| a.quotable));
 
     let mut warnings = report::warnings::machine_warnings(&topology);
-    if !complete {
+    let stopped_by = stop::stop_signal().filter(|_| !complete);
+    if let Some(signal) = stopped_by {
         warnings.insert(
             0,
-            "INCOMPLETE: stopped by Ctrl-C; only the repetitions done are here".into(),
+            format!(
+                "INCOMPLETE: stopped by {}; only the repetitions done are here",
+                signal.name()
+            ),
         );
     }
     let result = RunResult {
@@ -181,8 +184,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         samples,
     };
     emit(args, &result)?;
-    Ok(if !result.complete {
-        EXIT_INTERRUPTED
+    // 128 + the signal's number, as shells report a death by that signal.
+    Ok(if let Some(signal) = stopped_by {
+        128 + signal.signal_number()
     } else if result.valid {
         0
     } else {

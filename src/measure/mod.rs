@@ -6,7 +6,7 @@
 //!   on a [`Placement`];
 //! * [`counters`]: each worker's perf counter group, and the hardware probe;
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
-//! * [`stop`]: Ctrl-C as a request to stop between repetitions;
+//! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
 pub mod clock;
