@@ -186,7 +186,7 @@ impl Engine {
             let released_at = Instant::now();
             // A stop that came while the workers prepared holds them all back.
             gate.release(all_ready && clock_started.is_ok() && !stop_requested());
-            let outcomes: Vec<anyhow::Result<WorkerOutcome>> = handles
+            let outcomes: Vec<anyhow::Result<Option<WorkerSample>>> = handles
                 .into_iter()
                 .enumerate()
                 .map(|(worker, handle)| {
@@ -209,9 +209,7 @@ impl Engine {
             // over a stop request.
             let mut samples = Vec::with_capacity(workers);
             for outcome in outcomes {
-                if let WorkerOutcome::Measured(sample) = outcome? {
-                    samples.push(sample);
-                }
+                samples.extend(outcome?);
             }
             // A stop after every kernel finished spoils nothing: keep the rep.
             if samples.len() < workers {
@@ -234,13 +232,16 @@ impl Engine {
         })
     }
 
-    /// One worker's repetition, on its own thread.
+    /// One worker's repetition, on its own thread. `Ok(None)`: no sample,
+    /// because it was released without running (another worker or the
+    /// dispatcher failed, or a stop came first) or a stop request ended its
+    /// kernel early.
     fn run_worker(
         &self,
         worker: usize,
         cpu: Option<u32>,
         gate: &StartGate,
-    ) -> anyhow::Result<WorkerOutcome> {
+    ) -> anyhow::Result<Option<WorkerSample>> {
         let who = || match cpu {
             Some(cpu) => format!("worker {worker} (CPU {cpu})"),
             None => format!("worker {worker} (unpinned)"),
@@ -251,18 +252,15 @@ impl Engine {
         let barrier_wait_ns = duration_nanos(arrived.elapsed());
         let (input, counters) = prepared.with_context(who)?;
         if !go {
-            return Ok(WorkerOutcome::HeldBack);
+            return Ok(None);
         }
         let measured = self.measure(&input, counters).with_context(who)?;
-        Ok(match measured {
-            Some(sample) => WorkerOutcome::Measured(WorkerSample {
-                worker,
-                pinned_cpu: cpu,
-                barrier_wait_ns,
-                ..sample
-            }),
-            None => WorkerOutcome::Stopped,
-        })
+        Ok(measured.map(|sample| WorkerSample {
+            worker,
+            pinned_cpu: cpu,
+            barrier_wait_ns,
+            ..sample
+        }))
     }
 
     /// The measured part: the kernel between the counters' enable and
@@ -311,16 +309,6 @@ impl Engine {
         let counters = WorkerCounters::open(self.hardware_events)?;
         Ok((input, counters))
     }
-}
-
-/// How one worker's repetition ended, short of an error.
-enum WorkerOutcome {
-    Measured(WorkerSample),
-    /// Released without running: another worker or the dispatcher failed, or
-    /// a stop was requested before the start.
-    HeldBack,
-    /// A stop request ended its kernel early; the partial work is dropped.
-    Stopped,
 }
 
 /// Holds the workers until every one is ready, then lets them all go at

@@ -36,9 +36,9 @@ pub struct StopFlag {
 impl StopFlag {
     /// The step while running: one block done, one fewer to go.
     pub const RUNNING_STEP: u64 = 1;
-    /// The step once stopped: more than any count of blocks a run can have
-    /// (a run's bytes fit in a u64, so it has at most 2^57 blocks of 128
-    /// bytes), so the next subtraction ends the loop.
+    /// The step once stopped: at least any count of blocks a run can have
+    /// (a run's bytes fit in a u64: at most 2^57 of `mul`'s 128-byte blocks),
+    /// so the next subtraction ends the loop.
     pub const STOPPED_STEP: u64 = i64::MAX as u64;
 
     /// A flag no stop was requested on.
@@ -53,6 +53,7 @@ impl StopFlag {
         self.step.store(StopFlag::STOPPED_STEP, Ordering::SeqCst);
     }
 
+    /// Whether [`StopFlag::request`] was called.
     pub fn is_requested(&self) -> bool {
         self.step.load(Ordering::SeqCst) != StopFlag::RUNNING_STEP
     }
