@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use placement_study::measure::counters::{WorkerCounters, probe_hardware_events};
-use placement_study::measure::kernel::InputBuffer;
+use placement_study::measure::kernel::{InputBuffer, StopFlag};
 use placement_study::measure::kernel_by_name;
 
 /// Per worker, as the engine runs it: 16 KiB stays in L1d.
@@ -21,10 +21,12 @@ fn kernel_throughput(c: &mut Criterion) {
         return;
     };
     let input = InputBuffer::new(BUFFER_BYTES);
+    // As the engine runs it, watching a flag; nothing ever requests a stop.
+    let never_stopped = StopFlag::new();
     let mut group = c.benchmark_group("kernel");
     group.throughput(Throughput::Bytes(BUFFER_BYTES as u64 * PASSES));
     group.bench_function("mul, 16 KiB x 64 passes, one core", |b| {
-        b.iter(|| kernel.run(black_box(input.as_bytes()), PASSES))
+        b.iter(|| kernel.run(black_box(input.as_bytes()), PASSES, &never_stopped))
     });
     group.finish();
 }

@@ -112,7 +112,10 @@ fn an_unwritable_output_path_is_found_before_measuring() {
     let (status, stderr) = one_line_error(&output);
     assert_eq!(status, Some(2));
     assert!(stderr.contains(missing.to_str().unwrap()), "{stderr}");
-    assert!(!stderr.contains(".run.json."), "names a temporary file: {stderr}");
+    assert!(
+        !stderr.contains(".run.json."),
+        "names a temporary file: {stderr}"
+    );
     // A 10 s repetition would have run first before; a usage error is immediate.
     println!("refused in {:?}", started.elapsed());
 }

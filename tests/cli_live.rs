@@ -274,8 +274,42 @@ fn report_compares_hosts_one_row_each() {
     assert_eq!(rows[1]["host"], "host-b");
 }
 
-#[test]
-fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
+/// Thread ids of the threads of process `pid` named `name` right now.
+fn threads_named(pid: u32, name: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end() == name)
+        })
+        .map(|task| task.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Waits until process `pid` has finished at least one repetition: each
+/// repetition starts a new "worker 0" thread, so a second one means the first
+/// repetition is done. Panics past a generous deadline.
+fn wait_until_a_repetition_is_done(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "process {pid} started no second repetition within 60 s"
+        );
+        seen.extend(threads_named(pid, "worker 0"));
+        // A poll interval, not a guess at how long anything takes.
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// Starts a run of many repetitions saving JSON, sends `signal` once it has
+/// done one, and checks what a stop promises: the notice, the exit status
+/// 128 + the signal's number, and a complete JSON file marked incomplete.
+fn stop_a_run_with(signal: nix::sys::signal::Signal) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("interrupted.json");
     let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
@@ -286,24 +320,39 @@ fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Let it get past calibration and into the repetitions.
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    wait_until_a_repetition_is_done(child.id());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         output.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        Some(128 + signal as i32),
+        "{signal}: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "placement-study: {signal}: stopping within a second"
+        )),
+        "{stderr}"
     );
     let run: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(run["complete"], false);
     assert!(!run["samples"].as_array().unwrap().is_empty());
-    assert!(String::from_utf8_lossy(&output.stdout).contains("INCOMPLETE"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("INCOMPLETE: stopped by {signal}")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
+    stop_a_run_with(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_writes_the_repetitions_done_marked_incomplete() {
+    stop_a_run_with(nix::sys::signal::Signal::SIGTERM);
 }
 
 #[test]

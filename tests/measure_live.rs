@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 use placement_study::measure::counters::NO_PMU_REASON;
 use placement_study::measure::{
     ClockKind, Engine, HardwareCounters, Kernel, RepSample, Workload, calibrate_passes,
-    kernel_by_name, stop,
+    kernel_by_name,
 };
 use placement_study::plan::{Arm, Placement};
 
@@ -48,6 +48,13 @@ fn placement(arm: Arm, cpus: &[Option<u32>]) -> Placement {
     }
 }
 
+/// A repetition that must complete: this binary never requests a stop (the
+/// signal tests have their own, in tests/stop_signals.rs).
+fn completed(rep: anyhow::Result<Option<RepSample>>, what: &str) -> RepSample {
+    rep.unwrap_or_else(|error| panic!("{what}: {error:#}"))
+        .unwrap_or_else(|| panic!("{what}: stopped, though no stop was requested"))
+}
+
 /// What holds for every completed repetition, pinned or not.
 fn assert_consistent(rep: &RepSample, engine: &Engine) {
     let first = &rep.workers[0];
@@ -80,9 +87,10 @@ fn pinned_workers_stay_on_their_cpus_and_the_dispatcher_idles() {
     }
     let engine = engine();
     let pinned = [Some(cpus[0]), Some(cpus[1])];
-    let rep = engine
-        .run_rep(&placement(Arm::Separate, &pinned), 0, false)
-        .expect("a pinned repetition runs");
+    let rep = completed(
+        engine.run_rep(&placement(Arm::Separate, &pinned), 0, false),
+        "a pinned repetition",
+    );
     assert_eq!((rep.arm, rep.rep, rep.warmup), (Arm::Separate, 0, false));
     assert_eq!(rep.workers.len(), 2);
     assert_consistent(&rep, engine);
@@ -120,13 +128,14 @@ fn hardware_counters_match_what_sysfs_shows() {
         }
     );
     assert_eq!(engine.clock(), ClockKind::Tsc);
-    let rep = engine
-        .run_rep(
+    let rep = completed(
+        engine.run_rep(
             &placement(Arm::Alone, &[allowed_cpus().first().copied()]),
             0,
             true,
-        )
-        .expect("a single worker runs");
+        ),
+        "a single worker",
+    );
     let counters = &rep.workers[0].counters;
     assert_eq!(
         (
@@ -142,9 +151,10 @@ fn hardware_counters_match_what_sysfs_shows() {
 #[test]
 fn unpinned_workers_complete() {
     let engine = engine();
-    let rep = engine
-        .run_rep(&placement(Arm::Unpinned, &[None, None]), 3, false)
-        .expect("an unpinned repetition runs");
+    let rep = completed(
+        engine.run_rep(&placement(Arm::Unpinned, &[None, None]), 3, false),
+        "an unpinned repetition",
+    );
     assert_consistent(&rep, engine);
     assert!(rep.workers.iter().all(|w| w.pinned_cpu.is_none()));
 }
@@ -169,12 +179,4 @@ fn pinning_to_a_missing_cpu_names_it() {
         "{message}"
     );
     assert!(message.starts_with("worker 1"), "{message}");
-}
-
-#[test]
-fn ctrl_c_requests_a_stop() {
-    stop::install_stop_handlers().expect("SIGINT handler installs");
-    assert!(!stop::stop_requested());
-    nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).expect("raise SIGINT");
-    assert!(stop::stop_requested());
 }

@@ -8,6 +8,10 @@
 //! its CPU again and reads its group once. The dispatcher only waits for every
 //! worker to be ready, opens the gate and joins them; it counts its own
 //! task-clock over that span so a report can show it stayed idle.
+//!
+//! A stop request (SIGINT or SIGTERM, see [`stop`](super::stop)) reaches the
+//! workers inside their kernel loop: each ends within one block of work, the
+//! repetition is discarded and [`Engine::run_rep`] says it was stopped.
 
 use std::hint::black_box;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -18,8 +22,9 @@ use anyhow::{Context, anyhow, bail};
 
 use super::clock::{Stamp, calibrate_tsc_hz, duration_nanos};
 use super::counters::{HardwareEvents, ThreadTaskClock, WorkerCounters, probe_hardware_events};
-use super::kernel::{InputBuffer, Kernel};
+use super::kernel::{InputBuffer, Kernel, StopFlag};
 use super::model::{ClockKind, HardwareCounters, RepSample, WorkerSample};
+use super::stop::{stop_flag, stop_requested};
 use crate::affinity::{current_cpu, pin_current_thread};
 use crate::plan::Placement;
 
@@ -130,6 +135,11 @@ impl Engine {
 
     /// Runs one repetition: every worker of `placement` at once.
     ///
+    /// `Ok(None)` if a stop was requested ([`stop_requested`]) before or
+    /// during the repetition: the workers end their kernel within one block
+    /// of work, every thread is joined, and the partial work is discarded,
+    /// never returned as a sample.
+    ///
     /// Fails (naming the worker) if a worker cannot be pinned to its CPU,
     /// cannot open its counters, or cannot start; the other workers then skip
     /// their kernel. A worker that ran somewhere else than where it was pinned
@@ -140,10 +150,13 @@ impl Engine {
         placement: &Placement,
         rep: usize,
         warmup: bool,
-    ) -> anyhow::Result<RepSample> {
+    ) -> anyhow::Result<Option<RepSample>> {
         let workers = placement.cpus.len();
         if workers == 0 {
             bail!("arm '{}' has no workers to place", placement.arm);
+        }
+        if stop_requested() {
+            return Ok(None);
         }
         let gate = StartGate::default();
         let mut dispatcher_clock = ThreadTaskClock::open()?;
@@ -172,7 +185,8 @@ impl Engine {
                 Ok(())
             };
             let released_at = Instant::now();
-            gate.release(all_ready && clock_started.is_ok());
+            // A stop that came while the workers prepared holds them all back.
+            gate.release(all_ready && clock_started.is_ok() && !stop_requested());
             let outcomes: Vec<anyhow::Result<Option<WorkerSample>>> = handles
                 .into_iter()
                 .enumerate()
@@ -192,30 +206,37 @@ impl Engine {
             } else {
                 0
             };
-            // The first real error wins over the workers it stopped.
+            // The first real error wins over the workers it held back and
+            // over a stop request.
             let mut samples = Vec::with_capacity(workers);
             for outcome in outcomes {
                 samples.extend(outcome?);
             }
+            // A stop after every kernel finished spoils nothing: keep the rep.
             if samples.len() < workers {
+                if stop_requested() {
+                    return Ok(None);
+                }
                 bail!(
                     "arm '{}': workers were stopped before their kernel",
                     placement.arm
                 );
             }
-            Ok(RepSample {
+            Ok(Some(RepSample {
                 arm: placement.arm,
                 rep,
                 warmup,
                 workers: samples,
                 wall_ns,
                 dispatcher_task_clock_ns,
-            })
+            }))
         })
     }
 
-    /// One worker's repetition, on its own thread. `Ok(None)`: released
-    /// without running because another worker (or the dispatcher) failed.
+    /// One worker's repetition, on its own thread. `Ok(None)`: no sample,
+    /// because it was released without running (another worker or the
+    /// dispatcher failed, or a stop came first) or a stop request ended its
+    /// kernel early.
     fn run_worker(
         &self,
         worker: usize,
@@ -234,8 +255,8 @@ impl Engine {
         if !go {
             return Ok(None);
         }
-        let sample = self.measure(&input, counters).with_context(who)?;
-        Ok(Some(WorkerSample {
+        let measured = self.measure(&input, counters).with_context(who)?;
+        Ok(measured.map(|sample| WorkerSample {
             worker,
             pinned_cpu: cpu,
             barrier_wait_ns,
@@ -245,24 +266,28 @@ impl Engine {
 
     /// The measured part: the kernel between the counters' enable and
     /// disable, the clocks stamped right around it. Returns the sample with
-    /// the fields only the caller knows left at zero.
+    /// the fields only the caller knows left at zero, or `None` if a stop
+    /// request ended the kernel early.
     fn measure(
         &self,
         input: &InputBuffer,
         mut counters: WorkerCounters,
-    ) -> anyhow::Result<WorkerSample> {
+    ) -> anyhow::Result<Option<WorkerSample>> {
         let cpu_start = current_cpu()?;
         counters.enable()?;
         let start = Stamp::now();
-        let checksum = self
-            .workload
-            .kernel
-            .run(input.as_bytes(), self.workload.passes);
+        let checksum =
+            self.workload
+                .kernel
+                .run(input.as_bytes(), self.workload.passes, stop_flag());
         let end = Stamp::now();
+        let Some(checksum) = checksum else {
+            return Ok(None);
+        };
         counters.disable()?;
         let cpu_end = current_cpu()?;
         let busy = end.since(start);
-        Ok(WorkerSample {
+        Ok(Some(WorkerSample {
             worker: 0,
             pinned_cpu: None,
             cpu_start,
@@ -273,7 +298,7 @@ impl Engine {
             barrier_wait_ns: 0,
             counters: counters.read()?,
             checksum,
-        })
+        }))
     }
 
     /// Everything a worker does before the start gate.
@@ -351,7 +376,8 @@ const CALIBRATION_RUN: Duration = Duration::from_millis(5);
 ///
 /// Doubles the passes until a run lasts 5 ms, then keeps the
 /// fastest of three runs of that size: about 25 ms in all. Call it once and
-/// keep the result, so bytes are the same in every arm and repetition.
+/// keep the result, so bytes are the same in every arm and repetition. It is
+/// short enough to ignore stop requests; the callers check before measuring.
 pub fn calibrate_passes(
     kernel: &dyn Kernel,
     buffer_bytes: usize,
@@ -359,9 +385,10 @@ pub fn calibrate_passes(
 ) -> anyhow::Result<u64> {
     kernel.check_buffer(buffer_bytes)?;
     let input = InputBuffer::new(buffer_bytes);
+    let never_stopped = StopFlag::new();
     let time = |passes: u64| {
         let start = Instant::now();
-        black_box(kernel.run(black_box(input.as_bytes()), passes));
+        black_box(kernel.run(black_box(input.as_bytes()), passes, &never_stopped));
         start.elapsed()
     };
     let mut passes: u64 = 1;

@@ -7,8 +7,69 @@
 //! compiler's mood nor the buffer's alignment can change it. That is what makes
 //! "instructions per byte identical in every arm" a real check that the
 //! counters were on the workers.
+//!
+//! A kernel also watches a [`StopFlag`] while it runs, so a long repetition
+//! ends soon after a stop request instead of running its course; for `mul`
+//! that costs no instruction at all (see [`StopFlag`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::bail;
+
+/// A request to stop that a kernel's inner loop sees after every block, at no
+/// cost in instructions.
+///
+/// The flag is the amount the loop subtracts from its count of blocks still to
+/// do after each block: [`StopFlag::RUNNING_STEP`] (1) until a stop is
+/// requested, [`StopFlag::STOPPED_STEP`] (`i64::MAX`) after. The loop's own
+/// counter instruction reads it (`sub blocks, [step]` in place of
+/// `dec blocks`) and its own branch (`jg`, loop while blocks remain) ends the
+/// loop once the count goes to zero or below. A request therefore takes
+/// effect within one block, and the documented instruction mix stays exact:
+/// no load, test or branch is added anywhere.
+///
+/// Requesting is one lock-free atomic store, so a signal handler may do it.
+pub struct StopFlag {
+    step: AtomicU64,
+}
+
+impl StopFlag {
+    /// The step while running: one block done, one fewer to go.
+    pub const RUNNING_STEP: u64 = 1;
+    /// The step once stopped: at least any count of blocks a run can have
+    /// (a run's bytes fit in a u64: at most 2^57 of `mul`'s 128-byte blocks),
+    /// so the next subtraction ends the loop.
+    pub const STOPPED_STEP: u64 = i64::MAX as u64;
+
+    /// A flag no stop was requested on.
+    pub const fn new() -> StopFlag {
+        StopFlag {
+            step: AtomicU64::new(StopFlag::RUNNING_STEP),
+        }
+    }
+
+    /// Requests the stop; it cannot be withdrawn.
+    pub fn request(&self) {
+        self.step.store(StopFlag::STOPPED_STEP, Ordering::SeqCst);
+    }
+
+    /// Whether [`StopFlag::request`] was called.
+    pub fn is_requested(&self) -> bool {
+        self.step.load(Ordering::SeqCst) != StopFlag::RUNNING_STEP
+    }
+
+    /// The word a kernel's loop subtracts from its block count (see the type's
+    /// documentation); read it with plain aligned 8-byte loads.
+    pub fn step(&self) -> &AtomicU64 {
+        &self.step
+    }
+}
+
+impl Default for StopFlag {
+    fn default() -> StopFlag {
+        StopFlag::new()
+    }
+}
 
 /// A deterministic byte-processing kernel.
 pub trait Kernel: Send + Sync {
@@ -25,12 +86,18 @@ pub trait Kernel: Send + Sync {
     /// Whether `run` accepts a buffer of this many bytes; the error says what
     /// sizes it needs.
     fn check_buffer(&self, buffer_bytes: usize) -> anyhow::Result<()>;
-    /// Processes `buffer` `passes` times and returns the checksum.
+    /// Processes `buffer` `passes` times and returns the checksum, or `None`
+    /// if `stop` was requested before the work was done (the partial work's
+    /// checksum means nothing, so it is not returned). A kernel sees a request
+    /// within a fixed, documented amount of work, and watching for it must not
+    /// change its instructions per byte.
     ///
     /// # Panics
     /// If `check_buffer(buffer.len())` fails: the loop has no tail, so any
-    /// other length would read outside the buffer.
-    fn run(&self, buffer: &[u8], passes: u64) -> u64;
+    /// other length would read outside the buffer. Also if `passes` times
+    /// the buffer's length is more bytes than a u64 counts (`Engine::new`
+    /// refuses such a workload).
+    fn run(&self, buffer: &[u8], passes: u64, stop: &StopFlag) -> Option<u64>;
 }
 
 /// The kernels `kernel_by_name` knows, in the order help texts list them.
@@ -108,8 +175,15 @@ impl InputBuffer {
 /// |-------------------------|-------|----------|
 /// | `mov r64, [mem]`        | 16    | 0.125    |
 /// | `imul r64, r64`         | 80    | 0.625    |
-/// | `add`, `and`, `dec`, `jnz` | 4  | 0.03125  |
+/// | `add`, `and`, `sub r64, [mem]`, `jg` | 4 | 0.03125 |
 /// | total                   | 100   | 0.78125  |
+///
+/// The `sub` takes the [`StopFlag`]'s step from memory in place of a
+/// `dec`, so the kernel sees a stop request after at most one more block
+/// (128 bytes: 80 cycles at the port bound, well under a microsecond even
+/// under QEMU's emulation) with not one instruction added. The stop check's
+/// granularity is that block, and the count above is exact whether or not a
+/// stop is ever requested (a stopped run returns no sample to count).
 ///
 /// Port bound on one core: `imul r64` issues on one port only (port 1 on Intel
 /// since Sandy Bridge, one multiplier ALU on AMD Zen), one per cycle, so 80
@@ -123,7 +197,8 @@ impl InputBuffer {
 #[cfg(target_arch = "x86_64")]
 pub struct MulKernel;
 
-/// Bytes per unrolled block of `MulKernel`'s loop.
+/// Bytes per unrolled block of `MulKernel`'s loop, which is also how much work
+/// it does between two looks at its [`StopFlag`].
 #[cfg(target_arch = "x86_64")]
 const MUL_BLOCK_BYTES: usize = 128;
 
@@ -183,23 +258,29 @@ impl Kernel for MulKernel {
         Ok(())
     }
 
-    fn run(&self, buffer: &[u8], passes: u64) -> u64 {
+    fn run(&self, buffer: &[u8], passes: u64, stop: &StopFlag) -> Option<u64> {
         if let Err(error) = self.check_buffer(buffer.len()) {
             panic!("{error}");
         }
-        let blocks_per_pass = (buffer.len() / MUL_BLOCK_BYTES) as u64;
-        let total_blocks = passes.checked_mul(blocks_per_pass).unwrap_or_else(|| {
+        if passes.checked_mul(buffer.len() as u64).is_none() {
             panic!(
-                "{passes} passes over {} bytes overflow a u64 block count",
+                "{passes} passes over {} bytes: more bytes than a u64 counts",
                 buffer.len()
-            )
-        });
+            );
+        }
+        // At most u64::MAX / 128 < 2^57: the step's i64::MAX always ends the
+        // loop, and `blocks` never overflows as a signed count.
+        let total_blocks = passes * (buffer.len() / MUL_BLOCK_BYTES) as u64;
         let mut acc = MUL_START;
+        let mut blocks_left = total_blocks as i64;
         if total_blocks > 0 {
             // SAFETY: `pos` stays in 0..len (masked with len - 1, len a power
             // of two and a multiple of the block), so every load
-            // `base + pos + 0..120` reads 8 bytes inside `buffer`. The loop
-            // runs `total_blocks` > 0 times, so `dec` cannot wrap.
+            // `base + pos + 0..120` reads 8 bytes inside `buffer`; `step`
+            // points at a live, aligned AtomicU64 (x86_64's aligned 8-byte
+            // loads are atomic). The loop runs while `blocks` > 0, starting
+            // from `total_blocks` > 0, and subtracts 1 or i64::MAX from a
+            // value at most 2^57, so the signed `jg` never sees an overflow.
             unsafe {
                 std::arch::asm!(
                     "2:",
@@ -221,12 +302,13 @@ impl Kernel for MulKernel {
                     multiply_word!("120"),
                     "add {pos}, 128",
                     "and {pos}, {mask}",
-                    "dec {blocks}",
-                    "jnz 2b",
+                    "sub {blocks}, qword ptr [{step}]",
+                    "jg 2b",
                     base = in(reg) buffer.as_ptr(),
                     mask = in(reg) buffer.len() - 1,
+                    step = in(reg) stop.step().as_ptr(),
                     pos = inout(reg) 0usize => _,
-                    blocks = inout(reg) total_blocks => _,
+                    blocks = inout(reg) blocks_left,
                     word = out(reg) _,
                     a0 = inout(reg) acc[0],
                     a1 = inout(reg) acc[1],
@@ -237,7 +319,8 @@ impl Kernel for MulKernel {
                 );
             }
         }
-        acc.iter().fold(0, |sum, &a| sum.rotate_left(13) ^ a)
+        // Exactly zero only if every subtraction was the running step of 1.
+        (blocks_left == 0).then(|| acc.iter().fold(0u64, |sum, &a| sum.rotate_left(13) ^ a))
     }
 }
 
@@ -265,13 +348,40 @@ mod tests {
     #[test]
     fn assembly_matches_the_reference_loop() {
         let input = InputBuffer::new(1024);
+        let never = StopFlag::new();
         for passes in [0, 1, 3] {
             assert_eq!(
-                MulKernel.run(input.as_bytes(), passes),
-                reference_checksum(input.as_bytes(), passes),
+                MulKernel.run(input.as_bytes(), passes, &never),
+                Some(reference_checksum(input.as_bytes(), passes)),
                 "passes = {passes}"
             );
         }
+    }
+
+    #[test]
+    fn a_stop_requested_before_the_run_returns_no_checksum() {
+        let input = InputBuffer::new(1024);
+        let stop = StopFlag::new();
+        assert!(!stop.is_requested());
+        stop.request();
+        assert!(stop.is_requested());
+        assert_eq!(MulKernel.run(input.as_bytes(), 1000, &stop), None);
+        // One block is one step: even a single block reports the stop.
+        let one_block = InputBuffer::new(MUL_BLOCK_BYTES);
+        assert_eq!(MulKernel.run(one_block.as_bytes(), 1, &stop), None);
+    }
+
+    #[test]
+    fn a_stop_ends_a_run_of_hours() {
+        let input = InputBuffer::new(16 * 1024);
+        let stop = StopFlag::new();
+        // Hours of work: only the stop can end this run.
+        let passes = u64::MAX / (16 * 1024);
+        std::thread::scope(|scope| {
+            let run = scope.spawn(|| MulKernel.run(input.as_bytes(), passes, &stop));
+            stop.request();
+            assert_eq!(run.join().ok(), Some(None));
+        });
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
 //! * [`session`]: the [`Measure`] trait the studies drive, and
 //!   [`EngineSession`], the engine behind it;
-//! * [`stop`]: SIGINT and SIGTERM as a request to stop;
+//! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
 pub mod clock;

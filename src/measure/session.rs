@@ -103,13 +103,10 @@ impl Measure for EngineSession {
     }
 
     fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome> {
-        if let Some(signal) = stop::stop_signal() {
-            return Ok(RepOutcome::Stopped(signal));
-        }
-        let sample = self.engine.run_rep(placement, rep, warmup)?;
-        Ok(match stop::stop_signal() {
-            Some(signal) => RepOutcome::Stopped(signal),
-            None => RepOutcome::Measured(sample),
+        Ok(match self.engine.run_rep(placement, rep, warmup)? {
+            Some(sample) => RepOutcome::Measured(sample),
+            // The engine stops only on a signal, which the handler recorded.
+            None => RepOutcome::Stopped(stop::stop_signal().unwrap_or(StopSignal::Interrupt)),
         })
     }
 }

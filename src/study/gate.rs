@@ -143,7 +143,10 @@ pub fn gate_session<M: Measure>(
     }
     let mut sentence = sentence(verdict, baseline, estimate.as_ref(), rule.threshold);
     if control_failed {
-        sentence.push_str(&format!("; the same-CPU control failed: {}", control.detail));
+        sentence.push_str(&format!(
+            "; the same-CPU control failed: {}",
+            control.detail
+        ));
     }
     if let Some(signal) = recorded.stopped {
         verdict = Verdict::Inconclusive;
