@@ -2,7 +2,7 @@
 //! evidence, the notes.
 
 use crate::exit::Outcome;
-use crate::report::table::arms_table;
+use crate::report::table::{arms_table, excluded_lines};
 use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
 
@@ -56,12 +56,8 @@ pub fn render(result: &GateResult) -> String {
             control.detail
         );
     }
-    for ex in &result.excluded {
-        let _ = writeln!(
-            out,
-            "excluded: {} repetition {}: {}",
-            ex.arm, ex.rep, ex.why
-        );
+    for line in excluded_lines(&result.excluded) {
+        let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "\nEvidence (shown, never deciding)");
     for line in evidence_lines(&result.evidence) {

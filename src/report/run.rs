@@ -6,7 +6,7 @@ use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::judge::validity::judge_run;
 use crate::plan::Arm;
-use crate::report::table::{arms_table, headline_table};
+use crate::report::table::{arms_table, excluded_lines, headline_table};
 use crate::report::units::{percent, sig4};
 use crate::report::warnings::clock_note;
 use crate::saved::RunResult;
@@ -80,12 +80,8 @@ pub fn render(result: &RunResult) -> String {
             check.detail
         );
     }
-    for ex in &result.excluded {
-        let _ = writeln!(
-            out,
-            "  excluded     {} repetition {}: {}",
-            ex.arm, ex.rep, ex.why
-        );
+    for line in excluded_lines(&result.excluded) {
+        let _ = writeln!(out, "  {line}");
     }
     if let Some(share) = dispatcher_share(result) {
         let _ = writeln!(

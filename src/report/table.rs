@@ -2,6 +2,7 @@
 //! its CV, min, max and repetitions, and the clock it came from.
 
 use crate::judge::arms::ArmStats;
+use crate::judge::checks::ExcludedRep;
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
@@ -112,4 +113,12 @@ pub fn headline_table(arms: &[ArmStats]) -> String {
         ]);
     }
     table.build().with(Style::sharp()).to_string()
+}
+
+/// One line per repetition left out of the statistics, with the reason.
+pub fn excluded_lines(excluded: &[ExcludedRep]) -> Vec<String> {
+    excluded
+        .iter()
+        .map(|ex| format!("excluded: {} repetition {}: {}", ex.arm, ex.rep, ex.why))
+        .collect()
 }
