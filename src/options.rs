@@ -54,6 +54,16 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             quiet: args.quiet,
         }),
         cli::Command::Run(args) => {
+            let arms = arms(&args.arms)?;
+            if let Some(workers) = args.workers.filter(|n| n % 2 == 1) {
+                if arms.contains(&Arm::SiblingPacked) {
+                    bail!(
+                        "--workers {workers}: sibling-packed puts two workers on each core, so it \
+                         needs an even number; use {} or drop sibling-packed from --arms",
+                        workers + 1
+                    );
+                }
+            }
             let study = StudyOptions {
                 rule: gate_rule(&args.rule)?,
                 skip_gate: args.skip_gate,
@@ -61,7 +71,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     .workers
                     .map(|n| in_range("--workers", n, WORKERS))
                     .transpose()?,
-                arms: arms(&args.arms)?,
+                arms,
                 reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
                 cv_bar: fraction("--cv-bar", &args.cv_bar)?,
                 tolerance: tolerance(args.tolerance)?,

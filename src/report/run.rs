@@ -46,7 +46,7 @@ pub fn render(result: &RunResult) -> String {
         out,
         "{} workers per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
-         {} repetitions after {} warm-ups, arms interleaved",
+         {} after {} warm-ups, arms interleaved",
         result.options.workers,
         result.plan.class,
         result.plan.package,
@@ -54,7 +54,7 @@ pub fn render(result: &RunResult) -> String {
         result.setup.kernel_instructions_per_byte,
         result.setup.kernel_port_bound_cycles_per_byte,
         result.setup.bytes_per_worker,
-        result.options.reps,
+        repetitions_done(result),
         result.options.warmups
     );
     let _ = writeln!(out, "{}", clock_note(&result.setup.hardware_counters));
@@ -198,6 +198,21 @@ fn worker_table(result: &RunResult) -> String {
         }
     });
     Table::new(rows).with(Style::sharp()).to_string()
+}
+
+/// "15 repetitions", or for a stopped run "3 of 15 repetitions".
+fn repetitions_done(result: &RunResult) -> String {
+    let asked = result.options.reps;
+    if result.complete {
+        return format!("{asked} repetitions");
+    }
+    let first_arm = result.plan.placements.first().map(|p| p.arm);
+    let done = result
+        .samples
+        .iter()
+        .filter(|r| !r.warmup && Some(r.arm) == first_arm)
+        .count();
+    format!("{done} of {asked} repetitions")
 }
 
 /// Dispatcher task-clock as a share of the workers' summed task-clock.
