@@ -289,6 +289,31 @@ fn unreadable_bytes_are_an_error_naming_the_file() {
     assert!(dump_error(dir.path()).contains("pu0"));
 }
 
+#[test]
+fn a_huge_pu_file_is_refused_without_reading_it_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pu0 = fs::File::create(dir.path().join("pu0")).unwrap();
+    // Sparse: 300 MB that take no disk; reading them whole would take seconds.
+    pu0.set_len(300 << 20).unwrap();
+    let message = dump_error(dir.path());
+    assert!(
+        message.contains("pu0: larger than 1 MiB; not a hwloc-gather-cpuid puN file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn pu_numbers_past_the_cpu_limit_are_refused() {
+    let dir = dump_with_pu0(&fs::read(fixture("kvm-guest-2vcpu/pu0")).unwrap());
+    fs::write(dir.path().join("pu16384"), "").unwrap();
+    let message = dump_error(dir.path());
+    assert!(
+        message.contains("pu16384") && message.contains("below 16384"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
+}
+
 proptest! {
     /// Whatever bytes a dump file holds, reading it never panics, and a
     /// failure names the file.

@@ -318,6 +318,60 @@ fn garbled_environment_value_is_an_error_naming_the_file() {
 }
 
 #[test]
+fn a_huge_attribute_file_is_refused_without_reading_it_whole() {
+    let root = damaged_copy("kvm-guest-2cpu");
+    let file = "cpu1/topology/core_cpus_list";
+    let huge = std::fs::File::create(root.path().join(CPU_DIR).join(file)).expect("create");
+    // Sparse: 300 MB that take no disk; reading them whole would take seconds.
+    huge.set_len(300 << 20).expect("set_len");
+    let error = one_line_error_naming(root.path(), file);
+    assert!(
+        error.ends_with("larger than 1 MiB; not a sysfs attribute file"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_huge_cpuinfo_is_read_only_to_its_first_block() {
+    let root = damaged_copy("kvm-guest-2cpu");
+    let cpuinfo = root.path().join("proc/cpuinfo");
+    let mut text = std::fs::read(&cpuinfo).expect("read cpuinfo");
+    text.extend(std::iter::repeat_n(b'x', 20 << 20));
+    std::fs::write(&cpuinfo, text).expect("write cpuinfo");
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(t.environment.hypervisor_flag, Some(true));
+
+    // No blank line ever ends the first block: the limit ends the read.
+    std::fs::write(&cpuinfo, "processor : 0\n".repeat(2 << 20)).expect("write cpuinfo");
+    let error = one_line_error_naming(root.path(), "proc/cpuinfo");
+    assert!(
+        error.ends_with("larger than 16 MiB; not a /proc/cpuinfo file"),
+        "{error}"
+    );
+}
+
+#[test]
+fn cpu_numbers_past_the_limit_are_refused() {
+    let root = damaged_copy("kvm-guest-claims-smt");
+    let online = root.path().join(CPU_DIR).join("online");
+    std::fs::write(&online, "0-3,16384\n").expect("write");
+    let error = one_line_error_naming(root.path(), "cpu/online");
+    assert!(
+        error.contains("CPU 16384") && error.contains("below 16384"),
+        "{error}"
+    );
+
+    // Without an online file, the cpuN folders count: one past the limit is named.
+    std::fs::remove_file(&online).expect("remove online");
+    std::fs::create_dir(root.path().join(CPU_DIR).join("cpu20000")).expect("mkdir");
+    let error = one_line_error_naming(root.path(), CPU_DIR);
+    assert!(
+        error.contains("cpu20000") && error.contains("below 16384"),
+        "{error}"
+    );
+}
+
+#[test]
 fn masks_and_cpu_folders_stand_in_for_missing_lists_and_online() {
     let root = damaged_copy("kvm-guest-claims-smt");
     let cpu_dir = root.path().join(CPU_DIR);

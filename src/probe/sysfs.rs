@@ -13,7 +13,7 @@
 //! `core_id` or `physical_package_id`: those repeat across dies, are -1 on
 //! s390 and sparse on ia64.
 
-use crate::cpuset::{CpuSet, parse_list, parse_mask, trim_sysfs};
+use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
 use anyhow::{Context, Result, anyhow, bail};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
@@ -85,14 +85,23 @@ impl SysfsRoot {
 
     /// The file's text without sysfs padding; `None` when it does not exist.
     pub fn read_text(&self, relative: &str) -> Result<Option<String>> {
-        let path = self.path(relative);
-        match read_small_file(&path) {
-            Ok(bytes) => Ok(Some(
-                trim_sysfs(&String::from_utf8_lossy(&bytes)).to_owned(),
-            )),
-            Err(e) if is_absent(&e) => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-        }
+        self.read_text_bounded(relative, ATTRIBUTE_LIMIT, |_| false)
+    }
+
+    /// Like [`read_text`](Self::read_text), for files that are not plain
+    /// attributes: at most `limit`, and only until `is_complete`.
+    pub fn read_text_bounded(
+        &self,
+        relative: &str,
+        limit: ReadLimit,
+        is_complete: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<String>> {
+        let Some(bytes) = read_bounded(&self.path(relative), limit, is_complete)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            trim_sysfs(&String::from_utf8_lossy(&bytes)).to_owned(),
+        ))
     }
 
     /// Like [`read_text`](Self::read_text), but an empty file or the
@@ -177,20 +186,79 @@ impl SysfsRoot {
     }
 }
 
-/// Reads a whole file with plain `read` calls. `std::fs::read` first asks
-/// for the size (two more syscalls per file), which for sysfs is a
-/// meaningless 4096 and, over thousands of tiny files, a third of the cost.
-fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = File::open(path)?;
+/// How much of a file may be read, and what such a file is (for the error
+/// when it is larger): nothing the probe reads is ever read unbounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimit {
+    /// Larger files are refused (after reading at most one byte more).
+    pub max_bytes: usize,
+    /// What the file should have been, e.g. "a sysfs attribute file".
+    pub expected: &'static str,
+}
+
+/// sysfs and procfs attribute files: the kernel writes at most a page
+/// (4 KiB; a mask of 16384 CPUs is 4.6 KB), so 1 MiB is generous.
+pub const ATTRIBUTE_LIMIT: ReadLimit = ReadLimit {
+    max_bytes: 1 << 20,
+    expected: "a sysfs attribute file",
+};
+
+/// Reads a file of at most `limit.max_bytes`, stopping early once
+/// `is_complete` says the bytes so far hold all the caller needs; `None`
+/// when the file does not exist.
+///
+/// Plain `read` calls: `std::fs::read` first asks for the size (two more
+/// syscalls per file), which for sysfs is a meaningless 4096 and, over
+/// thousands of tiny files, a third of the cost.
+pub fn read_bounded(
+    path: &Path,
+    limit: ReadLimit,
+    is_complete: impl Fn(&[u8]) -> bool,
+) -> Result<Option<Vec<u8>>> {
+    /// One page: every sysfs attribute in one read.
+    const FIRST_READ: usize = 4096;
+    let context = || format!("reading {}", path.display());
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(e).with_context(context),
+    };
     let mut bytes = Vec::new();
-    let mut chunk = [0u8; 4096];
+    let mut filled = 0;
     loop {
-        match file.read(&mut chunk) {
-            Ok(0) => return Ok(bytes),
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        if filled == bytes.len() {
+            // Doubling, up to one byte past the limit: that byte says "too large".
+            let grown = (bytes.len() * 2).clamp(FIRST_READ, limit.max_bytes + 1);
+            bytes.resize(grown, 0);
         }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(context),
+        }
+        if filled > limit.max_bytes {
+            bail!(
+                "{}: larger than {}; not {}",
+                path.display(),
+                describe_bytes(limit.max_bytes),
+                limit.expected
+            );
+        }
+        if is_complete(&bytes[..filled]) {
+            break;
+        }
+    }
+    bytes.truncate(filled);
+    Ok(Some(bytes))
+}
+
+/// `1 MiB`, `16 MiB`, or a byte count when not whole mebibytes.
+fn describe_bytes(bytes: usize) -> String {
+    if bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -200,13 +268,16 @@ fn is_absent(error: &std::io::Error) -> bool {
     matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
-/// `N` from a `cpuN` folder name.
-pub fn cpu_number(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix("cpu")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+/// `N` from a `cpuN` folder name of the folder `parent` (relative); an
+/// error naming the folder when N is not below
+/// [`MAX_CPUS`](crate::cpuset::MAX_CPUS).
+pub fn cpu_number(root: &SysfsRoot, parent: &str, name: &str) -> Result<Option<u32>> {
+    numbered_cpu(name, "cpu").map_err(|why| {
+        anyhow!(
+            "{}: {why} (a corrupt snapshot?)",
+            root.path(parent).display()
+        )
+    })
 }
 
 /// The online logical CPUs: `cpu/online`, or where an old kernel has none
@@ -219,7 +290,7 @@ pub fn online_cpus(root: &SysfsRoot) -> Result<CpuSet> {
     }
     let mut cpus = Vec::new();
     for name in root.list_dir(CPU_DIR)? {
-        let Some(cpu) = cpu_number(&name) else {
+        let Some(cpu) = cpu_number(root, CPU_DIR, &name)? else {
             continue;
         };
         let relative = format!("{CPU_DIR}/{name}/online");
@@ -383,11 +454,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_folder_names() {
-        assert_eq!(cpu_number("cpu12"), Some(12));
-        assert_eq!(cpu_number("cpufreq"), None);
-        assert_eq!(cpu_number("cpu"), None);
-        assert_eq!(cpu_number("cpu+1"), None);
+    fn reads_stop_at_the_limit_and_when_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        std::fs::write(&path, vec![b'1'; 10_000]).unwrap();
+        let limit = ReadLimit {
+            max_bytes: 9_999,
+            expected: "a test file",
+        };
+        let error = read_bounded(&path, limit, |_| false).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("big: larger than 9999 bytes; not a test file"),
+            "{error:#}"
+        );
+        let limit = ReadLimit {
+            max_bytes: 10_000,
+            ..limit
+        };
+        let whole = read_bounded(&path, limit, |_| false).unwrap().unwrap();
+        assert_eq!(whole.len(), 10_000);
+        let first = read_bounded(&path, limit, |bytes| !bytes.is_empty()).unwrap();
+        assert_eq!(first.unwrap().len(), 4096, "one read, then complete");
+        assert_eq!(
+            read_bounded(&dir.path().join("none"), limit, |_| false).unwrap(),
+            None
+        );
+        assert_eq!(describe_bytes(1 << 20), "1 MiB");
     }
 
     #[test]
