@@ -219,6 +219,55 @@ fn kvm_guest_claiming_siblings_is_taken_at_its_word_by_sysfs() {
 }
 
 #[test]
+fn a_corrupt_sibling_map_becomes_a_partition_with_notes() {
+    let t = probe_fixture("corrupt-sibling-map");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.cores, s.packages), (7, 3, 1));
+    assert_eq!(s.threads_per_core, "mixed(1x3,2x2)");
+    assert_eq!(*siblings(&t, 1), set([0, 1]), "CPU 0 listed CPU 1");
+    assert_eq!(*siblings(&t, 4), set([4, 5, 6]), "overlapping sets merge");
+    assert_eq!(t.cpus[0].core, t.cpus[1].core);
+    assert_eq!((t.cpus[4].core, t.cpus[6].core), (2, 2));
+    assert!(t.cpus.iter().all(|cpu| cpu.package == 0));
+    assert_eq!(
+        t.sibling_map_notes,
+        vec![
+            "CPU 0's core_cpus_list lists CPU 1, but CPU 1's does not list CPU 0: treated as one core (CPUs 0-1)",
+            "CPU 4's core_cpus_list (CPUs 4-5) and CPU 5's (CPUs 4-6) overlap but differ: treated as one core (CPUs 4-6)",
+            "CPU 0's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 0: treated as one package (CPUs 0-6)",
+            "CPU 1's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 1: treated as one package (CPUs 0-6)",
+            "CPU 2's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 2: treated as one package (CPUs 0-6)",
+            "CPU 3's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 3: treated as one package (CPUs 0-6)",
+        ]
+    );
+    // Notes are part of the saved topology, and a file without them reads.
+    let json = serde_json::to_value(&t).expect("serializes");
+    assert_eq!(json["sibling_map_notes"].as_array().map(Vec::len), Some(6));
+    let mut older = json;
+    older
+        .as_object_mut()
+        .expect("an object")
+        .remove("sibling_map_notes");
+    let back: Topology = serde_json::from_value(older).expect("reads without notes");
+    assert!(back.sibling_map_notes.is_empty());
+}
+
+#[test]
+fn sane_sibling_maps_have_no_notes() {
+    for name in [
+        "laptop-i5-11300H",
+        "alderlake-i5-12600K",
+        "server-2s-xeon-8462Y",
+    ] {
+        assert_eq!(
+            probe_fixture(name).sibling_map_notes,
+            Vec::<String>::new(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn topology_round_trips_through_json() {
     let t = probe_fixture("alderlake-i5-12600K");
     let json = serde_json::to_string(&t).expect("serializes");

@@ -64,6 +64,8 @@ pub fn core_classes(
 
 /// Classes from `cpu_core/cpus`, `cpu_atom/cpus`, `cpu_lowpower/cpus`.
 fn from_hybrid_pmus(root: &SysfsRoot, online: &CpuSet) -> Result<Option<Vec<CoreClass>>> {
+    // One listing instead of three failed opens on a machine that is not hybrid.
+    root.list_dir("sys/devices")?;
     let mut classes = Vec::new();
     for (pmu, name) in HYBRID_PMUS {
         let list = format!("sys/devices/{pmu}/cpus");
@@ -134,6 +136,11 @@ fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<
 /// One CPU's [`Speed`]; with `like`, only the values `like` has.
 fn read_speed(root: &SysfsRoot, cpu: u32, like: Option<Speed>) -> Result<Speed> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
+    if like.is_none() {
+        // Later CPUs read only what this first one has.
+        root.list_dir(&dir)?;
+        root.list_dir(&format!("{dir}/cpufreq"))?;
+    }
     let read = |wanted: bool, file: &str, what: &str| -> Result<Option<u64>> {
         if wanted {
             root.read_parsed(&format!("{dir}/{file}"), what)

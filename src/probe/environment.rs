@@ -92,7 +92,11 @@ fn read_turbo(root: &SysfsRoot, policies: &[String]) -> Result<(Option<bool>, Op
         return Ok((Some(boost), Some("cpufreq/boost".to_owned())));
     }
     let mut any_policy = None;
-    for policy in policies {
+    // Every policy has the same files: none boosts unless the first can.
+    let first_can_boost = policies
+        .first()
+        .is_some_and(|first| root.exists(&format!("{first}/boost")));
+    for policy in policies.iter().filter(|_| first_can_boost) {
         if let Some(boost) = read_flag(root, &format!("{policy}/boost"))? {
             any_policy = Some(any_policy.unwrap_or(false) || boost);
         }
@@ -111,18 +115,19 @@ fn read_cpufreq(
     online: &CpuSet,
 ) -> Result<(Vec<String>, Option<String>)> {
     let mut dirs = policies.to_vec();
-    // A cpufreq driver serves every CPU or none: the first one tells.
-    let first_cpu_has_cpufreq = online
-        .first()
-        .is_some_and(|cpu| root.exists(&format!("{CPU_DIR}/cpu{cpu}/cpufreq")));
-    if dirs.is_empty() && first_cpu_has_cpufreq {
+    if dirs.is_empty() {
         dirs = online
             .iter()
             .map(|cpu| format!("{CPU_DIR}/cpu{cpu}/cpufreq"))
+            .filter(|dir| root.exists(dir))
             .collect();
     }
     let mut governors = BTreeSet::new();
     let mut driver = None;
+    if let Some(first) = dirs.first() {
+        // Every policy (or CPU) has the same files: the first one tells.
+        root.list_dir(first)?;
+    }
     for dir in &dirs {
         governors.extend(root.read_value(&format!("{dir}/scaling_governor"))?);
         if driver.is_none() {
@@ -134,12 +139,18 @@ fn read_cpufreq(
 
 /// The `cpufreq/policyN` folders (relative to the root), in numeric order.
 fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
-    let mut numbered: Vec<(u32, String)> = root
-        .list_dir(CPUFREQ_DIR)?
-        .into_iter()
-        .filter_map(|name| Some((name.strip_prefix("policy")?.parse().ok()?, name)))
-        .collect();
+    let mut numbered: Vec<(u32, &str)> = Vec::new();
+    let names = root.list_dir(CPUFREQ_DIR)?;
+    for name in names.iter() {
+        if let Some(number) = name.strip_prefix("policy").and_then(|n| n.parse().ok()) {
+            numbered.push((number, name));
+        }
+    }
     numbered.sort_unstable();
+    if let Some((_, first)) = numbered.first() {
+        // Every policy has the same files: the first one's listing tells.
+        root.list_dir(&format!("{CPUFREQ_DIR}/{first}"))?;
+    }
     Ok(numbered
         .into_iter()
         .map(|(_, name)| format!("{CPUFREQ_DIR}/{name}"))
@@ -150,13 +161,12 @@ fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
 /// on x86, `armv8_pmuv3_0` and friends on Arm. Uncore and software PMUs do
 /// not count toward `hardware_pmu`.
 fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
-    let mut names: Vec<String> = root
+    Ok(root
         .list_dir(PMU_DIR)?
-        .into_iter()
+        .iter()
         .filter(|name| name.starts_with("cpu") || name.starts_with("armv"))
-        .collect();
-    names.sort_unstable();
-    Ok(names)
+        .cloned()
+        .collect())
 }
 
 /// A `0`/`1` file.

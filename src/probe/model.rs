@@ -25,6 +25,15 @@ pub struct Topology {
     pub cpuid: Option<CpuidReport>,
     /// CPUID vs sysfs; `None` unless both were read.
     pub crosscheck: Option<Crosscheck>,
+    /// One line per problem in the kernel's sibling sets, naming the CPUs
+    /// and the file: a CPU listing another that does not list it back, or
+    /// sets that overlap without being equal, e.g. "CPU 3's core_cpus_list
+    /// lists CPU 4, but CPU 4's does not list CPU 3: treated as one core
+    /// (CPUs 3-4)". Such CPUs are merged into one core (or package), so
+    /// `cpus` never puts a CPU in two. Empty for a sane kernel, and in
+    /// files saved before this field existed.
+    #[serde(default)]
+    pub sibling_map_notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
