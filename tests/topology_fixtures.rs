@@ -2,7 +2,7 @@
 //! ones), on this machine, and on broken input.
 
 use placement_study::cpuset::CpuSet;
-use placement_study::probe::{Topology, probe};
+use placement_study::probe::{ClassSource, CoreKind, Topology, probe};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -19,12 +19,12 @@ fn set(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
     CpuSet::from_cpus(cpus)
 }
 
-/// Class name → its CPUs, in the order the prober lists them.
-fn classes(topology: &Topology) -> Vec<(&str, CpuSet)> {
+/// Class → its CPUs, in the order the prober lists them.
+fn classes(topology: &Topology) -> Vec<(CoreKind, CpuSet)> {
     topology
         .classes
         .iter()
-        .map(|class| (class.name.as_str(), class.cpus.clone()))
+        .map(|class| (class.name.clone(), class.cpus.clone()))
         .collect()
 }
 
@@ -55,7 +55,7 @@ fn laptop_i5_11300h_pairs_n_with_n_plus_4() {
         assert_eq!(t.cpus[cpu as usize].core, t.cpus[cpu as usize + 4].core);
     }
     assert_eq!(t.cpus[3].core, 3, "cores are numbered by their lowest CPU");
-    assert_eq!(classes(&t), vec![("uniform", set(0..8))]);
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set(0..8))]);
     assert_eq!(
         cache_of(&t, 2, "Unified", 1),
         (Some(1280 << 10), set([1, 5]))
@@ -98,10 +98,17 @@ fn alder_lake_has_smt_p_cores_and_a_cluster_of_e_cores() {
     assert_eq!(*siblings(&t, 12), set([12]));
     assert_eq!(
         classes(&t),
-        vec![("performance", set(0..12)), ("efficiency", set(12..16))]
+        vec![
+            (CoreKind::Performance, set(0..12)),
+            (CoreKind::Efficiency, set(12..16))
+        ]
     );
-    assert!(t.classes.iter().all(|class| class.source == "sysfs-pmu"));
-    assert_eq!(t.cpus[13].class, "efficiency");
+    assert!(
+        t.classes
+            .iter()
+            .all(|class| class.source == ClassSource::SysfsPmu)
+    );
+    assert_eq!(t.cpus[13].class, CoreKind::Efficiency);
 
     // The E-cores form one cluster sharing an L2; each P-core is its own.
     let cluster = |cpu: usize| t.cpus[cpu].cluster;
@@ -129,12 +136,12 @@ fn core_ultra_has_three_classes_and_no_smt() {
     assert_eq!(
         classes(&t),
         vec![
-            ("performance", set(0..4)),
-            ("efficiency", set(4..12)),
-            ("low-power efficiency", set(12..16)),
+            (CoreKind::Performance, set(0..4)),
+            (CoreKind::Efficiency, set(4..12)),
+            (CoreKind::LowPowerEfficiency, set(12..16)),
         ]
     );
-    assert_eq!(t.cpus[14].class, "low-power efficiency");
+    assert_eq!(t.cpus[14].class, CoreKind::LowPowerEfficiency);
     // The low-power island has its own L2 and no L3.
     assert_eq!(cache_of(&t, 2, "Unified", 12).1, set(12..16));
     assert!(!t.caches.iter().any(|c| c.level == 3 && c.cpus.contains(12)));
@@ -182,7 +189,7 @@ fn kvm_guest_without_smt_or_pmu() {
     assert_eq!((s.cpus, s.packages, s.cores, s.allowed), (2, 1, 2, 2));
     assert!(!s.smt);
     assert_eq!(s.hypervisor, None, "no CPUID was read");
-    assert_eq!(classes(&t), vec![("uniform", set([0, 1]))]);
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set([0, 1]))]);
     assert!(
         t.cpus
             .iter()
@@ -271,6 +278,14 @@ fn sane_sibling_maps_have_no_notes() {
 fn topology_round_trips_through_json() {
     let t = probe_fixture("alderlake-i5-12600K");
     let json = serde_json::to_string(&t).expect("serializes");
+    // Class names and sources are saved as the strings they always were.
+    assert!(
+        json.contains(
+            r#""name":"performance","cpus":[0,1,2,3,4,5,6,7,8,9,10,11],"source":"sysfs-pmu""#
+        ),
+        "{json}"
+    );
+    assert!(json.contains(r#""class":"efficiency""#), "{json}");
     let back: Topology = serde_json::from_str(&json).expect("deserializes");
     assert_eq!(back, t);
 }

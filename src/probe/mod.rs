@@ -178,7 +178,8 @@ fn entries_from_sibling_sets(sets: &[SiblingSets], online: &CpuSet) -> Vec<CpuEn
             die: die_numbers.as_ref().map(|numbers| numbers[i]),
             cluster: cluster_numbers.as_ref().map(|numbers| numbers[i]),
             siblings: s.core.clone(),
-            class: String::new(),
+            // Set by label_classes once the classes are known.
+            class: CoreKind::Uniform,
             allowed: true,
             apic_id: None,
         })

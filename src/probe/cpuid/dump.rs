@@ -20,7 +20,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Mask bit: the leaf (EAX input) must match.
 const MATCH_LEAF: u32 = 0x1;
@@ -176,9 +176,21 @@ pub const PU_FILE_LIMIT: ReadLimit = ReadLimit {
     expected: "a hwloc-gather-cpuid puN file",
 };
 
+/// One `puN` file of a dump, read but not yet parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DumpFile {
+    /// N, the logical CPU it was recorded on.
+    pub cpu: u32,
+    /// Where it was read from; only names it in errors.
+    pub path: PathBuf,
+    /// Its text (bytes that are not UTF-8 read as U+FFFD, hence garbled).
+    pub text: String,
+}
+
 /// Reads every `puN` file of a dump folder, ascending by N. There are at
-/// most [`MAX_CPUS`](crate::cpuset::MAX_CPUS) (N must be below it), each at most [`PU_FILE_LIMIT`].
-pub fn read_dump_dir(dir: &Path) -> Result<Vec<(u32, CpuidRecord)>> {
+/// most [`MAX_CPUS`](crate::cpuset::MAX_CPUS) (N must be below it), each at
+/// most [`PU_FILE_LIMIT`].
+pub fn read_dump_dir(dir: &Path) -> Result<Vec<DumpFile>> {
     let listing = fs::read_dir(dir)
         .with_context(|| format!("cannot read CPUID dump folder {}", dir.display()))?;
     let mut files = Vec::new();
@@ -211,10 +223,9 @@ pub fn read_dump_dir(dir: &Path) -> Result<Vec<(u32, CpuidRecord)>> {
                     path.display()
                 )
             })?;
-            Ok((
-                cpu,
-                CpuidRecord::parse(&String::from_utf8_lossy(&bytes), &path)?,
-            ))
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            Ok(DumpFile { cpu, path, text })
         })
         .collect()
 }
