@@ -5,9 +5,22 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A sorted, de-duplicated set of logical CPU numbers.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// Serialized as a JSON array of numbers; reading one back sorts and
+/// de-duplicates it and refuses CPU numbers not below [`MAX_CPUS`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct CpuSet(Vec<u32>);
+
+impl<'de> Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let cpus = Vec::<u32>::deserialize(deserializer)?;
+        for &cpu in &cpus {
+            check_cpu_number(cpu.into()).map_err(serde::de::Error::custom)?;
+        }
+        Ok(CpuSet::from_cpus(cpus))
+    }
+}
 
 impl CpuSet {
     /// Builds a set from any CPU numbers (sorted and de-duplicated here).
@@ -73,72 +86,157 @@ impl fmt::Display for CpuSet {
     }
 }
 
+/// CPU numbers must be below this: above the largest `NR_CPUS` any Linux
+/// architecture builds with (8192, x86_64 `MAXSMP`), with room to spare. A
+/// larger number in a file is corruption, and refusing it bounds every set
+/// (and every mask rendered from one) to 2 KiB of bits.
+pub const MAX_CPUS: u32 = 16384;
+
+/// 32-bit words a mask of [`MAX_CPUS`] CPUs needs: masks with more are refused.
+pub const MAX_MASK_WORDS: usize = MAX_CPUS as usize / 32;
+
 /// Strips what real sysfs files carry around the value: whitespace, `\n`,
 /// NUL bytes (some kernels write `\n\0`).
 pub fn trim_sysfs(text: &str) -> &str {
     text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
 }
 
-/// Parses the list form (`0-3,8-11`, `5`, empty).
+/// The start of `text`, escaped and short enough to quote in a one-line
+/// error (a garbled file may hold megabytes, newlines or control bytes).
+pub fn excerpt(text: &str) -> String {
+    const LIMIT: usize = 60;
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}...", text[..cut].escape_debug()),
+        None => text.escape_debug().to_string(),
+    }
+}
+
+/// `cpu` itself, or an error naming it and [`MAX_CPUS`].
+pub fn check_cpu_number(cpu: u64) -> Result<u32, String> {
+    u32::try_from(cpu)
+        .ok()
+        .filter(|&cpu| cpu < MAX_CPUS)
+        .ok_or_else(|| format!("CPU {cpu} is past the limit: CPU numbers must be below {MAX_CPUS}"))
+}
+
+/// `N` from a name like `cpuN` or `puN`: `prefix`, then decimal digits
+/// without sign or leading zero, as the kernel and hwloc write them. `None`
+/// for any other name (`cpufreq`, `cpu+1`, `pu07`); an error naming the name
+/// when N is not below [`MAX_CPUS`].
+pub fn numbered_cpu(name: &str, prefix: &str) -> Result<Option<u32>, String> {
+    let Some(digits) = name.strip_prefix(prefix) else {
+        return Ok(None);
+    };
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    if !canonical {
+        return Ok(None);
+    }
+    // Digits only, so parsing fails only on overflow: over the limit too.
+    let cpu = digits.parse::<u64>().unwrap_or(u64::MAX);
+    check_cpu_number(cpu)
+        .map(Some)
+        .map_err(|why| format!("{}: {why}", excerpt(name)))
+}
+
+/// Parses the list form (`0-3,8-11`, `5`, empty). Every CPU number must be
+/// below [`MAX_CPUS`].
 pub fn parse_list(text: &str) -> Result<CpuSet, String> {
     let text = trim_sysfs(text);
-    let mut cpus = Vec::new();
     if text.is_empty() {
         return Ok(CpuSet::default());
     }
+    // Ranges first, expanded once merged: a list repeating `0-16383` a
+    // million times must cost a million ranges, not 16 billion CPUs.
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
-        let bad = || format!("'{part}' in CPU list '{text}' is not N or N-M");
+        let bad = || {
+            format!(
+                "'{}' in CPU list '{}' is not N or N-M",
+                excerpt(part),
+                excerpt(text)
+            )
+        };
+        let number = |digits: &str| -> Result<u32, String> {
+            let digits = digits.trim();
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            // Digits only, so parsing fails only on overflow: over the limit too.
+            check_cpu_number(digits.parse::<u64>().unwrap_or(u64::MAX))
+                .map_err(|why| format!("{why}, in CPU list '{}'", excerpt(text)))
+        };
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (
-                a.trim().parse::<u32>().map_err(|_| bad())?,
-                b.trim().parse::<u32>().map_err(|_| bad())?,
-            ),
+            Some((a, b)) => (number(a)?, number(b)?),
             None => {
-                let n = part.parse::<u32>().map_err(|_| bad())?;
+                let n = number(part)?;
                 (n, n)
             }
         };
         if hi < lo {
             return Err(format!(
-                "range '{part}' in CPU list '{text}' runs backwards"
+                "range '{part}' in CPU list '{}' runs backwards",
+                excerpt(text)
             ));
         }
-        if hi - lo > 1 << 20 {
-            return Err(format!(
-                "range '{part}' in CPU list '{text}' is implausibly large"
-            ));
-        }
-        cpus.extend(lo..=hi);
+        ranges.push((lo, hi));
     }
-    Ok(CpuSet::from_cpus(cpus))
+    ranges.sort_unstable();
+    let mut cpus = Vec::new();
+    let mut next = 0; // The lowest CPU not yet pushed.
+    for (lo, hi) in ranges {
+        let from = lo.max(next);
+        if from <= hi {
+            cpus.extend(from..=hi);
+            next = hi + 1;
+        }
+    }
+    Ok(CpuSet(cpus))
 }
 
 /// Parses the hex mask form: comma-separated 32-bit words, most significant
-/// first (`000000ff,ffffffff`), any number of words.
+/// first (`000000ff,ffffffff`), at most [`MAX_MASK_WORDS`] of them.
 pub fn parse_mask(text: &str) -> Result<CpuSet, String> {
     let text = trim_sysfs(text);
     if text.is_empty() {
         return Ok(CpuSet::default());
     }
-    let words: Vec<&str> = text.split(',').collect();
     let mut cpus = Vec::new();
-    for (i, word) in words.iter().rev().enumerate() {
-        let word = word.trim().trim_start_matches("0x");
-        if word.is_empty() || word.len() > 8 {
+    // Least significant word first, lowest bit first: already sorted.
+    // Bytes, not chars: a 256-CPU machine has hundreds of 32-word masks.
+    for (index, word) in text.as_bytes().rsplit(|&b| b == b',').enumerate() {
+        if index == MAX_MASK_WORDS {
             return Err(format!(
-                "'{word}' in CPU mask '{text}' is not a 32-bit hex word"
+                "CPU mask '{}' has more than {MAX_MASK_WORDS} 32-bit words: CPU numbers must be below {MAX_CPUS}",
+                excerpt(text)
             ));
         }
-        let bits = u32::from_str_radix(word, 16)
-            .map_err(|_| format!("'{word}' in CPU mask '{text}' is not hex"))?;
-        for bit in 0..32 {
-            if bits & (1 << bit) != 0 {
-                cpus.push(i as u32 * 32 + bit);
-            }
+        let word = word.trim_ascii();
+        let digits = word.strip_prefix(b"0x").unwrap_or(word);
+        if digits == b"00000000" {
+            continue; // The common case, quickly.
+        }
+        let bits = (1..=8).contains(&digits.len()).then(|| {
+            digits.iter().try_fold(0u32, |bits, &digit| {
+                Some(bits << 4 | char::from(digit).to_digit(16)?)
+            })
+        });
+        let Some(Some(mut bits)) = bits else {
+            return Err(format!(
+                "'{}' in CPU mask '{}' is not a 32-bit hex word",
+                excerpt(&String::from_utf8_lossy(word)),
+                excerpt(text)
+            ));
+        };
+        // Only the set bits: sibling masks are mostly zero words.
+        while bits != 0 {
+            cpus.push(index as u32 * 32 + bits.trailing_zeros());
+            bits &= bits - 1;
         }
     }
-    Ok(CpuSet::from_cpus(cpus))
+    Ok(CpuSet(cpus))
 }
 
 /// Renders the hex mask form, as the kernel does (words of 8 hex digits).
@@ -176,5 +274,61 @@ mod tests {
         assert!(parse_list("5-2").is_err());
         assert!(parse_mask("zz").unwrap_err().contains("zz"));
         assert!(parse_mask("(null)").is_err());
+        assert!(parse_mask("+f").is_err());
+        assert!(parse_list("+1").is_err());
+    }
+
+    #[test]
+    fn cpu_numbers_stop_below_the_limit() {
+        assert_eq!(parse_list("16383").unwrap().to_string(), "16383");
+        let error = parse_list("0,16384").unwrap_err();
+        assert!(
+            error.contains("16384") && error.contains("below 16384"),
+            "{error}"
+        );
+        assert!(
+            parse_list("99999999999999999999")
+                .unwrap_err()
+                .contains("limit")
+        );
+        let widest = vec!["00000000"; MAX_MASK_WORDS].join(",");
+        assert!(parse_mask(&widest).unwrap().is_empty());
+        let error = parse_mask(&format!("1,{widest}")).unwrap_err();
+        assert!(error.contains("more than 512"), "{error}");
+    }
+
+    #[test]
+    fn repeated_ranges_merge() {
+        assert_eq!(parse_list("4-7,0-5,2,9").unwrap().to_string(), "0-7,9");
+        let many = vec!["0-16383"; 10_000].join(",");
+        assert_eq!(parse_list(&many).unwrap().len(), 16384);
+    }
+
+    #[test]
+    fn numbered_names() {
+        assert_eq!(numbered_cpu("cpu12", "cpu"), Ok(Some(12)));
+        assert_eq!(numbered_cpu("pu0", "pu"), Ok(Some(0)));
+        for other in ["cpufreq", "cpu", "cpu+1", "cpu07", "pu-1", "node0"] {
+            assert_eq!(numbered_cpu(other, "cpu"), Ok(None), "{other}");
+        }
+        assert!(
+            numbered_cpu("cpu16384", "cpu")
+                .unwrap_err()
+                .contains("cpu16384")
+        );
+        assert!(numbered_cpu("pu99999999999999999999", "pu").is_err());
+    }
+
+    #[test]
+    fn reading_a_set_back_checks_it() {
+        let set: CpuSet = serde_json::from_str("[3,1,3]").unwrap();
+        assert_eq!(set.cpus(), &[1, 3]);
+        assert!(serde_json::from_str::<CpuSet>("[16384]").is_err());
+    }
+
+    #[test]
+    fn excerpts_are_one_short_line() {
+        assert_eq!(excerpt("a\nb"), "a\\nb");
+        assert!(excerpt(&"x".repeat(1000)).len() < 70);
     }
 }

@@ -4,7 +4,7 @@
 use placement_study::cpuset::CpuSet;
 use placement_study::probe::cpuid::{CpuidSource, classes_from_cpuid, read_report, write_dump};
 use placement_study::probe::crosscheck::{crosscheck, entries_from_cpuid};
-use placement_study::probe::{CpuEntry, CpuidReport};
+use placement_study::probe::{ClassSource, CoreKind, CpuEntry, CpuidReport};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fs;
@@ -41,7 +41,7 @@ fn sysfs_entry(cpu: u32, core: usize, siblings: CpuSet) -> CpuEntry {
         die: None,
         cluster: None,
         siblings,
-        class: "uniform".into(),
+        class: CoreKind::Uniform,
         allowed: true,
         apic_id: None,
     }
@@ -85,7 +85,7 @@ fn laptop_with_siblings_n_and_n_plus_4() {
         let first = entry.cpu % 4;
         assert_eq!(entry.siblings, set([first, first + 4]), "CPU {}", entry.cpu);
         assert_eq!(entry.core, first as usize);
-        assert_eq!(entry.class, "uniform");
+        assert_eq!(entry.class, CoreKind::Uniform);
     }
     assert_eq!(entries[5].apic_id, Some(3));
 }
@@ -97,17 +97,17 @@ fn alder_lake_has_smt_performance_cores_and_single_thread_efficiency_cores() {
     assert_eq!(report.topology_leaf, "0x1f");
     assert_eq!((report.packages, report.cores), (1, 10));
     assert_eq!(report.threads_per_core, "mixed(6x2,4x1)");
-    assert_eq!(report.per_cpu[12].core_type.as_deref(), Some("efficiency"));
+    assert_eq!(report.per_cpu[12].core_type, Some(CoreKind::Efficiency));
     assert_eq!(report.per_cpu[12].core_type_raw, Some(0x20));
 
     let classes = classes_from_cpuid(&report).expect("a hybrid part has classes");
-    let summary: Vec<(&str, String, &str, Option<&str>)> = classes
+    let summary: Vec<(CoreKind, String, ClassSource, Option<&str>)> = classes
         .iter()
         .map(|c| {
             (
-                c.name.as_str(),
+                c.name.clone(),
                 c.cpus.to_string(),
-                c.source.as_str(),
+                c.source,
                 c.detail.as_deref(),
             )
         })
@@ -116,15 +116,15 @@ fn alder_lake_has_smt_performance_cores_and_single_thread_efficiency_cores() {
         summary,
         [
             (
-                "performance",
+                CoreKind::Performance,
                 "0-11".to_string(),
-                "cpuid-0x1a",
+                ClassSource::CpuidLeaf1a,
                 Some("core type 0x40")
             ),
             (
-                "efficiency",
+                CoreKind::Efficiency,
                 "12-15".to_string(),
-                "cpuid-0x1a",
+                ClassSource::CpuidLeaf1a,
                 Some("core type 0x20")
             ),
         ]
@@ -133,8 +133,8 @@ fn alder_lake_has_smt_performance_cores_and_single_thread_efficiency_cores() {
     assert_eq!(entries[3].siblings, set([2, 3]));
     assert_eq!(entries[13].siblings, set([13]));
     assert_eq!(
-        (entries[3].class.as_str(), entries[13].class.as_str()),
-        ("performance", "efficiency")
+        (&entries[3].class, &entries[13].class),
+        (&CoreKind::Performance, &CoreKind::Efficiency)
     );
 }
 
@@ -145,7 +145,7 @@ fn low_power_efficiency_cores_are_the_atom_cores_without_l3() {
     let classes: Vec<(String, String)> = classes_from_cpuid(&report)
         .expect("a hybrid part has classes")
         .into_iter()
-        .map(|c| (c.name, c.cpus.to_string()))
+        .map(|c| (c.name.to_string(), c.cpus.to_string()))
         .collect();
     let expected = [
         ("performance", "0-3"),
@@ -287,6 +287,31 @@ fn a_truncated_file_is_an_error_not_a_guess() {
 fn unreadable_bytes_are_an_error_naming_the_file() {
     let dir = dump_with_pu0(&[0xff, 0xfe, 0x00, 0x31]);
     assert!(dump_error(dir.path()).contains("pu0"));
+}
+
+#[test]
+fn a_huge_pu_file_is_refused_without_reading_it_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pu0 = fs::File::create(dir.path().join("pu0")).unwrap();
+    // Sparse: 300 MB that take no disk; reading them whole would take seconds.
+    pu0.set_len(300 << 20).unwrap();
+    let message = dump_error(dir.path());
+    assert!(
+        message.contains("pu0: larger than 1 MiB; not a hwloc-gather-cpuid puN file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn pu_numbers_past_the_cpu_limit_are_refused() {
+    let dir = dump_with_pu0(&fs::read(fixture("kvm-guest-2vcpu/pu0")).unwrap());
+    fs::write(dir.path().join("pu16384"), "").unwrap();
+    let message = dump_error(dir.path());
+    assert!(
+        message.contains("pu16384") && message.contains("below 16384"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
 }
 
 proptest! {

@@ -2,20 +2,23 @@
 //! reference: any set, written the ways a kernel may write it, parses back
 //! to the same set; any other text is an error, never a panic.
 
-use placement_study::cpuset::{CpuSet, format_mask, parse_list, parse_mask};
+use placement_study::cpuset::{
+    CpuSet, MAX_CPUS, MAX_MASK_WORDS, format_mask, parse_list, parse_mask,
+};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
-/// Sets with both scattered CPUs and contiguous runs, up to CPU 4095.
+/// Sets with both scattered CPUs and contiguous runs, up to the last CPU
+/// number allowed (`MAX_CPUS - 1`).
 fn cpu_sets() -> impl Strategy<Value = BTreeSet<u32>> {
     (
-        prop::collection::btree_set(0u32..4096, 0..48),
-        prop::collection::vec((0u32..4096, 1u32..70), 0..6),
+        prop::collection::btree_set(0u32..MAX_CPUS, 0..48),
+        prop::collection::vec((0u32..MAX_CPUS, 1u32..70), 0..6),
     )
         .prop_map(|(scattered, runs)| {
             let mut set = scattered;
             for (start, len) in runs {
-                set.extend(start..(start + len).min(4096));
+                set.extend(start..(start + len).min(MAX_CPUS));
             }
             set
         })
@@ -96,6 +99,9 @@ proptest! {
         pad_top in any::<bool>(),
         ending in endings(),
     ) {
+        // Leading zero words, as long as the mask stays within the limit.
+        let needed = set.iter().next_back().map_or(1, |top| *top as usize / 32 + 1);
+        let extra_words = extra_words.min(MAX_MASK_WORDS - needed);
         let text = format!("{}{ending}", write_mask(&set, extra_words, pad_top));
         let parsed = parse_mask(&text).map_err(TestCaseError::fail)?;
         prop_assert_eq!(parsed.cpus().to_vec(), as_vec(&set));
@@ -114,6 +120,39 @@ proptest! {
             let _ = parse_list(input);
             let _ = parse_mask(input);
         }
+    }
+
+    #[test]
+    fn cpus_past_the_limit_are_refused_by_name(
+        set in cpu_sets(),
+        too_large in MAX_CPUS..u32::MAX,
+        merge in prop::collection::vec(any::<bool>(), 1..8),
+    ) {
+        let mut parts = vec![write_list(&set, &merge)];
+        parts.retain(|part| !part.is_empty());
+        parts.push(too_large.to_string());
+        let list = parts.join(",");
+        let error = parse_list(&list).expect_err("a CPU past the limit");
+        prop_assert!(error.contains(&too_large.to_string()), "{}", error);
+        prop_assert!(error.contains(&MAX_CPUS.to_string()), "{}", error);
+        let range = format!("0-{too_large}");
+        prop_assert!(parse_list(&range).is_err());
+    }
+
+    #[test]
+    fn masks_wider_than_the_limit_are_refused(
+        set in cpu_sets(),
+        extra_words in 1usize..4,
+    ) {
+        let widest = write_mask(&set, MAX_MASK_WORDS, true);
+        let words = widest.split(',').count();
+        let trimmed: Vec<&str> = widest.split(',').skip(words - MAX_MASK_WORDS).collect();
+        let at_limit = trimmed.join(",");
+        let parsed = parse_mask(&at_limit).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(parsed.cpus().to_vec(), as_vec(&set));
+        let wider = format!("{}{at_limit}", "00000000,".repeat(extra_words));
+        let error = parse_mask(&wider).expect_err("a mask past the limit");
+        prop_assert!(error.contains(&MAX_MASK_WORDS.to_string()), "{}", error);
     }
 
     #[test]

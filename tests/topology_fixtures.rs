@@ -2,7 +2,7 @@
 //! ones), on this machine, and on broken input.
 
 use placement_study::cpuset::CpuSet;
-use placement_study::probe::{Topology, probe};
+use placement_study::probe::{ClassSource, CoreKind, Topology, probe};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -19,12 +19,12 @@ fn set(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
     CpuSet::from_cpus(cpus)
 }
 
-/// Class name → its CPUs, in the order the prober lists them.
-fn classes(topology: &Topology) -> Vec<(&str, CpuSet)> {
+/// Class → its CPUs, in the order the prober lists them.
+fn classes(topology: &Topology) -> Vec<(CoreKind, CpuSet)> {
     topology
         .classes
         .iter()
-        .map(|class| (class.name.as_str(), class.cpus.clone()))
+        .map(|class| (class.name.clone(), class.cpus.clone()))
         .collect()
 }
 
@@ -55,7 +55,7 @@ fn laptop_i5_11300h_pairs_n_with_n_plus_4() {
         assert_eq!(t.cpus[cpu as usize].core, t.cpus[cpu as usize + 4].core);
     }
     assert_eq!(t.cpus[3].core, 3, "cores are numbered by their lowest CPU");
-    assert_eq!(classes(&t), vec![("uniform", set(0..8))]);
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set(0..8))]);
     assert_eq!(
         cache_of(&t, 2, "Unified", 1),
         (Some(1280 << 10), set([1, 5]))
@@ -98,10 +98,17 @@ fn alder_lake_has_smt_p_cores_and_a_cluster_of_e_cores() {
     assert_eq!(*siblings(&t, 12), set([12]));
     assert_eq!(
         classes(&t),
-        vec![("performance", set(0..12)), ("efficiency", set(12..16))]
+        vec![
+            (CoreKind::Performance, set(0..12)),
+            (CoreKind::Efficiency, set(12..16))
+        ]
     );
-    assert!(t.classes.iter().all(|class| class.source == "sysfs-pmu"));
-    assert_eq!(t.cpus[13].class, "efficiency");
+    assert!(
+        t.classes
+            .iter()
+            .all(|class| class.source == ClassSource::SysfsPmu)
+    );
+    assert_eq!(t.cpus[13].class, CoreKind::Efficiency);
 
     // The E-cores form one cluster sharing an L2; each P-core is its own.
     let cluster = |cpu: usize| t.cpus[cpu].cluster;
@@ -129,12 +136,12 @@ fn core_ultra_has_three_classes_and_no_smt() {
     assert_eq!(
         classes(&t),
         vec![
-            ("performance", set(0..4)),
-            ("efficiency", set(4..12)),
-            ("low-power efficiency", set(12..16)),
+            (CoreKind::Performance, set(0..4)),
+            (CoreKind::Efficiency, set(4..12)),
+            (CoreKind::LowPowerEfficiency, set(12..16)),
         ]
     );
-    assert_eq!(t.cpus[14].class, "low-power efficiency");
+    assert_eq!(t.cpus[14].class, CoreKind::LowPowerEfficiency);
     // The low-power island has its own L2 and no L3.
     assert_eq!(cache_of(&t, 2, "Unified", 12).1, set(12..16));
     assert!(!t.caches.iter().any(|c| c.level == 3 && c.cpus.contains(12)));
@@ -182,7 +189,7 @@ fn kvm_guest_without_smt_or_pmu() {
     assert_eq!((s.cpus, s.packages, s.cores, s.allowed), (2, 1, 2, 2));
     assert!(!s.smt);
     assert_eq!(s.hypervisor, None, "no CPUID was read");
-    assert_eq!(classes(&t), vec![("uniform", set([0, 1]))]);
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set([0, 1]))]);
     assert!(
         t.cpus
             .iter()
@@ -219,9 +226,66 @@ fn kvm_guest_claiming_siblings_is_taken_at_its_word_by_sysfs() {
 }
 
 #[test]
+fn a_corrupt_sibling_map_becomes_a_partition_with_notes() {
+    let t = probe_fixture("corrupt-sibling-map");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.cores, s.packages), (7, 3, 1));
+    assert_eq!(s.threads_per_core, "mixed(1x3,2x2)");
+    assert_eq!(*siblings(&t, 1), set([0, 1]), "CPU 0 listed CPU 1");
+    assert_eq!(*siblings(&t, 4), set([4, 5, 6]), "overlapping sets merge");
+    assert_eq!(t.cpus[0].core, t.cpus[1].core);
+    assert_eq!((t.cpus[4].core, t.cpus[6].core), (2, 2));
+    assert!(t.cpus.iter().all(|cpu| cpu.package == 0));
+    assert_eq!(
+        t.sibling_map_notes,
+        vec![
+            "CPU 0's core_cpus_list lists CPU 1, but CPU 1's does not list CPU 0: treated as one core (CPUs 0-1)",
+            "CPU 4's core_cpus_list (CPUs 4-5) and CPU 5's (CPUs 4-6) overlap but differ: treated as one core (CPUs 4-6)",
+            "CPU 0's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 0: treated as one package (CPUs 0-6)",
+            "CPU 1's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 1: treated as one package (CPUs 0-6)",
+            "CPU 2's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 2: treated as one package (CPUs 0-6)",
+            "CPU 3's package_cpus_list lists CPU 6, but CPU 6's does not list CPU 3: treated as one package (CPUs 0-6)",
+        ]
+    );
+    // Notes are part of the saved topology, and a file without them reads.
+    let json = serde_json::to_value(&t).expect("serializes");
+    assert_eq!(json["sibling_map_notes"].as_array().map(Vec::len), Some(6));
+    let mut older = json;
+    older
+        .as_object_mut()
+        .expect("an object")
+        .remove("sibling_map_notes");
+    let back: Topology = serde_json::from_value(older).expect("reads without notes");
+    assert!(back.sibling_map_notes.is_empty());
+}
+
+#[test]
+fn sane_sibling_maps_have_no_notes() {
+    for name in [
+        "laptop-i5-11300H",
+        "alderlake-i5-12600K",
+        "server-2s-xeon-8462Y",
+    ] {
+        assert_eq!(
+            probe_fixture(name).sibling_map_notes,
+            Vec::<String>::new(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn topology_round_trips_through_json() {
     let t = probe_fixture("alderlake-i5-12600K");
     let json = serde_json::to_string(&t).expect("serializes");
+    // Class names and sources are saved as the strings they always were.
+    assert!(
+        json.contains(
+            r#""name":"performance","cpus":[0,1,2,3,4,5,6,7,8,9,10,11],"source":"sysfs-pmu""#
+        ),
+        "{json}"
+    );
+    assert!(json.contains(r#""class":"efficiency""#), "{json}");
     let back: Topology = serde_json::from_str(&json).expect("deserializes");
     assert_eq!(back, t);
 }
@@ -315,6 +379,60 @@ fn garbled_environment_value_is_an_error_naming_the_file() {
     let file = "proc/sys/kernel/perf_event_paranoid";
     std::fs::write(root.path().join(file), "paranoid\n").expect("write");
     one_line_error_naming(root.path(), file);
+}
+
+#[test]
+fn a_huge_attribute_file_is_refused_without_reading_it_whole() {
+    let root = damaged_copy("kvm-guest-2cpu");
+    let file = "cpu1/topology/core_cpus_list";
+    let huge = std::fs::File::create(root.path().join(CPU_DIR).join(file)).expect("create");
+    // Sparse: 300 MB that take no disk; reading them whole would take seconds.
+    huge.set_len(300 << 20).expect("set_len");
+    let error = one_line_error_naming(root.path(), file);
+    assert!(
+        error.ends_with("larger than 1 MiB; not a sysfs attribute file"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_huge_cpuinfo_is_read_only_to_its_first_block() {
+    let root = damaged_copy("kvm-guest-2cpu");
+    let cpuinfo = root.path().join("proc/cpuinfo");
+    let mut text = std::fs::read(&cpuinfo).expect("read cpuinfo");
+    text.extend(std::iter::repeat_n(b'x', 20 << 20));
+    std::fs::write(&cpuinfo, text).expect("write cpuinfo");
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(t.environment.hypervisor_flag, Some(true));
+
+    // No blank line ever ends the first block: the limit ends the read.
+    std::fs::write(&cpuinfo, "processor : 0\n".repeat(2 << 20)).expect("write cpuinfo");
+    let error = one_line_error_naming(root.path(), "proc/cpuinfo");
+    assert!(
+        error.ends_with("larger than 16 MiB; not a /proc/cpuinfo file"),
+        "{error}"
+    );
+}
+
+#[test]
+fn cpu_numbers_past_the_limit_are_refused() {
+    let root = damaged_copy("kvm-guest-claims-smt");
+    let online = root.path().join(CPU_DIR).join("online");
+    std::fs::write(&online, "0-3,16384\n").expect("write");
+    let error = one_line_error_naming(root.path(), "cpu/online");
+    assert!(
+        error.contains("CPU 16384") && error.contains("below 16384"),
+        "{error}"
+    );
+
+    // Without an online file, the cpuN folders count: one past the limit is named.
+    std::fs::remove_file(&online).expect("remove online");
+    std::fs::create_dir(root.path().join(CPU_DIR).join("cpu20000")).expect("mkdir");
+    let error = one_line_error_naming(root.path(), CPU_DIR);
+    assert!(
+        error.contains("cpu20000") && error.contains("below 16384"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(String, usize), Vec<UsableCore
         cores
             .entry(cpu.core)
             .or_insert_with(|| UsableCore {
-                class: cpu.class.clone(),
+                class: cpu.class.to_string(),
                 package: cpu.package,
                 threads: Vec::new(),
             })

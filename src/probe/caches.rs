@@ -8,27 +8,44 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::model::Cache;
-use crate::probe::sysfs::{CPU_DIR, SetForm, SiblingSets, SysfsRoot};
+use crate::probe::sysfs::{CPU_DIR, SetFiles, SetForm, SiblingSets, SysfsRoot};
 use anyhow::{Result, anyhow};
 use std::collections::{HashMap, HashSet};
+
+/// Where an index folder names the CPUs sharing it, list first.
+const SHARED_FILES: [(&str, SetForm); 2] = [
+    ("shared_cpu_list", SetForm::List),
+    ("shared_cpu_map", SetForm::Mask),
+];
 
 /// Every cache instance of the online CPUs, ordered by level, type, then
 /// lowest CPU.
 pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>> {
     let online = CpuSet::from_cpus(cpus.iter().map(|c| c.cpu));
+    // The kernel describes the caches of every CPU or of none: the first
+    // CPU's folder tells, without a failed open per CPU.
+    let Some(first) = cpus.first() else {
+        return Ok(Vec::new());
+    };
+    if !root.exists(&format!("{CPU_DIR}/cpu{}/cache", first.cpu)) {
+        return Ok(Vec::new());
+    }
+    let mut shared_files = SetFiles::new(&SHARED_FILES);
     let mut seen: HashSet<(String, CpuSet)> = HashSet::new();
     let mut instances: HashMap<(u32, String, CpuSet), Cache> = HashMap::new();
     for cpu in cpus {
         let cache_dir = format!("{CPU_DIR}/cpu{}/cache", cpu.cpu);
-        for index in root.list_dir(&cache_dir)? {
+        for index in root.list_dir(&cache_dir)?.iter() {
             if !index.starts_with("index") {
                 continue;
             }
             let dir = format!("{cache_dir}/{index}");
-            let shared = shared_cpus(root, &dir, cpu, &online)?;
-            if !seen.insert((index, shared.clone())) {
+            let shared = shared_cpus(root, &mut shared_files, &dir, cpu, &online)?;
+            if !seen.insert((index.clone(), shared.clone())) {
                 continue;
             }
+            // A new instance: its attributes are read, so list them first.
+            root.list_dir(&dir)?;
             let Some(cache) = read_instance(root, &dir, shared)? else {
                 continue;
             };
@@ -43,11 +60,14 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
 
 /// The online CPUs sharing a cache. Some kernels (ia64) write an all-zero
 /// map; the cache then belongs to the CPU's core, as hwloc also assumes.
-fn shared_cpus(root: &SysfsRoot, dir: &str, cpu: &SiblingSets, online: &CpuSet) -> Result<CpuSet> {
-    let read = root.read_cpuset(&[
-        (&format!("{dir}/shared_cpu_list"), SetForm::List),
-        (&format!("{dir}/shared_cpu_map"), SetForm::Mask),
-    ])?;
+fn shared_cpus(
+    root: &SysfsRoot,
+    files: &mut SetFiles,
+    dir: &str,
+    cpu: &SiblingSets,
+    online: &CpuSet,
+) -> Result<CpuSet> {
+    let read = files.read(root, dir)?.map(|(_, set)| set);
     let shared = read.unwrap_or_default().intersection(online);
     if shared.contains(cpu.cpu) {
         Ok(shared)

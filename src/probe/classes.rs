@@ -15,22 +15,18 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::cpuid;
-use crate::probe::model::{CoreClass, CpuidReport};
+use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidReport};
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::Result;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 /// The hybrid PMU folders and the class each one names.
-const HYBRID_PMUS: [(&str, &str); 3] = [
-    ("cpu_core", "performance"),
-    ("cpu_atom", "efficiency"),
-    ("cpu_lowpower", "low-power efficiency"),
+const HYBRID_PMUS: [(&str, CoreKind); 3] = [
+    ("cpu_core", CoreKind::Performance),
+    ("cpu_atom", CoreKind::Efficiency),
+    ("cpu_lowpower", CoreKind::LowPowerEfficiency),
 ];
-
-/// Class names by rank, fastest first, for classes told apart by capacity
-/// or frequency.
-const RANKED_NAMES: [&str; 3] = ["performance", "efficiency", "low-power efficiency"];
 
 /// Turbo Boost Max 3.0 gives a few "favoured" cores a slightly higher
 /// `cpuinfo_max_freq` than their identical neighbours; maximum frequencies
@@ -64,6 +60,8 @@ pub fn core_classes(
 
 /// Classes from `cpu_core/cpus`, `cpu_atom/cpus`, `cpu_lowpower/cpus`.
 fn from_hybrid_pmus(root: &SysfsRoot, online: &CpuSet) -> Result<Option<Vec<CoreClass>>> {
+    // One listing instead of three failed opens on a machine that is not hybrid.
+    root.list_dir("sys/devices")?;
     let mut classes = Vec::new();
     for (pmu, name) in HYBRID_PMUS {
         let list = format!("sys/devices/{pmu}/cpus");
@@ -73,9 +71,9 @@ fn from_hybrid_pmus(root: &SysfsRoot, online: &CpuSet) -> Result<Option<Vec<Core
         let cpus = cpus.intersection(online);
         if !cpus.is_empty() {
             classes.push(CoreClass {
-                name: name.to_owned(),
+                name,
                 cpus,
-                source: "sysfs-pmu".to_owned(),
+                source: ClassSource::SysfsPmu,
                 detail: Some(pmu.to_owned()),
             });
         }
@@ -113,19 +111,17 @@ fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<
     let first_capacity = speeds.first().and_then(|(_, speed)| speed.capacity);
     let capacities_differ = groups.keys().any(|s| s.0.capacity != first_capacity);
     let source = if capacities_differ {
-        "cpu_capacity"
+        ClassSource::CpuCapacity
     } else {
-        "cpufreq"
+        ClassSource::Cpufreq
     };
     Ok(groups
         .into_iter()
         .enumerate()
         .map(|(rank, (Reverse(speed), cpus))| CoreClass {
-            name: RANKED_NAMES
-                .get(rank)
-                .map_or_else(|| format!("class {rank}"), |name| (*name).to_owned()),
+            name: CoreKind::by_rank(rank),
             cpus: CpuSet::from_cpus(cpus),
-            source: source.to_owned(),
+            source,
             detail: describe(speed),
         })
         .collect())
@@ -134,6 +130,11 @@ fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<
 /// One CPU's [`Speed`]; with `like`, only the values `like` has.
 fn read_speed(root: &SysfsRoot, cpu: u32, like: Option<Speed>) -> Result<Speed> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
+    if like.is_none() {
+        // Later CPUs read only what this first one has.
+        root.list_dir(&dir)?;
+        root.list_dir(&format!("{dir}/cpufreq"))?;
+    }
     let read = |wanted: bool, file: &str, what: &str| -> Result<Option<u64>> {
         if wanted {
             root.read_parsed(&format!("{dir}/{file}"), what)
@@ -222,9 +223,9 @@ fn one_kind_is_uniform(classes: Vec<CoreClass>, online: &CpuSet) -> Vec<CoreClas
 
 fn uniform(online: &CpuSet) -> CoreClass {
     CoreClass {
-        name: "uniform".to_owned(),
+        name: CoreKind::Uniform,
         cpus: online.clone(),
-        source: "uniform".to_owned(),
+        source: ClassSource::Uniform,
         detail: None,
     }
 }

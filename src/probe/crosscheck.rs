@@ -7,7 +7,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::cpuid::classes_from_cpuid;
-use crate::probe::model::{CpuEntry, CpuidCpu, CpuidReport, Crosscheck};
+use crate::probe::model::{CoreKind, CpuEntry, CpuidCpu, CpuidReport, Crosscheck};
 use std::collections::BTreeMap;
 
 /// The machine as CPUID alone describes it, one entry per CPU read: cores
@@ -29,7 +29,7 @@ pub fn entries_from_cpuid(report: &CpuidReport) -> Vec<CpuEntry> {
         classes
             .iter()
             .find(|class| class.cpus.contains(cpu))
-            .map_or_else(|| "uniform".to_string(), |class| class.name.clone())
+            .map_or(CoreKind::Uniform, |class| class.name.clone())
     };
 
     per_cpu

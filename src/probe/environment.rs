@@ -6,7 +6,7 @@
 
 use crate::cpuset::{CpuSet, parse_list};
 use crate::probe::model::Environment;
-use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
+use crate::probe::sysfs::{CPU_DIR, ReadLimit, SetForm, SysfsRoot};
 use anyhow::{Context, Result, anyhow, bail};
 use procfs::FromBufRead;
 use std::collections::BTreeSet;
@@ -92,7 +92,11 @@ fn read_turbo(root: &SysfsRoot, policies: &[String]) -> Result<(Option<bool>, Op
         return Ok((Some(boost), Some("cpufreq/boost".to_owned())));
     }
     let mut any_policy = None;
-    for policy in policies {
+    // Every policy has the same files: none boosts unless the first can.
+    let first_can_boost = policies
+        .first()
+        .is_some_and(|first| root.exists(&format!("{first}/boost")));
+    for policy in policies.iter().filter(|_| first_can_boost) {
         if let Some(boost) = read_flag(root, &format!("{policy}/boost"))? {
             any_policy = Some(any_policy.unwrap_or(false) || boost);
         }
@@ -111,18 +115,19 @@ fn read_cpufreq(
     online: &CpuSet,
 ) -> Result<(Vec<String>, Option<String>)> {
     let mut dirs = policies.to_vec();
-    // A cpufreq driver serves every CPU or none: the first one tells.
-    let first_cpu_has_cpufreq = online
-        .first()
-        .is_some_and(|cpu| root.exists(&format!("{CPU_DIR}/cpu{cpu}/cpufreq")));
-    if dirs.is_empty() && first_cpu_has_cpufreq {
+    if dirs.is_empty() {
         dirs = online
             .iter()
             .map(|cpu| format!("{CPU_DIR}/cpu{cpu}/cpufreq"))
+            .filter(|dir| root.exists(dir))
             .collect();
     }
     let mut governors = BTreeSet::new();
     let mut driver = None;
+    if let Some(first) = dirs.first() {
+        // Every policy (or CPU) has the same files: the first one tells.
+        root.list_dir(first)?;
+    }
     for dir in &dirs {
         governors.extend(root.read_value(&format!("{dir}/scaling_governor"))?);
         if driver.is_none() {
@@ -134,12 +139,18 @@ fn read_cpufreq(
 
 /// The `cpufreq/policyN` folders (relative to the root), in numeric order.
 fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
-    let mut numbered: Vec<(u32, String)> = root
-        .list_dir(CPUFREQ_DIR)?
-        .into_iter()
-        .filter_map(|name| Some((name.strip_prefix("policy")?.parse().ok()?, name)))
-        .collect();
+    let mut numbered: Vec<(u32, &str)> = Vec::new();
+    let names = root.list_dir(CPUFREQ_DIR)?;
+    for name in names.iter() {
+        if let Some(number) = name.strip_prefix("policy").and_then(|n| n.parse().ok()) {
+            numbered.push((number, name));
+        }
+    }
     numbered.sort_unstable();
+    if let Some((_, first)) = numbered.first() {
+        // Every policy has the same files: the first one's listing tells.
+        root.list_dir(&format!("{CPUFREQ_DIR}/{first}"))?;
+    }
     Ok(numbered
         .into_iter()
         .map(|(_, name)| format!("{CPUFREQ_DIR}/{name}"))
@@ -150,13 +161,12 @@ fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
 /// on x86, `armv8_pmuv3_0` and friends on Arm. Uncore and software PMUs do
 /// not count toward `hardware_pmu`.
 fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
-    let mut names: Vec<String> = root
+    Ok(root
         .list_dir(PMU_DIR)?
-        .into_iter()
+        .iter()
         .filter(|name| name.starts_with("cpu") || name.starts_with("armv"))
-        .collect();
-    names.sort_unstable();
-    Ok(names)
+        .cloned()
+        .collect())
 }
 
 /// A `0`/`1` file.
@@ -179,30 +189,39 @@ fn read_list(root: &SysfsRoot, relative: &str) -> Result<CpuSet> {
         .unwrap_or_default())
 }
 
+/// `/proc/cpuinfo` holds one block per CPU and only the first is parsed;
+/// reading stops once it is complete, so this limit only bounds a file
+/// whose first block never ends.
+pub const CPUINFO_LIMIT: ReadLimit = ReadLimit {
+    max_bytes: 16 << 20,
+    expected: "a /proc/cpuinfo file",
+};
+
 /// The first processor's block of `/proc/cpuinfo`: the model name and the
 /// feature flags (x86 only; other architectures have no `flags` line).
-struct FirstCpuInfo {
-    model_name: Option<String>,
-    flags: Option<Vec<String>>,
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstCpuInfo {
+    pub model_name: Option<String>,
+    pub flags: Option<Vec<String>>,
 }
 
 impl FirstCpuInfo {
     fn read(root: &SysfsRoot) -> Result<Self> {
         let path = "proc/cpuinfo";
-        let Some(text) = root.read_text(path)? else {
-            return Ok(FirstCpuInfo {
-                model_name: None,
-                flags: None,
-            });
+        let Some(text) = root.read_text_bounded(path, CPUINFO_LIMIT, first_block_complete)? else {
+            return Ok(FirstCpuInfo::default());
         };
+        FirstCpuInfo::parse(&text).map_err(|why| anyhow!("{}: {why}", root.path(path).display()))
+    }
+
+    /// Parses the first processor's block of a whole `/proc/cpuinfo` text
+    /// (or of any prefix holding that block); later blocks are ignored.
+    /// The error says what was expected.
+    pub fn parse(text: &str) -> Result<Self, String> {
         // Parsing only the first block keeps a 384-CPU cpuinfo cheap.
-        let block = first_processor_block(&text);
-        let parsed = procfs::CpuInfo::from_buf_read(block.as_bytes()).map_err(|e| {
-            anyhow!(
-                "{}: expected cpuinfo lines 'key : value': {e}",
-                root.path(path).display()
-            )
-        })?;
+        let block = first_processor_block(text);
+        let parsed = procfs::CpuInfo::from_buf_read(block.as_bytes())
+            .map_err(|e| format!("expected cpuinfo lines 'key : value': {e}"))?;
         Ok(FirstCpuInfo {
             model_name: parsed.model_name(0).map(str::to_owned),
             flags: parsed
@@ -219,15 +238,26 @@ impl FirstCpuInfo {
     }
 }
 
-/// From the first `processor` line to the blank line that ends its block.
+/// From the first `processor` line to the blank line that ends its block
+/// (from the start when no line starts with `processor`).
 fn first_processor_block(text: &str) -> &str {
-    let start = text
-        .match_indices("processor")
-        .map(|(at, _)| at)
-        .find(|&at| at == 0 || text.as_bytes()[at - 1] == b'\n')
-        .unwrap_or(0);
-    let block = &text[start..];
+    // The line start follows a `\n` (or is 0), so it is a char boundary.
+    let block = &text[first_processor_line(text.as_bytes()).unwrap_or(0)..];
     block.find("\n\n").map_or(block, |end| &block[..end])
+}
+
+/// Have `bytes` (the start of a cpuinfo) the whole first processor block?
+/// Not before a `processor` line was read: a header may come first.
+fn first_block_complete(bytes: &[u8]) -> bool {
+    first_processor_line(bytes)
+        .is_some_and(|start| bytes[start..].windows(2).any(|pair| pair == b"\n\n"))
+}
+
+/// Where the first line starting with `processor` starts.
+fn first_processor_line(bytes: &[u8]) -> Option<usize> {
+    (0..bytes.len())
+        .filter(|&at| at == 0 || bytes[at - 1] == b'\n')
+        .find(|&at| bytes[at..].starts_with(b"processor"))
 }
 
 #[cfg(test)]
@@ -242,5 +272,19 @@ mod tests {
             "processor\t: 0\nflags\t: fpu hypervisor"
         );
         assert_eq!(first_processor_block("no cpus here"), "no cpus here");
+        assert!(!first_block_complete(b"processor: 0\n"));
+        assert!(first_block_complete(b"x\n\nprocessor: 0\n\n"));
+        assert!(!first_block_complete(b"x\n\n"), "no processor line yet");
+    }
+
+    #[test]
+    fn cpuinfo_parses_the_first_block() {
+        let info = FirstCpuInfo::parse(
+            "processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu hypervisor\n\nprocessor\t: 1\n",
+        )
+        .unwrap();
+        assert_eq!(info.model_name.as_deref(), Some("Test CPU"));
+        assert_eq!(info.has_flag("hypervisor"), Some(true));
+        assert_eq!(FirstCpuInfo::parse("").unwrap(), FirstCpuInfo::default());
     }
 }

@@ -11,6 +11,7 @@ pub mod cpuid;
 pub mod crosscheck;
 pub mod environment;
 pub mod model;
+pub mod sibling_map;
 pub mod snapshot;
 pub mod sysfs;
 
@@ -51,7 +52,8 @@ pub fn probe(sysfs_root: Option<&Path>, cpuid: Option<&CpuidSource>) -> Result<T
 /// hypervisor and the cross-check.
 fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<Topology> {
     let online = sysfs::online_cpus(root)?;
-    let sets = sysfs::sibling_sets(root, &online)?;
+    let sibling_map = sysfs::sibling_sets(root, &online)?;
+    let sets = &sibling_map.cpus;
     let environment = environment::read_environment(root, &online)?;
     let allowed = environment
         .allowed_cpus
@@ -63,9 +65,9 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
         .map(|source| cpuid::read_report(source, readable))
         .transpose()?;
     let classes = classes::core_classes(Some(root), &online, report.as_ref())?;
-    let caches = caches::read_caches(root, &sets)?;
+    let caches = caches::read_caches(root, sets)?;
 
-    let mut cpus = entries_from_sibling_sets(&sets, &online);
+    let mut cpus = entries_from_sibling_sets(sets, &online);
     for entry in &mut cpus {
         entry.allowed = allowed.as_ref().is_none_or(|set| set.contains(entry.cpu));
     }
@@ -90,6 +92,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
         environment,
         cpuid: report,
         crosscheck,
+        sibling_map_notes: sibling_map.notes,
     })
 }
 
@@ -123,6 +126,7 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
         environment: Environment::default(),
         cpuid: Some(report),
         crosscheck: None,
+        sibling_map_notes: Vec::new(),
     })
 }
 
@@ -174,7 +178,8 @@ fn entries_from_sibling_sets(sets: &[SiblingSets], online: &CpuSet) -> Vec<CpuEn
             die: die_numbers.as_ref().map(|numbers| numbers[i]),
             cluster: cluster_numbers.as_ref().map(|numbers| numbers[i]),
             siblings: s.core.clone(),
-            class: String::new(),
+            // Set by label_classes once the classes are known.
+            class: CoreKind::Uniform,
             allowed: true,
             apic_id: None,
         })

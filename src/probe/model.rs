@@ -5,6 +5,8 @@
 
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
 
 pub const TOPOLOGY_SCHEMA_VERSION: u32 = 1;
 
@@ -25,6 +27,15 @@ pub struct Topology {
     pub cpuid: Option<CpuidReport>,
     /// CPUID vs sysfs; `None` unless both were read.
     pub crosscheck: Option<Crosscheck>,
+    /// One line per problem in the kernel's sibling sets, naming the CPUs
+    /// and the file: a CPU listing another that does not list it back, or
+    /// sets that overlap without being equal, e.g. "CPU 3's core_cpus_list
+    /// lists CPU 4, but CPU 4's does not list CPU 3: treated as one core
+    /// (CPUs 3-4)". Such CPUs are merged into one core (or package), so
+    /// `cpus` never puts a CPU in two. Empty for a sane kernel, and in
+    /// files saved before this field existed.
+    #[serde(default)]
+    pub sibling_map_notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -70,23 +81,21 @@ pub struct CpuEntry {
     pub cluster: Option<usize>,
     /// CPUs sharing this CPU's core, itself included.
     pub siblings: CpuSet,
-    /// Name of this CPU's core class (an entry of `Topology::classes`).
-    pub class: String,
+    /// This CPU's core class (the name of an entry of `Topology::classes`).
+    pub class: CoreKind,
     /// May this process run here (live system only; true for snapshots).
     pub allowed: bool,
     /// x2APIC (or initial APIC) id from CPUID, when read.
     pub apic_id: Option<u32>,
 }
 
-/// A kind of core. Names as users say them: "performance", "efficiency",
-/// "low-power efficiency"; a homogeneous machine has one class "uniform".
+/// The CPUs of one kind of core.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CoreClass {
-    pub name: String,
+    pub name: CoreKind,
     pub cpus: CpuSet,
-    /// How the class was found: "sysfs-pmu" (cpu_core/cpu_atom/cpu_lowpower),
-    /// "cpuid-0x1a", "cpuid-0x80000026", "cpu_capacity", "cpufreq", "uniform".
-    pub source: String,
+    /// How the class was found.
+    pub source: ClassSource,
     /// The value that separated it, where one did (capacity, kHz, core type).
     pub detail: Option<String>,
 }
@@ -188,9 +197,10 @@ pub struct CpuidCpu {
     pub core_id: u32,
     /// APIC id & ((1 << smt_shift) - 1).
     pub smt_id: u32,
-    /// Leaf 0x1A core type: "performance" (0x40, Core), "efficiency" (0x20, Atom),
-    /// "low-power efficiency" (an Atom core with no L3 in leaf 4), or `None`.
-    pub core_type: Option<String>,
+    /// Leaf 0x1A (Intel) or 0x80000026 (AMD) core type: performance (0x40,
+    /// Core), efficiency (0x20, Atom), low-power efficiency (an Atom core
+    /// with no L3 in leaf 4), or `None` (no type, or an undocumented one).
+    pub core_type: Option<CoreKind>,
     /// Raw leaf 0x1A EAX\[31:24\].
     pub core_type_raw: Option<u32>,
 }
@@ -202,4 +212,180 @@ pub struct Crosscheck {
     /// One human-readable line per disagreement, naming the CPUs, e.g.
     /// "CPUs 0 and 1: sysfs says one core, CPUID says different cores (APIC ids 0x0, 0x2)".
     pub mismatches: Vec<String>,
+}
+
+/// A kind of core, named as users say it. Serialized as that name:
+/// "performance", "efficiency", "low-power efficiency", "unknown" (CPUs of
+/// a hybrid part that report no core type), "uniform" (the one class of a
+/// machine with one kind of core), "class N" (the Nth fastest of more kinds
+/// than have names, told apart by capacity or frequency).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CoreKind {
+    Performance,
+    Efficiency,
+    LowPowerEfficiency,
+    Unknown,
+    Uniform,
+    /// Rank, 0 fastest; only ranks past the named ones (3 and up) are used.
+    Ranked(usize),
+}
+
+impl CoreKind {
+    /// Kinds by speed rank, fastest first, for classes told apart by
+    /// capacity or frequency: the three named ones, then "class N".
+    pub fn by_rank(rank: usize) -> CoreKind {
+        match rank {
+            0 => CoreKind::Performance,
+            1 => CoreKind::Efficiency,
+            2 => CoreKind::LowPowerEfficiency,
+            rank => CoreKind::Ranked(rank),
+        }
+    }
+}
+
+/// The name, padded as the formatter asks (`{:<22}` in tables).
+impl fmt::Display for CoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            CoreKind::Performance => "performance",
+            CoreKind::Efficiency => "efficiency",
+            CoreKind::LowPowerEfficiency => "low-power efficiency",
+            CoreKind::Unknown => "unknown",
+            CoreKind::Uniform => "uniform",
+            CoreKind::Ranked(rank) => return f.pad(&format!("class {rank}")),
+        })
+    }
+}
+
+impl FromStr for CoreKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let named = [
+            CoreKind::Performance,
+            CoreKind::Efficiency,
+            CoreKind::LowPowerEfficiency,
+            CoreKind::Unknown,
+            CoreKind::Uniform,
+        ];
+        if let Some(kind) = named.into_iter().find(|kind| kind.to_string() == text) {
+            return Ok(kind);
+        }
+        text.strip_prefix("class ")
+            .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|digits| digits.parse().ok())
+            .map(CoreKind::Ranked)
+            .ok_or_else(|| {
+                format!(
+                    "unknown core class '{}' (expected performance, efficiency, low-power efficiency, unknown, uniform or class N)",
+                    crate::cpuset::excerpt(text)
+                )
+            })
+    }
+}
+
+impl Serialize for CoreKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CoreKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// How a core class was found, serialized as the names saved files use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ClassSource {
+    /// The hybrid PMUs the kernel registers (cpu_core, cpu_atom, cpu_lowpower).
+    #[serde(rename = "sysfs-pmu")]
+    SysfsPmu,
+    /// Intel's CPUID leaf 0x1A core type.
+    #[serde(rename = "cpuid-0x1a")]
+    CpuidLeaf1a,
+    /// AMD's CPUID leaf 0x80000026 core type.
+    #[serde(rename = "cpuid-0x80000026")]
+    CpuidLeaf80000026,
+    /// The kernel's `cpu_capacity` (Arm big.LITTLE).
+    #[serde(rename = "cpu_capacity")]
+    CpuCapacity,
+    /// cpufreq maximum and base frequencies.
+    #[serde(rename = "cpufreq")]
+    Cpufreq,
+    /// One kind of core: nothing told CPUs apart.
+    #[serde(rename = "uniform")]
+    Uniform,
+}
+
+impl ClassSource {
+    /// The name saved files use, e.g. "cpuid-0x1a".
+    pub fn name(self) -> &'static str {
+        match self {
+            ClassSource::SysfsPmu => "sysfs-pmu",
+            ClassSource::CpuidLeaf1a => "cpuid-0x1a",
+            ClassSource::CpuidLeaf80000026 => "cpuid-0x80000026",
+            ClassSource::CpuCapacity => "cpu_capacity",
+            ClassSource::Cpufreq => "cpufreq",
+            ClassSource::Uniform => "uniform",
+        }
+    }
+}
+
+/// The saved name, padded as the formatter asks.
+impl fmt::Display for ClassSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_kinds_serialize_as_their_names() {
+        for (kind, name) in [
+            (CoreKind::Performance, "performance"),
+            (CoreKind::Efficiency, "efficiency"),
+            (CoreKind::LowPowerEfficiency, "low-power efficiency"),
+            (CoreKind::Unknown, "unknown"),
+            (CoreKind::Uniform, "uniform"),
+            (CoreKind::Ranked(3), "class 3"),
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<CoreKind>(&json).unwrap(), kind);
+            assert_eq!(kind.to_string(), name);
+        }
+        assert_eq!(format!("{:<8}|", CoreKind::Ranked(4)), "class 4 |");
+        for bad in [
+            "\"fast\"",
+            "\"class \"",
+            "\"class -1\"",
+            "\"class +1\"",
+            "3",
+        ] {
+            assert!(serde_json::from_str::<CoreKind>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn class_sources_serialize_as_their_names() {
+        for source in [
+            ClassSource::SysfsPmu,
+            ClassSource::CpuidLeaf1a,
+            ClassSource::CpuidLeaf80000026,
+            ClassSource::CpuCapacity,
+            ClassSource::Cpufreq,
+            ClassSource::Uniform,
+        ] {
+            let json = serde_json::to_string(&source).unwrap();
+            assert_eq!(json, format!("\"{source}\""));
+            assert_eq!(serde_json::from_str::<ClassSource>(&json).unwrap(), source);
+        }
+    }
 }

@@ -13,11 +13,15 @@
 //! `core_id` or `physical_package_id`: those repeat across dies, are -1 on
 //! s390 and sparse on ia64.
 
-use crate::cpuset::{CpuSet, parse_list, parse_mask, trim_sysfs};
+use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
+use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::str::FromStr;
 
 /// The CPU folder, relative to the root.
@@ -33,10 +37,17 @@ pub enum SetForm {
 }
 
 /// A folder holding `sys/` and `proc/`, and the readers for files under it.
+///
+/// Folders are listed at most once, and a file whose folder was listed is
+/// opened only when the listing has it: on a large machine the probe would
+/// otherwise spend its time failing to open files an old kernel never wrote
+/// (a failed open costs a full path walk, and on tmpfs an allocation).
 #[derive(Clone, Debug)]
 pub struct SysfsRoot {
     root: PathBuf,
     live: bool,
+    /// Folder (relative) → its names, sorted; empty for an absent folder.
+    listings: RefCell<HashMap<String, Rc<[String]>>>,
 }
 
 impl SysfsRoot {
@@ -45,6 +56,7 @@ impl SysfsRoot {
         SysfsRoot {
             root: PathBuf::from("/"),
             live: true,
+            listings: RefCell::default(),
         }
     }
 
@@ -66,6 +78,7 @@ impl SysfsRoot {
         Ok(SysfsRoot {
             root: dir.to_path_buf(),
             live: false,
+            listings: RefCell::default(),
         })
     }
 
@@ -85,14 +98,26 @@ impl SysfsRoot {
 
     /// The file's text without sysfs padding; `None` when it does not exist.
     pub fn read_text(&self, relative: &str) -> Result<Option<String>> {
-        let path = self.path(relative);
-        match read_small_file(&path) {
-            Ok(bytes) => Ok(Some(
-                trim_sysfs(&String::from_utf8_lossy(&bytes)).to_owned(),
-            )),
-            Err(e) if is_absent(&e) => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        self.read_text_bounded(relative, ATTRIBUTE_LIMIT, |_| false)
+    }
+
+    /// Like [`read_text`](Self::read_text), for files that are not plain
+    /// attributes: at most `limit`, and only until `is_complete`.
+    pub fn read_text_bounded(
+        &self,
+        relative: &str,
+        limit: ReadLimit,
+        is_complete: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<String>> {
+        if self.known_absent(relative) {
+            return Ok(None);
         }
+        let Some(bytes) = read_bounded(&self.path(relative), limit, is_complete)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(Some(trim_sysfs(&text).to_owned()))
     }
 
     /// Like [`read_text`](Self::read_text), but an empty file or the
@@ -155,8 +180,24 @@ impl SysfsRoot {
         Ok(None)
     }
 
-    /// Names in a folder, unsorted; empty when the folder does not exist.
-    pub fn list_dir(&self, relative: &str) -> Result<Vec<String>> {
+    /// Names in a folder, sorted; empty when the folder does not exist.
+    /// Listed once: later calls, and reads of files in it, use the listing.
+    pub fn list_dir(&self, relative: &str) -> Result<Rc<[String]>> {
+        if let Some(names) = self.listings.borrow().get(relative) {
+            return Ok(Rc::clone(names));
+        }
+        let names: Rc<[String]> = if self.known_absent(relative) {
+            Rc::new([])
+        } else {
+            self.read_dir(relative)?.into()
+        };
+        self.listings
+            .borrow_mut()
+            .insert(relative.to_owned(), Rc::clone(&names));
+        Ok(names)
+    }
+
+    fn read_dir(&self, relative: &str) -> Result<Vec<String>> {
         let path = self.path(relative);
         let entries = match std::fs::read_dir(&path) {
             Ok(entries) => entries,
@@ -168,29 +209,107 @@ impl SysfsRoot {
             let entry = entry.with_context(|| format!("listing {}", path.display()))?;
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
+        names.sort_unstable();
         Ok(names)
     }
 
-    /// Does this file or folder exist?
+    /// Does a listing already made show that this path does not exist (its
+    /// folder, or a folder above, lacks it)?
+    fn known_absent(&self, relative: &str) -> bool {
+        let mut path = relative;
+        let listings = self.listings.borrow();
+        while let Some((folder, name)) = path.rsplit_once('/') {
+            if let Some(names) = listings.get(folder) {
+                return names.binary_search_by(|n| n.as_str().cmp(name)).is_err();
+            }
+            path = folder;
+        }
+        false
+    }
+
+    /// Does this file or folder exist? Answered from a listing when one of
+    /// its folder was made.
     pub fn exists(&self, relative: &str) -> bool {
-        self.path(relative).exists()
+        if let Some((folder, name)) = relative.rsplit_once('/') {
+            if let Some(names) = self.listings.borrow().get(folder) {
+                return names.binary_search_by(|n| n.as_str().cmp(name)).is_ok();
+            }
+        }
+        !self.known_absent(relative) && self.path(relative).exists()
     }
 }
 
-/// Reads a whole file with plain `read` calls. `std::fs::read` first asks
-/// for the size (two more syscalls per file), which for sysfs is a
-/// meaningless 4096 and, over thousands of tiny files, a third of the cost.
-fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = File::open(path)?;
+/// How much of a file may be read, and what such a file is (for the error
+/// when it is larger): nothing the probe reads is ever read unbounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimit {
+    /// Larger files are refused (after reading at most one byte more).
+    pub max_bytes: usize,
+    /// What the file should have been, e.g. "a sysfs attribute file".
+    pub expected: &'static str,
+}
+
+/// sysfs and procfs attribute files: the kernel writes at most a page
+/// (4 KiB; a mask of 16384 CPUs is 4.6 KB), so 1 MiB is generous.
+pub const ATTRIBUTE_LIMIT: ReadLimit = ReadLimit {
+    max_bytes: 1 << 20,
+    expected: "a sysfs attribute file",
+};
+
+/// Reads a file of at most `limit.max_bytes`, stopping early once
+/// `is_complete` says the bytes so far hold all the caller needs; `None`
+/// when the file does not exist.
+///
+/// Plain `read` calls: `std::fs::read` first asks for the size (two more
+/// syscalls per file), which for sysfs is a meaningless 4096 and, over
+/// thousands of tiny files, a third of the cost.
+pub fn read_bounded(
+    path: &Path,
+    limit: ReadLimit,
+    is_complete: impl Fn(&[u8]) -> bool,
+) -> Result<Option<Vec<u8>>> {
+    /// One page: every sysfs attribute in one read.
+    const FIRST_READ: usize = 4096;
+    let context = || format!("reading {}", path.display());
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(e).with_context(context),
+    };
     let mut bytes = Vec::new();
-    let mut chunk = [0u8; 4096];
     loop {
-        match file.read(&mut chunk) {
-            Ok(0) => return Ok(bytes),
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        // Doubling, up to one byte past the limit: that byte says "too large".
+        let want = bytes
+            .len()
+            .max(FIRST_READ)
+            .min(limit.max_bytes + 1 - bytes.len());
+        bytes.reserve_exact(want);
+        // `take` + `read_to_end` reads into the spare capacity without first
+        // zeroing it, and stops at `want` bytes or the end of the file.
+        let got = (&mut file)
+            .take(want as u64)
+            .read_to_end(&mut bytes)
+            .with_context(context)?;
+        if bytes.len() > limit.max_bytes {
+            bail!(
+                "{}: larger than {}; not {}",
+                path.display(),
+                describe_bytes(limit.max_bytes),
+                limit.expected
+            );
         }
+        if got < want || is_complete(&bytes) {
+            return Ok(Some(bytes));
+        }
+    }
+}
+
+/// `1 MiB`, `16 MiB`, or a byte count when not whole mebibytes.
+fn describe_bytes(bytes: usize) -> String {
+    if bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -200,29 +319,36 @@ fn is_absent(error: &std::io::Error) -> bool {
     matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
-/// `N` from a `cpuN` folder name.
-pub fn cpu_number(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix("cpu")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+/// `N` from a `cpuN` folder name of the folder `parent` (relative); an
+/// error naming the folder when N is not below
+/// [`MAX_CPUS`](crate::cpuset::MAX_CPUS).
+pub fn cpu_number(root: &SysfsRoot, parent: &str, name: &str) -> Result<Option<u32>> {
+    numbered_cpu(name, "cpu").map_err(|why| {
+        anyhow!(
+            "{}: {why} (a corrupt snapshot?)",
+            root.path(parent).display()
+        )
+    })
 }
 
 /// The online logical CPUs: `cpu/online`, or where an old kernel has none
 /// (or it is empty), every `cpuN` folder whose own `online` file is missing,
 /// empty or `1`.
 pub fn online_cpus(root: &SysfsRoot) -> Result<CpuSet> {
+    // Listed first: it also says which of the CPU-wide files exist.
+    let names = root.list_dir(CPU_DIR)?;
     let online = root.read_cpuset(&[(&format!("{CPU_DIR}/online"), SetForm::List)])?;
     if let Some(set) = online.filter(|set| !set.is_empty()) {
         return Ok(set);
     }
     let mut cpus = Vec::new();
-    for name in root.list_dir(CPU_DIR)? {
-        let Some(cpu) = cpu_number(&name) else {
+    for name in names.iter() {
+        let Some(cpu) = cpu_number(root, CPU_DIR, name)? else {
             continue;
         };
-        let relative = format!("{CPU_DIR}/{name}/online");
+        let folder = format!("{CPU_DIR}/{name}");
+        root.list_dir(&folder)?;
+        let relative = format!("{folder}/online");
         match root.read_value(&relative)?.as_deref() {
             None | Some("1") => cpus.push(cpu),
             Some("0") => {}
@@ -257,99 +383,143 @@ pub struct SiblingSets {
     pub cluster: Option<CpuSet>,
 }
 
-/// Reads [`SiblingSets`] for every online CPU (one file per set and CPU).
-pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<SiblingSets>> {
-    // Newer names first: old kernels only have thread_siblings/core_siblings.
-    let mut core = SetFiles::new(&[
-        ("core_cpus_list", SetForm::List),
-        ("core_cpus", SetForm::Mask),
-        ("thread_siblings_list", SetForm::List),
-        ("thread_siblings", SetForm::Mask),
-    ]);
-    let mut package = SetFiles::new(&[
-        ("package_cpus_list", SetForm::List),
-        ("package_cpus", SetForm::Mask),
-        ("core_siblings_list", SetForm::List),
-        ("core_siblings", SetForm::Mask),
-    ]);
-    let mut die = SetFiles::new(&[
-        ("die_cpus_list", SetForm::List),
-        ("die_cpus", SetForm::Mask),
-    ]);
-    let mut cluster = SetFiles::new(&[
-        ("cluster_cpus_list", SetForm::List),
-        ("cluster_cpus", SetForm::Mask),
-    ]);
-    online
-        .iter()
-        .map(|cpu| {
-            let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
-            let read = |files: &mut SetFiles| -> Result<Option<CpuSet>> {
-                Ok(restrict(files.read(root, &dir)?, cpu, online))
-            };
-            let core_set = match read(&mut core)? {
-                Some(set) => set,
-                None => {
-                    require_cpu_folder(root, cpu)?;
-                    CpuSet::from_cpus([cpu])
-                }
-            };
-            Ok(SiblingSets {
-                cpu,
-                core: core_set,
-                package: read(&mut package)?,
-                die: read(&mut die)?,
-                cluster: read(&mut cluster)?,
-            })
-        })
-        .collect()
+/// The kernel's sibling sets of every online CPU, made a partition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SiblingMap {
+    /// One per online CPU, ascending. No CPU is in two cores or two
+    /// packages: sets that overlapped are merged.
+    pub cpus: Vec<SiblingSets>,
+    /// One line per asymmetric or overlapping set found (see
+    /// [`make_partition`]); empty for a sane kernel.
+    pub notes: Vec<String>,
 }
 
-/// The files that may hold one kind of sibling set, in order of preference.
+/// Where each kind of set may be, newest names first (old kernels only have
+/// `thread_siblings`/`core_siblings`), lists before masks.
+const CORE_FILES: [(&str, SetForm); 4] = [
+    ("core_cpus_list", SetForm::List),
+    ("core_cpus", SetForm::Mask),
+    ("thread_siblings_list", SetForm::List),
+    ("thread_siblings", SetForm::Mask),
+];
+const PACKAGE_FILES: [(&str, SetForm); 4] = [
+    ("package_cpus_list", SetForm::List),
+    ("package_cpus", SetForm::Mask),
+    ("core_siblings_list", SetForm::List),
+    ("core_siblings", SetForm::Mask),
+];
+const DIE_FILES: [(&str, SetForm); 2] = [
+    ("die_cpus_list", SetForm::List),
+    ("die_cpus", SetForm::Mask),
+];
+const CLUSTER_FILES: [(&str, SetForm); 2] = [
+    ("cluster_cpus_list", SetForm::List),
+    ("cluster_cpus", SetForm::Mask),
+];
+
+/// Reads the [`SiblingMap`] of the online CPUs, one file per set and CPU.
+pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
+    let mut core = SetFiles::new(&CORE_FILES);
+    let mut package = SetFiles::new(&PACKAGE_FILES);
+    let mut die = SetFiles::new(&DIE_FILES);
+    let mut cluster = SetFiles::new(&CLUSTER_FILES);
+    let mut cpus = Vec::with_capacity(online.len());
+    let mut core_files = Vec::with_capacity(online.len());
+    let mut package_files = Vec::with_capacity(online.len());
+    for cpu in online.iter() {
+        let cpu_dir = format!("{CPU_DIR}/cpu{cpu}");
+        if !root.exists(&cpu_dir) {
+            bail!(
+                "{}: no such folder, but {CPU_DIR}/online lists CPU {cpu} (expected a folder per online CPU)",
+                root.path(&cpu_dir).display()
+            );
+        }
+        let dir = format!("{cpu_dir}/topology");
+        let read = |files: &mut SetFiles| -> Result<Option<(&'static str, CpuSet)>> {
+            let Some((name, set)) = files.read(root, &dir)? else {
+                return Ok(None);
+            };
+            Ok(restrict(Some(set), cpu, online).map(|set| (name, set)))
+        };
+        let (core_file, core_set) =
+            read(&mut core)?.unwrap_or(("(missing) core_cpus", CpuSet::from_cpus([cpu])));
+        let package_set = read(&mut package)?;
+        core_files.push(core_file);
+        package_files.push(package_set.as_ref().map(|(name, _)| *name));
+        cpus.push(SiblingSets {
+            cpu,
+            core: core_set,
+            package: package_set.map(|(_, set)| set),
+            die: read(&mut die)?.map(|(_, set)| set),
+            cluster: read(&mut cluster)?.map(|(_, set)| set),
+        });
+    }
+
+    let numbers: Vec<u32> = online.iter().collect();
+    let mut cores: Vec<CpuSet> = cpus.iter().map(|s| s.core.clone()).collect();
+    let mut notes = make_partition(&numbers, &mut cores, &core_files, "core");
+    for (sets, core) in cpus.iter_mut().zip(cores) {
+        sets.core = core;
+    }
+    // Packages only where every CPU has one: a missing one is the machine's.
+    if let Some(files) = package_files.iter().copied().collect::<Option<Vec<&str>>>() {
+        let mut packages: Vec<CpuSet> = cpus.iter().filter_map(|s| s.package.clone()).collect();
+        notes.extend(make_partition(&numbers, &mut packages, &files, "package"));
+        for (sets, package) in cpus.iter_mut().zip(packages) {
+            sets.package = Some(package);
+        }
+    }
+    Ok(SiblingMap { cpus, notes })
+}
+
+/// The files that may hold one kind of CPU set, in order of preference,
+/// and which of them this kernel writes.
 ///
-/// The kernel creates the same topology attributes for every CPU, so the
-/// first CPU shows which file this kernel writes (or that it writes none);
-/// later CPUs open that one directly instead of failing through the older
-/// names, which on a large old machine would be thousands of failed opens.
-struct SetFiles {
-    candidates: Vec<(&'static str, SetForm)>,
-    /// `None` until the first CPU was read; then which candidate it had.
+/// The kernel creates the same attributes in every CPU's folder, so the
+/// first folder's listing shows which file it writes (or that it writes
+/// none); later folders open that one directly. A folder that lacks it
+/// (a damaged snapshot) is listed in turn and its best file read: no
+/// folder costs more than its listing and the one file read, and none
+/// tries the older names one failed open at a time.
+pub struct SetFiles {
+    candidates: &'static [(&'static str, SetForm)],
+    /// `None` until a first folder was listed; then which candidate it had.
     learnt: Option<Option<usize>>,
 }
 
 impl SetFiles {
-    fn new(candidates: &[(&'static str, SetForm)]) -> Self {
+    pub fn new(candidates: &'static [(&'static str, SetForm)]) -> Self {
         SetFiles {
-            candidates: candidates.to_vec(),
+            candidates,
             learnt: None,
         }
     }
 
-    /// The set from the file this kernel writes, in the CPU's `dir`.
-    fn read(&mut self, root: &SysfsRoot, dir: &str) -> Result<Option<CpuSet>> {
+    /// The set in `dir` (relative) and the name of the file it came from;
+    /// `None` when the folder has none of the candidates (or, past the
+    /// first folder, when the first had none).
+    pub fn read(&mut self, root: &SysfsRoot, dir: &str) -> Result<Option<(&'static str, CpuSet)>> {
         if let Some(learnt) = self.learnt {
             let Some(index) = learnt else {
                 return Ok(None);
             };
             let (name, form) = self.candidates[index];
-            let path = format!("{dir}/{name}");
-            if let Some(set) = root.read_cpuset(&[(&path, form)])? {
-                return Ok(Some(set));
+            if let Some(set) = root.read_cpuset(&[(&format!("{dir}/{name}"), form)])? {
+                return Ok(Some((name, set)));
             }
         }
-        let paths: Vec<(String, SetForm)> = self
+        let names = root.list_dir(dir)?;
+        let found = self
             .candidates
             .iter()
-            .map(|&(name, form)| (format!("{dir}/{name}"), form))
-            .collect();
-        let candidates: Vec<(&str, SetForm)> = paths
-            .iter()
-            .map(|(path, form)| (path.as_str(), *form))
-            .collect();
-        let found = root.read_first_cpuset(&candidates)?;
-        self.learnt
-            .get_or_insert(found.as_ref().map(|(index, _)| *index));
-        Ok(found.map(|(_, set)| set))
+            .position(|(name, _)| names.binary_search_by(|n| n.as_str().cmp(name)).is_ok());
+        self.learnt.get_or_insert(found);
+        let Some(index) = found else {
+            return Ok(None);
+        };
+        let (name, form) = self.candidates[index];
+        let set = root.read_cpuset(&[(&format!("{dir}/{name}"), form)])?;
+        Ok(set.map(|set| (name, set)))
     }
 }
 
@@ -365,29 +535,39 @@ fn restrict(set: Option<CpuSet>, cpu: u32, online: &CpuSet) -> Option<CpuSet> {
     Some(kept)
 }
 
-/// An online CPU without even a `cpuN` folder means a truncated snapshot.
-fn require_cpu_folder(root: &SysfsRoot, cpu: u32) -> Result<()> {
-    let relative = format!("{CPU_DIR}/cpu{cpu}");
-    if root.exists(&relative) {
-        Ok(())
-    } else {
-        bail!(
-            "{}: no such folder, but {CPU_DIR}/online lists CPU {cpu} (expected a folder per online CPU)",
-            root.path(&relative).display()
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn cpu_folder_names() {
-        assert_eq!(cpu_number("cpu12"), Some(12));
-        assert_eq!(cpu_number("cpufreq"), None);
-        assert_eq!(cpu_number("cpu"), None);
-        assert_eq!(cpu_number("cpu+1"), None);
+    fn reads_stop_at_the_limit_and_when_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        std::fs::write(&path, vec![b'1'; 10_000]).unwrap();
+        let limit = ReadLimit {
+            max_bytes: 9_999,
+            expected: "a test file",
+        };
+        let error = read_bounded(&path, limit, |_| false).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("big: larger than 9999 bytes; not a test file"),
+            "{error:#}"
+        );
+        let limit = ReadLimit {
+            max_bytes: 10_000,
+            ..limit
+        };
+        let whole = read_bounded(&path, limit, |_| false).unwrap().unwrap();
+        assert_eq!(whole.len(), 10_000);
+        let first = read_bounded(&path, limit, |bytes| !bytes.is_empty()).unwrap();
+        assert_eq!(first.unwrap().len(), 4096, "one read, then complete");
+        assert_eq!(
+            read_bounded(&dir.path().join("none"), limit, |_| false).unwrap(),
+            None
+        );
+        assert_eq!(describe_bytes(1 << 20), "1 MiB");
     }
 
     #[test]

@@ -167,7 +167,7 @@ fn worker_table(result: &RunResult) -> String {
         let first_cpu = cpus.iter().next().copied();
         let entry = first_cpu.and_then(|c| result.cpus.iter().find(|e| e.cpu == c));
         let (core, class) = entry
-            .map(|e| (e.core.to_string(), e.class.clone()))
+            .map(|e| (e.core.to_string(), e.class.to_string()))
             .unwrap_or_else(|| ("?".into(), "?".into()));
         let ms = |f: &dyn Fn(&crate::measure::WorkerSample) -> u64| {
             sig4(median(

@@ -19,14 +19,23 @@ pub struct Corpus {
 impl Corpus {
     /// The corpus, or `None` after printing why the caller should skip: it
     /// lives outside the repository and a plain checkout does not have it.
+    ///
+    /// Under CI (the environment variable `CI` is set, as CI services set
+    /// it to `true`) a missing corpus panics instead: there a skip would
+    /// silently turn the conformance suite green without running it.
     pub fn find() -> Option<Corpus> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/hwloc");
         if dir.is_dir() {
-            Some(Corpus { dir })
-        } else {
-            println!("skipping: no conformance corpus at {}", dir.display());
-            None
+            return Some(Corpus { dir });
         }
+        if std::env::var_os("CI").is_some() {
+            panic!(
+                "no conformance corpus at {} and CI is set: put ../shared beside the clone (or unset CI to skip)",
+                dir.display()
+            );
+        }
+        println!("skipping: no conformance corpus at {}", dir.display());
+        None
     }
 
     /// Every row of the manifest `file_name` (tab-separated, one header

@@ -14,11 +14,13 @@
 //! (the subleaf), bit 3 EDX. The first matching line answers; a query that no
 //! line matches reads as zeros, as in hwloc.
 
-use anyhow::{Context, Result, bail};
+use crate::cpuset::{excerpt, numbered_cpu};
+use crate::probe::sysfs::{ReadLimit, read_bounded};
+use anyhow::{Context, Result, anyhow, bail};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Mask bit: the leaf (EAX input) must match.
 const MATCH_LEAF: u32 = 0x1;
@@ -123,15 +125,6 @@ impl CpuidRecord {
     }
 }
 
-/// The start of a line, short enough for a one-line error.
-fn excerpt(line: &str) -> String {
-    const LIMIT: usize = 60;
-    match line.char_indices().nth(LIMIT) {
-        Some((cut, _)) => format!("{}...", &line[..cut]),
-        None => line.to_string(),
-    }
-}
-
 /// Reads one `MASK EAX EBX ECX EDX => EAX EBX ECX EDX` line; `None` if it is
 /// anything else.
 fn parse_line(line: &str) -> Option<Entry> {
@@ -176,8 +169,28 @@ impl CpuIdReader for RecordReader<'_> {
     }
 }
 
-/// Reads every `puN` file of a dump folder, ascending by N.
-pub fn read_dump_dir(dir: &Path) -> Result<Vec<(u32, CpuidRecord)>> {
+/// A `puN` file: a full recording is about 10 KB (some 300 lines of 40
+/// bytes), so 1 MiB is generous.
+pub const PU_FILE_LIMIT: ReadLimit = ReadLimit {
+    max_bytes: 1 << 20,
+    expected: "a hwloc-gather-cpuid puN file",
+};
+
+/// One `puN` file of a dump, read but not yet parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DumpFile {
+    /// N, the logical CPU it was recorded on.
+    pub cpu: u32,
+    /// Where it was read from; only names it in errors.
+    pub path: PathBuf,
+    /// Its text (bytes that are not UTF-8 read as U+FFFD, hence garbled).
+    pub text: String,
+}
+
+/// Reads every `puN` file of a dump folder, ascending by N. There are at
+/// most [`MAX_CPUS`](crate::cpuset::MAX_CPUS) (N must be below it), each at
+/// most [`PU_FILE_LIMIT`].
+pub fn read_dump_dir(dir: &Path) -> Result<Vec<DumpFile>> {
     let listing = fs::read_dir(dir)
         .with_context(|| format!("cannot read CPUID dump folder {}", dir.display()))?;
     let mut files = Vec::new();
@@ -185,10 +198,11 @@ pub fn read_dump_dir(dir: &Path) -> Result<Vec<(u32, CpuidRecord)>> {
         let item =
             item.with_context(|| format!("cannot list CPUID dump folder {}", dir.display()))?;
         let name = item.file_name();
-        let cpu = name
-            .to_str()
-            .and_then(|name| name.strip_prefix("pu"))
-            .and_then(|number| number.parse::<u32>().ok());
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let cpu = numbered_cpu(name, "pu")
+            .map_err(|why| anyhow!("CPUID dump folder {}: {why}", dir.display()))?;
         if let Some(cpu) = cpu {
             files.push((cpu, item.path()));
         }
@@ -203,9 +217,15 @@ pub fn read_dump_dir(dir: &Path) -> Result<Vec<(u32, CpuidRecord)>> {
     files
         .into_iter()
         .map(|(cpu, path)| {
-            let text = fs::read_to_string(&path)
-                .with_context(|| format!("cannot read CPUID dump file {}", path.display()))?;
-            Ok((cpu, CpuidRecord::parse(&text, &path)?))
+            let bytes = read_bounded(&path, PU_FILE_LIMIT, |_| false)?.with_context(|| {
+                format!(
+                    "cannot read CPUID dump file {}: it vanished while reading the folder",
+                    path.display()
+                )
+            })?;
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            Ok(DumpFile { cpu, path, text })
         })
         .collect()
 }

@@ -15,9 +15,10 @@ mod record;
 
 use crate::cpuset::CpuSet;
 use crate::probe::describe_threads_per_core;
-use crate::probe::model::{CoreClass, CpuidCpu, CpuidReport};
+use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidCpu, CpuidReport};
 use anyhow::{Result, bail};
 use dump::{CpuidRecord, RecordReader};
+pub use dump::{DumpFile, PU_FILE_LIMIT};
 use leaves::{CoreType, CpuFacts, decode_cpu, hypervisor_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -55,10 +56,21 @@ impl fmt::Display for CpuidSource {
 /// no `puN` file, a garbled line, or a file without leaves 0x0 and 0x1 is a
 /// one-line error naming the path.
 pub fn read_report(source: &CpuidSource, cpus: &CpuSet) -> Result<CpuidReport> {
-    let records = match source {
-        CpuidSource::Live => live::record_cpus(cpus)?,
-        CpuidSource::Dump(dir) => dump::read_dump_dir(dir)?,
-    };
+    match source {
+        CpuidSource::Live => report_from_records(&live::record_cpus(cpus)?),
+        CpuidSource::Dump(dir) => report_from_dump_files(&dump::read_dump_dir(dir)?),
+    }
+}
+
+/// Parses and decodes the `puN` files of a dump, as [`read_report`] does
+/// with a dump folder's: a garbled line, or a file without leaves 0x0 and
+/// 0x1, is a one-line error naming the file (and line); no file at all is an
+/// error too.
+pub fn report_from_dump_files(files: &[DumpFile]) -> Result<CpuidReport> {
+    let records = files
+        .iter()
+        .map(|file| Ok((file.cpu, CpuidRecord::parse(&file.text, &file.path)?)))
+        .collect::<Result<Vec<_>>>()?;
     report_from_records(&records)
 }
 
@@ -133,8 +145,7 @@ fn cpu_entry(cpu: u32, facts: &CpuFacts, deepest_cache_level: Option<u32>) -> Cp
         smt_id: layout.apic_id & low_bits(layout.smt_shift),
         core_type: facts
             .core_type
-            .and_then(|core_type| core_type_name(core_type, facts, deepest_cache_level))
-            .map(str::to_string),
+            .and_then(|core_type| core_type_name(core_type, facts, deepest_cache_level)),
         core_type_raw: facts.core_type.map(|core_type| match core_type {
             CoreType::Intel(raw) | CoreType::Amd(raw) => raw,
         }),
@@ -144,13 +155,6 @@ fn cpu_entry(cpu: u32, facts: &CpuFacts, deepest_cache_level: Option<u32>) -> Cp
 fn low_bits(count: u32) -> u32 {
     1u32.checked_shl(count).map_or(u32::MAX, |bit| bit - 1)
 }
-
-/// Class names as users say them.
-const PERFORMANCE: &str = "performance";
-const EFFICIENCY: &str = "efficiency";
-const LOW_POWER_EFFICIENCY: &str = "low-power efficiency";
-/// CPUs of a hybrid part that report no (or an undocumented) core type.
-const UNKNOWN: &str = "unknown";
 
 /// Names a core type.
 ///
@@ -162,21 +166,21 @@ fn core_type_name(
     core_type: CoreType,
     facts: &CpuFacts,
     deepest_cache_level: Option<u32>,
-) -> Option<&'static str> {
+) -> Option<CoreKind> {
     match core_type {
-        CoreType::Intel(0x40) => Some(PERFORMANCE),
+        CoreType::Intel(0x40) => Some(CoreKind::Performance),
         CoreType::Intel(0x20) => {
             let lacks_last_level_cache =
                 facts.family == 6 && facts.deepest_cache_level < deepest_cache_level;
             Some(if lacks_last_level_cache {
-                LOW_POWER_EFFICIENCY
+                CoreKind::LowPowerEfficiency
             } else {
-                EFFICIENCY
+                CoreKind::Efficiency
             })
         }
-        CoreType::Amd(0) => Some(PERFORMANCE),
-        CoreType::Amd(1) => Some(EFFICIENCY),
-        CoreType::Amd(2) => Some(LOW_POWER_EFFICIENCY),
+        CoreType::Amd(0) => Some(CoreKind::Performance),
+        CoreType::Amd(1) => Some(CoreKind::Efficiency),
+        CoreType::Amd(2) => Some(CoreKind::LowPowerEfficiency),
         _ => None,
     }
 }
@@ -190,31 +194,38 @@ pub fn classes_from_cpuid(report: &CpuidReport) -> Option<Vec<CoreClass>> {
         return None;
     }
     let source = if report.vendor == "AuthenticAMD" {
-        "cpuid-0x80000026"
+        ClassSource::CpuidLeaf80000026
     } else {
-        "cpuid-0x1a"
+        ClassSource::CpuidLeaf1a
     };
-    let order = [PERFORMANCE, EFFICIENCY, LOW_POWER_EFFICIENCY, UNKNOWN];
+    // CPUs of a hybrid part that report no (or an undocumented) core type
+    // are "unknown".
+    let order = [
+        CoreKind::Performance,
+        CoreKind::Efficiency,
+        CoreKind::LowPowerEfficiency,
+        CoreKind::Unknown,
+    ];
     let classes = order
-        .iter()
-        .filter_map(|&name| {
+        .into_iter()
+        .filter_map(|name| {
             let members: Vec<&CpuidCpu> = report
                 .per_cpu
                 .iter()
-                .filter(|cpu| cpu.core_type.as_deref().unwrap_or(UNKNOWN) == name)
+                .filter(|cpu| cpu.core_type.as_ref().unwrap_or(&CoreKind::Unknown) == &name)
                 .collect();
             let first = members.first()?;
-            let detail = match (first.core_type_raw, name) {
-                (Some(raw), LOW_POWER_EFFICIENCY) if source == "cpuid-0x1a" => {
+            let detail = match (first.core_type_raw, &name) {
+                (Some(raw), CoreKind::LowPowerEfficiency) if source == ClassSource::CpuidLeaf1a => {
                     format!("core type {raw:#x}, no L3")
                 }
                 (Some(raw), _) => format!("core type {raw:#x}"),
                 (None, _) => "no core type reported".to_string(),
             };
             Some(CoreClass {
-                name: name.to_string(),
+                name,
                 cpus: members.iter().map(|cpu| cpu.cpu).collect(),
-                source: source.to_string(),
+                source,
                 detail: Some(detail),
             })
         })
