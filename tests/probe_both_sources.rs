@@ -94,7 +94,7 @@ fn gate_pairs_and_run_arms_follow_the_sibling_map() {
     let GatePlan::Pairs(pairs) = plan::gate_pairs(&alder).unwrap() else {
         panic!("Alder Lake P-cores have SMT");
     };
-    assert_eq!(pairs.class, "performance");
+    assert_eq!(pairs.class, placement_study::probe::CoreKind::Performance);
     assert_eq!(plan::default_workers(&alder), Some(6));
 
     // No SMT anywhere: the reason says SMT is absent; packing cannot be planned.

@@ -20,6 +20,9 @@ pub enum Warning {
     HypervisorFlag,
     /// One CPUID/sysfs disagreement, naming the CPUs.
     CpuidSysfsMismatch(String),
+    /// The kernel's sibling lists overlap or are asymmetric; how the probe
+    /// repaired them, naming the CPUs.
+    SiblingMap(String),
     /// No hardware PMU is registered.
     NoHardwarePmu,
     /// Turbo is on; the file that said so.
@@ -42,6 +45,7 @@ impl Warning {
         } else if environment.hypervisor_flag == Some(true) {
             out.push(Warning::HypervisorFlag);
         }
+        out.extend(topology.sibling_map_notes.iter().cloned().map(Warning::SiblingMap));
         if let Some(cross) = &topology.crosscheck {
             out.extend(
                 cross
@@ -90,6 +94,7 @@ impl fmt::Display for Warning {
                  its sibling map may be fiction (run `placement-study gate`)",
             ),
             Warning::CpuidSysfsMismatch(what) => write!(f, "CPUID and sysfs disagree: {what}"),
+            Warning::SiblingMap(what) => write!(f, "the kernel's sibling map is inconsistent: {what}"),
             Warning::NoHardwarePmu => f.write_str(
                 "no hardware PMU visible (/sys/bus/event_source/devices/cpu* absent): cycles and \
                  instructions cannot be counted; measurements fall back to TSC ticks",

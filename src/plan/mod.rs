@@ -9,7 +9,7 @@ mod arms;
 
 pub use arms::{Arm, GateBaseline, Placement};
 
-use crate::probe::Topology;
+use crate::probe::{CoreKind, Topology};
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,27 +17,27 @@ use std::collections::BTreeMap;
 /// One core's hardware threads that this process may use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct UsableCore {
-    class: String,
+    class: CoreKind,
     package: usize,
     /// Allowed CPUs of this core, ascending.
     threads: Vec<u32>,
 }
 
 /// The cores of one (class, package) group, in order of their lowest CPU.
-fn usable_cores(topology: &Topology) -> BTreeMap<(String, usize), Vec<UsableCore>> {
+fn usable_cores(topology: &Topology) -> BTreeMap<(CoreKind, usize), Vec<UsableCore>> {
     let mut cores: BTreeMap<usize, UsableCore> = BTreeMap::new();
     for cpu in topology.cpus.iter().filter(|c| c.allowed) {
         cores
             .entry(cpu.core)
             .or_insert_with(|| UsableCore {
-                class: cpu.class.to_string(),
+                class: cpu.class.clone(),
                 package: cpu.package,
                 threads: Vec::new(),
             })
             .threads
             .push(cpu.cpu);
     }
-    let mut groups: BTreeMap<(String, usize), Vec<UsableCore>> = BTreeMap::new();
+    let mut groups: BTreeMap<(CoreKind, usize), Vec<UsableCore>> = BTreeMap::new();
     for core in cores.into_values() {
         groups
             .entry((core.class.clone(), core.package))
@@ -59,7 +59,7 @@ pub struct GatePairs {
     /// siblings' core has no such neighbour and the baseline is one worker
     /// alone on `siblings[0]`.
     pub separate: Option<[u32; 2]>,
-    pub class: String,
+    pub class: CoreKind,
     pub package: usize,
 }
 
@@ -173,7 +173,7 @@ pub fn default_workers(topology: &Topology) -> Option<usize> {
 /// The study's arms, all placed within one class and package.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunPlan {
-    pub class: String,
+    pub class: CoreKind,
     pub package: usize,
     pub placements: Vec<Placement>,
 }
