@@ -196,3 +196,23 @@ fn help_and_man_page_list_every_exit_status() {
         );
     }
 }
+
+#[test]
+fn snapshot_never_removes_a_folder_it_did_not_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("host");
+    let users = dir.path().join("host.partial");
+    std::fs::create_dir(&users).unwrap();
+    std::fs::write(users.join("data"), "precious").unwrap();
+    let (status, stderr) =
+        one_line_error(&placement_study(&["snapshot", target.to_str().unwrap()]));
+    assert_eq!(status, Some(1));
+    assert!(
+        stderr.contains("was not left by placement-study snapshot"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(users.join("data")).unwrap(),
+        "precious"
+    );
+}

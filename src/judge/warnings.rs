@@ -45,7 +45,13 @@ impl Warning {
         } else if environment.hypervisor_flag == Some(true) {
             out.push(Warning::HypervisorFlag);
         }
-        out.extend(topology.sibling_map_notes.iter().cloned().map(Warning::SiblingMap));
+        out.extend(
+            topology
+                .sibling_map_notes
+                .iter()
+                .cloned()
+                .map(Warning::SiblingMap),
+        );
         if let Some(cross) = &topology.crosscheck {
             out.extend(
                 cross
@@ -94,7 +100,9 @@ impl fmt::Display for Warning {
                  its sibling map may be fiction (run `placement-study gate`)",
             ),
             Warning::CpuidSysfsMismatch(what) => write!(f, "CPUID and sysfs disagree: {what}"),
-            Warning::SiblingMap(what) => write!(f, "the kernel's sibling map is inconsistent: {what}"),
+            Warning::SiblingMap(what) => {
+                write!(f, "the kernel's sibling map is inconsistent: {what}")
+            }
             Warning::NoHardwarePmu => f.write_str(
                 "no hardware PMU visible (/sys/bus/event_source/devices/cpu* absent): cycles and \
                  instructions cannot be counted; measurements fall back to TSC ticks",

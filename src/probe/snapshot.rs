@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// Subfolder of a snapshot holding the CPUID dump (`puN` files).
 pub const CPUID_DIR: &str = "cpuid";
 
+/// Marks `DIR.partial` as this command's own, so a stale one may be removed.
+const PARTIAL_MARKER: &str = ".placement-study-partial";
+
 /// Folders copied recursively (symlinks are not followed, except the per-CPU
 /// `cpufreq` link, whose target holds the frequencies).
 const TREES: &[&str] = &[
@@ -70,6 +73,14 @@ pub fn save(dir: &Path) -> Result<String> {
     }
     let partial = PathBuf::from(format!("{}.partial", dir.display()));
     if partial.exists() {
+        // Only a folder this command left behind is removed: never a user's.
+        if !partial.join(PARTIAL_MARKER).is_file() {
+            bail!(
+                "{}: already exists and was not left by placement-study snapshot; \
+                 remove or rename it, or name another folder",
+                partial.display()
+            );
+        }
         fs::remove_dir_all(&partial).with_context(|| {
             format!(
                 "{}: cannot remove a stale partial snapshot",
@@ -77,6 +88,10 @@ pub fn save(dir: &Path) -> Result<String> {
             )
         })?;
     }
+    fs::create_dir_all(&partial)
+        .with_context(|| format!("{}: cannot create", partial.display()))?;
+    fs::write(partial.join(PARTIAL_MARKER), "")
+        .with_context(|| format!("{}: cannot write", partial.join(PARTIAL_MARKER).display()))?;
     let mut copied = 0usize;
     for tree in TREES {
         copied += copy_tree(&Path::new("/").join(tree), &partial.join(tree))?;
@@ -95,6 +110,8 @@ pub fn save(dir: &Path) -> Result<String> {
     } else {
         ", no CPUID (not x86_64)".to_string()
     };
+    fs::remove_file(partial.join(PARTIAL_MARKER))
+        .with_context(|| format!("{}: cannot finish the snapshot", partial.display()))?;
     if dir.exists() {
         fs::remove_dir(dir)
             .with_context(|| format!("{}: cannot replace the empty folder", dir.display()))?;
