@@ -3,7 +3,7 @@
 //!
 //! * [`kernel`]: the [`Kernel`] trait and the `mul` kernel;
 //! * [`engine`]: [`Engine::run_rep`] runs one repetition of a [`Workload`]
-//!   on a [`Placement`];
+//!   on a [`Placement`](crate::plan::Placement);
 //! * [`counters`]: each worker's perf counter group, and the hardware probe;
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
 //! * [`session`]: the [`Measure`] trait the studies drive, and

@@ -4,7 +4,7 @@
 //! * [`documents`]: the documents themselves, their `kind` and
 //!   `schema_version` (the JSON Schemas and the version policy are in
 //!   `schemas/`, see `schemas/README.md`);
-//! * [`load`]: reading one back, bounded, checked for kind and version;
+//! * [`mod@load`]: reading one back, bounded, checked for kind and version;
 //! * [`output`]: an [`OutputTarget`] is resolved and checked from what the
 //!   user typed after `--json`/`--csv` *before* anything is measured, so a
 //!   bad path costs seconds, not a lost run. Writing never destroys what the
