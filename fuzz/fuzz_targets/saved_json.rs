@@ -1,11 +1,12 @@
-//! Saved result files, as `report` reads them back: any bytes are a result
-//! or an error, never a panic or a huge allocation.
+//! Saved result files, as `report` reads them back (header, kind and
+//! version first, then the whole document): any bytes are a document or a
+//! one-line error, never a panic or a huge allocation.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use placement_study::results::{GateResult, RunResult};
+use placement_study::saved::load::from_bytes;
+use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = serde_json::from_slice::<RunResult>(data);
-    let _ = serde_json::from_slice::<GateResult>(data);
+    let _ = from_bytes(data, Path::new("fuzz-input.json"));
 });

@@ -25,9 +25,15 @@ struct Header {
 /// Reads a `gate --json` or `run --json` file ("-" for standard input),
 /// at most [`JSON_INPUT_CAP`] bytes of it.
 pub fn load(path: &Path) -> Result<SavedDocument> {
+    from_bytes(&read_capped(path, JSON_INPUT_CAP)?, path)
+}
+
+/// Parses a saved document already read from `path` (which only names it
+/// in errors): the header first, so a file of another kind or version gets
+/// that error rather than a parse error deep inside.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     let shown = path.display();
-    let bytes = read_capped(path, JSON_INPUT_CAP)?;
-    let header: Header = serde_json::from_slice(&bytes).map_err(|e| {
+    let header: Header = serde_json::from_slice(bytes).map_err(|e| {
         anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
     })?;
     let kind = match header.kind.as_deref() {
@@ -49,8 +55,8 @@ pub fn load(path: &Path) -> Result<SavedDocument> {
         None => bail!("{shown}: no \"schema_version\" field: not a complete {kind} file"),
     }
     Ok(match kind {
-        DocumentKind::Gate => SavedDocument::Gate(Box::new(parse(&bytes, path, kind)?)),
-        DocumentKind::Run => SavedDocument::Run(Box::new(parse(&bytes, path, kind)?)),
+        DocumentKind::Gate => SavedDocument::Gate(Box::new(parse(bytes, path, kind)?)),
+        DocumentKind::Run => SavedDocument::Run(Box::new(parse(bytes, path, kind)?)),
     })
 }
 
