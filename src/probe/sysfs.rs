@@ -115,9 +115,15 @@ impl SysfsRoot {
         let Some(bytes) = read_bounded(&self.path(relative), limit, is_complete)? else {
             return Ok(None);
         };
-        let text = String::from_utf8(bytes)
+        let mut text = String::from_utf8(bytes)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(Some(trim_sysfs(&text).to_owned()))
+        // Trimmed in place: one allocation per file, not two.
+        let trimmed = trim_sysfs(&text);
+        let start = trimmed.as_ptr() as usize - text.as_ptr() as usize;
+        let end = start + trimmed.len();
+        text.truncate(end);
+        text.drain(..start);
+        Ok(Some(text))
     }
 
     /// Like [`read_text`](Self::read_text), but an empty file or the
