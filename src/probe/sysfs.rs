@@ -115,9 +115,15 @@ impl SysfsRoot {
         let Some(bytes) = read_bounded(&self.path(relative), limit, is_complete)? else {
             return Ok(None);
         };
-        let text = String::from_utf8(bytes)
+        let mut text = String::from_utf8(bytes)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(Some(trim_sysfs(&text).to_owned()))
+        // Trimmed in place: one allocation per file, not two.
+        let trimmed = trim_sysfs(&text);
+        let start = trimmed.as_ptr() as usize - text.as_ptr() as usize;
+        let end = start + trimmed.len();
+        text.truncate(end);
+        text.drain(..start);
+        Ok(Some(text))
     }
 
     /// Like [`read_text`](Self::read_text), but an empty file or the
@@ -268,8 +274,10 @@ pub fn read_bounded(
     limit: ReadLimit,
     is_complete: impl Fn(&[u8]) -> bool,
 ) -> Result<Option<Vec<u8>>> {
-    /// One page: every sysfs attribute in one read.
-    const FIRST_READ: usize = 4096;
+    /// Enough for nearly every attribute (a mask of 1024 CPUs is 288 bytes)
+    /// in one read, and small enough for the allocator's fast path: a
+    /// 256-CPU probe reads hundreds of files.
+    const FIRST_READ: usize = 1024;
     let context = || format!("reading {}", path.display());
     let mut file = match File::open(path) {
         Ok(file) => file,
@@ -562,7 +570,7 @@ mod tests {
         let whole = read_bounded(&path, limit, |_| false).unwrap().unwrap();
         assert_eq!(whole.len(), 10_000);
         let first = read_bounded(&path, limit, |bytes| !bytes.is_empty()).unwrap();
-        assert_eq!(first.unwrap().len(), 4096, "one read, then complete");
+        assert_eq!(first.unwrap().len(), 1024, "one read, then complete");
         assert_eq!(
             read_bounded(&dir.path().join("none"), limit, |_| false).unwrap(),
             None
