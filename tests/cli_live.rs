@@ -2,6 +2,8 @@
 //! kernel says independently (so the same assertions hold on a laptop, a
 //! server, or the 2-vCPU KVM guests CI runs on).
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -100,32 +102,24 @@ fn gate_without_siblings_says_no_smt_and_exits_4() {
 
 #[test]
 fn run_without_siblings_completes_on_the_available_clock_and_report_rerenders_it() {
-    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-    if !(0..2).all(|c| allowed.is_set(c).unwrap_or(false)) {
-        eprintln!("skipping: needs CPUs 0 and 1 allowed");
+    if !common::two_cpus_allowed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("run.json");
     let csv_path = dir.path().join("run.csv");
-    let output = placement_study(&[
-        "run",
-        "--skip-gate",
-        "--workers",
-        "2",
-        "--arms",
-        "one-per-core,same-cpu",
-        "--reps",
-        "3",
-        "--warmups",
-        "1",
-        "--rep-ms",
-        "5",
-        "--json",
-        json_path.to_str().unwrap(),
-        "--csv",
-        csv_path.to_str().unwrap(),
-    ]);
+    let output = placement_study(
+        &[
+            common::TWO_WORKER_RUN,
+            &[
+                "--json",
+                json_path.to_str().unwrap(),
+                "--csv",
+                csv_path.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Exit 0 (valid) or 6 only if a check failed; on a quiet machine pinning holds.

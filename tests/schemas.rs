@@ -3,6 +3,8 @@
 //! recorded samples. Each case is a schema reference and a document, so a
 //! new kind is one more row.
 
+mod common;
+
 use jsonschema::{Retrieve, Uri, Validator};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -230,29 +232,14 @@ fn recorded_samples_validate() {
 
 #[test]
 fn run_document_validates() {
-    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-    if !(0..2).all(|cpu| allowed.is_set(cpu).unwrap_or(false)) {
-        eprintln!("skipping: run --workers 2 needs CPUs 0 and 1 allowed");
+    if !common::two_cpus_allowed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
     let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
-        .args([
-            "run",
-            "--skip-gate",
-            "--workers",
-            "2",
-            "--arms",
-            "one-per-core,same-cpu",
-            "--reps",
-            "3",
-            "--warmups",
-            "1",
-            "--rep-ms",
-            "5",
-            "--json",
-        ])
+        .args(common::TWO_WORKER_RUN)
+        .arg("--json")
         .arg(&path)
         .output()
         .unwrap();
