@@ -76,12 +76,10 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 cv_bar: fraction("--cv-bar", &args.cv_bar)?,
                 tolerance: tolerance(args.tolerance)?,
                 strict: args.strict,
-                rep_ms: args.measure.rep_ms,
-                kernel: args.measure.kernel.clone(),
+                measure: measure(&args.measure)?,
             };
             Command::Run(RunCommand {
                 source: source(&args.source),
-                measure: measure(&args.measure)?,
                 study,
                 outputs: outputs(&args.output, &[])?,
             })

@@ -14,8 +14,8 @@ use placement_study::judge::validity::{InvalidReason, judge_run};
 use placement_study::judge::warnings::Warning;
 use placement_study::measure::stop::StopSignal;
 use placement_study::measure::{
-    ClockKind, CounterValues, HardwareCounters, Measure, MeasurementSetup, RepOutcome, RepSample,
-    WorkerSample,
+    ClockKind, CounterValues, HardwareCounters, Measure, MeasureOptions, MeasurementSetup,
+    RepOutcome, RepSample, WorkerSample,
 };
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
@@ -378,8 +378,12 @@ fn study_options(arms: &[Arm], workers: usize) -> StudyOptions {
         cv_bar: 0.01,
         tolerance: 1e-4,
         strict: false,
-        rep_ms: 50,
-        kernel: "mul".into(),
+        measure: MeasureOptions {
+            kernel: "mul".into(),
+            rep_length: std::time::Duration::from_millis(50),
+            warmups: 2,
+            hardware_counters: true,
+        },
     }
 }
 

@@ -20,9 +20,7 @@ pub struct GateCommand {
 }
 
 pub fn run(command: &GateCommand) -> Result<Outcome> {
-    // From the start, so a signal during probing or calibration is not lost.
-    stop::install_stop_handlers()?;
-    let topology = command.source.probe()?;
+    let topology = command.source.probe_to_measure()?;
     let mut engine = LazyMeasure::new(|| EngineSession::start(&command.measure, &topology));
     let result = gate_session(
         &topology,

@@ -9,8 +9,9 @@ pub mod snapshot;
 pub mod topology;
 
 use crate::exit::Outcome;
+use crate::measure::stop;
 use crate::probe::{self, Topology, cpuid::CpuidSource};
-use crate::saved::{OutputTarget, write_stdout};
+use crate::saved::{OutputTarget, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;
 use std::io::{IsTerminal, Write};
@@ -50,6 +51,13 @@ impl Source {
     pub fn probe(&self) -> Result<Topology> {
         probe::probe(self.sysfs_root.as_deref(), self.cpuid.as_ref())
     }
+
+    /// For a command that measures: installs the stop handlers first, so a
+    /// signal during probing or calibration is not lost, then probes.
+    pub fn probe_to_measure(&self) -> Result<Topology> {
+        stop::install_stop_handlers()?;
+        self.probe()
+    }
 }
 
 /// The `--json` and `--csv` targets, checked before anything ran.
@@ -76,17 +84,18 @@ impl Outputs {
             target.write(csv().as_bytes())?;
         }
         if self.carry_stdout() {
-            std::io::stderr()
-                .lock()
-                .write_all(human.as_bytes())
-                .map_err(|e| anyhow::anyhow!("cannot write to standard error: {e}"))
+            write_all_to(
+                &mut std::io::stderr().lock(),
+                human.as_bytes(),
+                "standard error",
+            )
         } else {
             write_stdout(human)
         }
     }
 
     /// Does a result file go to standard output?
-    pub fn carry_stdout(&self) -> bool {
+    fn carry_stdout(&self) -> bool {
         [&self.json, &self.csv]
             .into_iter()
             .flatten()

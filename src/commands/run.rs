@@ -3,7 +3,7 @@
 use super::gate::gate_outcome;
 use super::{Outputs, Source, TerminalProgress, to_json};
 use crate::exit::Outcome;
-use crate::measure::{EngineSession, MeasureOptions, stop};
+use crate::measure::{EngineSession, stop};
 use crate::report;
 use crate::study::LazyMeasure;
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
@@ -11,16 +11,13 @@ use anyhow::Result;
 
 pub struct RunCommand {
     pub source: Source,
-    pub measure: MeasureOptions,
     pub study: StudyOptions,
     pub outputs: Outputs,
 }
 
 pub fn run(command: &RunCommand) -> Result<Outcome> {
-    // From the start, so a signal during probing or calibration is not lost.
-    stop::install_stop_handlers()?;
-    let topology = command.source.probe()?;
-    let mut engine = LazyMeasure::new(|| EngineSession::start(&command.measure, &topology));
+    let topology = command.source.probe_to_measure()?;
+    let mut engine = LazyMeasure::new(|| EngineSession::start(&command.study.measure, &topology));
     let outcome = run_study(
         &topology,
         &command.study,

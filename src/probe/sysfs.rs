@@ -222,26 +222,32 @@ impl SysfsRoot {
     /// Does a listing already made show that this path does not exist (its
     /// folder, or a folder above, lacks it)?
     fn known_absent(&self, relative: &str) -> bool {
-        let mut path = relative;
-        let listings = self.listings.borrow();
-        while let Some((folder, name)) = path.rsplit_once('/') {
-            if let Some(names) = listings.get(folder) {
-                return names.binary_search_by(|n| n.as_str().cmp(name)).is_err();
-            }
-            path = folder;
-        }
-        false
+        self.listing_says(relative) == Some(false)
     }
 
-    /// Does this file or folder exist? Answered from a listing when one of
-    /// its folder was made.
-    pub fn exists(&self, relative: &str) -> bool {
-        if let Some((folder, name)) = relative.rsplit_once('/') {
-            if let Some(names) = self.listings.borrow().get(folder) {
-                return names.binary_search_by(|n| n.as_str().cmp(name)).is_ok();
+    /// What the listings already made say of a path: `Some(found)` when its
+    /// own folder was listed, `Some(false)` when a folder above lacks the
+    /// next step down, `None` when no listing tells.
+    fn listing_says(&self, relative: &str) -> Option<bool> {
+        let listings = self.listings.borrow();
+        let mut path = relative;
+        let mut own_folder = true;
+        while let Some((folder, name)) = path.rsplit_once('/') {
+            if let Some(names) = listings.get(folder) {
+                let found = names.binary_search_by(|n| n.as_str().cmp(name)).is_ok();
+                return (own_folder || !found).then_some(found);
             }
+            path = folder;
+            own_folder = false;
         }
-        !self.known_absent(relative) && self.path(relative).exists()
+        None
+    }
+
+    /// Does this file or folder exist? Answered from a listing when one
+    /// tells.
+    pub fn exists(&self, relative: &str) -> bool {
+        self.listing_says(relative)
+            .unwrap_or_else(|| self.path(relative).exists())
     }
 }
 

@@ -9,7 +9,7 @@ use crate::judge::checks::{self, Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
 use crate::judge::validity::judge_run;
 use crate::judge::warnings::Warning;
-use crate::measure::Measure;
+use crate::measure::{Measure, MeasureOptions};
 use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
 use crate::saved::{
@@ -36,9 +36,9 @@ pub struct StudyOptions {
     pub tolerance: f64,
     /// An arm over the CV bar invalidates the run.
     pub strict: bool,
-    /// What the measurement was configured with, saved in the result.
-    pub rep_ms: u64,
-    pub kernel: String,
+    /// How each repetition is measured (the engine is started from it;
+    /// saved in the result).
+    pub measure: MeasureOptions,
 }
 
 /// How a study ended.
@@ -173,8 +173,8 @@ pub fn run_study<M: Measure>(
             arms: options.arms.clone(),
             reps: options.reps,
             warmups: setup.warmups,
-            rep_ms: options.rep_ms,
-            kernel: options.kernel.clone(),
+            rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
+            kernel: options.measure.kernel.clone(),
             cv_bar: options.cv_bar,
             tolerance: options.tolerance,
             strict: options.strict,
