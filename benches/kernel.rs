@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use placement_study::measure::counters::{WorkerCounters, probe_hardware_events};
+use placement_study::measure::counters::{WorkerCounters, probe_hardware};
 use placement_study::measure::kernel::{InputBuffer, StopFlag};
 use placement_study::measure::kernel_by_name;
 
@@ -32,7 +32,7 @@ fn kernel_throughput(c: &mut Criterion) {
 }
 
 fn counter_overhead(c: &mut Criterion) {
-    let hardware = probe_hardware_events().ok();
+    let hardware = probe_hardware().events;
     let events = if hardware.is_some() {
         "hardware + software"
     } else {

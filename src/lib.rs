@@ -19,6 +19,10 @@
 //! the [`cli`] arguments into checked options, and [`exit`] holds every exit
 //! status; `main.rs` only wires those together.
 
+// The tick clocks and the kernels' inner loops are per-architecture assembly.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("placement-study measures on x86_64 and aarch64 only");
+
 pub mod affinity;
 pub mod cli;
 pub mod commands;

@@ -12,10 +12,17 @@
 //! * two cores with one thread each: no SMT at all;
 //! * one core of two threads (a typical small cloud instance), `PIN=0,0` or
 //!   `PIN=0,1`: no second core, so the gate measures against one worker alone.
+//!
+//! The `arm64_` tests boot `boot-guest-arm64.sh` guests, whose emulated PMU
+//! (armv8_pmuv3) really counts: with icount, instructions are exact on one
+//! vCPU, and leak between vCPUs on two. They check the counters end to end:
+//! invariance passing on exact counts and failing on leaked ones, the
+//! multiplexing check failing when another perf user holds the counters, and
+//! a missing instructions event reported as such.
 
 mod support;
 
-use support::{Guest, GuestRun};
+use support::{Arm64Guest, Guest, GuestRun, Icount};
 
 /// Two guest cores with two threads each.
 const SMT_GUEST: &str = "4,sockets=1,cores=2,threads=2";
@@ -156,4 +163,232 @@ fn assert_packing_costs_clearly_more(run: &GuestRun) {
         "sibling-packed costs {packed}, one-per-core {one_per_core}: \
          expected more than {CLEAR_PACKING_COST_RATIO}x\n{run}"
     );
+}
+
+/// Long enough repetitions that the enable/disable calls' fixed hundred or
+/// so user-space instructions stay below the 6th significant figure of
+/// instructions per byte (about 0.3 of a unit there at 400 ms).
+const EXACT_REP_MS: &str = "400";
+
+/// What the aarch64 `mul` kernel retires per byte by construction, to 6
+/// significant figures.
+const ARM64_MUL_INSTRUCTIONS_PER_BYTE: &str = "0.796875";
+
+/// A short ungated study, its JSON on stdout (the text report on stderr,
+/// merged by the console).
+fn arm64_run_args<'a>(arms: &'a str, workers: &'a str, rep_ms: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--skip-gate",
+        "--arms",
+        arms,
+        "--workers",
+        workers,
+        "--reps",
+        "3",
+        "--warmups",
+        "1",
+        "--rep-ms",
+        rep_ms,
+        "--json",
+        "-",
+    ]
+}
+
+/// The check called `name` in a run's JSON.
+fn check<'a>(json: &'a serde_json::Value, name: &str, run: &GuestRun) -> &'a serde_json::Value {
+    json["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no check {name} in the JSON\n{run}"))
+}
+
+/// Every measured worker sample of a run's JSON.
+fn measured_workers(json: &serde_json::Value) -> Vec<&serde_json::Value> {
+    json["samples"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|rep| rep["warmup"] == false)
+        .flat_map(|rep| rep["workers"].as_array().into_iter().flatten())
+        .collect()
+}
+
+/// One vCPU with icount: the counts are exact, so instructions per byte
+/// equal the kernel's constant to 6 significant figures in every sample,
+/// and the costs are core cycles.
+fn assert_exact_counts(arms: &str, workers: &str) {
+    let guest = Arm64Guest::new();
+    let run = guest.boot(
+        "1",
+        Icount::Exact,
+        &arm64_run_args(arms, workers, EXACT_REP_MS),
+    );
+    run.assert_exit(0);
+    let json = run.json();
+    assert_eq!(json["setup"]["clock"], "core-cycles", "clock\n{run}");
+    assert_eq!(
+        json["setup"]["tick_clock"], "generic-timer",
+        "tick clock\n{run}"
+    );
+    assert_eq!(
+        check(&json, "invariance", &run)["status"],
+        "passed",
+        "{run}"
+    );
+    assert_eq!(
+        check(&json, "multiplexing", &run)["status"],
+        "passed",
+        "{run}"
+    );
+    let samples = measured_workers(&json);
+    assert_eq!(
+        samples.len(),
+        3 * workers.parse::<usize>().unwrap(),
+        "{run}"
+    );
+    for sample in samples {
+        let instructions = sample["counters"]["instructions"].as_u64();
+        let bytes = sample["bytes"].as_u64();
+        let (Some(instructions), Some(bytes)) = (instructions, bytes) else {
+            panic!("a sample without instructions or bytes: {sample}\n{run}");
+        };
+        let per_byte = format!("{:.6}", instructions as f64 / bytes as f64);
+        assert_eq!(per_byte, ARM64_MUL_INSTRUCTIONS_PER_BYTE, "{sample}\n{run}");
+        assert!(
+            sample["counters"]["cycles"].as_u64() > Some(0),
+            "{sample}\n{run}"
+        );
+        // The text tables show the counts too.
+        assert!(
+            run.stdout.contains(&instructions.to_string()),
+            "{instructions} not in the tables\n{run}"
+        );
+    }
+    assert!(run.stdout.contains("valid run"), "{run}");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_one_vcpu_one_per_core_counts_exactly() {
+    assert_exact_counts("one-per-core", "1");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_one_vcpu_same_cpu_counts_exactly() {
+    assert_exact_counts("same-cpu", "2");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_counters_held_by_another_perf_user_fail_multiplexing() {
+    let guest = Arm64Guest::new();
+    // A monitoring agent's pinned CPU-wide events take all 7 counters
+    // (6 programmable + the cycle counter) before the study starts.
+    let script = "\
+/tmp/hold-counters 7 /tmp/held &
+holder=$!
+while [ ! -e /tmp/held ]; do
+  kill -0 $holder 2>/dev/null || { echo 'hold-counters gave up'; exit 125; }
+  sleep 0.05
+done
+/tmp/placement-study run --skip-gate --arms one-per-core --workers 1 --reps 3 --warmups 1 --json -
+status=$?
+kill $holder
+exit $status";
+    let run = guest.boot_script("1", Icount::Exact, script);
+    println!("{run}");
+    run.assert_exit(6);
+    let json = run.json();
+    let multiplexing = check(&json, "multiplexing", &run);
+    assert_eq!(multiplexing["status"], "failed", "{run}");
+    let detail = multiplexing["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("were multiplexed"), "{detail}\n{run}");
+    assert!(detail.contains("another perf user"), "{detail}\n{run}");
+    assert_eq!(json["valid"], false, "{run}");
+    // Every repetition is excluded, so no cost is quoted at all.
+    for arm in json["arms"].as_array().into_iter().flatten() {
+        assert!(arm["cost"].is_null(), "a cost was quoted: {arm}\n{run}");
+    }
+    assert!(run.stdout.contains("INVALID run (exit 6)"), "{run}");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_two_busy_vcpus_leak_instructions_and_fail_invariance() {
+    let guest = Arm64Guest::new();
+    let run = guest.boot(
+        "2",
+        Icount::Exact,
+        &arm64_run_args("one-per-core", "2", "50"),
+    );
+    run.assert_exit(6);
+    let json = run.json();
+    let invariance = check(&json, "invariance", &run);
+    assert_eq!(invariance["status"], "failed", "{run}");
+    assert!(
+        invariance["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("the counters were not on the workers")
+                || d.contains("besides its worker's kernel")),
+        "{run}"
+    );
+    assert_eq!(json["valid"], false, "{run}");
+    assert!(run.stdout.contains("INVALID run (exit 6)"), "{run}");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_without_icount_has_cycles_but_no_instructions() {
+    let guest = Arm64Guest::new();
+    let run = guest.boot(
+        "1",
+        Icount::None,
+        &arm64_run_args("one-per-core", "1", "50"),
+    );
+    run.assert_exit(0);
+    let json = run.json();
+    let setup = &json["setup"];
+    assert_eq!(setup["clock"], "core-cycles", "{run}");
+    let instructions = setup["hardware_counters"]["events"]
+        .as_array()
+        .and_then(|events| events.iter().find(|e| e["event"] == "instructions"))
+        .unwrap_or_else(|| panic!("no instructions event status\n{run}"));
+    assert_eq!(instructions["counted"], false, "{run}");
+    let reason = instructions["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("this PMU has no instructions event"),
+        "{reason}\n{run}"
+    );
+    let invariance = check(&json, "invariance", &run);
+    assert_eq!(invariance["status"], "unavailable", "{run}");
+    assert!(
+        invariance["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(reason)),
+        "{run}"
+    );
+    for sample in measured_workers(&json) {
+        assert!(
+            sample["counters"]["cycles"].as_u64() > Some(0),
+            "{sample}\n{run}"
+        );
+        assert!(
+            sample["counters"]["instructions"].is_null(),
+            "{sample}\n{run}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_gate_without_threads_is_no_smt_with_evidence() {
+    let guest = Arm64Guest::new();
+    let run = guest.boot("2", Icount::Exact, &["gate", "--json"]);
+    run.assert_exit(4);
+    assert_verdict(&run, "no-smt");
+    let json = run.json();
+    assert!(json["evidence"].is_object(), "no evidence\n{run}");
+    assert!(run.stdout.contains("Evidence"), "{run}");
 }

@@ -32,6 +32,9 @@ const RULE: GateRule = GateRule {
 };
 
 const DEFAULT_TOLERANCE: f64 = 1e-4;
+/// What the kernel of the recorded samples retires per byte: 9 instructions
+/// per 16 bytes.
+const RECORDED_INSTRUCTIONS_PER_BYTE: f64 = 0.5625;
 
 fn fixture<T: DeserializeOwned>(name: &str) -> T {
     let path = format!("{}/fixtures/samples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -174,7 +177,12 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
 
 #[test]
 fn an_instructions_per_byte_spread_of_1e_3_fails_invariance() {
-    let (check, spread) = invariance(&samples("run-ipb-spread.json"), DEFAULT_TOLERANCE);
+    let (check, spread) = invariance(
+        &samples("run-ipb-spread.json"),
+        DEFAULT_TOLERANCE,
+        RECORDED_INSTRUCTIONS_PER_BYTE,
+        None,
+    );
     assert_eq!(check.status, CheckStatus::Failed);
     let spread = spread.unwrap();
     assert!((spread - 1e-3).abs() < 1e-5, "{spread}");
@@ -196,21 +204,44 @@ fn an_instructions_per_byte_spread_of_1e_3_fails_invariance() {
 #[test]
 fn identical_instructions_per_byte_pass_invariance() {
     let reps = samples("run-invariant.json");
-    let (check, spread) = invariance(&reps, DEFAULT_TOLERANCE);
+    let (check, spread) = invariance(
+        &reps,
+        DEFAULT_TOLERANCE,
+        RECORDED_INSTRUCTIONS_PER_BYTE,
+        None,
+    );
     assert_eq!((check.status, spread), (CheckStatus::Passed, Some(0.0)));
     assert_eq!(pinning(&reps).status, CheckStatus::Passed);
     assert_eq!(multiplexing(&reps).status, CheckStatus::Passed);
 }
 
 #[test]
+fn counts_off_the_kernels_constant_by_the_same_amount_everywhere_fail_invariance() {
+    // Identical everywhere, but a third more than the kernel retires: every
+    // counter counted something besides its worker's kernel.
+    let reps = samples("run-invariant.json");
+    let (check, spread) = invariance(&reps, DEFAULT_TOLERANCE, 0.421875, None);
+    assert_eq!((check.status, spread), (CheckStatus::Failed, Some(0.0)));
+    assert!(
+        check.detail.starts_with(
+            "instructions per byte read 0.562500 where the kernel retires 0.421875 by construction (+33.3333 % in arm"
+        ),
+        "{}",
+        check.detail
+    );
+}
+
+#[test]
 fn without_a_pmu_invariance_is_unavailable_and_costs_use_the_tsc() {
     let reps = samples("run-no-pmu.json");
-    let (check, spread) = invariance(&reps, DEFAULT_TOLERANCE);
-    assert_eq!(check.status, CheckStatus::Unavailable);
-    assert_eq!(
-        check.detail,
-        "no hardware PMU: instructions were not counted"
+    let (check, spread) = invariance(
+        &reps,
+        DEFAULT_TOLERANCE,
+        RECORDED_INSTRUCTIONS_PER_BYTE,
+        None,
     );
+    assert_eq!(check.status, CheckStatus::Unavailable);
+    assert_eq!(check.detail, "instructions were not counted");
     assert_eq!(spread, None);
     assert_eq!(pinning(&reps).status, CheckStatus::Passed);
     let measured = reps.iter().find(|rep| !rep.warmup).unwrap();
@@ -243,10 +274,10 @@ struct ControlCosts {
 fn the_control_passes_at_twice_the_cost_and_fails_at_the_same_cost() {
     let costs: ControlCosts = fixture("control.json");
     assert_eq!(
-        control_check(&costs.same_cpu_pinned, &costs.separate).status,
+        control_check(&costs.same_cpu_pinned, &costs.separate, ClockKind::Tsc).status,
         CheckStatus::Passed
     );
-    let parallel = control_check(&costs.same_cpu_parallel, &costs.separate);
+    let parallel = control_check(&costs.same_cpu_parallel, &costs.separate, ClockKind::Tsc);
     assert_eq!(parallel.status, CheckStatus::Failed);
     assert!(
         parallel
@@ -261,6 +292,7 @@ fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
     let control = control_check(
         &tsc_costs(&reps, Arm::SameCpu),
         &tsc_costs(&reps, Arm::Alone),
+        ClockKind::Tsc,
     );
     assert_eq!(control.status, CheckStatus::Passed, "{}", control.detail);
 
@@ -273,7 +305,7 @@ fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
             .collect()
     };
     assert_eq!(
-        control_check(&cycles(Arm::SameCpu), &cycles(Arm::Alone)).status,
+        control_check(&cycles(Arm::SameCpu), &cycles(Arm::Alone), ClockKind::Tsc).status,
         CheckStatus::Failed
     );
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use nix::sched::{CpuSet as AffinityMask, sched_getaffinity};
 use nix::unistd::Pid;
-use placement_study::measure::counters::NO_PMU_REASON;
+use placement_study::measure::counters::no_pmu_reason;
 use placement_study::measure::{
     ClockKind, Engine, HardwareCounters, Kernel, RepSample, Workload, calibrate_passes,
     kernel_by_name,
@@ -124,7 +124,7 @@ fn hardware_counters_match_what_sysfs_shows() {
     assert_eq!(
         engine.hardware(),
         &HardwareCounters::Unavailable {
-            reason: NO_PMU_REASON.to_string()
+            reason: no_pmu_reason()
         }
     );
     assert_eq!(engine.clock(), ClockKind::Tsc);

@@ -14,8 +14,8 @@ use placement_study::judge::validity::{InvalidReason, judge_run};
 use placement_study::judge::warnings::Warning;
 use placement_study::measure::stop::StopSignal;
 use placement_study::measure::{
-    ClockKind, CounterValues, HardwareCounters, Measure, MeasureOptions, MeasurementSetup,
-    RepOutcome, RepSample, WorkerSample,
+    ClockKind, CounterValues, GroupLayout, HardwareCounters, Measure, MeasureOptions,
+    MeasurementSetup, RepOutcome, RepSample, WorkerSample,
 };
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
@@ -98,19 +98,29 @@ impl Replay {
     }
 }
 
+/// What the kernel of the recorded samples (`fixtures/samples/`) retires per
+/// byte: 9 instructions per 16 bytes.
+const RECORDED_INSTRUCTIONS_PER_BYTE: f64 = 0.5625;
+
 fn setup(clock: ClockKind) -> MeasurementSetup {
     MeasurementSetup {
         kernel: "mul".into(),
         kernel_description: "replayed".into(),
-        kernel_instructions_per_byte: 0.78125,
+        kernel_instructions_per_byte: RECORDED_INSTRUCTIONS_PER_BYTE,
         kernel_port_bound_cycles_per_byte: 0.625,
         bytes_per_worker: BYTES,
         buffer_bytes: 16384,
         passes: BYTES / 16384,
         clock,
+        tick_clock: ClockKind::Tsc,
         hardware_counters: match clock {
-            ClockKind::CoreCycles => HardwareCounters::Available { l1i_misses: true },
-            ClockKind::Tsc => HardwareCounters::Unavailable {
+            ClockKind::CoreCycles => HardwareCounters::Available {
+                l1i_misses: true,
+                events: Vec::new(),
+                layout: GroupLayout::OneGroup,
+                layout_reason: None,
+            },
+            _ => HardwareCounters::Unavailable {
                 reason: "replayed without a PMU".into(),
             },
         },

@@ -4,7 +4,7 @@
 use crate::judge::checks::ExcludedRep;
 use crate::judge::cost;
 use crate::judge::stats::{Spread, spread};
-use crate::measure::{ClockKind, RepSample};
+use crate::measure::{ClockKind, MeasurementSetup, RepSample, tick_clock_of_first_format};
 use crate::plan::{Arm, Placement};
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,12 @@ pub struct ArmStats {
     pub clock: ClockKind,
     /// Cost per byte in `clock` units (per repetition: the mean over workers).
     pub cost: Option<Spread>,
-    /// TSC ticks per byte, always recorded (wall time at the TSC rate).
+    /// The tick clock `tsc_per_byte` counts: the TSC on x86_64, the generic
+    /// timer on aarch64.
+    #[serde(default = "tick_clock_of_first_format")]
+    pub tick_clock: ClockKind,
+    /// Ticks per byte of `tick_clock`, always recorded (wall time at the
+    /// clock's constant rate).
     pub tsc_per_byte: Option<Spread>,
     pub instructions_per_byte: Option<Spread>,
     pub l1i_misses_per_kilo_instruction: Option<Spread>,
@@ -63,13 +68,10 @@ fn per_rep_mean(
     spread(&values)
 }
 
-/// Computes an arm's statistics over `reps` (already filtered to measured ones).
-pub fn arm_stats(
-    placement: &Placement,
-    reps: &[&RepSample],
-    clock: ClockKind,
-    tsc_hz: f64,
-) -> ArmStats {
+/// Computes an arm's statistics over `reps` (already filtered to measured
+/// ones), on the clocks `setup` measured with.
+pub fn arm_stats(placement: &Placement, reps: &[&RepSample], setup: &MeasurementSetup) -> ArmStats {
+    let clock = setup.clock;
     let costs: Vec<f64> = reps
         .iter()
         .filter_map(|r| cost::rep_cost(r, clock))
@@ -83,10 +85,11 @@ pub fn arm_stats(
         cpus: placement.cpus.clone(),
         clock,
         cost: spread(&costs),
-        tsc_per_byte: per_rep_mean(reps, |w| cost::worker_cost_per_byte(w, ClockKind::Tsc)),
+        tick_clock: setup.tick_clock,
+        tsc_per_byte: per_rep_mean(reps, |w| cost::worker_cost_per_byte(w, setup.tick_clock)),
         instructions_per_byte: per_rep_mean(reps, cost::instructions_per_byte),
         l1i_misses_per_kilo_instruction: per_rep_mean(reps, cost::l1i_per_kilo_instruction),
-        effective_ghz: per_rep_mean(reps, |w| cost::effective_ghz(w, tsc_hz)),
+        effective_ghz: per_rep_mean(reps, |w| cost::effective_ghz(w, setup.tsc_hz)),
         throughput_bytes_per_s: spread(&throughput),
         task_clock_ms: per_rep_mean(reps, |w| Some(w.counters.task_clock_ns as f64 / 1e6)),
         quotable: true,

@@ -184,12 +184,21 @@ fn pinning_offence(w: &WorkerSample) -> Option<String> {
 /// the time it was enabled.
 fn multiplexing_offence(w: &WorkerSample) -> Option<String> {
     let c = &w.counters;
-    c.multiplexed().then(|| {
-        format!(
-            "worker {} counted {} ns of {} ns enabled",
-            w.worker, c.time_running_ns, c.time_enabled_ns
-        )
-    })
+    let groups = [
+        ("", Some(c.group_times())),
+        ("'s software group", c.software_group),
+    ];
+    let offences: Vec<String> = groups
+        .into_iter()
+        .filter_map(|(which, times)| {
+            let times = times.filter(|t| t.multiplexed())?;
+            Some(format!(
+                "worker {}{which} counted {} ns of {} ns enabled",
+                w.worker, times.time_running_ns, times.time_enabled_ns
+            ))
+        })
+        .collect();
+    (!offences.is_empty()).then(|| offences.join(", "))
 }
 
 /// Pinning held: every pinned worker was on its CPU when its kernel started
@@ -250,7 +259,10 @@ pub fn multiplexing(reps: &[RepSample]) -> Check {
         Check::failed(
             NAME,
             format!(
-                "{} of {samples} worker samples were multiplexed (not scaled; excluded): {}",
+                "{} of {samples} worker samples were multiplexed (not scaled; excluded): {}; \
+                 the PMU could not give the workers' groups its counters all the time: another \
+                 perf user (a monitoring agent's pinned CPU-wide events, `perf stat -a`, the NMI \
+                 watchdog) held them, or the group needs more counters than the PMU has",
                 offenders.len(),
                 name_offenders(&offenders)
             ),
@@ -275,16 +287,25 @@ struct Counted<'a> {
     ipb: f64,
 }
 
-/// Instructions per byte identical everywhere: the kernel retires a fixed
-/// number of instructions per byte whatever the placement, so every worker,
-/// repetition and arm must show the same value within `tolerance` (relative;
-/// 1e-4 by default). A larger spread means some counter counted something
-/// other than its own worker's kernel: the counters were not on the workers,
-/// and every cost from them is suspect, so the run is invalid.
+/// Instructions per byte identical everywhere, and equal to the kernel's
+/// constant: the kernel retires `expected` instructions per byte by
+/// construction whatever the placement, so every worker, repetition and arm
+/// must show that value within `tolerance` (relative; 1e-4 by default). A
+/// spread means some counter counted something other than its own worker's
+/// kernel; a value off the constant by the same amount everywhere means every
+/// counter did (the dispatcher's instructions, another CPU's, a counter that
+/// counts twice). Either way the counters were not on the workers, every cost
+/// from them is suspect, and the run is invalid.
 ///
 /// Returns the check and the observed relative spread, (max − min) / median,
-/// when instructions were counted. Unavailable without a hardware PMU.
-pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
+/// when instructions were counted. Unavailable without an instructions
+/// counter; `why_uncounted` is the reason the probe gave, if any.
+pub fn invariance(
+    reps: &[RepSample],
+    tolerance: f64,
+    expected: f64,
+    why_uncounted: Option<&str>,
+) -> (Check, Option<f64>) {
     const NAME: CheckName = CheckName::Invariance;
     let samples: Vec<(&RepSample, &WorkerSample)> = measured_workers(reps).collect();
     if samples.is_empty() {
@@ -309,7 +330,10 @@ pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
     let lowest = counted.iter().min_by(|a, b| a.ipb.total_cmp(&b.ipb));
     let highest = counted.iter().max_by(|a, b| a.ipb.total_cmp(&b.ipb));
     let (Some(lowest), Some(highest)) = (lowest, highest) else {
-        let why = "no hardware PMU: instructions were not counted";
+        let why = match why_uncounted {
+            Some(reason) => format!("instructions were not counted: {reason}"),
+            None => "instructions were not counted".to_string(),
+        };
         return (Check::unavailable(NAME, why), None);
     };
     let values: Vec<f64> = counted.iter().map(|c| c.ipb).collect();
@@ -319,26 +343,58 @@ pub fn invariance(reps: &[RepSample], tolerance: f64) -> (Check, Option<f64>) {
         return (Check::failed(NAME, why), None);
     }
     let spread = (highest.ipb - lowest.ipb) / middle;
-    let shown = significant(spread, 6);
-    let check = if spread <= tolerance {
-        Check::passed(
+    // The sample farthest from the constant is the lowest or the highest.
+    let farthest = [lowest, highest]
+        .into_iter()
+        .max_by(|a, b| {
+            (a.ipb - expected)
+                .abs()
+                .total_cmp(&(b.ipb - expected).abs())
+        })
+        .unwrap_or(lowest);
+    let off = (farthest.ipb - expected) / expected;
+    let figures = |value: f64| significant(value, 6);
+    let check = if spread > tolerance {
+        Check::failed(
             NAME,
             format!(
-                "instructions per byte identical within {shown} (tolerance {tolerance}) \
-                 over {} worker samples",
+                "instructions per byte vary by {} between arms/reps: the counters were \
+                 not on the workers (tolerance {tolerance}; lowest {} in {}, highest {} in {}; \
+                 the kernel retires {})",
+                figures(spread),
+                figures(lowest.ipb),
+                locate(lowest.rep, lowest.worker),
+                figures(highest.ipb),
+                locate(highest.rep, highest.worker),
+                figures(expected)
+            ),
+        )
+    } else if off.abs() > tolerance || !off.is_finite() {
+        Check::failed(
+            NAME,
+            format!(
+                "instructions per byte read {} where the kernel retires {} by construction \
+                 ({:+.4} % in {}; spread {} over {} worker samples): every counter counted \
+                 something besides its worker's kernel (tolerance {tolerance})",
+                figures(farthest.ipb),
+                figures(expected),
+                off * 100.0,
+                locate(farthest.rep, farthest.worker),
+                figures(spread),
                 values.len()
             ),
         )
     } else {
-        Check::failed(
+        Check::passed(
             NAME,
             format!(
-                "instructions per byte vary by {shown} between arms/reps: the counters were \
-                 not on the workers (tolerance {tolerance}; lowest {} in {}, highest {} in {})",
-                significant(lowest.ipb, 6),
-                locate(lowest.rep, lowest.worker),
-                significant(highest.ipb, 6),
-                locate(highest.rep, highest.worker)
+                "instructions per byte {} in all {} worker samples: the kernel's {} \
+                 within {} (spread {}, tolerance {tolerance})",
+                figures(middle),
+                values.len(),
+                figures(expected),
+                figures(off.abs()),
+                figures(spread)
             ),
         )
     };
@@ -456,7 +512,7 @@ mod tests {
         assert_eq!(pinning(&[]).status, CheckStatus::Unavailable);
         assert_eq!(multiplexing(&[]).status, CheckStatus::Unavailable);
         assert_eq!(
-            invariance(&[], 1e-4),
+            invariance(&[], 1e-4, 0.5, None),
             (
                 Check::unavailable(CheckName::Invariance, "no measured repetitions"),
                 None
@@ -539,6 +595,33 @@ mod tests {
     }
 
     #[test]
+    fn a_multiplexed_second_group_is_caught_too() {
+        let mut split = pair(Arm::OnePerCore, 3, Some(500));
+        split.workers[0].counters.software_group = Some(crate::measure::GroupTimes {
+            time_enabled_ns: 1_000,
+            time_running_ns: 1_000,
+        });
+        assert_eq!(
+            multiplexing(std::slice::from_ref(&split)).status,
+            CheckStatus::Passed
+        );
+        split.workers[0].counters.software_group = Some(crate::measure::GroupTimes {
+            time_enabled_ns: 1_000,
+            time_running_ns: 400,
+        });
+        let check = multiplexing(std::slice::from_ref(&split));
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert!(
+            check.detail.contains(
+                "arm one-per-core rep 3 worker 0's software group counted 400 ns of 1000 ns enabled"
+            ),
+            "{}",
+            check.detail
+        );
+        assert_eq!(excluded_reps(&[split]).len(), 1);
+    }
+
+    #[test]
     fn multiplexing_without_a_pmu_is_unavailable() {
         let check = multiplexing(&[pair(Arm::OnePerCore, 1, None)]);
         assert_eq!(check.status, CheckStatus::Unavailable);
@@ -555,7 +638,7 @@ mod tests {
             pair(Arm::OnePerCore, 1, Some(500_000)),
             pair(Arm::SiblingPacked, 1, Some(500_600)),
         ];
-        let (check, spread) = invariance(&reps, 1e-4);
+        let (check, spread) = invariance(&reps, 1e-4, 500.0, None);
         assert_eq!(check.status, CheckStatus::Failed);
         // (500.6 − 500) / median 500.3
         assert!((spread.unwrap() - 0.6 / 500.3).abs() < 1e-15);
@@ -575,9 +658,12 @@ mod tests {
     fn invariance_with_partial_or_zero_counts_fails() {
         let mut partial = pair(Arm::OnePerCore, 1, Some(500));
         partial.workers[1].counters.instructions = None;
-        assert_eq!(invariance(&[partial], 1e-4).0.status, CheckStatus::Failed);
         assert_eq!(
-            invariance(&[pair(Arm::OnePerCore, 1, Some(0))], 1e-4)
+            invariance(&[partial], 1e-4, 0.5, None).0.status,
+            CheckStatus::Failed
+        );
+        assert_eq!(
+            invariance(&[pair(Arm::OnePerCore, 1, Some(0))], 1e-4, 0.5, None)
                 .0
                 .status,
             CheckStatus::Failed

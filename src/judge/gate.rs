@@ -205,12 +205,12 @@ pub const CONTROL_RATIO: (f64, f64) = (1.4, 2.8);
 /// "separate" guest cores may share one host CPU (that is what the gate is
 /// there to find), and then the separate pair costs twice as much too.
 ///
-/// Pass TSC costs (`rep_cost(rep, ClockKind::Tsc)`; the TSC is recorded in
-/// every sample whatever the gate's clock): a time-sliced thread's own cycle
-/// counter stops while it waits, so in core cycles the control costs the
-/// same as separate CPUs whether pinning works or not. Only a wall clock
-/// sees the wait.
-pub fn control_check(same_cpu: &[f64], alone: &[f64]) -> Check {
+/// Pass costs on the tick clock (`rep_cost(rep, tick_clock)`: TSC or
+/// generic-timer ticks, recorded in every sample whatever the gate's clock),
+/// named by `tick_clock`: a time-sliced thread's own cycle counter stops
+/// while it waits, so in core cycles the control costs the same as separate
+/// CPUs whether pinning works or not. Only a wall clock sees the wait.
+pub fn control_check(same_cpu: &[f64], alone: &[f64], tick_clock: ClockKind) -> Check {
     const NAME: CheckName = CheckName::Control;
     if same_cpu.is_empty() || alone.is_empty() {
         return Check::unavailable(
@@ -224,14 +224,18 @@ pub fn control_check(same_cpu: &[f64], alone: &[f64]) -> Check {
     }
     let (same, apart) = (median(same_cpu), median(alone));
     if !(same.is_finite() && apart.is_finite() && apart > 0.0) {
-        return Check::unavailable(NAME, "no usable TSC cost per byte in the control");
+        return Check::unavailable(
+            NAME,
+            format!("no usable {} per byte in the control", tick_clock.unit()),
+        );
     }
     let ratio = same / apart;
     let (low, high) = CONTROL_RATIO;
     let finding = format!(
         "both workers on one CPU cost {ratio:.2}× what one worker costs alone there \
-         (TSC ticks per byte, medians of {} and {} repetitions; expected about 2×, \
+         ({} per byte, medians of {} and {} repetitions; expected about 2×, \
          accepted {low}–{high})",
+        tick_clock.unit(),
         same_cpu.len(),
         alone.len()
     );
@@ -338,20 +342,26 @@ mod tests {
     #[test]
     fn control_accepts_about_twice_the_cost() {
         assert_eq!(
-            control_check(&[2.0, 2.1, 1.9], &[1.0, 1.0, 1.0]).status,
+            control_check(&[2.0, 2.1, 1.9], &[1.0, 1.0, 1.0], ClockKind::Tsc).status,
             CheckStatus::Passed
         );
-        let parallel = control_check(&[1.0, 1.0], &[1.0, 1.0]);
+        let parallel = control_check(&[1.0, 1.0], &[1.0, 1.0], ClockKind::Tsc);
         assert_eq!(parallel.status, CheckStatus::Failed);
         assert!(
             parallel
                 .detail
                 .starts_with("pinning is not working at all: both workers on one CPU cost 1.00×")
         );
-        assert_eq!(control_check(&[3.0], &[1.0]).status, CheckStatus::Failed);
-        assert_eq!(control_check(&[], &[1.0]).status, CheckStatus::Unavailable);
         assert_eq!(
-            control_check(&[1.0], &[0.0]).status,
+            control_check(&[3.0], &[1.0], ClockKind::Tsc).status,
+            CheckStatus::Failed
+        );
+        assert_eq!(
+            control_check(&[], &[1.0], ClockKind::Tsc).status,
+            CheckStatus::Unavailable
+        );
+        assert_eq!(
+            control_check(&[1.0], &[0.0], ClockKind::Tsc).status,
             CheckStatus::Unavailable
         );
     }

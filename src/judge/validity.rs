@@ -14,7 +14,8 @@ pub enum InvalidReason {
     Moved,
     /// A counter group was time-shared: its counts cover part of the work.
     Multiplexed,
-    /// Instructions per byte varied: the counters were not on the workers.
+    /// Instructions per byte varied, or were off the kernel's constant: the
+    /// counters were not on the workers.
     CountersNotOnWorkers,
     /// `--strict`, and these arms are over the CV bar.
     NotQuotable(Vec<Arm>),
@@ -28,7 +29,9 @@ impl fmt::Display for InvalidReason {
                 f.write_str("a counter group was multiplexed (its counts cover part of the work)")
             }
             InvalidReason::CountersNotOnWorkers => {
-                f.write_str("the counters were not on the workers (instructions per byte varied)")
+                f.write_str(
+                "the counters were not on the workers (instructions per byte varied or were off the kernel's constant)",
+            )
             }
             InvalidReason::NotQuotable(arms) => {
                 let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
@@ -91,6 +94,7 @@ mod tests {
             cpus: vec![Some(0)],
             clock: crate::measure::ClockKind::Tsc,
             cost: None,
+            tick_clock: crate::measure::ClockKind::Tsc,
             tsc_per_byte: None,
             instructions_per_byte: None,
             l1i_misses_per_kilo_instruction: None,

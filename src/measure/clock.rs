@@ -1,10 +1,23 @@
-//! The fallback clocks: the TSC (rdtsc) and CLOCK_MONOTONIC.
+//! The fallback clocks: the architecture's constant-rate tick counter, and
+//! CLOCK_MONOTONIC.
 //!
-//! Where no hardware PMU counts core cycles, a cost is TSC ticks per byte: the
-//! TSC ticks at a constant rate whatever the core's frequency, and counts
-//! time the thread spent descheduled too, so every such cost says `tsc`.
+//! Where no hardware PMU counts core cycles, a cost is ticks per byte of the
+//! counter every core carries for timekeeping: the TSC on x86_64 (rdtsc), the
+//! Arm generic timer's virtual count on aarch64 (`cntvct_el0`, at the
+//! frequency `cntfrq_el0` states). Both tick at a constant rate whatever the
+//! core's frequency, and count time the thread spent descheduled too, so every
+//! such cost names its clock ([`TICK_CLOCK`]).
 
 use std::time::{Duration, Instant};
+
+use super::model::ClockKind;
+
+/// The tick counter this build reads: what `tsc_ticks` in a sample counts.
+#[cfg(target_arch = "x86_64")]
+pub const TICK_CLOCK: ClockKind = ClockKind::Tsc;
+/// The tick counter this build reads: what `tsc_ticks` in a sample counts.
+#[cfg(target_arch = "aarch64")]
+pub const TICK_CLOCK: ClockKind = ClockKind::GenericTimer;
 
 /// A point in time on both clocks, taken together.
 ///
@@ -12,21 +25,22 @@ use std::time::{Duration, Instant};
 /// CLOCK_MONOTONIC)` on Linux.
 #[derive(Clone, Copy, Debug)]
 pub struct Stamp {
-    tsc: u64,
+    ticks: u64,
     monotonic: Instant,
 }
 
 /// The distance between two [`Stamp`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
-    pub tsc_ticks: u64,
+    /// Ticks of [`TICK_CLOCK`].
+    pub ticks: u64,
     pub nanos: u64,
 }
 
 impl Stamp {
     pub fn now() -> Stamp {
         Stamp {
-            tsc: read_tsc(),
+            ticks: read_ticks(),
             monotonic: Instant::now(),
         }
     }
@@ -34,7 +48,7 @@ impl Stamp {
     /// The span from `earlier` to `self` (zero if `earlier` is later).
     pub fn since(&self, earlier: Stamp) -> Span {
         Span {
-            tsc_ticks: self.tsc.saturating_sub(earlier.tsc),
+            ticks: self.ticks.saturating_sub(earlier.ticks),
             nanos: duration_nanos(self.monotonic.saturating_duration_since(earlier.monotonic)),
         }
     }
@@ -49,7 +63,7 @@ pub(crate) fn duration_nanos(duration: Duration) -> u64 {
 /// instructions from finishing after the read, the second keeps later ones
 /// (the kernel) from starting before it.
 #[cfg(target_arch = "x86_64")]
-fn read_tsc() -> u64 {
+fn read_ticks() -> u64 {
     use std::arch::x86_64::{_mm_lfence, _rdtsc};
     // SAFETY: lfence (SSE2) and rdtsc are part of the x86_64 baseline.
     unsafe {
@@ -60,43 +74,81 @@ fn read_tsc() -> u64 {
     }
 }
 
-/// No TSC outside x86_64: the engine refuses to start there (see
-/// `Engine::new`), so nothing reaches this.
-#[cfg(not(target_arch = "x86_64"))]
-fn read_tsc() -> u64 {
-    unreachable!("the measurement engine only runs on x86_64")
+/// Reads the generic timer's virtual count. `cntvct_el0` may be read
+/// speculatively, so an `isb` on each side plays the part of x86's lfences.
+/// Linux lets user space read it (CNTKCTL_EL1.EL0VCTEN), as the vDSO does.
+#[cfg(target_arch = "aarch64")]
+fn read_ticks() -> u64 {
+    let ticks: u64;
+    // SAFETY: reads a system register EL0 may read; touches no memory.
+    unsafe {
+        std::arch::asm!(
+            "isb",
+            "mrs {ticks}, cntvct_el0",
+            "isb",
+            ticks = out(reg) ticks,
+            options(nostack, nomem, preserves_flags),
+        );
+    }
+    ticks
 }
 
-/// How long [`calibrate_tsc_hz`] compares the TSC against CLOCK_MONOTONIC.
-const TSC_CALIBRATION: Duration = Duration::from_millis(20);
+/// The generic timer's frequency as the firmware set it in `cntfrq_el0`:
+/// exact by definition, so it needs no calibration.
+#[cfg(target_arch = "aarch64")]
+pub fn stated_tick_hz() -> Option<f64> {
+    let hz: u64;
+    // SAFETY: reads a system register EL0 may read; touches no memory.
+    unsafe {
+        std::arch::asm!(
+            "mrs {hz}, cntfrq_el0",
+            hz = out(reg) hz,
+            options(nostack, nomem, preserves_flags),
+        );
+    }
+    (hz > 0).then_some(hz as f64)
+}
 
-/// Estimates the TSC frequency by counting ticks over `TSC_CALIBRATION` of
-/// CLOCK_MONOTONIC (sleeping: the TSC ticks on regardless). Good to well under
-/// 0.1 %; prefer CPUID leaf 0x15's value where the CPU reports one.
-pub fn calibrate_tsc_hz() -> f64 {
+/// The TSC's frequency is not stated anywhere a thread can read cheaply
+/// (CPUID leaf 0x15, where present, comes in through the topology).
+#[cfg(target_arch = "x86_64")]
+pub fn stated_tick_hz() -> Option<f64> {
+    None
+}
+
+/// Where [`stated_tick_hz`]'s value comes from, as saved files name it.
+pub const STATED_TICK_HZ_SOURCE: &str = "cntfrq_el0";
+
+/// How long [`calibrate_tick_hz`] compares the ticks against CLOCK_MONOTONIC.
+const TICK_CALIBRATION: Duration = Duration::from_millis(20);
+
+/// Estimates the tick frequency by counting ticks over `TICK_CALIBRATION` of
+/// CLOCK_MONOTONIC (sleeping: the counter ticks on regardless). Good to well
+/// under 0.1 %; a stated frequency (CPUID leaf 0x15, `cntfrq_el0`) is better.
+pub fn calibrate_tick_hz() -> f64 {
     let start = Stamp::now();
-    std::thread::sleep(TSC_CALIBRATION);
+    std::thread::sleep(TICK_CALIBRATION);
     let span = Stamp::now().since(start);
-    span.tsc_ticks as f64 / span.nanos.max(1) as f64 * 1e9
+    span.ticks as f64 / span.nanos.max(1) as f64 * 1e9
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn tsc_and_monotonic_advance_together() {
+    fn ticks_and_monotonic_advance_together() {
         let start = Stamp::now();
         std::thread::sleep(Duration::from_millis(2));
         let span = Stamp::now().since(start);
         assert!(span.nanos >= 2_000_000, "{span:?}");
-        assert!(span.tsc_ticks > 0, "{span:?}");
+        assert!(span.ticks > 0, "{span:?}");
         assert_eq!(start.since(Stamp::now()).nanos, 0);
     }
 
     #[test]
-    fn tsc_frequency_is_plausible() {
-        let hz = calibrate_tsc_hz();
-        assert!((1e8..1e11).contains(&hz), "{hz} Hz");
+    fn tick_frequency_is_plausible() {
+        let hz = calibrate_tick_hz();
+        assert!((1e6..1e11).contains(&hz), "{hz} Hz");
     }
 }

@@ -9,6 +9,13 @@
 //! group means one enable, one disable and one atomic read covering exactly
 //! the same interval for every value.
 //!
+//! [`probe_hardware`] finds out once which hardware events this PMU counts
+//! (cycles is required for core-cycle costs; each missing event is reported
+//! with the reason and what it costs) and proves the group opens. An event
+//! that opens alone but not in the group is left out; software events that
+//! will not join the hardware group get a second group of their own
+//! ([`GroupLayout::TwoGroups`]), and the multiplexing check covers both.
+//!
 //! Counters observe the calling thread (pid 0) on any CPU, start disabled,
 //! and are never scaled: `time_enabled` and `time_running` are reported as
 //! read, and unequal values mean the PMU multiplexed the group.
@@ -19,12 +26,10 @@ use anyhow::{Context, bail};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group, GroupData};
 
-use super::clock::duration_nanos;
-use super::model::CounterValues;
-
-/// What a hardware PMU that is missing or hidden (ENOENT, EOPNOTSUPP, ENODEV,
-/// EINVAL from perf_event_open) means for a measurement.
-pub const NO_PMU_REASON: &str = "no hardware PMU visible (typical of a VM): cycles and instructions cannot be counted; falling back to TSC ticks";
+use super::clock::{TICK_CLOCK, duration_nanos};
+use super::model::{
+    CounterValues, EventStatus, GroupLayout, GroupTimes, HardwareCounters, HardwareEvent,
+};
 
 const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
 
@@ -34,48 +39,201 @@ const L1I_READ_MISS: Cache = Cache {
     result: CacheResult::MISS,
 };
 
-/// The optional hardware events this PMU counts besides cycles and
-/// instructions (which a usable PMU always has). AMD, for one, has no
-/// ref-cycles event.
+/// What a hardware PMU that is missing or hidden (ENOENT, EOPNOTSUPP,
+/// ENODEV, EINVAL from perf_event_open for both cycles and instructions)
+/// means for a measurement.
+pub fn no_pmu_reason() -> String {
+    format!(
+        "no hardware PMU visible (typical of a VM): cycles and instructions cannot be counted; falling back to {}",
+        TICK_CLOCK.unit()
+    )
+}
+
+/// The events a worker's group holds besides cycles (which a usable PMU
+/// always has), and how they are grouped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HardwareEvents {
+    pub instructions: bool,
     pub ref_cycles: bool,
     pub l1i_misses: bool,
+    pub layout: GroupLayout,
 }
 
-/// Opens a group like a worker's on the calling thread: cycles and
-/// instructions must open, ref-cycles and L1i read misses may be missing.
-/// The error is the reason to show, with the fix where there is one.
-pub fn probe_hardware_events() -> Result<HardwareEvents, String> {
-    let mut group = Group::new().map_err(|error| explain_hardware("group leader", &error))?;
-    for (name, event) in [
-        ("cycles", Hardware::CPU_CYCLES),
-        ("instructions", Hardware::INSTRUCTIONS),
-    ] {
-        group
-            .add(&hardware_builder(event))
-            .map_err(|error| explain_hardware(name, &error))?;
-    }
-    Ok(HardwareEvents {
-        ref_cycles: group
-            .add(&hardware_builder(Hardware::REF_CPU_CYCLES))
-            .is_ok(),
-        l1i_misses: group.add(&hardware_builder(L1I_READ_MISS)).is_ok(),
-    })
-}
-
-fn explain_hardware(event: &str, error: &io::Error) -> String {
-    match error.raw_os_error() {
-        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => {
-            NO_PMU_REASON.to_string()
+impl HardwareEvents {
+    /// Whether the group counts `event`.
+    pub fn counts(&self, event: HardwareEvent) -> bool {
+        match event {
+            HardwareEvent::Cycles => true,
+            HardwareEvent::Instructions => self.instructions,
+            HardwareEvent::RefCycles => self.ref_cycles,
+            HardwareEvent::L1iReadMisses => self.l1i_misses,
         }
+    }
+
+    fn without(mut self, event: HardwareEvent) -> HardwareEvents {
+        match event {
+            HardwareEvent::Cycles => {}
+            HardwareEvent::Instructions => self.instructions = false,
+            HardwareEvent::RefCycles => self.ref_cycles = false,
+            HardwareEvent::L1iReadMisses => self.l1i_misses = false,
+        }
+        self
+    }
+}
+
+/// What [`probe_hardware`] found: the status to save, and the events the
+/// workers' groups open (`None`: software events only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HardwareProbe {
+    pub counters: HardwareCounters,
+    pub events: Option<HardwareEvents>,
+}
+
+impl HardwareProbe {
+    /// Software events only, for the reason given.
+    pub fn unavailable(reason: String) -> HardwareProbe {
+        HardwareProbe {
+            counters: HardwareCounters::Unavailable { reason },
+            events: None,
+        }
+    }
+}
+
+/// Probes the PMU on the calling thread: opens each hardware event alone
+/// to learn which this PMU counts (cycles is required for core-cycle
+/// costs; the others are reported one by one), then opens a worker's whole
+/// group, leaving out an event that will not fit and splitting off the
+/// software events if they will not join, until it opens. Each reason says
+/// what the missing piece costs and, where there is one, the fix.
+pub fn probe_hardware() -> HardwareProbe {
+    let solo: Vec<(HardwareEvent, io::Result<Counter>)> = HardwareEvent::ALL
+        .iter()
+        .map(|&event| (event, hardware_builder(event).build()))
+        .collect();
+    let opened = |event: HardwareEvent| solo.iter().any(|(e, r)| *e == event && r.is_ok());
+    if let Some((_, Err(error))) = solo.first() {
+        let instructions_too = !opened(HardwareEvent::Instructions);
+        return HardwareProbe::unavailable(explain_no_cycles(error, instructions_too));
+    }
+    let mut statuses: Vec<EventStatus> = solo
+        .iter()
+        .map(|(event, result)| EventStatus {
+            event: *event,
+            counted: result.is_ok(),
+            reason: result.as_ref().err().map(|e| explain_missing(*event, e)),
+        })
+        .collect();
+    let mut events = HardwareEvents {
+        instructions: opened(HardwareEvent::Instructions),
+        ref_cycles: opened(HardwareEvent::RefCycles),
+        l1i_misses: opened(HardwareEvent::L1iReadMisses),
+        layout: GroupLayout::OneGroup,
+    };
+    drop(solo);
+    let mut layout_reason = None;
+    loop {
+        let failure = match WorkerCounters::try_open(Some(events)) {
+            Ok(_) => break,
+            Err(failure) => failure,
+        };
+        match refit(events, &failure) {
+            Some(Refit::Drop(event, why)) => {
+                events = events.without(event);
+                if let Some(status) = statuses.iter_mut().find(|s| s.event == event) {
+                    status.counted = false;
+                    status.reason = Some(why);
+                }
+            }
+            Some(Refit::Split(why)) => {
+                events.layout = GroupLayout::TwoGroups;
+                layout_reason = Some(why);
+            }
+            None => return HardwareProbe::unavailable(failure.explain()),
+        }
+    }
+    HardwareProbe {
+        counters: HardwareCounters::Available {
+            l1i_misses: events.l1i_misses,
+            events: statuses,
+            layout: events.layout,
+            layout_reason,
+        },
+        events: Some(events),
+    }
+}
+
+/// A change that may let a group open that did not.
+#[derive(Debug, PartialEq)]
+enum Refit {
+    /// Leave out this optional event, for this reason.
+    Drop(HardwareEvent, String),
+    /// Count the software events in a second group, for this reason.
+    Split(String),
+}
+
+/// What to try after `failure` opening a group of `events`: an optional
+/// event that opened alone but not in the group is left out; software
+/// events that would not join a hardware group get their own. `None`:
+/// nothing left to try.
+fn refit(events: HardwareEvents, failure: &OpenFailure) -> Option<Refit> {
+    match failure.member {
+        Member::Hardware(HardwareEvent::Cycles) | Member::Leader => None,
+        Member::Hardware(event) if events.counts(event) => Some(Refit::Drop(
+            event,
+            format!(
+                "{event} opens alone but not in one group with the events before it (perf_event_open: {}): not counted",
+                failure.error
+            ),
+        )),
+        Member::Hardware(_) => None,
+        Member::Software(name) if events.layout == GroupLayout::OneGroup => {
+            Some(Refit::Split(format!(
+                "the {name} software event would not join the hardware events' group (perf_event_open: {}): \
+             hardware and software events are counted in two groups, each checked for multiplexing",
+                failure.error
+            )))
+        }
+        Member::Software(_) => None,
+    }
+}
+
+/// Why cycles cannot be counted, and the fallback. `instructions_too`: the
+/// instructions event failed as well, so no PMU is visible at all.
+fn explain_no_cycles(error: &io::Error, instructions_too: bool) -> String {
+    let fallback = TICK_CLOCK.unit();
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) if instructions_too => {
+            no_pmu_reason()
+        }
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => format!(
+            "this PMU has no cycles event (perf_event_open: {error}); falling back to {fallback}"
+        ),
         Some(libc::EACCES | libc::EPERM) => format!(
-            "hardware counters forbidden: {}; falling back to TSC ticks",
+            "hardware counters forbidden: {}; falling back to {fallback}",
             paranoid_advice(2)
         ),
         _ => {
-            format!("cannot open the {event} hardware counter ({error}); falling back to TSC ticks")
+            format!("cannot open the cycles hardware counter ({error}); falling back to {fallback}")
         }
+    }
+}
+
+/// Why an event other than cycles is not counted, and what that costs.
+fn explain_missing(event: HardwareEvent, error: &io::Error) -> String {
+    let costs = match event {
+        HardwareEvent::Cycles => "costs fall back to ticks",
+        HardwareEvent::Instructions => "the invariance check cannot run",
+        HardwareEvent::RefCycles => "no effective GHz",
+        HardwareEvent::L1iReadMisses => "no L1i misses per 1000 instructions",
+    };
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => {
+            format!("this PMU has no {event} event (perf_event_open: {error}); {costs}")
+        }
+        Some(libc::EACCES | libc::EPERM) => {
+            format!("{event} forbidden: {}; {costs}", paranoid_advice(2))
+        }
+        _ => format!("cannot open {event} (perf_event_open: {error}); {costs}"),
     }
 }
 
@@ -92,10 +250,18 @@ fn paranoid_advice(level: u8) -> String {
 
 /// Hardware events count user space only: the kernel is the same for every
 /// arm, and user-space counting needs the least privilege.
-fn hardware_builder<E: Event>(event: E) -> Builder<'static> {
-    let mut builder = Builder::new(event);
-    builder.exclude_kernel(true).exclude_hv(true);
-    builder
+fn hardware_builder(event: HardwareEvent) -> Builder<'static> {
+    fn user_only<E: Event>(event: E) -> Builder<'static> {
+        let mut builder = Builder::new(event);
+        builder.exclude_kernel(true).exclude_hv(true);
+        builder
+    }
+    match event {
+        HardwareEvent::Cycles => user_only(Hardware::CPU_CYCLES),
+        HardwareEvent::Instructions => user_only(Hardware::INSTRUCTIONS),
+        HardwareEvent::RefCycles => user_only(Hardware::REF_CPU_CYCLES),
+        HardwareEvent::L1iReadMisses => user_only(L1I_READ_MISS),
+    }
 }
 
 /// Software events include the kernel side, where migrations and context
@@ -106,37 +272,63 @@ fn software_builder(event: Software) -> Builder<'static> {
     builder
 }
 
-fn open_software(
-    event: Software,
-    name: &str,
-    group: Option<&mut Group>,
-) -> anyhow::Result<Counter> {
-    let builder = software_builder(event);
-    let opened = match group {
-        Some(group) => group.add(&builder),
-        None => builder.build(),
-    };
-    opened.map_err(|error| {
+/// The thread's CPU time, kernel side included, and its name.
+const TASK_CLOCK: (Software, &str) = (Software::TASK_CLOCK, "task-clock");
+
+/// The member of a group that failed to open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Member {
+    /// The group's (software, dummy) leader.
+    Leader,
+    Hardware(HardwareEvent),
+    Software(&'static str),
+}
+
+/// A group that did not open, and the member that failed.
+#[derive(Debug)]
+struct OpenFailure {
+    member: Member,
+    error: io::Error,
+}
+
+impl OpenFailure {
+    fn at(member: Member) -> impl FnOnce(io::Error) -> OpenFailure {
+        move |error| OpenFailure { member, error }
+    }
+
+    /// The one-line error, with the fix where permissions are the cause.
+    fn explain(&self) -> String {
+        let error = &self.error;
         let advice = match error.raw_os_error() {
             Some(libc::EACCES | libc::EPERM) => format!(": {}", paranoid_advice(1)),
             _ => String::new(),
         };
-        anyhow::anyhow!(
-            "cannot count the {name} software event on this thread, kernel side included (perf_event_open: {error}){advice}"
-        )
-    })
+        match self.member {
+            Member::Leader => format!("cannot open a perf counter group on this thread ({error})"),
+            Member::Hardware(event) => format!(
+                "cannot open the {event} hardware counter in the worker's group, though the probe could ({error})"
+            ),
+            Member::Software(name) => format!(
+                "cannot count the {name} software event on this thread, kernel side included (perf_event_open: {error}){advice}"
+            ),
+        }
+    }
 }
 
 /// The hardware members of a worker's group.
 struct HardwareMembers {
+    group: Option<Group>,
     cycles: Counter,
-    instructions: Counter,
+    instructions: Option<Counter>,
     ref_cycles: Option<Counter>,
     l1i_misses: Option<Counter>,
 }
 
-/// One worker's counter group, opened on the calling thread.
+/// One worker's counter group (or two, see [`GroupLayout`]), opened on the
+/// calling thread.
 pub struct WorkerCounters {
+    /// The software events' group, which also holds the hardware events
+    /// with [`GroupLayout::OneGroup`].
     group: Group,
     hardware: Option<HardwareMembers>,
     task_clock: Counter,
@@ -146,21 +338,25 @@ pub struct WorkerCounters {
 
 impl WorkerCounters {
     /// Opens the group, disabled, on the calling thread. `hardware` is what
-    /// [`probe_hardware_events`] found, or `None` for software events only.
+    /// [`probe_hardware`] found, or `None` for software events only.
     pub fn open(hardware: Option<HardwareEvents>) -> anyhow::Result<WorkerCounters> {
-        let mut group = Group::new().context("cannot open a perf counter group on this thread")?;
+        WorkerCounters::try_open(hardware).map_err(|failure| anyhow::anyhow!(failure.explain()))
+    }
+
+    fn try_open(hardware: Option<HardwareEvents>) -> Result<WorkerCounters, OpenFailure> {
+        let mut group = Group::new().map_err(OpenFailure::at(Member::Leader))?;
         let hardware = match hardware {
             Some(events) => Some(open_hardware(&mut group, events)?),
             None => None,
         };
-        let task_clock = open_software(Software::TASK_CLOCK, "task-clock", Some(&mut group))?;
-        let context_switches = open_software(
-            Software::CONTEXT_SWITCHES,
-            "context-switches",
-            Some(&mut group),
-        )?;
-        let cpu_migrations =
-            open_software(Software::CPU_MIGRATIONS, "cpu-migrations", Some(&mut group))?;
+        let mut add_software = |(event, name): (Software, &'static str)| {
+            group
+                .add(&software_builder(event))
+                .map_err(OpenFailure::at(Member::Software(name)))
+        };
+        let task_clock = add_software(TASK_CLOCK)?;
+        let context_switches = add_software((Software::CONTEXT_SWITCHES, "context-switches"))?;
+        let cpu_migrations = add_software((Software::CPU_MIGRATIONS, "cpu-migrations"))?;
         Ok(WorkerCounters {
             group,
             hardware,
@@ -170,86 +366,129 @@ impl WorkerCounters {
         })
     }
 
-    /// Starts every counter of the group at once (one ioctl).
+    /// Starts every counter of the group at once (one ioctl; two with two
+    /// groups, the hardware one last so it counts the least besides the work).
     pub fn enable(&mut self) -> anyhow::Result<()> {
         self.group
             .enable()
-            .context("cannot enable the worker's counter group")
+            .context("cannot enable the worker's counter group")?;
+        if let Some(group) = self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
+            group
+                .enable()
+                .context("cannot enable the worker's hardware counter group")?;
+        }
+        Ok(())
     }
 
-    /// Stops every counter of the group at once (one ioctl).
+    /// Stops every counter of the group at once (the hardware group first
+    /// with two).
     pub fn disable(&mut self) -> anyhow::Result<()> {
+        if let Some(group) = self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
+            group
+                .disable()
+                .context("cannot disable the worker's hardware counter group")?;
+        }
         self.group
             .disable()
             .context("cannot disable the worker's counter group")
     }
 
-    /// Reads the whole group once, atomically.
+    /// Reads each group once, atomically.
     pub fn read(&mut self) -> anyhow::Result<CounterValues> {
         let data = self
             .group
             .read()
             .context("cannot read the worker's counter group")?;
-        let value = |counter: &Counter, name: &str| {
+        let hardware_data = match self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
+            Some(group) => Some(
+                group
+                    .read()
+                    .context("cannot read the worker's hardware counter group")?,
+            ),
+            None => None,
+        };
+        let hw_data = hardware_data.as_ref().unwrap_or(&data);
+        let value = |data: &GroupData, counter: &Counter, name: &str| {
             data.get(counter)
                 .map(|entry| entry.value())
                 .with_context(|| format!("the counter group's read lacks {name}"))
         };
-        let optional = |counter: &Option<Counter>, name: &str| {
-            counter.as_ref().map(|c| value(c, name)).transpose()
+        let optional = |counter: &Option<Counter>, event: HardwareEvent| {
+            counter
+                .as_ref()
+                .map(|c| value(hw_data, c, event.name()))
+                .transpose()
         };
         let (cycles, instructions, ref_cycles, l1i_misses) = match &self.hardware {
             Some(hw) => (
-                Some(value(&hw.cycles, "cycles")?),
-                Some(value(&hw.instructions, "instructions")?),
-                optional(&hw.ref_cycles, "ref-cycles")?,
-                optional(&hw.l1i_misses, "L1i read misses")?,
+                Some(value(hw_data, &hw.cycles, "cycles")?),
+                optional(&hw.instructions, HardwareEvent::Instructions)?,
+                optional(&hw.ref_cycles, HardwareEvent::RefCycles)?,
+                optional(&hw.l1i_misses, HardwareEvent::L1iReadMisses)?,
             ),
             None => (None, None, None, None),
         };
-        let (time_enabled_ns, time_running_ns) = group_times(&data)?;
+        let first = group_times(hw_data)?;
+        let software_group = match &hardware_data {
+            Some(_) => Some(group_times(&data)?),
+            None => None,
+        };
         Ok(CounterValues {
             cycles,
             instructions,
             ref_cycles,
             l1i_misses,
-            task_clock_ns: value(&self.task_clock, "task-clock")?,
-            context_switches: value(&self.context_switches, "context-switches")?,
-            cpu_migrations: value(&self.cpu_migrations, "cpu-migrations")?,
-            time_enabled_ns,
-            time_running_ns,
+            task_clock_ns: value(&data, &self.task_clock, "task-clock")?,
+            context_switches: value(&data, &self.context_switches, "context-switches")?,
+            cpu_migrations: value(&data, &self.cpu_migrations, "cpu-migrations")?,
+            time_enabled_ns: first.time_enabled_ns,
+            time_running_ns: first.time_running_ns,
+            software_group,
         })
     }
 }
 
-fn open_hardware(group: &mut Group, events: HardwareEvents) -> anyhow::Result<HardwareMembers> {
-    let mut open = |name: &str, builder: Builder| {
-        group.add(&builder).with_context(|| {
-            format!("cannot open the {name} hardware counter, though the probe could")
-        })
+/// Opens the hardware members into `group`, or into a group of their own
+/// with [`GroupLayout::TwoGroups`].
+fn open_hardware(
+    group: &mut Group,
+    events: HardwareEvents,
+) -> Result<HardwareMembers, OpenFailure> {
+    let mut own = match events.layout {
+        GroupLayout::OneGroup => None,
+        GroupLayout::TwoGroups => Some(Group::new().map_err(OpenFailure::at(Member::Leader))?),
     };
+    let target = own.as_mut().unwrap_or(group);
+    let cycles = target
+        .add(&hardware_builder(HardwareEvent::Cycles))
+        .map_err(OpenFailure::at(Member::Hardware(HardwareEvent::Cycles)))?;
+    let mut optional = |event: HardwareEvent| -> Result<Option<Counter>, OpenFailure> {
+        if !events.counts(event) {
+            return Ok(None);
+        }
+        target
+            .add(&hardware_builder(event))
+            .map(Some)
+            .map_err(OpenFailure::at(Member::Hardware(event)))
+    };
+    let instructions = optional(HardwareEvent::Instructions)?;
+    let ref_cycles = optional(HardwareEvent::RefCycles)?;
+    let l1i_misses = optional(HardwareEvent::L1iReadMisses)?;
     Ok(HardwareMembers {
-        cycles: open("cycles", hardware_builder(Hardware::CPU_CYCLES))?,
-        instructions: open("instructions", hardware_builder(Hardware::INSTRUCTIONS))?,
-        ref_cycles: if events.ref_cycles {
-            Some(open(
-                "ref-cycles",
-                hardware_builder(Hardware::REF_CPU_CYCLES),
-            )?)
-        } else {
-            None
-        },
-        l1i_misses: if events.l1i_misses {
-            Some(open("L1i read-miss", hardware_builder(L1I_READ_MISS))?)
-        } else {
-            None
-        },
+        group: own,
+        cycles,
+        instructions,
+        ref_cycles,
+        l1i_misses,
     })
 }
 
-fn group_times(data: &GroupData) -> anyhow::Result<(u64, u64)> {
+fn group_times(data: &GroupData) -> anyhow::Result<GroupTimes> {
     match (data.time_enabled(), data.time_running()) {
-        (Some(enabled), Some(running)) => Ok((duration_nanos(enabled), duration_nanos(running))),
+        (Some(enabled), Some(running)) => Ok(GroupTimes {
+            time_enabled_ns: duration_nanos(enabled),
+            time_running_ns: duration_nanos(running),
+        }),
         _ => bail!("the counter group's read lacks time_enabled/time_running"),
     }
 }
@@ -263,9 +502,17 @@ pub struct ThreadTaskClock {
 impl ThreadTaskClock {
     /// Opens the counter, disabled, on the calling thread.
     pub fn open() -> anyhow::Result<ThreadTaskClock> {
-        Ok(ThreadTaskClock {
-            counter: open_software(Software::TASK_CLOCK, "task-clock", None)?,
-        })
+        let (event, name) = TASK_CLOCK;
+        let counter = software_builder(event).build().map_err(|error| {
+            anyhow::anyhow!(
+                OpenFailure {
+                    member: Member::Software(name),
+                    error
+                }
+                .explain()
+            )
+        })?;
+        Ok(ThreadTaskClock { counter })
     }
 
     /// Zeroes and starts the counter.
@@ -334,10 +581,109 @@ mod tests {
     #[test]
     fn missing_pmu_errors_read_as_no_pmu() {
         for errno in [libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV, libc::EINVAL] {
-            let reason = explain_hardware("cycles", &io::Error::from_raw_os_error(errno));
-            assert_eq!(reason, NO_PMU_REASON);
+            let error = io::Error::from_raw_os_error(errno);
+            assert_eq!(explain_no_cycles(&error, true), no_pmu_reason());
+            let reason = explain_no_cycles(&error, false);
+            assert!(
+                reason.starts_with("this PMU has no cycles event"),
+                "{reason}"
+            );
         }
-        let forbidden = explain_hardware("cycles", &io::Error::from_raw_os_error(libc::EACCES));
+        let forbidden = explain_no_cycles(&io::Error::from_raw_os_error(libc::EACCES), true);
         assert!(forbidden.contains("perf_event_paranoid"), "{forbidden}");
+        assert!(no_pmu_reason().ends_with(TICK_CLOCK.unit()));
+    }
+
+    #[test]
+    fn a_missing_event_is_named_with_what_it_costs() {
+        let enoent = io::Error::from_raw_os_error(libc::ENOENT);
+        let reason = explain_missing(HardwareEvent::Instructions, &enoent);
+        assert!(
+            reason.starts_with("this PMU has no instructions event (perf_event_open: "),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("; the invariance check cannot run"),
+            "{reason}"
+        );
+        let reason = explain_missing(HardwareEvent::RefCycles, &enoent);
+        assert!(reason.ends_with("; no effective GHz"), "{reason}");
+    }
+
+    fn all_events() -> HardwareEvents {
+        HardwareEvents {
+            instructions: true,
+            ref_cycles: true,
+            l1i_misses: true,
+            layout: GroupLayout::OneGroup,
+        }
+    }
+
+    fn failure(member: Member) -> OpenFailure {
+        OpenFailure {
+            member,
+            error: io::Error::from_raw_os_error(libc::EINVAL),
+        }
+    }
+
+    #[test]
+    fn an_optional_event_that_will_not_fit_is_left_out() {
+        let refit = refit(
+            all_events(),
+            &failure(Member::Hardware(HardwareEvent::L1iReadMisses)),
+        );
+        let Some(Refit::Drop(HardwareEvent::L1iReadMisses, why)) = refit else {
+            panic!("{refit:?}");
+        };
+        assert!(
+            why.starts_with("L1-icache-load-misses opens alone but not in one group"),
+            "{why}"
+        );
+        let fewer = all_events().without(HardwareEvent::L1iReadMisses);
+        assert!(!fewer.counts(HardwareEvent::L1iReadMisses));
+        assert!(fewer.counts(HardwareEvent::Cycles) && fewer.counts(HardwareEvent::RefCycles));
+    }
+
+    #[test]
+    fn software_events_that_will_not_join_get_a_group_of_their_own() {
+        let refit = refit(all_events(), &failure(Member::Software("task-clock")));
+        let Some(Refit::Split(why)) = refit else {
+            panic!("{refit:?}");
+        };
+        assert!(why.contains("counted in two groups, each checked for multiplexing"));
+        let split = HardwareEvents {
+            layout: GroupLayout::TwoGroups,
+            ..all_events()
+        };
+        assert_eq!(refit_none(split, Member::Software("task-clock")), None);
+        assert_eq!(
+            refit_none(split, Member::Hardware(HardwareEvent::Cycles)),
+            None
+        );
+        assert_eq!(refit_none(split, Member::Leader), None);
+    }
+
+    fn refit_none(events: HardwareEvents, member: Member) -> Option<Refit> {
+        refit(events, &failure(member))
+    }
+
+    #[test]
+    fn two_groups_count_and_are_both_checked() -> anyhow::Result<()> {
+        let probe = probe_hardware();
+        let Some(events) = probe.events else {
+            // No PMU here: the split only applies to hardware groups.
+            return Ok(());
+        };
+        let mut counters = WorkerCounters::open(Some(HardwareEvents {
+            layout: GroupLayout::TwoGroups,
+            ..events
+        }))?;
+        counters.enable()?;
+        std::hint::black_box((0..100_000u64).sum::<u64>());
+        counters.disable()?;
+        let values = counters.read()?;
+        assert!(values.cycles.is_some_and(|c| c > 0), "{values:?}");
+        assert!(values.software_group.is_some(), "{values:?}");
+        Ok(())
     }
 }

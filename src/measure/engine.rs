@@ -3,9 +3,11 @@
 //!
 //! A worker does everything that is not the measurement before the start
 //! gate: pins itself, fills its own buffer (in its own L1d, on its own NUMA
-//! node), opens its own counter group. Released, it reads its CPU, enables its
-//! counters, stamps both clocks, runs the kernel, stamps again, disables, reads
-//! its CPU again and reads its group once. The dispatcher only waits for every
+//! node), opens its own counter group. Released, it reads its CPU, stamps both
+//! clocks, enables its counters, runs the kernel, disables them, stamps again,
+//! reads its CPU again and reads its group once. Only the kernel (and a few
+//! dozen instructions of the enable and disable calls) runs while the
+//! counters count, so instructions per byte read the kernel's constant. The dispatcher only waits for every
 //! worker to be ready, opens the gate and joins them; it counts its own
 //! task-clock over that span so a report can show it stayed idle.
 //!
@@ -20,8 +22,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::clock::{Stamp, calibrate_tsc_hz, duration_nanos};
-use super::counters::{HardwareEvents, ThreadTaskClock, WorkerCounters, probe_hardware_events};
+use super::clock::{Stamp, TICK_CLOCK, calibrate_tick_hz, duration_nanos};
+use super::counters::{
+    HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware,
+};
 use super::kernel::{InputBuffer, Kernel, StopFlag};
 use super::model::{ClockKind, HardwareCounters, RepSample, WorkerSample};
 use super::stop::{stop_flag, stop_requested};
@@ -50,7 +54,7 @@ pub struct Engine {
     workload: Workload,
     hardware: HardwareCounters,
     hardware_events: Option<HardwareEvents>,
-    tsc_hz: f64,
+    tick_hz: f64,
     /// A group of the workers' events, open on the creating thread for the
     /// engine's whole life. The kernel enables perf's scheduler hooks and
     /// software-event static keys when the first such event opens and
@@ -65,14 +69,8 @@ pub struct Engine {
 impl Engine {
     /// Checks the workload, probes the hardware counters once (unless
     /// `want_hardware` is false), proves a worker's counter group opens on
-    /// this machine, and calibrates the TSC frequency (about 20 ms).
+    /// this machine, and calibrates the tick clock's frequency (about 20 ms).
     pub fn new(workload: Workload, want_hardware: bool) -> anyhow::Result<Engine> {
-        if !cfg!(target_arch = "x86_64") {
-            bail!(
-                "measuring needs an x86_64 CPU (rdtsc and the assembly kernels); this build targets {}",
-                std::env::consts::ARCH
-            );
-        }
         workload.kernel.check_buffer(workload.buffer_bytes)?;
         if workload.passes == 0 {
             bail!("0 passes: a repetition needs at least one pass over the buffer");
@@ -88,25 +86,19 @@ impl Engine {
             );
         }
         let probed = if want_hardware {
-            probe_hardware_events()
+            probe_hardware()
         } else {
-            Err("hardware counters not requested; measuring with TSC ticks".to_string())
+            HardwareProbe::unavailable(format!(
+                "hardware counters not requested; measuring with {}",
+                TICK_CLOCK.unit()
+            ))
         };
-        let (hardware, hardware_events) = match probed {
-            Ok(events) => (
-                HardwareCounters::Available {
-                    l1i_misses: events.l1i_misses,
-                },
-                Some(events),
-            ),
-            Err(reason) => (HardwareCounters::Unavailable { reason }, None),
-        };
-        let static_keys_held = Mutex::new(WorkerCounters::open(hardware_events)?);
+        let static_keys_held = Mutex::new(WorkerCounters::open(probed.events)?);
         Ok(Engine {
             workload,
-            hardware,
-            hardware_events,
-            tsc_hz: calibrate_tsc_hz(),
+            hardware: probed.counters,
+            hardware_events: probed.events,
+            tick_hz: calibrate_tick_hz(),
             _static_keys_held: static_keys_held,
         })
     }
@@ -120,17 +112,18 @@ impl Engine {
     }
 
     /// The clock costs come from: core cycles when the PMU counts them,
-    /// TSC ticks otherwise.
+    /// the tick clock ([`TICK_CLOCK`]) otherwise.
     pub fn clock(&self) -> ClockKind {
         if self.hardware.available() {
             ClockKind::CoreCycles
         } else {
-            ClockKind::Tsc
+            TICK_CLOCK
         }
     }
 
-    pub fn tsc_hz(&self) -> f64 {
-        self.tsc_hz
+    /// The tick clock's frequency, calibrated against CLOCK_MONOTONIC.
+    pub fn tick_hz(&self) -> f64 {
+        self.tick_hz
     }
 
     /// Runs one repetition: every worker of `placement` at once.
@@ -265,7 +258,9 @@ impl Engine {
     }
 
     /// The measured part: the kernel between the counters' enable and
-    /// disable, the clocks stamped right around it. Returns the sample with
+    /// disable, the clocks stamped right outside them (so the stamps add no
+    /// instruction to the count; the ticks take in two ioctls, a
+    /// microsecond or so, the same in every arm). Returns the sample with
     /// the fields only the caller knows left at zero, or `None` if a stop
     /// request ended the kernel early.
     fn measure(
@@ -274,17 +269,17 @@ impl Engine {
         mut counters: WorkerCounters,
     ) -> anyhow::Result<Option<WorkerSample>> {
         let cpu_start = current_cpu()?;
-        counters.enable()?;
         let start = Stamp::now();
+        counters.enable()?;
         let checksum =
             self.workload
                 .kernel
                 .run(input.as_bytes(), self.workload.passes, stop_flag());
+        counters.disable()?;
         let end = Stamp::now();
         let Some(checksum) = checksum else {
             return Ok(None);
         };
-        counters.disable()?;
         let cpu_end = current_cpu()?;
         let busy = end.since(start);
         Ok(Some(WorkerSample {
@@ -294,7 +289,7 @@ impl Engine {
             cpu_end,
             bytes: self.workload.bytes_per_worker(),
             busy_ns: busy.nanos,
-            tsc_ticks: busy.tsc_ticks,
+            tsc_ticks: busy.ticks,
             barrier_wait_ns: 0,
             counters: counters.read()?,
             checksum,

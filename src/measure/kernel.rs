@@ -105,14 +105,7 @@ pub const KERNEL_NAMES: &[&str] = &["mul"];
 
 /// Looks a kernel up by its command-line name.
 pub fn kernel_by_name(name: &str) -> anyhow::Result<Box<dyn Kernel>> {
-    if !cfg!(target_arch = "x86_64") {
-        bail!(
-            "kernel '{name}' needs an x86_64 CPU (its inner loop is x86_64 assembly); this build targets {}",
-            std::env::consts::ARCH
-        );
-    }
     match name {
-        #[cfg(target_arch = "x86_64")]
         "mul" => Ok(Box::new(MulKernel)),
         _ => bail!(
             "unknown kernel '{name}': known kernels are {}",
@@ -160,16 +153,16 @@ impl InputBuffer {
 /// `mul`: bound on the integer-multiply port.
 ///
 /// Per 64-bit word the inner loop loads the word once and multiplies it into
-/// five independent accumulators (`imul r64, r64`, two-operand form). Five
-/// chains are needed because `imul r64` has a latency of 3 cycles but a
-/// throughput of 1 per cycle: one dependent chain would be latency-bound and
-/// leave the port idle two cycles in three, while five chains give each one
-/// 5 cycles per word to hide its 3-cycle latency, so the multiplier port is
-/// the only limit. The loop is unrolled over a 128-byte block (16 words) with
-/// a masked wrap-around offset, so passes over the buffer follow each other
-/// with no per-pass code.
+/// five independent accumulators. Five chains are needed because a 64-bit
+/// multiply has a latency of several cycles but a throughput of one per
+/// cycle: one dependent chain would be latency-bound and leave the port idle,
+/// while five chains give each one 5 cycles per word to hide its latency, so
+/// the multiplier port is the only limit. The loop is unrolled over a 128-byte
+/// block (16 words) with a masked wrap-around offset, so passes over the
+/// buffer follow each other with no per-pass code. Each architecture has its
+/// own inline assembly, with a fixed instruction mix:
 ///
-/// Instruction mix per 128-byte block, loop control included:
+/// **x86_64**, per 128-byte block (`imul r64, r64`, two-operand form):
 ///
 /// | instruction             | count | per byte |
 /// |-------------------------|-------|----------|
@@ -178,33 +171,58 @@ impl InputBuffer {
 /// | `add`, `and`, `sub r64, [mem]`, `jg` | 4 | 0.03125 |
 /// | total                   | 100   | 0.78125  |
 ///
-/// The `sub` takes the [`StopFlag`]'s step from memory in place of a
-/// `dec`, so the kernel sees a stop request after at most one more block
-/// (128 bytes: 80 cycles at the port bound, well under a microsecond even
-/// under QEMU's emulation) with not one instruction added. The stop check's
-/// granularity is that block, and the count above is exact whether or not a
-/// stop is ever requested (a stopped run returns no sample to count).
+/// **aarch64**, per 128-byte block (`mul xd, xn, xm`; aarch64 has no
+/// memory operands, so the block's address and the stop step each take an
+/// instruction of their own):
 ///
-/// Port bound on one core: `imul r64` issues on one port only (port 1 on Intel
-/// since Sandy Bridge, one multiplier ALU on AMD Zen), one per cycle, so 80
-/// multiplies per 128 bytes take at least 80 cycles: 0.625 cycles per byte.
-/// Two hardware threads of one core share that port, so each should see about
-/// twice that; two separate cores should not slow each other at all.
+/// | instruction                    | count | per byte  |
+/// |--------------------------------|-------|-----------|
+/// | `add xptr, xbase, xpos`        | 1     | 0.0078125 |
+/// | `ldr x, [xptr, #off]`          | 16    | 0.125     |
+/// | `mul x, x, x`                  | 80    | 0.625     |
+/// | `add`, `and`, `ldr` (step), `subs`, `b.gt` | 5 | 0.0390625 |
+/// | total                          | 102   | 0.796875  |
+///
+/// The loop's counter takes the [`StopFlag`]'s step (`sub blocks, [step]`
+/// on x86_64, `ldr` + `subs` on aarch64) in place of a decrement, so the
+/// kernel sees a stop request after at most one more block (128 bytes: 80
+/// cycles at the port bound, well under a microsecond even under QEMU's
+/// emulation) with not one instruction added. The stop check's granularity
+/// is that block, and the counts above are exact whether or not a stop is
+/// ever requested (a stopped run returns no sample to count).
+///
+/// Port bound on one core: 80 multiplies per 128 bytes on a core that
+/// retires one 64-bit multiply per cycle take at least 80 cycles: 0.625
+/// cycles per byte. On x86_64 `imul r64` issues on one port only (port 1 on
+/// Intel since Sandy Bridge, one multiplier ALU on AMD Zen). On aarch64 the
+/// named core is Arm Neoverse N1 (AWS Graviton2, Ampere Altra): its Software
+/// Optimization Guide puts 64-bit `MUL` on the single M pipeline, one per
+/// cycle, latency 2, so five chains keep it full. Cores with two multiply
+/// pipelines (Neoverse V1/V2, Cortex-X) can go to half that. Two hardware
+/// threads of one core share the port, so each should see about twice the
+/// cost; two separate cores should not slow each other at all.
 ///
 /// The buffer must be a power of two of at least 128 bytes (the wrap-around is
 /// an `and` with `len - 1`); 16 KiB per worker stays in L1d even with both
 /// siblings of a core running.
-#[cfg(target_arch = "x86_64")]
 pub struct MulKernel;
 
 /// Bytes per unrolled block of `MulKernel`'s loop, which is also how much work
 /// it does between two looks at its [`StopFlag`].
-#[cfg(target_arch = "x86_64")]
 const MUL_BLOCK_BYTES: usize = 128;
+
+/// Multiplies per block: five per 64-bit word.
+const MUL_BLOCK_MULTIPLIES: u32 = 80;
+
+/// Instructions per block, loop control included (see [`MulKernel`]).
+#[cfg(target_arch = "x86_64")]
+const MUL_BLOCK_INSTRUCTIONS: u32 = 100;
+/// Instructions per block, loop control included (see [`MulKernel`]).
+#[cfg(target_arch = "aarch64")]
+const MUL_BLOCK_INSTRUCTIONS: u32 = 102;
 
 /// The accumulators' starting values: odd and distinct (odd times odd stays
 /// odd, so no chain ever reaches zero).
-#[cfg(target_arch = "x86_64")]
 const MUL_START: [u64; 5] = [
     0x9E37_79B9_7F4A_7C15,
     0xC2B2_AE3D_27D4_EB4F,
@@ -231,22 +249,155 @@ macro_rules! multiply_word {
     };
 }
 
+/// One word of `MulKernel`'s block: a load at `$offset` from the block's
+/// address, then one multiply into each of the five accumulators.
+#[cfg(target_arch = "aarch64")]
+macro_rules! multiply_word {
+    ($offset:literal) => {
+        concat!(
+            "ldr {word}, [{ptr}, #",
+            $offset,
+            "]\n",
+            "mul {a0}, {a0}, {word}\n",
+            "mul {a1}, {a1}, {word}\n",
+            "mul {a2}, {a2}, {word}\n",
+            "mul {a3}, {a3}, {word}\n",
+            "mul {a4}, {a4}, {word}\n",
+        )
+    };
+}
+
+/// Runs `blocks` > 0 blocks of the `mul` loop over `buffer` into `acc` and
+/// returns the block count left: 0 when all ran, negative once `step` was
+/// set to stop.
+///
+/// # Safety
+/// `buffer.len()` must be a power of two and a multiple of
+/// [`MUL_BLOCK_BYTES`], and `blocks` in 1..=2^57.
 #[cfg(target_arch = "x86_64")]
+unsafe fn mul_blocks(buffer: &[u8], blocks: i64, step: &AtomicU64, acc: &mut [u64; 5]) -> i64 {
+    let mut blocks_left = blocks;
+    // SAFETY: `pos` stays in 0..len (masked with len - 1, len a power of two
+    // and a multiple of the block), so every load `base + pos + 0..120` reads
+    // 8 bytes inside `buffer`; `step` points at a live, aligned AtomicU64
+    // (x86_64's aligned 8-byte loads are atomic). The loop runs while
+    // `blocks` > 0 and subtracts 1 or i64::MAX from a value at most 2^57, so
+    // the signed `jg` never sees an overflow.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            multiply_word!("0"),
+            multiply_word!("8"),
+            multiply_word!("16"),
+            multiply_word!("24"),
+            multiply_word!("32"),
+            multiply_word!("40"),
+            multiply_word!("48"),
+            multiply_word!("56"),
+            multiply_word!("64"),
+            multiply_word!("72"),
+            multiply_word!("80"),
+            multiply_word!("88"),
+            multiply_word!("96"),
+            multiply_word!("104"),
+            multiply_word!("112"),
+            multiply_word!("120"),
+            "add {pos}, 128",
+            "and {pos}, {mask}",
+            "sub {blocks}, qword ptr [{step}]",
+            "jg 2b",
+            base = in(reg) buffer.as_ptr(),
+            mask = in(reg) buffer.len() - 1,
+            step = in(reg) step.as_ptr(),
+            pos = inout(reg) 0usize => _,
+            blocks = inout(reg) blocks_left,
+            word = out(reg) _,
+            a0 = inout(reg) acc[0],
+            a1 = inout(reg) acc[1],
+            a2 = inout(reg) acc[2],
+            a3 = inout(reg) acc[3],
+            a4 = inout(reg) acc[4],
+            options(nostack, readonly),
+        );
+    }
+    blocks_left
+}
+
+/// Runs `blocks` > 0 blocks of the `mul` loop over `buffer` into `acc` and
+/// returns the block count left: 0 when all ran, negative once `step` was
+/// set to stop.
+///
+/// # Safety
+/// `buffer.len()` must be a power of two and a multiple of
+/// [`MUL_BLOCK_BYTES`], and `blocks` in 1..=2^57.
+#[cfg(target_arch = "aarch64")]
+unsafe fn mul_blocks(buffer: &[u8], blocks: i64, step: &AtomicU64, acc: &mut [u64; 5]) -> i64 {
+    let mut blocks_left = blocks;
+    // SAFETY: `pos` stays in 0..len (masked with len - 1, len a power of two
+    // and a multiple of the block), so every load `ptr + 0..120` reads 8
+    // bytes inside `buffer`; `step` points at a live, aligned AtomicU64
+    // (aarch64's aligned 8-byte loads are single-copy atomic). The loop runs
+    // while `blocks` > 0 and subtracts 1 or i64::MAX from a value at most
+    // 2^57, so the signed `b.gt` never sees an overflow.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "add {ptr}, {base}, {pos}",
+            multiply_word!("0"),
+            multiply_word!("8"),
+            multiply_word!("16"),
+            multiply_word!("24"),
+            multiply_word!("32"),
+            multiply_word!("40"),
+            multiply_word!("48"),
+            multiply_word!("56"),
+            multiply_word!("64"),
+            multiply_word!("72"),
+            multiply_word!("80"),
+            multiply_word!("88"),
+            multiply_word!("96"),
+            multiply_word!("104"),
+            multiply_word!("112"),
+            multiply_word!("120"),
+            "add {pos}, {pos}, #128",
+            "and {pos}, {pos}, {mask}",
+            "ldr {stepped}, [{step}]",
+            "subs {blocks}, {blocks}, {stepped}",
+            "b.gt 2b",
+            base = in(reg) buffer.as_ptr(),
+            mask = in(reg) buffer.len() - 1,
+            step = in(reg) step.as_ptr(),
+            pos = inout(reg) 0usize => _,
+            ptr = out(reg) _,
+            stepped = out(reg) _,
+            blocks = inout(reg) blocks_left,
+            word = out(reg) _,
+            a0 = inout(reg) acc[0],
+            a1 = inout(reg) acc[1],
+            a2 = inout(reg) acc[2],
+            a3 = inout(reg) acc[3],
+            a4 = inout(reg) acc[4],
+            options(nostack, readonly),
+        );
+    }
+    blocks_left
+}
+
 impl Kernel for MulKernel {
     fn name(&self) -> &'static str {
         "mul"
     }
 
     fn description(&self) -> &'static str {
-        "five independent imul chains per 64-bit word: bound on the integer-multiply port"
+        "five independent 64-bit multiply chains per word: bound on the integer-multiply port"
     }
 
     fn instructions_per_byte(&self) -> f64 {
-        100.0 / MUL_BLOCK_BYTES as f64
+        f64::from(MUL_BLOCK_INSTRUCTIONS) / MUL_BLOCK_BYTES as f64
     }
 
     fn port_bound_cycles_per_byte(&self) -> f64 {
-        80.0 / MUL_BLOCK_BYTES as f64
+        f64::from(MUL_BLOCK_MULTIPLIES) / MUL_BLOCK_BYTES as f64
     }
 
     fn check_buffer(&self, buffer_bytes: usize) -> anyhow::Result<()> {
@@ -269,62 +420,20 @@ impl Kernel for MulKernel {
             );
         }
         // At most u64::MAX / 128 < 2^57: the step's i64::MAX always ends the
-        // loop, and `blocks` never overflows as a signed count.
+        // loop, and the count never overflows as a signed number.
         let total_blocks = passes * (buffer.len() / MUL_BLOCK_BYTES) as u64;
         let mut acc = MUL_START;
-        let mut blocks_left = total_blocks as i64;
+        let mut blocks_left = 0;
         if total_blocks > 0 {
-            // SAFETY: `pos` stays in 0..len (masked with len - 1, len a power
-            // of two and a multiple of the block), so every load
-            // `base + pos + 0..120` reads 8 bytes inside `buffer`; `step`
-            // points at a live, aligned AtomicU64 (x86_64's aligned 8-byte
-            // loads are atomic). The loop runs while `blocks` > 0, starting
-            // from `total_blocks` > 0, and subtracts 1 or i64::MAX from a
-            // value at most 2^57, so the signed `jg` never sees an overflow.
-            unsafe {
-                std::arch::asm!(
-                    "2:",
-                    multiply_word!("0"),
-                    multiply_word!("8"),
-                    multiply_word!("16"),
-                    multiply_word!("24"),
-                    multiply_word!("32"),
-                    multiply_word!("40"),
-                    multiply_word!("48"),
-                    multiply_word!("56"),
-                    multiply_word!("64"),
-                    multiply_word!("72"),
-                    multiply_word!("80"),
-                    multiply_word!("88"),
-                    multiply_word!("96"),
-                    multiply_word!("104"),
-                    multiply_word!("112"),
-                    multiply_word!("120"),
-                    "add {pos}, 128",
-                    "and {pos}, {mask}",
-                    "sub {blocks}, qword ptr [{step}]",
-                    "jg 2b",
-                    base = in(reg) buffer.as_ptr(),
-                    mask = in(reg) buffer.len() - 1,
-                    step = in(reg) stop.step().as_ptr(),
-                    pos = inout(reg) 0usize => _,
-                    blocks = inout(reg) blocks_left,
-                    word = out(reg) _,
-                    a0 = inout(reg) acc[0],
-                    a1 = inout(reg) acc[1],
-                    a2 = inout(reg) acc[2],
-                    a3 = inout(reg) acc[3],
-                    a4 = inout(reg) acc[4],
-                    options(nostack, readonly),
-                );
-            }
+            // SAFETY: check_buffer held, and total_blocks is in 1..2^57.
+            blocks_left = unsafe { mul_blocks(buffer, total_blocks as i64, stop.step(), &mut acc) };
         }
         // Exactly zero only if every subtraction was the running step of 1.
         (blocks_left == 0).then(|| acc.iter().fold(0u64, |sum, &a| sum.rotate_left(13) ^ a))
     }
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -404,7 +513,12 @@ mod tests {
 
     #[test]
     fn counts_follow_the_documented_mix() {
-        assert_eq!(MulKernel.instructions_per_byte(), 0.78125);
+        let documented = if cfg!(target_arch = "x86_64") {
+            0.78125
+        } else {
+            0.796875
+        };
+        assert_eq!(MulKernel.instructions_per_byte(), documented);
         assert_eq!(MulKernel.port_bound_cycles_per_byte(), 0.625);
     }
 

@@ -4,25 +4,118 @@
 use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
 
-/// Which clock a cost came from. With turbo on, core cycles and TSC ticks
+/// Which clock a cost came from. With turbo on, core cycles and ticks
 /// differ; every cost names its clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClockKind {
     /// The worker's own `cycles` hardware counter (user space).
     CoreCycles,
-    /// TSC ticks (rdtsc) across the worker's busy interval: wall time at a
-    /// constant rate, counting time the thread was descheduled too.
+    /// TSC ticks (x86_64 rdtsc) across the worker's busy interval: wall time
+    /// at a constant rate, counting time the thread was descheduled too.
     Tsc,
+    /// Arm generic-timer ticks (aarch64 `cntvct_el0`) across the busy
+    /// interval: like the TSC, wall time at the constant rate `cntfrq_el0`
+    /// states.
+    GenericTimer,
 }
 
 impl ClockKind {
+    /// The name saved files and tables use: "core-cycles", "tsc",
+    /// "generic-timer".
     pub fn as_str(self) -> &'static str {
         match self {
             ClockKind::CoreCycles => "core-cycles",
             ClockKind::Tsc => "tsc",
+            ClockKind::GenericTimer => "generic-timer",
         }
     }
+
+    /// What one count of this clock is called: "cycles", "TSC ticks",
+    /// "generic-timer ticks".
+    pub fn unit(self) -> &'static str {
+        match self {
+            ClockKind::CoreCycles => "cycles",
+            ClockKind::Tsc => "TSC ticks",
+            ClockKind::GenericTimer => "generic-timer ticks",
+        }
+    }
+
+    /// Whether this is a constant-rate tick counter (`tsc_ticks` in a
+    /// sample) rather than the PMU's cycles.
+    pub fn is_ticks(self) -> bool {
+        !matches!(self, ClockKind::CoreCycles)
+    }
+}
+
+/// The tick clock of files written before `tick_clock` was saved: every
+/// one of them came from an x86_64 build.
+pub fn tick_clock_of_first_format() -> ClockKind {
+    ClockKind::Tsc
+}
+
+/// A hardware event a worker's group may count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HardwareEvent {
+    /// Core cycles: the cost clock when the PMU has it.
+    Cycles,
+    /// Instructions retired: the invariance check's evidence.
+    Instructions,
+    /// Reference cycles at the nominal rate: effective GHz (Intel).
+    RefCycles,
+    /// L1 instruction-cache read misses.
+    L1iReadMisses,
+}
+
+impl HardwareEvent {
+    /// Every event, in the order a group opens them.
+    pub const ALL: [HardwareEvent; 4] = [
+        HardwareEvent::Cycles,
+        HardwareEvent::Instructions,
+        HardwareEvent::RefCycles,
+        HardwareEvent::L1iReadMisses,
+    ];
+
+    /// The perf-style name: "cycles", "instructions", "ref-cycles",
+    /// "L1-icache-load-misses".
+    pub fn name(self) -> &'static str {
+        match self {
+            HardwareEvent::Cycles => "cycles",
+            HardwareEvent::Instructions => "instructions",
+            HardwareEvent::RefCycles => "ref-cycles",
+            HardwareEvent::L1iReadMisses => "L1-icache-load-misses",
+        }
+    }
+}
+
+impl std::fmt::Display for HardwareEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether one hardware event is counted in the workers' groups, and if not,
+/// why (this PMU lacks it, it is forbidden, it would not fit in the group).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventStatus {
+    pub event: HardwareEvent,
+    pub counted: bool,
+    /// Why it is not counted; `None` when it is.
+    pub reason: Option<String>,
+}
+
+/// How a worker's events are grouped. One group is read atomically and
+/// scheduled as a unit; a PMU that cannot take the software events beside
+/// its hardware ones gets two, each checked for multiplexing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupLayout {
+    /// Hardware and software events in one group.
+    #[default]
+    OneGroup,
+    /// The hardware events in one group, the software events in another.
+    TwoGroups,
 }
 
 /// Whether the hardware counters could be opened, and if not, why, in words
@@ -30,17 +123,63 @@ impl ClockKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum HardwareCounters {
-    /// cycles, instructions, ref-cycles open; `l1i_misses` says whether the
-    /// PMU also has the L1i read-miss cache event.
-    Available { l1i_misses: bool },
-    /// ENOENT/EOPNOTSUPP/ENODEV: "no hardware PMU visible (typical of a VM)".
-    /// EACCES/EPERM: names perf_event_paranoid's value and CAP_PERFMON.
+    /// The PMU counts cycles, so costs are core cycles. `events` says which
+    /// of the other events it counts and why not the rest; `l1i_misses`
+    /// repeats the L1i event's status for files of the first format.
+    Available {
+        l1i_misses: bool,
+        #[serde(default)]
+        events: Vec<EventStatus>,
+        #[serde(default)]
+        layout: GroupLayout,
+        /// Why the events are in two groups; `None` for one group.
+        #[serde(default)]
+        layout_reason: Option<String>,
+    },
+    /// No cycles counter: ENOENT/EOPNOTSUPP/ENODEV read "no hardware PMU
+    /// visible (typical of a VM)"; EACCES/EPERM name perf_event_paranoid's
+    /// value and CAP_PERFMON.
     Unavailable { reason: String },
 }
 
 impl HardwareCounters {
     pub fn available(&self) -> bool {
         matches!(self, HardwareCounters::Available { .. })
+    }
+
+    /// The status of `event`, where the PMU was probed for it.
+    pub fn event(&self, event: HardwareEvent) -> Option<&EventStatus> {
+        match self {
+            HardwareCounters::Available { events, .. } => events.iter().find(|s| s.event == event),
+            HardwareCounters::Unavailable { .. } => None,
+        }
+    }
+}
+
+impl MeasurementSetup {
+    /// Why instructions were not counted: the PMU's reason for that event,
+    /// or the reason no hardware counter was. `None` when they were.
+    pub fn why_instructions_uncounted(&self) -> Option<&str> {
+        match &self.hardware_counters {
+            HardwareCounters::Unavailable { reason } => Some(reason),
+            counted => counted
+                .event(HardwareEvent::Instructions)
+                .and_then(|status| status.reason.as_deref()),
+        }
+    }
+}
+
+/// A counter group's time enabled and time running; unequal means the PMU
+/// multiplexed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupTimes {
+    pub time_enabled_ns: u64,
+    pub time_running_ns: u64,
+}
+
+impl GroupTimes {
+    pub fn multiplexed(&self) -> bool {
+        self.time_enabled_ns != self.time_running_ns
     }
 }
 
@@ -57,15 +196,29 @@ pub struct CounterValues {
     pub context_switches: u64,
     /// Kernel side included: any migration of the worker while counting.
     pub cpu_migrations: u64,
-    /// Group time_enabled / time_running; unequal means the PMU multiplexed
-    /// the group. Never scaled.
+    /// Group time_enabled / time_running (of the hardware group, when the
+    /// events are in two); unequal means the PMU multiplexed the group.
+    /// Never scaled.
     pub time_enabled_ns: u64,
     pub time_running_ns: u64,
+    /// The software events' group, when they are counted in a second one
+    /// ([`GroupLayout::TwoGroups`]); `None` with one group.
+    #[serde(default)]
+    pub software_group: Option<GroupTimes>,
 }
 
 impl CounterValues {
+    /// The (first) group's times.
+    pub fn group_times(&self) -> GroupTimes {
+        GroupTimes {
+            time_enabled_ns: self.time_enabled_ns,
+            time_running_ns: self.time_running_ns,
+        }
+    }
+
+    /// Whether any of the worker's groups was time-shared.
     pub fn multiplexed(&self) -> bool {
-        self.time_enabled_ns != self.time_running_ns
+        self.group_times().multiplexed() || self.software_group.is_some_and(|g| g.multiplexed())
     }
 }
 
@@ -81,7 +234,8 @@ pub struct WorkerSample {
     pub bytes: u64,
     /// CLOCK_MONOTONIC nanoseconds across the kernel.
     pub busy_ns: u64,
-    /// rdtsc ticks across the kernel.
+    /// Ticks of the setup's `tick_clock` across the kernel: rdtsc on
+    /// x86_64, `cntvct_el0` on aarch64 (the name is the first format's).
     pub tsc_ticks: u64,
     /// Nanoseconds from arriving at the start barrier to being released.
     pub barrier_wait_ns: u64,
@@ -122,8 +276,13 @@ pub struct MeasurementSetup {
     pub buffer_bytes: usize,
     pub passes: u64,
     pub clock: ClockKind,
+    /// The constant-rate counter the samples' `tsc_ticks` count: `tsc` on
+    /// x86_64, `generic-timer` on aarch64.
+    #[serde(default = "tick_clock_of_first_format")]
+    pub tick_clock: ClockKind,
     pub hardware_counters: HardwareCounters,
-    /// TSC frequency used for effective GHz and seconds, and where it came from.
+    /// The tick clock's frequency, used for effective GHz and seconds, and
+    /// where it came from.
     pub tsc_hz: f64,
     pub tsc_hz_source: String,
     pub warmups: usize,

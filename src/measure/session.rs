@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::clock;
 use super::engine::{Engine, Workload, calibrate_passes};
 use super::kernel::{self, Kernel};
 use super::model::{MeasurementSetup, RepSample};
@@ -61,9 +62,10 @@ pub struct EngineSession {
 
 impl EngineSession {
     /// Picks the kernel, calibrates the passes once so a repetition lasts
-    /// about `options.rep_length`, probes the counters, and takes the TSC
-    /// frequency from CPUID where the topology has it (leaf 0x15 or the
-    /// hypervisor's beats a calibration).
+    /// about `options.rep_length`, probes the counters, and takes the tick
+    /// clock's frequency from where the hardware states it: CPUID (leaf 0x15
+    /// or the hypervisor's) for the TSC, `cntfrq_el0` for the generic timer;
+    /// a calibration only where neither does.
     pub fn start(options: &MeasureOptions, topology: &Topology) -> Result<EngineSession> {
         let kernel: Arc<dyn Kernel> = Arc::from(kernel::kernel_by_name(&options.kernel)?);
         let passes = calibrate_passes(kernel.as_ref(), BUFFER_BYTES, options.rep_length)?;
@@ -77,8 +79,13 @@ impl EngineSession {
             let source = c.tsc_hz_source.clone().unwrap_or_else(|| "cpuid".into());
             Some((c.tsc_hz? as f64, source))
         });
-        let (tsc_hz, tsc_hz_source) = cpuid_tsc
-            .unwrap_or_else(|| (engine.tsc_hz(), "calibrated against CLOCK_MONOTONIC".into()));
+        let stated = clock::stated_tick_hz().map(|hz| (hz, clock::STATED_TICK_HZ_SOURCE.into()));
+        let (tsc_hz, tsc_hz_source) = cpuid_tsc.or(stated).unwrap_or_else(|| {
+            (
+                engine.tick_hz(),
+                "calibrated against CLOCK_MONOTONIC".into(),
+            )
+        });
         let setup = MeasurementSetup {
             kernel: kernel.name().into(),
             kernel_description: kernel.description().into(),
@@ -88,6 +95,7 @@ impl EngineSession {
             buffer_bytes: BUFFER_BYTES,
             passes,
             clock: engine.clock(),
+            tick_clock: clock::TICK_CLOCK,
             hardware_counters: engine.hardware().clone(),
             tsc_hz,
             tsc_hz_source,

@@ -3,6 +3,7 @@
 
 use crate::exit::Outcome;
 use crate::report::table::{arms_table, excluded_lines};
+use crate::report::warnings::{clock_note, counter_notes};
 use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
 
@@ -41,11 +42,10 @@ pub fn render(result: &GateResult) -> String {
             setup.kernel,
             setup.bytes_per_worker
         );
-        let _ = writeln!(
-            out,
-            "{}",
-            crate::report::warnings::clock_note(&setup.hardware_counters)
-        );
+        let _ = writeln!(out, "{}", clock_note(setup));
+        for note in counter_notes(setup) {
+            let _ = writeln!(out, "{note}");
+        }
         let _ = writeln!(out, "\n{}", arms_table(&result.arms, false));
     }
     if let Some(control) = &result.control {

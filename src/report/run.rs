@@ -1,6 +1,7 @@
 //! The human view of a run (printed by `run`, re-rendered by `report FILE`).
 
 use crate::exit::Outcome;
+use crate::judge::arms::measured;
 use crate::judge::checks::{CheckName, CheckStatus};
 use crate::judge::cost;
 use crate::judge::stats::median;
@@ -8,7 +9,7 @@ use crate::judge::validity::judge_run;
 use crate::plan::Arm;
 use crate::report::table::{arms_table, excluded_lines, headline_table};
 use crate::report::units::{percent, sig4};
-use crate::report::warnings::clock_note;
+use crate::report::warnings::{clock_note, counter_notes};
 use crate::saved::RunResult;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -57,7 +58,17 @@ pub fn render(result: &RunResult) -> String {
         repetitions_done(result),
         result.options.warmups
     );
-    let _ = writeln!(out, "{}", clock_note(&result.setup.hardware_counters));
+    let _ = writeln!(out, "{}", clock_note(&result.setup));
+    for note in counter_notes(&result.setup) {
+        let _ = writeln!(out, "{note}");
+    }
+    if !result.valid {
+        let _ = writeln!(
+            out,
+            "\n*** INVALID RUN: the numbers below failed their validity checks (see Checks); \
+             none of them may be quoted ***"
+        );
+    }
     let _ = writeln!(out, "\n{}", headline_table(&result.arms));
     let _ = writeln!(out, "\n{}", arms_table(&result.arms, true));
     let _ = writeln!(
@@ -139,19 +150,22 @@ struct WorkerRow {
     idle: String,
     #[tabled(rename = "cost/byte")]
     cost: String,
+    /// Median count of the worker's own cycles counter, per repetition.
+    cycles: String,
+    /// Median count of the worker's own instructions counter.
+    instructions: String,
 }
 
-/// Per arm and worker: where it ran and where its time went.
+/// Per arm and worker: where it ran and where its time went, over the
+/// repetitions the statistics kept (excluded ones are listed, not counted).
 fn worker_table(result: &RunResult) -> String {
     let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
     let order: Vec<Arm> = result.plan.placements.iter().map(|p| p.arm).collect();
-    for rep in result.samples.iter().filter(|r| !r.warmup) {
-        // A sample of an arm the plan does not name (a hand-edited file) has no row.
-        let Some(arm_index) = order.iter().position(|a| *a == rep.arm) else {
-            continue;
-        };
-        for w in &rep.workers {
-            per.entry((arm_index, w.worker)).or_default().push(w);
+    for (arm_index, &arm) in order.iter().enumerate() {
+        for rep in measured(&result.samples, arm, &result.excluded) {
+            for w in &rep.workers {
+                per.entry((arm_index, w.worker)).or_default().push(w);
+            }
         }
     }
     let rows = per.into_iter().map(|((arm_index, worker), samples)| {
@@ -181,6 +195,19 @@ fn worker_table(result: &RunResult) -> String {
             .iter()
             .filter_map(|w| cost::worker_cost_per_byte(w, result.setup.clock))
             .collect();
+        // Counts are whole numbers: shown in full, so exactness shows.
+        let count = |f: &dyn Fn(&crate::measure::WorkerSample) -> Option<u64>| {
+            let counts: Vec<f64> = samples
+                .iter()
+                .filter_map(|w| f(w))
+                .map(|c| c as f64)
+                .collect();
+            if counts.len() < samples.len() || counts.is_empty() {
+                "—".to_string()
+            } else {
+                format!("{:.0}", median(&counts))
+            }
+        };
         WorkerRow {
             arm: order[arm_index],
             worker,
@@ -195,6 +222,8 @@ fn worker_table(result: &RunResult) -> String {
             } else {
                 sig4(median(&costs))
             },
+            cycles: count(&|w| w.counters.cycles),
+            instructions: count(&|w| w.counters.instructions),
         }
     });
     Table::new(rows).with(Style::sharp()).to_string()

@@ -9,26 +9,6 @@ use crate::plan::Arm;
 use crate::report::units::{percent, percent_change, sig4};
 use tabled::builder::Builder;
 use tabled::settings::Style;
-use tabled::{Table, Tabled};
-
-#[derive(Tabled)]
-struct ArmRow {
-    arm: String,
-    #[tabled(rename = "CPUs")]
-    cpus: String,
-    #[tabled(rename = "cost/byte")]
-    cost: String,
-    clock: String,
-    #[tabled(rename = "CV")]
-    cv: String,
-    min: String,
-    max: String,
-    reps: String,
-    #[tabled(rename = "TSC/byte")]
-    tsc: String,
-    #[tabled(rename = "eff. GHz")]
-    ghz: String,
-}
 
 fn median_or_dash(s: &Option<Spread>) -> String {
     s.as_ref()
@@ -53,45 +33,63 @@ pub fn marked_name(arm: &ArmStats) -> String {
     }
 }
 
-/// The detailed per-arm table.
+/// The detailed per-arm table: the cost with its clock, CV, min, max and
+/// repetitions, then the tick clock's cost (headed "TSC/byte" or
+/// "generic-timer/byte") and the effective GHz.
 pub fn arms_table(arms: &[ArmStats], mark_quotable: bool) -> String {
-    let rows = arms.iter().map(|a| {
-        let cost = a.cost.as_ref();
-        ArmRow {
-            arm: if mark_quotable {
-                marked_name(a)
-            } else {
-                a.name.to_string()
-            },
-            cpus: cpus_label(&a.cpus),
-            cost: median_or_dash(&a.cost),
-            clock: a.clock.as_str().into(),
-            cv: cost.map(|s| percent(s.cv)).unwrap_or_else(|| "—".into()),
-            min: cost.map(|s| sig4(s.min)).unwrap_or_else(|| "—".into()),
-            max: cost.map(|s| sig4(s.max)).unwrap_or_else(|| "—".into()),
-            reps: cost
-                .map(|s| s.reps.to_string())
-                .unwrap_or_else(|| "0".into()),
-            tsc: median_or_dash(&a.tsc_per_byte),
-            ghz: median_or_dash(&a.effective_ghz),
-        }
-    });
-    Table::new(rows).with(Style::sharp()).to_string()
-}
-
-/// The study's headline table: rows one-per-core and sibling-packed (and any
-/// other arm), columns cost per byte (headed by its clock: "cycles/byte" or
-/// "TSC ticks/byte"), L1i misses per 1000 instructions, instructions per byte,
-/// and the change against one-per-core.
-pub fn headline_table(arms: &[ArmStats]) -> String {
-    let cost_header = match arms.first().map(|a| a.clock) {
-        Some(ClockKind::CoreCycles) | None => "cycles/byte",
-        Some(ClockKind::Tsc) => "TSC ticks/byte",
+    let tick_clock = arms.first().map_or(ClockKind::Tsc, |a| a.tick_clock);
+    let tick_header = match tick_clock {
+        ClockKind::GenericTimer => "generic-timer/byte",
+        _ => "TSC/byte",
     };
     let mut table = Builder::default();
     table.push_record([
         "arm",
-        cost_header,
+        "CPUs",
+        "cost/byte",
+        "clock",
+        "CV",
+        "min",
+        "max",
+        "reps",
+        tick_header,
+        "eff. GHz",
+    ]);
+    for a in arms {
+        let cost = a.cost.as_ref();
+        let or_dash = |f: &dyn Fn(&Spread) -> String| cost.map(f).unwrap_or_else(|| "—".into());
+        table.push_record([
+            if mark_quotable {
+                marked_name(a)
+            } else {
+                a.name.to_string()
+            },
+            cpus_label(&a.cpus),
+            median_or_dash(&a.cost),
+            a.clock.as_str().into(),
+            or_dash(&|s| percent(s.cv)),
+            or_dash(&|s| sig4(s.min)),
+            or_dash(&|s| sig4(s.max)),
+            cost.map(|s| s.reps.to_string())
+                .unwrap_or_else(|| "0".into()),
+            median_or_dash(&a.tsc_per_byte),
+            median_or_dash(&a.effective_ghz),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+/// The study's headline table: rows one-per-core and sibling-packed (and any
+/// other arm), columns cost per byte (headed by its clock: "cycles/byte",
+/// "TSC ticks/byte" or "generic-timer ticks/byte"), L1i misses per 1000
+/// instructions, instructions per byte, and the change against one-per-core.
+pub fn headline_table(arms: &[ArmStats]) -> String {
+    let clock = arms.first().map_or(ClockKind::CoreCycles, |a| a.clock);
+    let cost_header = format!("{}/byte", clock.unit());
+    let mut table = Builder::default();
+    table.push_record([
+        "arm",
+        &cost_header,
         "L1i miss/1k instr",
         "instr/byte",
         "vs one-per-core",

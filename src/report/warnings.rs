@@ -1,15 +1,48 @@
-//! The sentence naming the clock every cost in an output came from.
+//! The sentences naming the clock every cost in an output came from, and
+//! what the PMU could and could not count.
 
-use crate::measure::HardwareCounters;
+use crate::measure::{HardwareCounters, MeasurementSetup};
 
 /// The sentence naming the clock every cost in this output came from.
-pub fn clock_note(hardware: &HardwareCounters) -> String {
-    match hardware {
+pub fn clock_note(setup: &MeasurementSetup) -> String {
+    match &setup.hardware_counters {
         HardwareCounters::Available { .. } => {
             "costs are core cycles per byte, from each worker's own cycles counter".into()
         }
-        HardwareCounters::Unavailable { reason } => {
-            format!("costs are TSC ticks per byte (fallback clock): {reason}")
-        }
+        HardwareCounters::Unavailable { reason } => format!(
+            "costs are {} per byte (fallback clock): {reason}",
+            setup.tick_clock.unit()
+        ),
     }
+}
+
+/// One line per hardware event the PMU does not count (with the reason), and
+/// one for a two-group layout; empty when everything counts, or when no PMU
+/// counted at all (the clock note already says so).
+pub fn counter_notes(setup: &MeasurementSetup) -> Vec<String> {
+    let HardwareCounters::Available {
+        events,
+        layout_reason,
+        ..
+    } = &setup.hardware_counters
+    else {
+        return Vec::new();
+    };
+    let mut notes: Vec<String> = events
+        .iter()
+        .filter(|status| !status.counted)
+        .map(|status| {
+            format!(
+                "{} unavailable: {}",
+                status.event,
+                status.reason.as_deref().unwrap_or("not counted")
+            )
+        })
+        .collect();
+    notes.extend(
+        layout_reason
+            .iter()
+            .map(|why| format!("counter groups: {why}")),
+    );
+    notes
 }

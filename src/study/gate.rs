@@ -11,7 +11,7 @@ use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
 use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict};
 use crate::judge::warnings::Warning;
-use crate::measure::{ClockKind, Measure};
+use crate::measure::Measure;
 use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
 use crate::probe::Topology;
 use crate::saved::{DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION};
@@ -125,17 +125,21 @@ pub fn gate_session<M: Measure>(
     let measured_of = |p: &Placement| measured(&samples, p.arm, &excluded);
     result.arms = every_arm
         .iter()
-        .map(|p| arm_stats(p, &measured_of(p), setup.clock, setup.tsc_hz))
+        .map(|p| arm_stats(p, &measured_of(p), &setup))
         .collect();
     // A time-sliced thread's own cycle counter stops while it waits, so the
-    // control is judged on the TSC, which every sample records.
-    let tsc_costs = |p: &Placement| -> Vec<f64> {
+    // control is judged on the tick clock, which every sample records.
+    let tick_costs = |p: &Placement| -> Vec<f64> {
         measured_of(p)
             .into_iter()
-            .filter_map(|r| rep_cost(r, ClockKind::Tsc))
+            .filter_map(|r| rep_cost(r, setup.tick_clock))
             .collect()
     };
-    let control = gate::control_check(&tsc_costs(&same_cpu), &tsc_costs(&alone));
+    let control = gate::control_check(
+        &tick_costs(&same_cpu),
+        &tick_costs(&alone),
+        setup.tick_clock,
+    );
     // Without working pinning neither verdict means anything.
     let control_failed = control.status == CheckStatus::Failed;
     if control_failed {

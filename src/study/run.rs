@@ -111,21 +111,19 @@ pub fn run_study<M: Measure>(
     let mut arms: Vec<_> = run_plan
         .placements
         .iter()
-        .map(|p| {
-            arm_stats(
-                p,
-                &measured(&samples, p.arm, &excluded),
-                setup.clock,
-                setup.tsc_hz,
-            )
-        })
+        .map(|p| arm_stats(p, &measured(&samples, p.arm, &excluded), &setup))
         .collect();
     let baseline = arms
         .iter()
         .find(|a| a.name == Arm::OnePerCore)
         .and_then(|a| a.cost.as_ref().map(|c| c.median));
     let mut all_checks = vec![checks::pinning(&samples), checks::multiplexing(&samples)];
-    let (invariance, invariance_spread) = checks::invariance(&samples, options.tolerance);
+    let (invariance, invariance_spread) = checks::invariance(
+        &samples,
+        options.tolerance,
+        setup.kernel_instructions_per_byte,
+        setup.why_instructions_uncounted(),
+    );
     all_checks.push(invariance);
     for arm in &mut arms {
         if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {

@@ -7,6 +7,12 @@
 //! [`Guest::boot`] builds the static `placement-study` once per test process
 //! and runs it in a guest.
 //!
+//! [`Arm64Guest`] does the same with `boot-guest-arm64.sh`, whose guest has
+//! a PMU that really counts (exactly, with icount on one vCPU), and a
+//! binary built by `build-arm64.sh`. [`Arm64Guest::boot_script`] runs a
+//! shell script instead, with `placement-study` and the `hold-counters`
+//! test tool (`tests/hold-counters/`) unpacked into the guest's `/tmp` first.
+//!
 //! Inside the guest the payload's stdout and stderr are both the serial
 //! console, so they arrive merged in [`GuestRun::stdout`]; and the console is
 //! a terminal, so anything the product prints only "when stderr is a
@@ -71,10 +77,7 @@ impl Guest {
     /// `placement-study` with `args` in it. Panics, with cargo's output, when
     /// the static binary does not build, or when boot-guest.sh cannot be run.
     pub fn boot(&self, smp: &str, pin: Option<&str>, args: &[&str]) -> GuestRun {
-        let binary = match STATIC_BINARY.get_or_init(build_static_binary) {
-            Ok(binary) => binary,
-            Err(cargo_output) => panic!("building the static guest binary failed:\n{cargo_output}"),
-        };
+        let binary = built(&STATIC_BINARY, build_static_binary);
         let invocation = format!(
             "boot-guest.sh smp={smp} PIN={} placement-study {}",
             pin.unwrap_or("(none)"),
@@ -92,28 +95,196 @@ impl Guest {
             None => command.env_remove("PIN"),
         };
         command.env("TIMEOUT", GUEST_TIMEOUT_SECONDS.to_string());
-
-        let _guest_slot = ONE_GUEST_AT_A_TIME
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let started = Instant::now();
-        let output = command
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", self.boot_script.display()));
-        let run = GuestRun::parse(
-            invocation,
-            output.status.code().unwrap_or(-1),
-            &String::from_utf8_lossy(&output.stdout),
-            &String::from_utf8_lossy(&output.stderr),
-        );
-        println!(
-            "guest: {} -> exit {} in {:.1} s",
-            run.invocation,
-            run.exit_code,
-            started.elapsed().as_secs_f64()
-        );
-        run
+        boot_guest(invocation, &mut command)
     }
+}
+
+/// The arm64 guest harness: `boot-guest-arm64.sh` and the static aarch64
+/// binaries `build-arm64.sh` makes.
+pub struct Arm64Guest {
+    boot_script: PathBuf,
+    build_script: PathBuf,
+}
+
+/// How the arm64 guest's QEMU counts instructions.
+#[derive(Clone, Copy, Debug)]
+pub enum Icount {
+    /// `-icount shift=0,sleep=off`: an exact instructions counter (on one
+    /// vCPU), cycles = instructions.
+    Exact,
+    /// No icount: no instructions event at all; cycles follow host time.
+    None,
+}
+
+/// The test tool that holds the PMU's counters, a crate of its own.
+const HOLD_COUNTERS_CRATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hold-counters");
+
+/// The static aarch64 `placement-study`, built on first use.
+static ARM64_BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+/// The static aarch64 `hold-counters` test tool, built on first use.
+static ARM64_HOLD_COUNTERS: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+impl Arm64Guest {
+    /// The scripts. A guest test was asked for, so a missing one fails it.
+    pub fn new() -> Arm64Guest {
+        let vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vm");
+        let guest = Arm64Guest {
+            boot_script: vm.join("boot-guest-arm64.sh"),
+            build_script: vm.join("build-arm64.sh"),
+        };
+        for script in [&guest.boot_script, &guest.build_script] {
+            assert!(
+                script.is_file(),
+                "{} is absent: guest tests need ../shared beside the repository",
+                script.display()
+            );
+        }
+        guest
+    }
+
+    /// Boots an arm64 guest with `-smp smp` and runs the static
+    /// `placement-study` with `args` in it.
+    pub fn boot(&self, smp: &str, icount: Icount, args: &[&str]) -> GuestRun {
+        let binary = built(&ARM64_BINARY, || self.build(&["--bin", "placement-study"]));
+        let invocation = format!(
+            "boot-guest-arm64.sh smp={smp} icount={icount:?} placement-study {}",
+            args.join(" ")
+        );
+        boot_guest(
+            invocation,
+            self.guest_command(binary, smp, icount).args(args),
+        )
+    }
+
+    /// Boots an arm64 guest that runs `script` (busybox sh) with
+    /// `/tmp/placement-study` and `/tmp/hold-counters` in place. The script's
+    /// exit status is the run's.
+    pub fn boot_script(&self, smp: &str, icount: Icount, script: &str) -> GuestRun {
+        let binary = built(&ARM64_BINARY, || self.build(&["--bin", "placement-study"]));
+        let hold = built(&ARM64_HOLD_COUNTERS, || {
+            self.build_crate(HOLD_COUNTERS_CRATE, &[])
+        });
+        let folder = tempfile::tempdir().expect("a temporary folder for the guest payload");
+        let payload = folder.path().join("payload.sh");
+        let files = [("placement-study", binary), ("hold-counters", hold)];
+        std::fs::write(&payload, self_extracting(script, &files))
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", payload.display()));
+        let invocation =
+            format!("boot-guest-arm64.sh smp={smp} icount={icount:?} script:\n{script}");
+        boot_guest(invocation, &mut self.guest_command(&payload, smp, icount))
+    }
+
+    fn guest_command(&self, payload: &Path, smp: &str, icount: Icount) -> Command {
+        // Through bash: a copied shared/ may have lost the script's exec bit.
+        let mut command = Command::new("bash");
+        command.arg(&self.boot_script).arg(payload).arg(smp);
+        command.env_remove("PIN");
+        match icount {
+            Icount::Exact => command.env_remove("ICOUNT"),
+            Icount::None => command.env("ICOUNT", "none"),
+        };
+        command.env("TIMEOUT", GUEST_TIMEOUT_SECONDS.to_string());
+        command
+    }
+
+    /// `build-arm64.sh` on placement-study with `args`: the binary's path.
+    fn build(&self, args: &[&str]) -> Result<PathBuf, String> {
+        self.build_crate(env!("CARGO_MANIFEST_DIR"), args)
+    }
+
+    /// `build-arm64.sh CRATE --release ARGS`: the path it prints last.
+    fn build_crate(&self, crate_dir: &str, args: &[&str]) -> Result<PathBuf, String> {
+        let started = Instant::now();
+        let output = Command::new("bash")
+            .arg(&self.build_script)
+            .arg(crate_dir)
+            .args(args)
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .output()
+            .map_err(|error| format!("cannot run {}: {error}", self.build_script.display()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        match stdout.lines().last() {
+            Some(path) if output.status.success() => {
+                println!(
+                    "guest: built static aarch64 {path} in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(PathBuf::from(path))
+            }
+            _ => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
+        }
+    }
+}
+
+/// The binary a `OnceLock` holds, built with `build` on first use; panics
+/// with the build's output when it failed.
+fn built(
+    slot: &'static OnceLock<Result<PathBuf, String>>,
+    build: impl FnOnce() -> Result<PathBuf, String>,
+) -> &'static Path {
+    match slot.get_or_init(build) {
+        Ok(binary) => binary,
+        Err(output) => panic!("building a static guest binary failed:\n{output}"),
+    }
+}
+
+/// A busybox shell script that first unpacks `files` (appended after it,
+/// byte for byte) into `/tmp/NAME`, executable, then runs `script`. The
+/// guest harness copies one file in; this carries several.
+fn self_extracting(script: &str, files: &[(&str, &Path)]) -> Vec<u8> {
+    let contents: Vec<Vec<u8>> = files
+        .iter()
+        .map(|(_, path)| {
+            std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        })
+        .collect();
+    // Offsets are written with a fixed width, so the header's length does
+    // not depend on them.
+    let header = |start: usize| -> String {
+        let mut text = String::from("#!/bin/sh\n");
+        let mut offset = start;
+        for ((name, _), bytes) in files.iter().zip(&contents) {
+            text.push_str(&format!(
+                "tail -c +{:012} \"$0\" | head -c {:012} > /tmp/{name} && chmod 755 /tmp/{name} || exit 125\n",
+                offset + 1,
+                bytes.len()
+            ));
+            offset += bytes.len();
+        }
+        text.push_str(script);
+        text.push_str("\nexit $?\n");
+        text
+    };
+    let start = header(0).len();
+    let mut payload = header(start).into_bytes();
+    for bytes in contents {
+        payload.extend(bytes);
+    }
+    payload
+}
+
+/// Runs one boot command, one guest at a time, and parses what it printed.
+fn boot_guest(invocation: String, command: &mut Command) -> GuestRun {
+    let _guest_slot = ONE_GUEST_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let started = Instant::now();
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {invocation}: {error}"));
+    let run = GuestRun::parse(
+        invocation,
+        output.status.code().unwrap_or(-1),
+        &String::from_utf8_lossy(&output.stdout),
+        &String::from_utf8_lossy(&output.stderr),
+    );
+    println!(
+        "guest: {} -> exit {} in {:.1} s",
+        run.invocation.lines().next().unwrap_or_default(),
+        run.exit_code,
+        started.elapsed().as_secs_f64()
+    );
+    run
 }
 
 /// Seconds one guest may take, boot included (a gate takes about 10; a
