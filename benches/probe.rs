@@ -25,8 +25,7 @@ mod conformance;
 
 use conformance::{Corpus, Row};
 use criterion::{Criterion, criterion_group, criterion_main};
-use placement_study::cpuset::CpuSet;
-use placement_study::probe::{self, cpuid::CpuidSource};
+use placement_study::probe;
 
 /// The manifest row of the machine with the most CPUs, and that count.
 fn largest(rows: &[Row]) -> (&Row, usize) {
@@ -56,17 +55,23 @@ fn bench_probe(c: &mut Criterion) {
         ),
         |b| b.iter(|| probe::probe(Some(&root), None).expect("probes")),
     );
+    #[cfg(target_arch = "x86_64")]
+    bench_cpuid_dump(c, &corpus);
+}
 
+/// CPUID is decoded only by x86_64 builds.
+#[cfg(target_arch = "x86_64")]
+fn bench_cpuid_dump(c: &mut Criterion, corpus: &Corpus) {
     let cpuid_rows = corpus.read_manifest("cpuid-manifest.tsv");
     let (dump, dump_cpus) = largest(&cpuid_rows);
     let cpuid_dir = dump.get("cpuid_dir");
     let dump_dir = corpus
         .extract(dump.get("tarball"), &[cpuid_dir])
         .expect("extracts the dump");
-    let source = CpuidSource::Dump(dump_dir.path().join(cpuid_dir));
+    let source = probe::CpuidSource::Dump(dump_dir.path().join(cpuid_dir));
     c.bench_function(
         &format!("read cpuid dump {} ({dump_cpus} CPUs)", dump.get("name")),
-        |b| b.iter(|| probe::cpuid::read_report(&source, &CpuSet::default()).expect("reads")),
+        |b| b.iter(|| probe::cpuid::read_report(&source, &Default::default()).expect("reads")),
     );
 }
 

@@ -25,9 +25,9 @@ impl Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Probe the machine: CPUs, cores, packages, caches, core classes, CPUID, environment.
+    /// Probe the machine: CPUs, cores, packages, caches, core classes, CPUID or MIDR, environment.
     Topology(TopologyArgs),
-    /// Save this host's topology files and a per-CPU CPUID dump into DIR, for --sysfs-root/--cpuid-dump.
+    /// Save this host's topology files (with, on x86_64, a per-CPU CPUID dump) into DIR, for --sysfs-root/--cpuid-dump.
     Snapshot(SnapshotArgs),
     /// Measure the SMT co-location penalty and say whether placement is physical.
     Gate(GateArgs),
@@ -43,7 +43,7 @@ pub struct SourceArgs {
     /// Read sysfs/procfs under DIR (the folder holding sys/ and proc/) instead of the live system.
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
-    /// Read CPUID from a hwloc-gather-cpuid dump (one puN file per CPU) instead of the live CPU.
+    /// Read CPUID from a hwloc-gather-cpuid dump (one puN file per CPU) instead of the live CPU (x86_64 builds only).
     #[arg(long, value_name = "DIR")]
     pub cpuid_dump: Option<PathBuf>,
     /// Do not read CPUID at all.

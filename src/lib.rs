@@ -4,8 +4,9 @@
 //! The crate is laid out as the pipeline it runs, each layer importing only
 //! the ones below it:
 //!
-//! * [`probe`] reads the machine (sysfs/procfs under a root folder, CPUID
-//!   through a [`raw_cpuid::CpuIdReader`]) into a [`probe::Topology`];
+//! * [`probe`] reads the machine (sysfs/procfs under a root folder; on
+//!   x86_64, CPUID through raw-cpuid's `CpuIdReader`; on Arm, the MIDR)
+//!   into a [`probe::Topology`];
 //! * [`plan`] decides which CPUs each placement arm uses;
 //! * [`measure`] runs the port-bound kernel on pinned workers that count
 //!   themselves, behind the [`measure::Measure`] trait;

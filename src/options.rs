@@ -18,7 +18,7 @@ use crate::judge::stats::MIN_INTERVAL_REPS;
 use crate::measure::MeasureOptions;
 use crate::measure::kernel::KERNEL_NAMES;
 use crate::plan::Arm;
-use crate::probe::cpuid::CpuidSource;
+use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
@@ -42,12 +42,12 @@ pub const WORKERS: RangeInclusive<usize> = 1..=1024;
 pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
         cli::Command::Topology(args) => Command::Topology(TopologyCommand {
-            source: source(&args.source),
+            source: source(&args.source)?,
             outputs: outputs(&args.output, &[])?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
         cli::Command::Gate(args) => Command::Gate(GateCommand {
-            source: source(&args.source),
+            source: source(&args.source)?,
             measure: measure(&args.measure)?,
             rule: gate_rule(&args.rule)?,
             outputs: outputs(&args.output, &[])?,
@@ -79,7 +79,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 measure: measure(&args.measure)?,
             };
             Command::Run(RunCommand {
-                source: source(&args.source),
+                source: source(&args.source)?,
                 study,
                 outputs: outputs(&args.output, &[])?,
             })
@@ -100,26 +100,35 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
 /// Which CPUID source the options ask for. Without options: the live CPU
 /// for the live system; for `--sysfs-root DIR`, the dump `DIR/cpuid` that
 /// `snapshot` writes, when present (never the live CPU: it belongs to
-/// another machine than the snapshot).
-fn source(args: &SourceArgs) -> Source {
+/// another machine than the snapshot). Builds for other architectures than
+/// x86_64 read no CPUID, and refuse `--cpuid-dump`.
+fn source(args: &SourceArgs) -> Result<Source> {
+    let x86_64 = cfg!(target_arch = "x86_64");
     let cpuid = if args.no_cpuid {
         None
     } else if let Some(dump) = &args.cpuid_dump {
+        if !x86_64 {
+            bail!(
+                "--cpuid-dump {}: CPUID is an x86 instruction; this {} build does not decode CPUID dumps (use an x86_64 build of placement-study)",
+                dump.display(),
+                std::env::consts::ARCH
+            );
+        }
         Some(CpuidSource::Dump(dump.clone()))
     } else {
         match &args.sysfs_root {
-            Some(root) => {
+            Some(root) if x86_64 => {
                 let dump = root.join(CPUID_DIR);
                 dump.is_dir().then_some(CpuidSource::Dump(dump))
             }
-            None if cfg!(target_arch = "x86_64") => Some(CpuidSource::Live),
-            None => None,
+            None if x86_64 => Some(CpuidSource::Live),
+            _ => None,
         }
     };
-    Source {
+    Ok(Source {
         sysfs_root: args.sysfs_root.clone(),
         cpuid,
-    }
+    })
 }
 
 fn measure(args: &MeasureArgs) -> Result<MeasureOptions> {

@@ -11,12 +11,15 @@
 //! so only pu0 has a core type ("Atom:1"); the other CPUs form an "unknown"
 //! class, and the part has two classes as hwloc says.
 
+#![cfg(target_arch = "x86_64")]
+
 mod conformance;
 
 use conformance::{Corpus, Row};
 use placement_study::cpuset::CpuSet;
-use placement_study::probe::CpuidReport;
-use placement_study::probe::cpuid::{CpuidSource, classes_from_cpuid, read_report};
+use placement_study::probe::classes::classes_from_cpuid;
+use placement_study::probe::cpuid::read_report;
+use placement_study::probe::{CpuidReport, CpuidSource};
 use std::collections::BTreeMap;
 
 fn yes_no(value: bool) -> &'static str {

@@ -104,6 +104,46 @@ fn check_row(corpus: &Corpus, row: &Row) -> Result<(), String> {
     }
 }
 
+/// Probes one row's snapshot, by name.
+fn probe_row(corpus: &Corpus, name: &str) -> Topology {
+    let rows = corpus.read_manifest("sysfs-manifest.tsv");
+    let row = rows
+        .iter()
+        .find(|row| row.get("name") == name)
+        .unwrap_or_else(|| panic!("no row {name} in the manifest"));
+    let scratch = corpus
+        .extract(row.get("tarball"), &[])
+        .unwrap_or_else(|why| panic!("{name}: {why}"));
+    probe(Some(&scratch.path().join(row.get("top_dir"))), None)
+        .unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
+}
+
+/// An old 32-bit ARM kernel prints the MIDR fields once, after all the
+/// processor blocks: they name both CPUs.
+#[test]
+fn old_arm_cpuinfo_names_the_cortex_a9() {
+    let Some(corpus) = Corpus::find() else {
+        return;
+    };
+    let topology = probe_row(&corpus, "2arm-2c");
+    let midr = topology.midr.as_ref().expect("cpuinfo's MIDR fields");
+    assert_eq!(
+        (midr.source.as_str(), midr.arch.as_str()),
+        ("cpuinfo", "arm")
+    );
+    let [kind] = midr.kinds.as_slice() else {
+        panic!("one kind of core: {:?}", midr.kinds);
+    };
+    assert_eq!(kind.cpus, CpuSet::from_cpus([0, 1]));
+    assert_eq!((kind.implementer, kind.part), (0x41, 0xc09));
+    assert_eq!(kind.name, "ARM Cortex-A9 r2p1");
+    assert_eq!(topology.cpu_name().as_deref(), Some("ARM Cortex-A9 r2p1"));
+    assert_eq!(
+        topology.source.cpuid_absent.as_deref(),
+        Some("not part of arm")
+    );
+}
+
 #[test]
 fn every_sysfs_snapshot_matches_the_manifest() {
     let Some(corpus) = Corpus::find() else {

@@ -1,10 +1,12 @@
 //! The CPUID reader on our own fixtures (`fixtures/cpuid/<machine>/puN`,
 //! hand-written after real machines), on bad dumps, and on this machine.
+#![cfg(target_arch = "x86_64")]
 
 use placement_study::cpuset::CpuSet;
-use placement_study::probe::cpuid::{CpuidSource, classes_from_cpuid, read_report, write_dump};
+use placement_study::probe::classes::classes_from_cpuid;
+use placement_study::probe::cpuid::{read_report, write_dump};
 use placement_study::probe::crosscheck::{crosscheck, entries_from_cpuid};
-use placement_study::probe::{ClassSource, CoreKind, CpuEntry, CpuidReport};
+use placement_study::probe::{ClassSource, CoreKind, CpuEntry, CpuidReport, CpuidSource};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fs;

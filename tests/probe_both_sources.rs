@@ -1,11 +1,11 @@
 //! The whole prober on both sources at once: each hand-written sysfs fixture
 //! with the CPUID dump of the same machine, through `probe()` and through the
 //! binary, and the snapshot a live machine saves read back.
+#![cfg(target_arch = "x86_64")]
 
 use placement_study::plan::Arm;
 use placement_study::plan::{self, GatePlan};
-use placement_study::probe::cpuid::CpuidSource;
-use placement_study::probe::{Topology, probe};
+use placement_study::probe::{CpuidSource, Topology, probe};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -210,6 +210,200 @@ fn kvm_guest_without_smt_or_pmu() {
     );
 }
 
+/// Fails, printing `text`, unless one of its lines is `line`.
+fn assert_has_line(text: &str, line: &str) {
+    assert!(
+        text.lines().any(|l| l == line),
+        "no line {line:?} in:\n{text}"
+    );
+}
+
+/// Each MIDR kind's name and CPUs, in the order the prober lists them.
+fn midr_kinds(topology: &Topology) -> Vec<(String, CpuSet)> {
+    let midr = topology.midr.as_ref().expect("an Arm machine has a MIDR");
+    midr.kinds
+        .iter()
+        .map(|kind| (kind.name.clone(), kind.cpus.clone()))
+        .collect()
+}
+
+#[test]
+fn graviton2_names_its_neoverse_n1_cores_from_midr_el1() {
+    let t = probe_fixture("graviton2-m6g-xlarge");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.cores, s.packages), (4, 4, 1));
+    assert!(!s.smt);
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set(0..4))]);
+    let midr = t.midr.as_ref().expect("midr_el1 files");
+    assert_eq!(
+        (midr.source.as_str(), midr.arch.as_str()),
+        ("midr_el1", "aarch64")
+    );
+    let [kind] = midr.kinds.as_slice() else {
+        panic!("one kind of core: {:?}", midr.kinds);
+    };
+    assert_eq!(kind.midr.as_deref(), Some("0x413fd0c1"));
+    assert_eq!(
+        (
+            kind.implementer,
+            kind.variant,
+            kind.architecture,
+            kind.part,
+            kind.revision
+        ),
+        (0x41, 3, Some(0xf), 0xd0c, 1)
+    );
+    assert_eq!(kind.implementer_name.as_deref(), Some("ARM"));
+    assert_eq!(kind.part_name.as_deref(), Some("Neoverse-N1"));
+    assert_eq!(t.cpu_name().as_deref(), Some("ARM Neoverse-N1 r3p1"));
+    assert_eq!(
+        t.environment.model_name.as_deref(),
+        Some("ARM Neoverse-N1 r3p1"),
+        "arm64 cpuinfo has no model name: the MIDR names the CPU"
+    );
+    assert_eq!(t.cpuid, None);
+    assert_eq!(
+        t.source.cpuid_absent.as_deref(),
+        Some("not part of aarch64")
+    );
+    assert_eq!(cache_of(&t, 2, "Unified", 3), (Some(1 << 20), set([3])));
+    assert_eq!(cache_of(&t, 3, "Unified", 0), (Some(32 << 20), set(0..4)));
+    assert_eq!(t.environment.pmu_devices, vec!["armv8_pmuv3_0"]);
+}
+
+#[test]
+fn dgx_spark_classes_come_from_capacity_and_name_their_parts() {
+    let t = probe_fixture("dgx-spark-gb10");
+    let x925 = set((0..5).chain(10..15));
+    let a725 = set((5..10).chain(15..20));
+    assert_eq!(
+        classes(&t),
+        vec![
+            (CoreKind::Performance, x925.clone()),
+            (CoreKind::Efficiency, a725.clone())
+        ]
+    );
+    let details: Vec<(ClassSource, Option<&str>)> = t
+        .classes
+        .iter()
+        .map(|class| (class.source, class.detail.as_deref()))
+        .collect();
+    assert_eq!(
+        details,
+        [
+            (ClassSource::CpuCapacity, Some("capacity 1024, Cortex-X925")),
+            (ClassSource::CpuCapacity, Some("capacity 560, Cortex-A725")),
+        ]
+    );
+    assert_eq!(
+        midr_kinds(&t),
+        [
+            ("ARM Cortex-X925 r0p1".to_owned(), x925),
+            ("ARM Cortex-A725 r0p1".to_owned(), a725)
+        ]
+    );
+    assert_eq!(
+        t.cpu_name().as_deref(),
+        Some("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10")
+    );
+    let text = placement_study::report::topology::render(&t);
+    assert!(
+        text.starts_with("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10\n"),
+        "{text}"
+    );
+    assert_has_line(
+        &text,
+        "  cpuid           not part of aarch64 (CPU identity from MIDR_EL1)",
+    );
+    assert_has_line(
+        &text,
+        "  midr            ARM Cortex-A725 r0p1 on CPUs 5-9,15-19 (0x410fd871)",
+    );
+}
+
+#[test]
+fn jetson_tx2_identity_comes_from_cpuinfo_and_its_classes_are_not_ranked() {
+    let t = probe_fixture("jetson-tx2-cpuinfo-only");
+    let midr = t.midr.as_ref().expect("cpuinfo's MIDR fields");
+    assert_eq!(
+        (midr.source.as_str(), midr.arch.as_str()),
+        ("cpuinfo", "aarch64")
+    );
+    assert!(midr.kinds.iter().all(|kind| kind.midr.is_none()));
+    let a57 = set([0, 3, 4, 5]);
+    let denver = set([1, 2]);
+    assert_eq!(
+        midr_kinds(&t),
+        [
+            ("ARM Cortex-A57 r1p3".to_owned(), a57.clone()),
+            ("NVIDIA Denver 2 r0p0".to_owned(), denver.clone())
+        ]
+    );
+    // Nothing ranks Denver 2 against Cortex-A57: no "performance" guess.
+    assert_eq!(
+        classes(&t),
+        vec![(CoreKind::Ranked(0), a57), (CoreKind::Ranked(1), denver)]
+    );
+    assert!(
+        t.classes
+            .iter()
+            .all(|class| class.source == ClassSource::Midr)
+    );
+    assert_eq!(
+        t.classes[1].detail.as_deref(),
+        Some("Denver 2; speed rank unknown: listed by design tier, then part number")
+    );
+    assert_eq!(
+        t.cpu_name().as_deref(),
+        Some("ARM Cortex-A57 r1p3 ×4 + NVIDIA Denver 2 r0p0 ×2")
+    );
+    assert_eq!(
+        t.environment.model_name.as_deref(),
+        Some("ARMv8 Processor rev 3 (v8l)"),
+        "this kernel prints a model name: it is kept"
+    );
+    let text = placement_study::report::topology::render(&t);
+    assert_has_line(
+        &text,
+        "  cpuid           not part of aarch64 (CPU identity from the MIDR fields of /proc/cpuinfo)",
+    );
+}
+
+#[test]
+fn x86_machines_have_no_midr_and_no_cpuid_absence() {
+    for name in ["laptop-i5-11300H", "kvm-guest-2cpu"] {
+        let t = probe_fixture(name);
+        assert_eq!(t.midr, None, "{name}");
+        assert_eq!(
+            t.source.cpuid_absent, None,
+            "{name}: CPUID was only not read"
+        );
+    }
+}
+
+#[test]
+fn a_garbled_midr_is_an_error_naming_the_file() {
+    let root = damaged_copy("graviton2-m6g-xlarge");
+    let file = "cpu2/regs/identification/midr_el1";
+    std::fs::write(root.path().join(CPU_DIR).join(file), "Neoverse\n").expect("write");
+    let error = one_line_error_naming(root.path(), file);
+    assert!(
+        error.contains("expected a MIDR_EL1 value like 0x"),
+        "{error}"
+    );
+
+    let root = damaged_copy("jetson-tx2-cpuinfo-only");
+    let cpuinfo = root.path().join("proc/cpuinfo");
+    let text = std::fs::read_to_string(&cpuinfo).expect("read cpuinfo");
+    let garbled = text.replacen("CPU part\t: 0xd07", "CPU part\t: A57", 1);
+    std::fs::write(&cpuinfo, garbled).expect("write cpuinfo");
+    let error = one_line_error_naming(root.path(), "proc/cpuinfo");
+    assert!(
+        error.ends_with("CPU part: expected a 12-bit number like 0xd0c, found 'A57'"),
+        "{error}"
+    );
+}
+
 #[test]
 fn kvm_guest_claiming_siblings_is_taken_at_its_word_by_sysfs() {
     let t = probe_fixture("kvm-guest-claims-smt");

@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use placement_study::probe::cpuid::{DumpFile, classes_from_cpuid, report_from_dump_files};
+use placement_study::probe::classes::classes_from_cpuid;
+use placement_study::probe::cpuid::{DumpFile, report_from_dump_files};
 use placement_study::probe::crosscheck::{crosscheck, entries_from_cpuid};
 
 fuzz_target!(|data: &[u8]| {

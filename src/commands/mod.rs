@@ -10,7 +10,7 @@ pub mod topology;
 
 use crate::exit::Outcome;
 use crate::measure::stop;
-use crate::probe::{self, Topology, cpuid::CpuidSource};
+use crate::probe::{self, CpuidSource, Topology};
 use crate::saved::{OutputTarget, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;

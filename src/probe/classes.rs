@@ -6,16 +6,21 @@
 //! 1. the hybrid PMUs the kernel registers, `/sys/devices/cpu_core/cpus`,
 //!    `cpu_atom/cpus` and `cpu_lowpower/cpus` (Intel hybrid parts);
 //! 2. CPUID's core type (leaf 0x1A on Intel, 0x80000026 on AMD), through
-//!    [`cpuid::classes_from_cpuid`];
-//! 3. what the kernel derived itself: `cpu_capacity` (Arm big.LITTLE) and the
-//!    cpufreq maximum and base frequencies (Lakefield before the hybrid
+//!    [`classes_from_cpuid`];
+//! 3. what the kernel derived itself: `cpu_capacity` (Arm big.LITTLE);
+//! 4. on Arm, where capacities do not differ, the MIDR part numbers:
+//!    different core designs, ranked by [`Tier`] (Cortex-X/Neoverse-V above
+//!    Cortex-A7xx/Neoverse-N above Cortex-A5xx/A3x/Neoverse-E);
+//! 5. the cpufreq maximum and base frequencies (Lakefield before the hybrid
 //!    PMUs existed).
 //!
-//! A machine with one kind of core has one class, "uniform".
+//! On Arm each class's detail also names its cores' parts, e.g. "capacity
+//! 1024, Cortex-X925". A machine with one kind of core has one class,
+//! "uniform".
 
 use crate::cpuset::CpuSet;
-use crate::probe::cpuid;
-use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidReport};
+use crate::probe::midr::{Midr, Tier, kind_midr};
+use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidCpu, CpuidReport, MidrReport};
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::Result;
 use std::cmp::Reverse;
@@ -39,6 +44,7 @@ pub fn core_classes(
     root: Option<&SysfsRoot>,
     online: &CpuSet,
     report: Option<&CpuidReport>,
+    midr: Option<&MidrReport>,
 ) -> Result<Vec<CoreClass>> {
     if let Some(root) = root {
         if let Some(classes) = covering(from_hybrid_pmus(root, online)?, online) {
@@ -46,16 +52,142 @@ pub fn core_classes(
         }
     }
     let from_cpuid = report
-        .and_then(cpuid::classes_from_cpuid)
+        .and_then(classes_from_cpuid)
         .map(|classes| restricted(classes, online));
     if let Some(classes) = covering(from_cpuid, online) {
         return Ok(one_kind_is_uniform(classes, online));
     }
     if let Some(root) = root {
-        let classes = from_capacity_and_frequency(root, online)?;
+        let mut classes = from_capacity_and_frequency(root, online)?;
+        let by_capacity = classes.len() > 1 && classes[0].source == ClassSource::CpuCapacity;
+        if !by_capacity {
+            if let Some(classes) = covering(midr.and_then(from_midr_parts), online) {
+                return Ok(classes);
+            }
+        }
+        if let Some(midr) = midr {
+            name_parts(&mut classes, midr);
+        }
         return Ok(one_kind_is_uniform(classes, online));
     }
     Ok(vec![uniform(online)])
+}
+
+/// Classes from the MIDR part numbers, when the CPUs are of more than one
+/// design: fastest [`Tier`] first, named by rank ("performance",
+/// "efficiency", ...).
+///
+/// When the tiers do not rank every class apart (an unranked or unknown
+/// part, or two parts of one tier), nothing says which design is faster:
+/// the classes are "class 0", "class 1", ... in (tier, implementer, part)
+/// order, and each detail says the speed rank is unknown. A guess would
+/// call Jetson TX2's Denver 2 cores "efficiency" next to its Cortex-A57s.
+fn from_midr_parts(midr: &MidrReport) -> Option<Vec<CoreClass>> {
+    let mut parts: BTreeMap<(Tier, u32, u32), (Midr, Vec<u32>)> = BTreeMap::new();
+    for kind in &midr.kinds {
+        let fields = kind_midr(kind);
+        let key = (fields.tier(), fields.implementer, fields.part);
+        let (_, cpus) = parts.entry(key).or_insert((fields, Vec::new()));
+        cpus.extend(kind.cpus.iter());
+    }
+    if parts.len() < 2 {
+        return None;
+    }
+    let mut tiers: Vec<Tier> = parts.keys().map(|(tier, _, _)| *tier).collect();
+    tiers.dedup();
+    let ranked = tiers.len() == parts.len() && !tiers.contains(&Tier::Unranked);
+    let classes = parts
+        .into_values()
+        .enumerate()
+        .map(|(position, (fields, cpus))| CoreClass {
+            name: if ranked {
+                CoreKind::by_rank(position)
+            } else {
+                CoreKind::Ranked(position)
+            },
+            cpus: CpuSet::from_cpus(cpus),
+            source: ClassSource::Midr,
+            detail: Some(if ranked {
+                fields.part_label()
+            } else {
+                format!(
+                    "{}; speed rank unknown: listed by design tier, then part number",
+                    fields.part_label()
+                )
+            }),
+        })
+        .collect();
+    Some(classes)
+}
+
+/// Appends the parts of each class's CPUs to its detail: "capacity 1024,
+/// Cortex-X925".
+fn name_parts(classes: &mut [CoreClass], midr: &MidrReport) {
+    for class in classes {
+        let mut labels: Vec<String> = Vec::new();
+        for kind in &midr.kinds {
+            let label = kind_midr(kind).part_label();
+            if !kind.cpus.intersection(&class.cpus).is_empty() && !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+        if labels.is_empty() {
+            continue;
+        }
+        let parts = labels.join(" + ");
+        class.detail = Some(match class.detail.take() {
+            Some(detail) => format!("{detail}, {parts}"),
+            None => parts,
+        });
+    }
+}
+
+/// Core classes from the per-CPU core types of a hybrid part: performance,
+/// efficiency, low-power efficiency, in that order, plus "unknown" for CPUs
+/// of the same part that report no type. `None` when no CPU reports a type
+/// (not hybrid, or the leaf is absent).
+pub fn classes_from_cpuid(report: &CpuidReport) -> Option<Vec<CoreClass>> {
+    if report.per_cpu.iter().all(|cpu| cpu.core_type_raw.is_none()) {
+        return None;
+    }
+    let source = if report.vendor == "AuthenticAMD" {
+        ClassSource::CpuidLeaf80000026
+    } else {
+        ClassSource::CpuidLeaf1a
+    };
+    // CPUs of a hybrid part that report no (or an undocumented) core type
+    // are "unknown".
+    let order = [
+        CoreKind::Performance,
+        CoreKind::Efficiency,
+        CoreKind::LowPowerEfficiency,
+        CoreKind::Unknown,
+    ];
+    let classes = order
+        .into_iter()
+        .filter_map(|name| {
+            let members: Vec<&CpuidCpu> = report
+                .per_cpu
+                .iter()
+                .filter(|cpu| cpu.core_type.as_ref().unwrap_or(&CoreKind::Unknown) == &name)
+                .collect();
+            let first = members.first()?;
+            let detail = match (first.core_type_raw, &name) {
+                (Some(raw), CoreKind::LowPowerEfficiency) if source == ClassSource::CpuidLeaf1a => {
+                    format!("core type {raw:#x}, no L3")
+                }
+                (Some(raw), _) => format!("core type {raw:#x}"),
+                (None, _) => "no core type reported".to_string(),
+            };
+            Some(CoreClass {
+                name,
+                cpus: members.iter().map(|cpu| cpu.cpu).collect(),
+                source,
+                detail: Some(detail),
+            })
+        })
+        .collect();
+    Some(classes)
 }
 
 /// Classes from `cpu_core/cpus`, `cpu_atom/cpus`, `cpu_lowpower/cpus`.
@@ -250,6 +382,73 @@ mod tests {
         assert!(!favoured_cores_only(&lakefield));
         let big_spread = [(0, speed(3000, 2000)), (1, speed(2000, 2000))];
         assert!(!favoured_cores_only(&big_spread));
+    }
+
+    /// A report of CPUs 0-1 of `first` and CPUs 2-3 of `second` (MIDRs).
+    fn two_designs(first: u64, second: u64) -> MidrReport {
+        let per_cpu = [(0, first), (1, first), (2, second), (3, second)]
+            .map(|(cpu, value)| (cpu, Midr::from_register(value)));
+        crate::probe::midr::report("midr_el1", "aarch64", per_cpu.to_vec())
+    }
+
+    fn names_and_details(classes: &[CoreClass]) -> Vec<(String, Option<&str>)> {
+        classes
+            .iter()
+            .map(|class| (class.name.to_string(), class.detail.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn midr_parts_of_known_tiers_are_ranked() {
+        // Cortex-A725 on CPUs 0-1, Cortex-X925 on 2-3: the X925 is faster.
+        let classes = from_midr_parts(&two_designs(0x410f_d871, 0x410f_d851)).unwrap();
+        assert_eq!(
+            names_and_details(&classes),
+            [
+                ("performance".to_owned(), Some("Cortex-X925")),
+                ("efficiency".to_owned(), Some("Cortex-A725"))
+            ]
+        );
+        assert_eq!(classes[0].cpus, CpuSet::from_cpus([2, 3]));
+        assert_eq!(classes[0].source, ClassSource::Midr);
+        // Revisions of one part are one design: no classes.
+        assert_eq!(
+            from_midr_parts(&two_designs(0x410f_d850, 0x411f_d851)),
+            None
+        );
+    }
+
+    #[test]
+    fn midr_parts_without_a_rank_are_numbered_not_guessed() {
+        let classes = from_midr_parts(&two_designs(0x990f_1230, 0x410f_d050)).unwrap();
+        assert_eq!(
+            names_and_details(&classes),
+            [
+                (
+                    "class 0".to_owned(),
+                    Some("Cortex-A55; speed rank unknown: listed by design tier, then part number")
+                ),
+                (
+                    "class 1".to_owned(),
+                    Some("part 0x123; speed rank unknown: listed by design tier, then part number")
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn capacity_classes_gain_their_part_names() {
+        let mut classes = vec![CoreClass {
+            name: CoreKind::Performance,
+            cpus: CpuSet::from_cpus([0, 1, 2]),
+            source: ClassSource::CpuCapacity,
+            detail: Some("capacity 1024".to_owned()),
+        }];
+        name_parts(&mut classes, &two_designs(0x410f_d850, 0x410f_d870));
+        assert_eq!(
+            classes[0].detail.as_deref(),
+            Some("capacity 1024, Cortex-X925 + Cortex-A725")
+        );
     }
 
     #[test]

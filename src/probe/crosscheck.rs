@@ -6,7 +6,7 @@
 //! this is where that shows.
 
 use crate::cpuset::CpuSet;
-use crate::probe::cpuid::classes_from_cpuid;
+use crate::probe::classes::classes_from_cpuid;
 use crate::probe::model::{CoreKind, CpuEntry, CpuidCpu, CpuidReport, Crosscheck};
 use std::collections::BTreeMap;
 

@@ -1,15 +1,21 @@
 //! Probe: read the machine into a [`Topology`].
 //!
 //! Everything that reads the system goes through a seam: sysfs/procfs under a
-//! root folder ([`SysfsRoot`]), CPUID through a [`cpuid::CpuidSource`] (the
-//! real instruction, pinned per CPU, or a recorded hwloc-gather-cpuid dump).
+//! root folder ([`SysfsRoot`]), CPUID through a [`CpuidSource`] (the real
+//! instruction, pinned per CPU, or a recorded hwloc-gather-cpuid dump).
 //! [`probe`] puts the pieces together.
+//!
+//! CPUID is an x86 instruction: the `cpuid` module that reads and decodes
+//! it is built for x86_64 only. Arm machines say which cores they have in
+//! their MIDR instead ([`midr`]).
 
 pub mod caches;
 pub mod classes;
+#[cfg(target_arch = "x86_64")]
 pub mod cpuid;
 pub mod crosscheck;
 pub mod environment;
+pub mod midr;
 pub mod model;
 pub mod sibling_map;
 pub mod snapshot;
@@ -20,11 +26,45 @@ pub use sysfs::SysfsRoot;
 
 use crate::cpuset::CpuSet;
 use anyhow::{Result, bail};
-use cpuid::CpuidSource;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use sysfs::SiblingSets;
+
+/// Where CPUID comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuidSource {
+    /// The instruction itself, executed on each CPU in turn.
+    Live,
+    /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
+    Dump(PathBuf),
+}
+
+/// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
+impl fmt::Display for CpuidSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuidSource::Live => f.write_str("live"),
+            CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// Reads and decodes CPUID (see `cpuid::read_report`).
+#[cfg(target_arch = "x86_64")]
+fn read_cpuid(source: &CpuidSource, cpus: &CpuSet) -> Result<CpuidReport> {
+    cpuid::read_report(source, cpus)
+}
+
+/// Other architectures have no CPUID to read, nor a decoder for dumps.
+#[cfg(not(target_arch = "x86_64"))]
+fn read_cpuid(source: &CpuidSource, _cpus: &CpuSet) -> Result<CpuidReport> {
+    bail!(
+        "reading CPUID ({source}): CPUID is an x86 instruction; this {} build does not decode CPUID (use an x86_64 build of placement-study)",
+        std::env::consts::ARCH
+    )
+}
 
 /// Probes a machine.
 ///
@@ -54,7 +94,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
     let online = sysfs::online_cpus(root)?;
     let sibling_map = sysfs::sibling_sets(root, &online)?;
     let sets = &sibling_map.cpus;
-    let environment = environment::read_environment(root, &online)?;
+    let mut environment = environment::read_environment(root, &online)?;
     let allowed = environment
         .allowed_cpus
         .as_ref()
@@ -62,10 +102,15 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
     // Live CPUID is read on each CPU in turn, which needs leave to run there.
     let readable = allowed.as_ref().unwrap_or(&online);
     let report = cpuid_source
-        .map(|source| cpuid::read_report(source, readable))
+        .map(|source| read_cpuid(source, readable))
         .transpose()?;
-    let classes = classes::core_classes(Some(root), &online, report.as_ref())?;
+    let midr = midr::read_midr(root, &online)?;
+    let classes = classes::core_classes(Some(root), &online, report.as_ref(), midr.as_ref())?;
     let caches = caches::read_caches(root, sets)?;
+    // arm64 cpuinfo has no `model name`: the MIDR names the CPU instead.
+    if environment.model_name.is_none() {
+        environment.model_name = midr.as_ref().map(MidrReport::cores);
+    }
 
     let mut cpus = entries_from_sibling_sets(sets, &online);
     for entry in &mut cpus {
@@ -83,7 +128,11 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
         schema_version: TOPOLOGY_SCHEMA_VERSION,
         source: ProbeSource {
             sysfs_root: (!root.is_live()).then(|| root.root().display().to_string()),
-            cpuid: cpuid_source.map(describe_source),
+            cpuid: cpuid_source.map(CpuidSource::to_string),
+            cpuid_absent: cpuid_source
+                .is_none()
+                .then(|| cpuid_absent(root, midr.as_ref()))
+                .flatten(),
         },
         summary: summarize(&cpus, &classes, allowed_count, report.as_ref(), "sysfs"),
         cpus,
@@ -91,6 +140,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
         caches,
         environment,
         cpuid: report,
+        midr,
         crosscheck,
         sibling_map_notes: sibling_map.notes,
     })
@@ -98,17 +148,14 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
 
 /// Structure from a CPUID dump's APIC ids alone (no sysfs to read).
 fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
-    let report = cpuid::read_report(source, &CpuSet::default())?;
+    let report = read_cpuid(source, &CpuSet::default())?;
     let mut cpus = crosscheck::entries_from_cpuid(&report);
     if cpus.is_empty() {
-        bail!(
-            "CPUID dump {}: no CPUs (expected one puN file per CPU)",
-            describe_source(source)
-        );
+        bail!("CPUID dump {source}: no CPUs (expected one puN file per CPU)");
     }
     cpus.sort_by_key(|entry| entry.cpu);
     let online = CpuSet::from_cpus(cpus.iter().map(|entry| entry.cpu));
-    let classes = classes::core_classes(None, &online, Some(&report))?;
+    let classes = classes::core_classes(None, &online, Some(&report), None)?;
     for entry in &mut cpus {
         entry.allowed = true;
     }
@@ -117,7 +164,8 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
         schema_version: TOPOLOGY_SCHEMA_VERSION,
         source: ProbeSource {
             sysfs_root: None,
-            cpuid: Some(describe_source(source)),
+            cpuid: Some(source.to_string()),
+            cpuid_absent: None,
         },
         summary: summarize(&cpus, &classes, online.len(), Some(&report), "cpuid"),
         cpus,
@@ -125,16 +173,22 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
         caches: Vec::new(),
         environment: Environment::default(),
         cpuid: Some(report),
+        midr: None,
         crosscheck: None,
         sibling_map_notes: Vec::new(),
     })
 }
 
-fn describe_source(source: &CpuidSource) -> String {
-    match source {
-        CpuidSource::Live => "live".to_owned(),
-        CpuidSource::Dump(dir) => dir.display().to_string(),
-    }
+/// Why a machine read without CPUID has none: "not part of aarch64" when
+/// it is an Arm machine (it has a MIDR, or it is this non-x86 host).
+/// `None` for an x86 machine whose CPUID was merely not read.
+fn cpuid_absent(root: &SysfsRoot, midr: Option<&MidrReport>) -> Option<String> {
+    let arch = match midr {
+        Some(midr) => midr.arch.as_str(),
+        None if root.is_live() && !cfg!(target_arch = "x86_64") => std::env::consts::ARCH,
+        None => return None,
+    };
+    Some(format!("not part of {arch}"))
 }
 
 /// One entry per online CPU, numbered by sets: cores and packages 0.. in

@@ -25,6 +25,11 @@ pub struct Topology {
     /// CPUID facts; `None` when no CPUID source was read (non-x86, or a
     /// snapshot without a dump).
     pub cpuid: Option<CpuidReport>,
+    /// Which cores these are, from Arm's Main ID Register (`MIDR_EL1`);
+    /// `None` where the kernel publishes none (x86 has no MIDR), and in
+    /// files saved before this field existed.
+    #[serde(default)]
+    pub midr: Option<MidrReport>,
     /// CPUID vs sysfs; `None` unless both were read.
     pub crosscheck: Option<Crosscheck>,
     /// One line per problem in the kernel's sibling sets, naming the CPUs
@@ -38,12 +43,28 @@ pub struct Topology {
     pub sibling_map_notes: Vec<String>,
 }
 
+impl Topology {
+    /// The CPU's name for a header: CPUID's brand string, else the cores
+    /// the MIDR names ("ARM Neoverse-N1 r3p1"), else cpuinfo's model name.
+    pub fn cpu_name(&self) -> Option<String> {
+        let brand = self.cpuid.as_ref().and_then(|cpuid| cpuid.brand.clone());
+        brand
+            .or_else(|| self.midr.as_ref().map(MidrReport::cores))
+            .or_else(|| self.environment.model_name.clone())
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ProbeSource {
     /// `None` for the live system's `/`.
     pub sysfs_root: Option<String>,
     /// "live", a dump folder path, or `None` when CPUID was not read.
     pub cpuid: Option<String>,
+    /// Why there is no CPUID at all: "not part of aarch64" (or "arm") when
+    /// the machine's architecture has no such instruction. `None` when
+    /// CPUID was read, or merely not asked for on an x86 machine.
+    #[serde(default)]
+    pub cpuid_absent: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -147,7 +168,9 @@ pub struct Environment {
     /// `/sys/class/dmi/id/sys_vendor`, `product_name`.
     pub dmi_vendor: Option<String>,
     pub dmi_product: Option<String>,
-    /// `model name` from /proc/cpuinfo (first CPU).
+    /// `model name` from /proc/cpuinfo (first CPU); where cpuinfo has
+    /// none (arm64 kernels), the cores the MIDR names, as in
+    /// [`MidrReport::cores`], e.g. "ARM Neoverse-N1 r3p1".
     pub model_name: Option<String>,
 }
 
@@ -205,6 +228,49 @@ pub struct CpuidCpu {
     pub core_type_raw: Option<u32>,
 }
 
+/// The CPUs' Main ID Register values, grouped: what Arm machines say about
+/// their cores where x86 ones have CPUID.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MidrReport {
+    /// Where the values came from: "midr_el1" (each CPU's
+    /// `regs/identification/midr_el1`) or "cpuinfo" (the `CPU implementer`,
+    /// `CPU variant`, `CPU part` and `CPU revision` lines of /proc/cpuinfo,
+    /// on kernels without the sysfs files).
+    pub source: String,
+    /// The instruction set the kernel runs: "aarch64" (it publishes
+    /// `midr_el1`, or cpuinfo says `CPU architecture: 8`), else "arm".
+    pub arch: String,
+    /// One per distinct (implementer, variant, part, revision), in order
+    /// of lowest CPU. Online CPUs the kernel gives no value for are in none.
+    pub kinds: Vec<MidrKind>,
+}
+
+/// One MIDR value and the CPUs that report it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MidrKind {
+    pub cpus: CpuSet,
+    /// The register as read, e.g. "0x413fd0c1"; `None` from cpuinfo, which
+    /// has no architecture field to rebuild it with.
+    pub midr: Option<String>,
+    /// Bits \[31:24\]: 0x41 for Arm Ltd, 0x61 Apple, 0xc0 Ampere, ...
+    pub implementer: u32,
+    /// The implementer's name, where known.
+    pub implementer_name: Option<String>,
+    /// Bits \[23:20\]: the major revision, the N of rNpM.
+    pub variant: u32,
+    /// Bits \[19:16\] (0xf: "see the ID registers"); `None` from cpuinfo.
+    pub architecture: Option<u32>,
+    /// Bits \[15:4\]: the implementer's part number, e.g. 0xd0c.
+    pub part: u32,
+    /// The part's name, where known, e.g. "Neoverse-N1"; never a guess.
+    pub part_name: Option<String>,
+    /// Bits \[3:0\]: the minor revision, the M of rNpM.
+    pub revision: u32,
+    /// Human name, e.g. "ARM Neoverse-N1 r3p1"; unknown values in hex:
+    /// "implementer 0x99 part 0x123 r0p0".
+    pub name: String,
+}
+
 /// Does CPUID's sibling structure agree with the kernel's?
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Crosscheck {
@@ -218,7 +284,8 @@ pub struct Crosscheck {
 /// "performance", "efficiency", "low-power efficiency", "unknown" (CPUs of
 /// a hybrid part that report no core type), "uniform" (the one class of a
 /// machine with one kind of core), "class N" (the Nth fastest of more kinds
-/// than have names, told apart by capacity or frequency).
+/// than have names, told apart by capacity or frequency; or, for Arm core
+/// designs that nothing ranks, the Nth in MIDR part-number order, from 0).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CoreKind {
     Performance,
@@ -226,7 +293,8 @@ pub enum CoreKind {
     LowPowerEfficiency,
     Unknown,
     Uniform,
-    /// Rank, 0 fastest; only ranks past the named ones (3 and up) are used.
+    /// Rank, 0 fastest; only ranks past the named ones (3 and up) are used,
+    /// except for unranked MIDR classes, numbered from 0 in part order.
     Ranked(usize),
 }
 
@@ -316,6 +384,10 @@ pub enum ClassSource {
     /// cpufreq maximum and base frequencies.
     #[serde(rename = "cpufreq")]
     Cpufreq,
+    /// Different MIDR part numbers (Arm cores of several designs that the
+    /// kernel gives one capacity), ranked by design tier.
+    #[serde(rename = "midr")]
+    Midr,
     /// One kind of core: nothing told CPUs apart.
     #[serde(rename = "uniform")]
     Uniform,
@@ -330,6 +402,7 @@ impl ClassSource {
             ClassSource::CpuidLeaf80000026 => "cpuid-0x80000026",
             ClassSource::CpuCapacity => "cpu_capacity",
             ClassSource::Cpufreq => "cpufreq",
+            ClassSource::Midr => "midr",
             ClassSource::Uniform => "uniform",
         }
     }
@@ -381,6 +454,7 @@ mod tests {
             ClassSource::CpuidLeaf80000026,
             ClassSource::CpuCapacity,
             ClassSource::Cpufreq,
+            ClassSource::Midr,
             ClassSource::Uniform,
         ] {
             let json = serde_json::to_string(&source).unwrap();

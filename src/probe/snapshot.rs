@@ -1,12 +1,13 @@
-//! `snapshot DIR`: save this host's topology files and a per-CPU CPUID dump
-//! in the very formats `--sysfs-root` and `--cpuid-dump` read back, so a
-//! machine can be sent for analysis (like hwloc-gather-topology).
+//! `snapshot DIR`: save this host's topology files and, on x86_64, a
+//! per-CPU CPUID dump in the very formats `--sysfs-root` and `--cpuid-dump`
+//! read back, so a machine can be sent for analysis (like
+//! hwloc-gather-topology). An Arm machine's identity is in the saved tree:
+//! each `cpuN/regs/identification/midr_el1` (and `revidr_el1`).
 //!
 //! The snapshot is written into `DIR.partial` and renamed to `DIR` only when
 //! complete, so a folder named `DIR` is never a half-written snapshot.
 
 use crate::cpuset::CpuSet;
-use crate::probe::cpuid;
 use anyhow::{Context, Result, bail};
 use std::fs;
 use std::io::ErrorKind;
@@ -19,7 +20,8 @@ pub const CPUID_DIR: &str = "cpuid";
 const PARTIAL_MARKER: &str = ".placement-study-partial";
 
 /// Folders copied recursively (symlinks are not followed, except the per-CPU
-/// `cpufreq` link, whose target holds the frequencies).
+/// `cpufreq` link, whose target holds the frequencies). The CPU folder holds
+/// the topology, caches, capacities and, on arm64, the MIDR registers.
 const TREES: &[&str] = &[
     "sys/devices/system/cpu",
     "sys/devices/cpu_core",
@@ -104,12 +106,7 @@ pub fn save(dir: &Path) -> Result<String> {
         .context("/sys/devices/system/cpu/online: cannot read the online CPUs")?;
     let online: CpuSet = crate::cpuset::parse_list(&online)
         .map_err(|e| anyhow::anyhow!("/sys/devices/system/cpu/online: {e}"))?;
-    let cpuid_note = if cfg!(target_arch = "x86_64") {
-        cpuid::write_dump(&partial.join(CPUID_DIR), &online)?;
-        format!(", CPUID of {} CPUs", online.len())
-    } else {
-        ", no CPUID (not x86_64)".to_string()
-    };
+    let cpuid_note = save_cpuid(&partial, &online)?;
     fs::remove_file(partial.join(PARTIAL_MARKER))
         .with_context(|| format!("{}: cannot finish the snapshot", partial.display()))?;
     if dir.exists() {
@@ -126,6 +123,23 @@ pub fn save(dir: &Path) -> Result<String> {
         "saved {copied} files{cpuid_note} into {} (read back with --sysfs-root {})",
         dir.display(),
         dir.display()
+    ))
+}
+
+/// Records each online CPU's CPUID into the snapshot's `cpuid/`; returns
+/// the summary's note.
+#[cfg(target_arch = "x86_64")]
+fn save_cpuid(snapshot: &Path, online: &CpuSet) -> Result<String> {
+    crate::probe::cpuid::write_dump(&snapshot.join(CPUID_DIR), online)?;
+    Ok(format!(", CPUID of {} CPUs", online.len()))
+}
+
+/// CPUID is an x86 instruction: there is nothing to record.
+#[cfg(not(target_arch = "x86_64"))]
+fn save_cpuid(_snapshot: &Path, _online: &CpuSet) -> Result<String> {
+    Ok(format!(
+        ", no CPUID dump (CPUID is not part of {})",
+        std::env::consts::ARCH
     ))
 }
 

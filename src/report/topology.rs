@@ -12,12 +12,7 @@ use std::fmt::Write;
 pub fn render(topology: &Topology) -> String {
     let mut out = String::new();
     let s = &topology.summary;
-    let model = topology
-        .cpuid
-        .as_ref()
-        .and_then(|c| c.brand.clone())
-        .or_else(|| topology.environment.model_name.clone())
-        .unwrap_or_else(|| "unknown CPU".into());
+    let model = topology.cpu_name().unwrap_or_else(|| "unknown CPU".into());
     let _ = writeln!(out, "{model}");
     let _ = writeln!(
         out,
@@ -190,6 +185,26 @@ pub fn render(topology: &Topology) -> String {
                 _ if cpuid.hypervisor_bit => "bit set, no signature".into(),
                 _ => "no".into(),
             }
+        );
+    }
+    if let Some(absent) = &topology.source.cpuid_absent {
+        let identity = match topology.midr.as_ref().map(|midr| midr.source.as_str()) {
+            Some("midr_el1") => " (CPU identity from MIDR_EL1)",
+            Some(_) => " (CPU identity from the MIDR fields of /proc/cpuinfo)",
+            None => "",
+        };
+        let _ = writeln!(out, "  cpuid           {absent}{identity}");
+    }
+    for kind in topology.midr.iter().flat_map(|midr| &midr.kinds) {
+        let _ = writeln!(
+            out,
+            "  midr            {} on CPUs {}{}",
+            kind.name,
+            kind.cpus,
+            kind.midr
+                .as_ref()
+                .map(|raw| format!(" ({raw})"))
+                .unwrap_or_default()
         );
     }
     if let Some(cross) = &topology.crosscheck {

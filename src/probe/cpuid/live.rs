@@ -49,12 +49,6 @@ fn check_running_on(cpu: u32) -> Result<()> {
     Ok(())
 }
 
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn record_this_cpu() -> Result<CpuidRecord> {
     Ok(super::record::record_cpu(&raw_cpuid::CpuIdReaderNative))
-}
-
-#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-fn record_this_cpu() -> Result<CpuidRecord> {
-    bail!("CPUID exists only on x86 processors; read a recorded dump with --cpuid-dump instead")
 }

@@ -14,39 +14,19 @@ mod live;
 mod record;
 
 use crate::cpuset::CpuSet;
-use crate::probe::describe_threads_per_core;
-use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidCpu, CpuidReport};
+use crate::probe::model::{CoreKind, CpuidCpu, CpuidReport};
+use crate::probe::{CpuidSource, describe_threads_per_core};
 use anyhow::{Result, bail};
 use dump::{CpuidRecord, RecordReader};
 pub use dump::{DumpFile, PU_FILE_LIMIT};
 use leaves::{CoreType, CpuFacts, decode_cpu, hypervisor_name};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// First leaf of the hypervisor range (present when CPUID.1:ECX[31] is set).
 const HYPERVISOR_BASE: u32 = 0x4000_0000;
 /// First leaf of the extended range; its EAX is the highest extended leaf.
 const EXTENDED_BASE: u32 = 0x8000_0000;
-
-/// Where CPUID comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CpuidSource {
-    /// The instruction itself, executed on each CPU in turn.
-    Live,
-    /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
-    Dump(PathBuf),
-}
-
-/// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
-impl fmt::Display for CpuidSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CpuidSource::Live => f.write_str("live"),
-            CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
-        }
-    }
-}
 
 /// Reads and decodes CPUID for every CPU the source has.
 ///
@@ -185,54 +165,6 @@ fn core_type_name(
     }
 }
 
-/// Core classes from the per-CPU core types of a hybrid part: performance,
-/// efficiency, low-power efficiency, in that order, plus "unknown" for CPUs
-/// of the same part that report no type. `None` when no CPU reports a type
-/// (not hybrid, or the leaf is absent).
-pub fn classes_from_cpuid(report: &CpuidReport) -> Option<Vec<CoreClass>> {
-    if report.per_cpu.iter().all(|cpu| cpu.core_type_raw.is_none()) {
-        return None;
-    }
-    let source = if report.vendor == "AuthenticAMD" {
-        ClassSource::CpuidLeaf80000026
-    } else {
-        ClassSource::CpuidLeaf1a
-    };
-    // CPUs of a hybrid part that report no (or an undocumented) core type
-    // are "unknown".
-    let order = [
-        CoreKind::Performance,
-        CoreKind::Efficiency,
-        CoreKind::LowPowerEfficiency,
-        CoreKind::Unknown,
-    ];
-    let classes = order
-        .into_iter()
-        .filter_map(|name| {
-            let members: Vec<&CpuidCpu> = report
-                .per_cpu
-                .iter()
-                .filter(|cpu| cpu.core_type.as_ref().unwrap_or(&CoreKind::Unknown) == &name)
-                .collect();
-            let first = members.first()?;
-            let detail = match (first.core_type_raw, &name) {
-                (Some(raw), CoreKind::LowPowerEfficiency) if source == ClassSource::CpuidLeaf1a => {
-                    format!("core type {raw:#x}, no L3")
-                }
-                (Some(raw), _) => format!("core type {raw:#x}"),
-                (None, _) => "no core type reported".to_string(),
-            };
-            Some(CoreClass {
-                name,
-                cpus: members.iter().map(|cpu| cpu.cpu).collect(),
-                source,
-                detail: Some(detail),
-            })
-        })
-        .collect();
-    Some(classes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,11 +174,5 @@ mod tests {
         assert_eq!(low_bits(0), 0);
         assert_eq!(low_bits(3), 7);
         assert_eq!(low_bits(32), u32::MAX);
-    }
-
-    #[test]
-    fn source_displays_as_recorded() {
-        assert_eq!(CpuidSource::Live.to_string(), "live");
-        assert_eq!(CpuidSource::Dump("/tmp/d".into()).to_string(), "/tmp/d");
     }
 }
