@@ -298,7 +298,6 @@ status=$?
 kill $holder
 exit $status";
     let run = guest.boot_script("1", Icount::Exact, script);
-    println!("{run}");
     run.assert_exit(6);
     let json = run.json();
     let multiplexing = check(&json, "multiplexing", &run);
@@ -389,6 +388,54 @@ fn arm64_gate_without_threads_is_no_smt_with_evidence() {
     run.assert_exit(4);
     assert_verdict(&run, "no-smt");
     let json = run.json();
-    assert!(json["evidence"].is_object(), "no evidence\n{run}");
-    assert!(run.stdout.contains("Evidence"), "{run}");
+    let evidence = &json["evidence"];
+    assert_eq!(evidence["cpuid_absent"], "not part of aarch64", "{run}");
+    assert_eq!(
+        evidence["devicetree_compatible"], "linux,dummy-virt",
+        "{run}"
+    );
+    for line in [
+        "CPUID hypervisor bit and /proc/cpuinfo hypervisor flag: CPUID is not part of aarch64",
+        "device tree: linux,dummy-virt (QEMU's virt machine)",
+    ] {
+        assert!(run.stdout.contains(line), "no '{line}'\n{run}");
+    }
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_topology_names_the_core_from_its_midr() {
+    let guest = Arm64Guest::new();
+    let run = guest.boot("1", Icount::Exact, &["topology", "--json", "-"]);
+    run.assert_exit(0);
+    let json = run.json();
+    assert_eq!(json["midr"]["source"], "midr_el1", "{run}");
+    assert_eq!(
+        json["source"]["cpuid_absent"], "not part of aarch64",
+        "{run}"
+    );
+    // QEMU's -cpu max: the implementer code reserved for software.
+    assert_eq!(json["midr"]["kinds"][0]["midr"], "0x000f0510", "{run}");
+    assert!(
+        run.stdout
+            .contains("cpuid           not part of aarch64 (CPU identity from MIDR_EL1)"),
+        "{run}"
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_counter_unit_tests_pass_on_a_real_pmu() {
+    // The counter tests that only mean something where a PMU counts, among
+    // them the two-group layout, run on QEMU's armv8_pmuv3.
+    let guest = Arm64Guest::new();
+    let run = guest.boot_unit_tests("1", "measure::counters");
+    run.assert_exit(0);
+    assert!(
+        run.stdout.contains(
+            "test measure::counters::tests::two_groups_count_and_are_both_checked ... ok"
+        ),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("skipped: no hardware PMU"), "{run}");
 }

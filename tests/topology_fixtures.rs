@@ -339,6 +339,11 @@ fn jetson_tx2_identity_comes_from_cpuinfo_and_its_classes_are_not_ranked() {
             ("NVIDIA Denver 2 r0p0".to_owned(), denver.clone())
         ]
     );
+    // The board's device tree: NUL-separated strings, most specific first.
+    assert_eq!(
+        t.environment.devicetree_compatible.as_deref(),
+        Some("nvidia,p2771-0000, nvidia,tegra186")
+    );
     // Nothing ranks Denver 2 against Cortex-A57: no "performance" guess.
     assert_eq!(
         classes(&t),

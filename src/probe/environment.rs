@@ -49,7 +49,21 @@ pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment
         dmi_vendor: root.read_value("sys/class/dmi/id/sys_vendor")?,
         dmi_product: root.read_value("sys/class/dmi/id/product_name")?,
         model_name: cpuinfo.model_name,
+        devicetree_compatible: read_devicetree_compatible(root)?,
     })
+}
+
+/// The device tree root's `compatible` property: NUL-separated strings,
+/// most specific first, joined with ", ". `None` on machines booted without
+/// a device tree (x86, ACPI-only Arm servers).
+fn read_devicetree_compatible(root: &SysfsRoot) -> Result<Option<String>> {
+    let text = root.read_value("sys/firmware/devicetree/base/compatible")?;
+    Ok(text.map(|text| {
+        text.split('\0')
+            .filter(|name| !name.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }))
 }
 
 /// The allowed CPUs a snapshot recorded: `Cpus_allowed_list` of the

@@ -172,6 +172,11 @@ pub struct Environment {
     /// none (arm64 kernels), the cores the MIDR names, as in
     /// [`MidrReport::cores`], e.g. "ARM Neoverse-N1 r3p1".
     pub model_name: Option<String>,
+    /// The device tree's root `compatible` strings, joined with ", "
+    /// (`/sys/firmware/devicetree/base/compatible`; Arm boards and VMs booted
+    /// with a device tree): "linux,dummy-virt" is QEMU's virt machine.
+    #[serde(default)]
+    pub devicetree_compatible: Option<String>,
 }
 
 /// What CPUID says, machine-wide and per CPU.

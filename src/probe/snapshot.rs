@@ -38,6 +38,7 @@ const FILES: &[&str] = &[
     "proc/self/status",
     "sys/class/dmi/id/sys_vendor",
     "sys/class/dmi/id/product_name",
+    "sys/firmware/devicetree/base/compatible",
 ];
 
 /// Entries of sysfs folders that are never topology and can be huge or

@@ -72,6 +72,9 @@ pub fn render(result: &GateResult) -> String {
     out
 }
 
+/// The device tree `compatible` of QEMU's `-M virt` board.
+const QEMU_VIRT_BOARD: &str = "linux,dummy-virt";
+
 /// The VM evidence, one fact per line.
 pub fn evidence_lines(e: &Evidence) -> Vec<String> {
     let yes_no = |v: Option<bool>| match v {
@@ -79,30 +82,45 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         Some(false) => "clear",
         None => "not read",
     };
-    let mut lines = vec![
-        format!(
-            "CPUID hypervisor bit: {}{}",
-            yes_no(e.cpuid_hypervisor_bit),
-            match (&e.cpuid_hypervisor_name, &e.cpuid_hypervisor_signature) {
-                (Some(n), Some(s)) => format!(", signature \"{s}\" ({n})"),
-                (None, Some(s)) => format!(", signature \"{s}\""),
-                _ => String::new(),
-            }
-        ),
-        format!(
-            "/proc/cpuinfo hypervisor flag: {}",
-            yes_no(e.cpuinfo_hypervisor_flag)
-        ),
-        format!(
-            "DMI: {} / {}",
-            e.dmi_vendor.as_deref().unwrap_or("unknown"),
-            e.dmi_product.as_deref().unwrap_or("unknown")
-        ),
-    ];
-    lines.push(match &e.crosscheck {
-        Some(c) if c.agrees => "CPUID and sysfs sibling maps agree".into(),
-        Some(c) => format!("CPUID and sysfs disagree: {}", c.mismatches.join("; ")),
-        None => "CPUID/sysfs cross-check not made".into(),
+    let mut lines = match &e.cpuid_absent {
+        // The cpuinfo flag is CPUID's bit, as the x86 kernel reports it.
+        Some(absent) => vec![format!(
+            "CPUID hypervisor bit and /proc/cpuinfo hypervisor flag: CPUID is {absent}"
+        )],
+        None => vec![
+            format!(
+                "CPUID hypervisor bit: {}{}",
+                yes_no(e.cpuid_hypervisor_bit),
+                match (&e.cpuid_hypervisor_name, &e.cpuid_hypervisor_signature) {
+                    (Some(n), Some(s)) => format!(", signature \"{s}\" ({n})"),
+                    (None, Some(s)) => format!(", signature \"{s}\""),
+                    _ => String::new(),
+                }
+            ),
+            format!(
+                "/proc/cpuinfo hypervisor flag: {}",
+                yes_no(e.cpuinfo_hypervisor_flag)
+            ),
+        ],
+    };
+    if let Some(compatible) = &e.devicetree_compatible {
+        let board = if compatible.split(", ").any(|c| c == QEMU_VIRT_BOARD) {
+            " (QEMU's virt machine)"
+        } else {
+            ""
+        };
+        lines.push(format!("device tree: {compatible}{board}"));
+    }
+    lines.extend([format!(
+        "DMI: {} / {}",
+        e.dmi_vendor.as_deref().unwrap_or("unknown"),
+        e.dmi_product.as_deref().unwrap_or("unknown")
+    )]);
+    lines.push(match (&e.crosscheck, &e.cpuid_absent) {
+        (Some(c), _) if c.agrees => "CPUID and sysfs sibling maps agree".into(),
+        (Some(c), _) => format!("CPUID and sysfs disagree: {}", c.mismatches.join("; ")),
+        (None, Some(_)) => "no CPUID/sysfs cross-check: the sibling map is sysfs's alone".into(),
+        (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
     lines
 }

@@ -127,18 +127,26 @@ pub fn render(topology: &Topology) -> String {
         }
     );
     let _ = writeln!(out, "  clocksource     {}", field(&env.clocksource));
-    let _ = writeln!(
-        out,
-        "  tsc             constant {}, nonstop {}{}",
-        flag(env.constant_tsc),
-        flag(env.nonstop_tsc),
-        topology
-            .cpuid
-            .as_ref()
-            .and_then(|c| c.tsc_hz)
-            .map(|hz| format!(", {:.3} GHz", hz as f64 / 1e9))
-            .unwrap_or_default()
-    );
+    if topology.midr.is_some() {
+        // Arm has no TSC: its constant-rate counter is the generic timer.
+        let _ = writeln!(
+            out,
+            "  tick clock      the generic timer (cntvct_el0; Arm has no TSC)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  tsc             constant {}, nonstop {}{}",
+            flag(env.constant_tsc),
+            flag(env.nonstop_tsc),
+            topology
+                .cpuid
+                .as_ref()
+                .and_then(|c| c.tsc_hz)
+                .map(|hz| format!(", {:.3} GHz", hz as f64 / 1e9))
+                .unwrap_or_default()
+        );
+    }
     let _ = writeln!(
         out,
         "  perf paranoid   {}",
@@ -160,6 +168,9 @@ pub fn render(topology: &Topology) -> String {
     }
     if !env.nohz_full.is_empty() {
         let _ = writeln!(out, "  nohz_full       {}", env.nohz_full);
+    }
+    if let Some(compatible) = &env.devicetree_compatible {
+        let _ = writeln!(out, "  device tree     {compatible}");
     }
     if env.dmi_vendor.is_some() || env.dmi_product.is_some() {
         let _ = writeln!(

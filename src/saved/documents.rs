@@ -47,6 +47,14 @@ pub struct Evidence {
     pub dmi_vendor: Option<String>,
     pub dmi_product: Option<String>,
     pub crosscheck: Option<Crosscheck>,
+    /// Why there is no CPUID (its bit and the cpuinfo flag with it): "not
+    /// part of aarch64". Absent in files of x86 builds before 0.2.0.
+    #[serde(default)]
+    pub cpuid_absent: Option<String>,
+    /// The device tree's root `compatible` strings ("linux,dummy-virt" is
+    /// QEMU's virt machine); `None` without a device tree.
+    #[serde(default)]
+    pub devicetree_compatible: Option<String>,
 }
 
 impl Evidence {
@@ -61,6 +69,8 @@ impl Evidence {
             dmi_vendor: topology.environment.dmi_vendor.clone(),
             dmi_product: topology.environment.dmi_product.clone(),
             crosscheck: topology.crosscheck.clone(),
+            cpuid_absent: topology.source.cpuid_absent.clone(),
+            devicetree_compatible: topology.environment.devicetree_compatible.clone(),
         }
     }
 }

@@ -157,11 +157,7 @@ pub fn run_study<M: Measure>(
         complete: recorded.stopped.is_none(),
         gated: gate.is_some(),
         gate,
-        model: topology
-            .cpuid
-            .as_ref()
-            .and_then(|c| c.brand.clone())
-            .or_else(|| topology.environment.model_name.clone()),
+        model: topology.cpu_name(),
         topology: topology.summary.clone(),
         cpus: topology.cpus.clone(),
         environment: topology.environment.clone(),

@@ -119,6 +119,51 @@ pub enum Icount {
 /// The test tool that holds the PMU's counters, a crate of its own.
 const HOLD_COUNTERS_CRATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hold-counters");
 
+/// The static aarch64 unit-test binary of the library, built on first use.
+static ARM64_UNIT_TESTS: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// rustup's aarch64 target, whose musl links statically by default.
+const ARM64_TARGET: &str = "aarch64-unknown-linux-musl";
+
+/// `cargo test --lib --no-run` for [`ARM64_TARGET`]: the test executable.
+fn build_arm64_unit_tests() -> Result<PathBuf, String> {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "test",
+            "--release",
+            "--lib",
+            "--no-run",
+            "--message-format=json",
+        ])
+        .args(["--target", ARM64_TARGET])
+        .env(
+            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER",
+            "aarch64-linux-gnu-gcc",
+        )
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .map_err(|error| format!("cannot run {}: {error}", env!("CARGO")))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{}\n(needs `rustup target add {ARM64_TARGET}` and gcc-aarch64-linux-gnu, as .ci/run installs)",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let executable = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .ok_or("cargo reported no test executable")?;
+    println!(
+        "guest: built aarch64 unit tests {} in {:.1} s",
+        executable.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(executable)
+}
+
 /// The static aarch64 `placement-study`, built on first use.
 static ARM64_BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 /// The static aarch64 `hold-counters` test tool, built on first use.
@@ -185,6 +230,24 @@ impl Arm64Guest {
         };
         command.env("TIMEOUT", GUEST_TIMEOUT_SECONDS.to_string());
         command
+    }
+
+    /// Builds the library's unit tests for aarch64 (route 1 of
+    /// build-arm64.sh: rustup's musl target, Debian's cross linker; the
+    /// script itself only builds) and runs those matching `filter` in an
+    /// arm64 guest, output uncaptured.
+    pub fn boot_unit_tests(&self, smp: &str, filter: &str) -> GuestRun {
+        let binary = built(&ARM64_UNIT_TESTS, build_arm64_unit_tests);
+        let invocation =
+            format!("boot-guest-arm64.sh smp={smp} placement-study unit tests {filter}");
+        boot_guest(
+            invocation,
+            self.guest_command(binary, smp, Icount::Exact).args([
+                filter,
+                "--test-threads=1",
+                "--nocapture",
+            ]),
+        )
     }
 
     /// `build-arm64.sh` on placement-study with `args`: the binary's path.
