@@ -397,6 +397,7 @@ fn arm64_gate_without_threads_is_no_smt_with_evidence() {
     for line in [
         "CPUID hypervisor bit and /proc/cpuinfo hypervisor flag: CPUID is not part of aarch64",
         "device tree: linux,dummy-virt (QEMU's virt machine)",
+        "running under a hypervisor (QEMU's virt machine, by its device tree)",
     ] {
         assert!(run.stdout.contains(line), "no '{line}'\n{run}");
     }

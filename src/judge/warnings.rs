@@ -4,8 +4,10 @@
 //! Saved files keep the sentences (as they always did); a note read back
 //! from a file is [`Warning::Recorded`], since only its words were saved.
 
+use crate::measure::ClockKind;
 use crate::measure::stop::StopSignal;
 use crate::probe::Topology;
+use crate::probe::environment::CPU_PMU_PREFIXES;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -23,10 +25,11 @@ pub enum Warning {
     /// The kernel's sibling lists overlap or are asymmetric; how the probe
     /// repaired them, naming the CPUs.
     SiblingMap(String),
-    /// No hardware PMU is registered.
-    NoHardwarePmu,
-    /// Turbo is on; the file that said so.
-    TurboOn(String),
+    /// No hardware PMU is registered; measurements fall back to this clock.
+    NoHardwarePmu(ClockKind),
+    /// Turbo is on; the file that said so, and the tick clock that core
+    /// cycles then differ from.
+    TurboOn(String, ClockKind),
     /// A cpufreq governor other than performance.
     Governors(Vec<String>),
     /// The process may use fewer CPUs than are online.
@@ -44,6 +47,8 @@ impl Warning {
             out.push(Warning::Hypervisor(name.clone()));
         } else if environment.hypervisor_flag == Some(true) {
             out.push(Warning::HypervisorFlag);
+        } else if let Some(board) = environment.virtual_board() {
+            out.push(Warning::Hypervisor(format!("{board}, by its device tree")));
         }
         out.extend(
             topology
@@ -61,12 +66,18 @@ impl Warning {
                     .map(Warning::CpuidSysfsMismatch),
             );
         }
+        // The machine's tick clock: Arm (a MIDR) has the generic timer.
+        let ticks = if topology.midr.is_some() {
+            ClockKind::GenericTimer
+        } else {
+            ClockKind::Tsc
+        };
         if !environment.hardware_pmu {
-            out.push(Warning::NoHardwarePmu);
+            out.push(Warning::NoHardwarePmu(ticks));
         }
         if environment.turbo == Some(true) {
             let source = environment.turbo_source.as_deref().unwrap_or("cpufreq");
-            out.push(Warning::TurboOn(source.to_string()));
+            out.push(Warning::TurboOn(source.to_string(), ticks));
         }
         let governors = &environment.governors;
         if governors.iter().any(|g| g != "performance") {
@@ -103,13 +114,19 @@ impl fmt::Display for Warning {
             Warning::SiblingMap(what) => {
                 write!(f, "the kernel's sibling map is inconsistent: {what}")
             }
-            Warning::NoHardwarePmu => f.write_str(
-                "no hardware PMU visible (/sys/bus/event_source/devices/cpu* absent): cycles and \
-                 instructions cannot be counted; measurements fall back to TSC ticks",
-            ),
-            Warning::TurboOn(source) => write!(
+            Warning::NoHardwarePmu(ticks) => write!(
                 f,
-                "turbo is on ({source}): core cycles and TSC ticks differ; disable it for stable numbers"
+                "no hardware PMU visible (no {} PMU in /sys/bus/event_source/devices): cycles and \
+                 instructions cannot be counted; measurements fall back to {}",
+                CPU_PMU_PREFIXES
+                    .map(|prefix| format!("{prefix}*"))
+                    .join(", "),
+                ticks.unit()
+            ),
+            Warning::TurboOn(source, ticks) => write!(
+                f,
+                "turbo is on ({source}): core cycles and {} differ; disable it for stable numbers",
+                ticks.unit()
             ),
             Warning::Governors(governors) => write!(
                 f,

@@ -174,11 +174,20 @@ fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
 /// Registered core PMUs: `cpu` (or `cpu_core`, `cpu_atom`, ... on hybrids)
 /// on x86, `armv8_pmuv3_0` and friends on Arm. Uncore and software PMUs do
 /// not count toward `hardware_pmu`.
+/// How the kernel names CPU PMUs: `cpu` (x86: `cpu`, `cpu_core`,
+/// `cpu_atom`), `armv` (Arm's PMUv3 driver: `armv8_pmuv3_0`,
+/// `armv8_cortex_a72`), `apple_` (Apple M-series on Asahi Linux).
+pub const CPU_PMU_PREFIXES: [&str; 3] = ["cpu", "armv", "apple_"];
+
 fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
     Ok(root
         .list_dir(PMU_DIR)?
         .iter()
-        .filter(|name| name.starts_with("cpu") || name.starts_with("armv"))
+        .filter(|name| {
+            CPU_PMU_PREFIXES
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+        })
         .cloned()
         .collect())
 }

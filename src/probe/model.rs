@@ -179,6 +179,21 @@ pub struct Environment {
     pub devicetree_compatible: Option<String>,
 }
 
+/// The device tree `compatible` of QEMU's `-M virt` board.
+const QEMU_VIRT_BOARD: &str = "linux,dummy-virt";
+
+impl Environment {
+    /// A virtual board the device tree names: "QEMU's virt machine" for
+    /// `linux,dummy-virt`. `None` for real boards and without a device tree.
+    pub fn virtual_board(&self) -> Option<&'static str> {
+        let compatible = self.devicetree_compatible.as_deref()?;
+        compatible
+            .split(", ")
+            .any(|name| name == QEMU_VIRT_BOARD)
+            .then_some("QEMU's virt machine")
+    }
+}
+
 /// What CPUID says, machine-wide and per CPU.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CpuidReport {
@@ -423,6 +438,21 @@ impl fmt::Display for ClassSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_qemus_virt_board_is_named_virtual() {
+        let board = |compatible: Option<&str>| {
+            Environment {
+                devicetree_compatible: compatible.map(str::to_owned),
+                ..Environment::default()
+            }
+            .virtual_board()
+        };
+        assert_eq!(board(Some("linux,dummy-virt")), Some("QEMU's virt machine"));
+        assert_eq!(board(Some("nvidia,p2771-0000, nvidia,tegra186")), None);
+        assert_eq!(board(Some("linux,dummy-virt-not")), None);
+        assert_eq!(board(None), None);
+    }
 
     #[test]
     fn core_kinds_serialize_as_their_names() {

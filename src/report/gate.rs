@@ -72,9 +72,6 @@ pub fn render(result: &GateResult) -> String {
     out
 }
 
-/// The device tree `compatible` of QEMU's `-M virt` board.
-const QEMU_VIRT_BOARD: &str = "linux,dummy-virt";
-
 /// The VM evidence, one fact per line.
 pub fn evidence_lines(e: &Evidence) -> Vec<String> {
     let yes_no = |v: Option<bool>| match v {
@@ -104,11 +101,11 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         ],
     };
     if let Some(compatible) = &e.devicetree_compatible {
-        let board = if compatible.split(", ").any(|c| c == QEMU_VIRT_BOARD) {
-            " (QEMU's virt machine)"
-        } else {
-            ""
-        };
+        let board = e
+            .virtual_board
+            .as_ref()
+            .map(|board| format!(" ({board})"))
+            .unwrap_or_default();
         lines.push(format!("device tree: {compatible}{board}"));
     }
     lines.extend([format!(

@@ -8,7 +8,7 @@ use crate::judge::stats::median;
 use crate::judge::validity::judge_run;
 use crate::plan::Arm;
 use crate::report::table::{arms_table, excluded_lines, headline_table};
-use crate::report::units::{percent, sig4};
+use crate::report::units::{count, percent, sig4};
 use crate::report::warnings::{clock_note, counter_notes};
 use crate::saved::RunResult;
 use std::collections::BTreeMap;
@@ -36,19 +36,19 @@ pub fn render(result: &RunResult) -> String {
     }
     let _ = writeln!(
         out,
-        "host {} — {} — {} CPUs, {} cores, SMT {}",
+        "host {} — {} — {}, {}, SMT {}",
         result.host,
         result.model.as_deref().unwrap_or("unknown CPU"),
-        result.topology.cpus,
-        result.topology.cores,
+        count(result.topology.cpus, "CPU"),
+        count(result.topology.cores, "core"),
         if result.topology.smt { "on" } else { "off" }
     );
     let _ = writeln!(
         out,
-        "{} workers per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
+        "{} per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
-         {} after {} warm-ups, arms interleaved",
-        result.options.workers,
+         {} after {}, arms interleaved",
+        count(result.options.workers, "worker"),
         result.plan.class,
         result.plan.package,
         result.setup.kernel,
@@ -56,7 +56,7 @@ pub fn render(result: &RunResult) -> String {
         result.setup.kernel_port_bound_cycles_per_byte,
         result.setup.bytes_per_worker,
         repetitions_done(result),
-        result.options.warmups
+        count(result.options.warmups, "warm-up")
     );
     let _ = writeln!(out, "{}", clock_note(&result.setup));
     for note in counter_notes(&result.setup) {
@@ -233,7 +233,7 @@ fn worker_table(result: &RunResult) -> String {
 fn repetitions_done(result: &RunResult) -> String {
     let asked = result.options.reps;
     if result.complete {
-        return format!("{asked} repetitions");
+        return count(asked, "repetition");
     }
     let first_arm = result.plan.placements.first().map(|p| p.arm);
     let done = result
@@ -241,7 +241,7 @@ fn repetitions_done(result: &RunResult) -> String {
         .iter()
         .filter(|r| !r.warmup && Some(r.arm) == first_arm)
         .count();
-    format!("{done} of {asked} repetitions")
+    format!("{done} of {}", count(asked, "repetition"))
 }
 
 /// Dispatcher task-clock as a share of the workers' summed task-clock.

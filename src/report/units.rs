@@ -40,9 +40,25 @@ pub fn sig4(x: f64) -> String {
     format!("{x:.digits$}")
 }
 
+/// "1 worker", "2 workers": a count with its noun, plural with an "s".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_their_plural() {
+        assert_eq!(count(1, "worker"), "1 worker");
+        assert_eq!(count(2, "repetition"), "2 repetitions");
+        assert_eq!(count(0, "worker"), "0 workers");
+    }
 
     #[test]
     fn formats() {
