@@ -203,6 +203,12 @@ fn check<'a>(json: &'a serde_json::Value, name: &str, run: &GuestRun) -> &'a ser
         .unwrap_or_else(|| panic!("no check {name} in the JSON\n{run}"))
 }
 
+/// The run's JSON and text both say it is invalid (exit 6).
+fn assert_invalid_run(json: &serde_json::Value, run: &GuestRun) {
+    assert_eq!(json["valid"], false, "{run}");
+    assert!(run.stdout.contains("INVALID run (exit 6)"), "{run}");
+}
+
 /// Every measured worker sample of a run's JSON.
 fn measured_workers(json: &serde_json::Value) -> Vec<&serde_json::Value> {
     json["samples"]
@@ -305,12 +311,11 @@ exit $status";
     let detail = multiplexing["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("were multiplexed"), "{detail}\n{run}");
     assert!(detail.contains("another perf user"), "{detail}\n{run}");
-    assert_eq!(json["valid"], false, "{run}");
     // Every repetition is excluded, so no cost is quoted at all.
     for arm in json["arms"].as_array().into_iter().flatten() {
         assert!(arm["cost"].is_null(), "a cost was quoted: {arm}\n{run}");
     }
-    assert!(run.stdout.contains("INVALID run (exit 6)"), "{run}");
+    assert_invalid_run(&json, &run);
 }
 
 #[test]
@@ -333,8 +338,7 @@ fn arm64_two_busy_vcpus_leak_instructions_and_fail_invariance() {
                 || d.contains("besides its worker's kernel")),
         "{run}"
     );
-    assert_eq!(json["valid"], false, "{run}");
-    assert!(run.stdout.contains("INVALID run (exit 6)"), "{run}");
+    assert_invalid_run(&json, &run);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::judge::checks::ExcludedRep;
 use crate::judge::cost;
 use crate::judge::stats::{Spread, spread};
-use crate::measure::{ClockKind, MeasurementSetup, RepSample, tick_clock_of_first_format};
+use crate::measure::{ClockKind, MeasurementSetup, RepSample};
 use crate::plan::{Arm, Placement};
 use serde::{Deserialize, Serialize};
 
@@ -19,12 +19,8 @@ pub struct ArmStats {
     pub clock: ClockKind,
     /// Cost per byte in `clock` units (per repetition: the mean over workers).
     pub cost: Option<Spread>,
-    /// The tick clock `tsc_per_byte` counts: the TSC on x86_64, the generic
-    /// timer on aarch64.
-    #[serde(default = "tick_clock_of_first_format")]
-    pub tick_clock: ClockKind,
-    /// Ticks per byte of `tick_clock`, always recorded (wall time at the
-    /// clock's constant rate).
+    /// Ticks per byte of the setup's `tick_clock` (TSC or generic timer),
+    /// always recorded (wall time at the clock's constant rate).
     pub tsc_per_byte: Option<Spread>,
     pub instructions_per_byte: Option<Spread>,
     pub l1i_misses_per_kilo_instruction: Option<Spread>,
@@ -85,7 +81,6 @@ pub fn arm_stats(placement: &Placement, reps: &[&RepSample], setup: &Measurement
         cpus: placement.cpus.clone(),
         clock,
         cost: spread(&costs),
-        tick_clock: setup.tick_clock,
         tsc_per_byte: per_rep_mean(reps, |w| cost::worker_cost_per_byte(w, setup.tick_clock)),
         instructions_per_byte: per_rep_mean(reps, cost::instructions_per_byte),
         l1i_misses_per_kilo_instruction: per_rep_mean(reps, cost::l1i_per_kilo_instruction),

@@ -13,7 +13,8 @@ fn per_byte(count: u64, bytes: u64) -> Option<f64> {
 /// What one byte cost this worker, on `clock`: its own `cycles` counter
 /// (core cycles: the work, at whatever frequency the core ran) or its ticks
 /// of the tick clock, TSC or generic timer (wall time at a constant rate,
-/// including any time it was descheduled). Per byte, so repetitions of different lengths compare.
+/// including any time it was descheduled). Per byte, so repetitions of
+/// different lengths compare.
 pub fn worker_cost_per_byte(w: &WorkerSample, clock: ClockKind) -> Option<f64> {
     let count = match clock {
         ClockKind::CoreCycles => w.counters.cycles?,

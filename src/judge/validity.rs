@@ -94,7 +94,6 @@ mod tests {
             cpus: vec![Some(0)],
             clock: crate::measure::ClockKind::Tsc,
             cost: None,
-            tick_clock: crate::measure::ClockKind::Tsc,
             tsc_per_byte: None,
             instructions_per_byte: None,
             l1i_misses_per_kilo_instruction: None,

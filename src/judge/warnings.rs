@@ -38,6 +38,17 @@ pub enum Warning {
     Recorded(String),
 }
 
+/// The tick clock of the machine `topology` describes (which may be a
+/// snapshot of another one): Arm machines (those with a MIDR) have the
+/// generic timer, the others the TSC.
+pub fn machine_tick_clock(topology: &Topology) -> ClockKind {
+    if topology.midr.is_some() {
+        ClockKind::GenericTimer
+    } else {
+        ClockKind::Tsc
+    }
+}
+
 impl Warning {
     /// The notes about the machine itself, shared by every command.
     pub fn about_machine(topology: &Topology) -> Vec<Warning> {
@@ -66,12 +77,7 @@ impl Warning {
                     .map(Warning::CpuidSysfsMismatch),
             );
         }
-        // The machine's tick clock: Arm (a MIDR) has the generic timer.
-        let ticks = if topology.midr.is_some() {
-            ClockKind::GenericTimer
-        } else {
-            ClockKind::Tsc
-        };
+        let ticks = machine_tick_clock(topology);
         if !environment.hardware_pmu {
             out.push(Warning::NoHardwarePmu(ticks));
         }

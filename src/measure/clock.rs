@@ -93,10 +93,11 @@ fn read_ticks() -> u64 {
     ticks
 }
 
-/// The generic timer's frequency as the firmware set it in `cntfrq_el0`:
-/// exact by definition, so it needs no calibration.
+/// The generic timer's frequency as the firmware set it in `cntfrq_el0`,
+/// with that name as its source: exact by definition, so it needs no
+/// calibration.
 #[cfg(target_arch = "aarch64")]
-pub fn stated_tick_hz() -> Option<f64> {
+pub fn stated_tick_hz() -> Option<(f64, &'static str)> {
     let hz: u64;
     // SAFETY: reads a system register EL0 may read; touches no memory.
     unsafe {
@@ -106,18 +107,15 @@ pub fn stated_tick_hz() -> Option<f64> {
             options(nostack, nomem, preserves_flags),
         );
     }
-    (hz > 0).then_some(hz as f64)
+    (hz > 0).then_some((hz as f64, "cntfrq_el0"))
 }
 
 /// The TSC's frequency is not stated anywhere a thread can read cheaply
 /// (CPUID leaf 0x15, where present, comes in through the topology).
 #[cfg(target_arch = "x86_64")]
-pub fn stated_tick_hz() -> Option<f64> {
+pub fn stated_tick_hz() -> Option<(f64, &'static str)> {
     None
 }
-
-/// Where [`stated_tick_hz`]'s value comes from, as saved files name it.
-pub const STATED_TICK_HZ_SOURCE: &str = "cntfrq_el0";
 
 /// How long [`calibrate_tick_hz`] compares the ticks against CLOCK_MONOTONIC.
 const TICK_CALIBRATION: Duration = Duration::from_millis(20);

@@ -70,14 +70,15 @@ impl HardwareEvents {
         }
     }
 
-    fn without(mut self, event: HardwareEvent) -> HardwareEvents {
-        match event {
-            HardwareEvent::Cycles => {}
-            HardwareEvent::Instructions => self.instructions = false,
-            HardwareEvent::RefCycles => self.ref_cycles = false,
-            HardwareEvent::L1iReadMisses => self.l1i_misses = false,
+    /// The events `statuses` say are counted, grouped as `layout`.
+    fn of(statuses: &[EventStatus], layout: GroupLayout) -> HardwareEvents {
+        let counted = |event| statuses.iter().any(|s| s.event == event && s.counted);
+        HardwareEvents {
+            instructions: counted(HardwareEvent::Instructions),
+            ref_cycles: counted(HardwareEvent::RefCycles),
+            l1i_misses: counted(HardwareEvent::L1iReadMisses),
+            layout,
         }
-        self
     }
 }
 
@@ -110,11 +111,6 @@ pub fn probe_hardware() -> HardwareProbe {
         .iter()
         .map(|&event| (event, hardware_builder(event).build()))
         .collect();
-    let opened = |event: HardwareEvent| solo.iter().any(|(e, r)| *e == event && r.is_ok());
-    if let Some((_, Err(error))) = solo.first() {
-        let instructions_too = !opened(HardwareEvent::Instructions);
-        return HardwareProbe::unavailable(explain_no_cycles(error, instructions_too));
-    }
     let mut statuses: Vec<EventStatus> = solo
         .iter()
         .map(|(event, result)| EventStatus {
@@ -123,34 +119,35 @@ pub fn probe_hardware() -> HardwareProbe {
             reason: result.as_ref().err().map(|e| explain_missing(*event, e)),
         })
         .collect();
-    let mut events = HardwareEvents {
-        instructions: opened(HardwareEvent::Instructions),
-        ref_cycles: opened(HardwareEvent::RefCycles),
-        l1i_misses: opened(HardwareEvent::L1iReadMisses),
-        layout: GroupLayout::OneGroup,
-    };
+    if let Some((_, Err(error))) = solo.first() {
+        let instructions_too = !HardwareEvents::of(&statuses, GroupLayout::OneGroup).instructions;
+        return HardwareProbe::unavailable(explain_no_cycles(error, instructions_too));
+    }
     drop(solo);
+    let mut layout = GroupLayout::OneGroup;
     let mut layout_reason = None;
-    loop {
+    // The statuses say what the group holds; each refit changes them or the
+    // layout, so the loop ends.
+    let events = loop {
+        let events = HardwareEvents::of(&statuses, layout);
         let failure = match WorkerCounters::try_open(Some(events)) {
-            Ok(_) => break,
+            Ok(_) => break events,
             Err(failure) => failure,
         };
         match refit(events, &failure) {
             Some(Refit::Drop(event, why)) => {
-                events = events.without(event);
                 if let Some(status) = statuses.iter_mut().find(|s| s.event == event) {
                     status.counted = false;
                     status.reason = Some(why);
                 }
             }
             Some(Refit::Split(why)) => {
-                events.layout = GroupLayout::TwoGroups;
+                layout = GroupLayout::TwoGroups;
                 layout_reason = Some(why);
             }
             None => return HardwareProbe::unavailable(failure.explain()),
         }
-    }
+    };
     HardwareProbe {
         counters: HardwareCounters::Available {
             l1i_misses: events.l1i_misses,
@@ -639,7 +636,14 @@ mod tests {
             why.starts_with("L1-icache-load-misses opens alone but not in one group"),
             "{why}"
         );
-        let fewer = all_events().without(HardwareEvent::L1iReadMisses);
+        let statuses: Vec<EventStatus> = HardwareEvent::ALL
+            .map(|event| EventStatus {
+                event,
+                counted: event != HardwareEvent::L1iReadMisses,
+                reason: None,
+            })
+            .to_vec();
+        let fewer = HardwareEvents::of(&statuses, GroupLayout::OneGroup);
         assert!(!fewer.counts(HardwareEvent::L1iReadMisses));
         assert!(fewer.counts(HardwareEvent::Cycles) && fewer.counts(HardwareEvent::RefCycles));
     }

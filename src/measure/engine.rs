@@ -5,11 +5,12 @@
 //! gate: pins itself, fills its own buffer (in its own L1d, on its own NUMA
 //! node), opens its own counter group. Released, it reads its CPU, stamps both
 //! clocks, enables its counters, runs the kernel, disables them, stamps again,
-//! reads its CPU again and reads its group once. Only the kernel (and a few
-//! dozen instructions of the enable and disable calls) runs while the
-//! counters count, so instructions per byte read the kernel's constant. The dispatcher only waits for every
-//! worker to be ready, opens the gate and joins them; it counts its own
-//! task-clock over that span so a report can show it stayed idle.
+//! reads its CPU again and reads its group once. Only the kernel (and the
+//! hundred or so user-space instructions of the enable and disable calls)
+//! runs while the counters count, so instructions per byte read the kernel's
+//! constant. The dispatcher only waits for every worker to be ready, opens
+//! the gate and joins them; it counts its own task-clock over that span so a
+//! report can show it stayed idle.
 //!
 //! A stop request (SIGINT or SIGTERM, see [`stop`](super::stop)) reaches the
 //! workers inside their kernel loop: each ends within one block of work, the
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::clock::{Stamp, TICK_CLOCK, calibrate_tick_hz, duration_nanos};
+use super::clock::{Stamp, TICK_CLOCK, duration_nanos};
 use super::counters::{
     HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware,
 };
@@ -54,7 +55,6 @@ pub struct Engine {
     workload: Workload,
     hardware: HardwareCounters,
     hardware_events: Option<HardwareEvents>,
-    tick_hz: f64,
     /// A group of the workers' events, open on the creating thread for the
     /// engine's whole life. The kernel enables perf's scheduler hooks and
     /// software-event static keys when the first such event opens and
@@ -68,8 +68,8 @@ pub struct Engine {
 
 impl Engine {
     /// Checks the workload, probes the hardware counters once (unless
-    /// `want_hardware` is false), proves a worker's counter group opens on
-    /// this machine, and calibrates the tick clock's frequency (about 20 ms).
+    /// `want_hardware` is false), and proves a worker's counter group opens
+    /// on this machine.
     pub fn new(workload: Workload, want_hardware: bool) -> anyhow::Result<Engine> {
         workload.kernel.check_buffer(workload.buffer_bytes)?;
         if workload.passes == 0 {
@@ -98,7 +98,6 @@ impl Engine {
             workload,
             hardware: probed.counters,
             hardware_events: probed.events,
-            tick_hz: calibrate_tick_hz(),
             _static_keys_held: static_keys_held,
         })
     }
@@ -119,11 +118,6 @@ impl Engine {
         } else {
             TICK_CLOCK
         }
-    }
-
-    /// The tick clock's frequency, calibrated against CLOCK_MONOTONIC.
-    pub fn tick_hz(&self) -> f64 {
-        self.tick_hz
     }
 
     /// Runs one repetition: every worker of `placement` at once.

@@ -267,6 +267,31 @@ macro_rules! multiply_word {
     };
 }
 
+/// The 16 words of one 128-byte block, each through [`multiply_word!`]: the
+/// unrolled body both architectures' loops share.
+macro_rules! block_of_words {
+    () => {
+        concat!(
+            multiply_word!("0"),
+            multiply_word!("8"),
+            multiply_word!("16"),
+            multiply_word!("24"),
+            multiply_word!("32"),
+            multiply_word!("40"),
+            multiply_word!("48"),
+            multiply_word!("56"),
+            multiply_word!("64"),
+            multiply_word!("72"),
+            multiply_word!("80"),
+            multiply_word!("88"),
+            multiply_word!("96"),
+            multiply_word!("104"),
+            multiply_word!("112"),
+            multiply_word!("120"),
+        )
+    };
+}
+
 /// Runs `blocks` > 0 blocks of the `mul` loop over `buffer` into `acc` and
 /// returns the block count left: 0 when all ran, negative once `step` was
 /// set to stop.
@@ -286,22 +311,7 @@ unsafe fn mul_blocks(buffer: &[u8], blocks: i64, step: &AtomicU64, acc: &mut [u6
     unsafe {
         std::arch::asm!(
             "2:",
-            multiply_word!("0"),
-            multiply_word!("8"),
-            multiply_word!("16"),
-            multiply_word!("24"),
-            multiply_word!("32"),
-            multiply_word!("40"),
-            multiply_word!("48"),
-            multiply_word!("56"),
-            multiply_word!("64"),
-            multiply_word!("72"),
-            multiply_word!("80"),
-            multiply_word!("88"),
-            multiply_word!("96"),
-            multiply_word!("104"),
-            multiply_word!("112"),
-            multiply_word!("120"),
+            block_of_words!(),
             "add {pos}, 128",
             "and {pos}, {mask}",
             "sub {blocks}, qword ptr [{step}]",
@@ -343,22 +353,7 @@ unsafe fn mul_blocks(buffer: &[u8], blocks: i64, step: &AtomicU64, acc: &mut [u6
         std::arch::asm!(
             "2:",
             "add {ptr}, {base}, {pos}",
-            multiply_word!("0"),
-            multiply_word!("8"),
-            multiply_word!("16"),
-            multiply_word!("24"),
-            multiply_word!("32"),
-            multiply_word!("40"),
-            multiply_word!("48"),
-            multiply_word!("56"),
-            multiply_word!("64"),
-            multiply_word!("72"),
-            multiply_word!("80"),
-            multiply_word!("88"),
-            multiply_word!("96"),
-            multiply_word!("104"),
-            multiply_word!("112"),
-            multiply_word!("120"),
+            block_of_words!(),
             "add {pos}, {pos}, #128",
             "and {pos}, {pos}, {mask}",
             "ldr {stepped}, [{step}]",

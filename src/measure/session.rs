@@ -79,10 +79,11 @@ impl EngineSession {
             let source = c.tsc_hz_source.clone().unwrap_or_else(|| "cpuid".into());
             Some((c.tsc_hz? as f64, source))
         });
-        let stated = clock::stated_tick_hz().map(|hz| (hz, clock::STATED_TICK_HZ_SOURCE.into()));
+        let stated = clock::stated_tick_hz().map(|(hz, source)| (hz, source.into()));
+        // The 20 ms calibration only where no frequency is stated.
         let (tsc_hz, tsc_hz_source) = cpuid_tsc.or(stated).unwrap_or_else(|| {
             (
-                engine.tick_hz(),
+                clock::calibrate_tick_hz(),
                 "calibrated against CLOCK_MONOTONIC".into(),
             )
         });

@@ -332,6 +332,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn source_displays_as_recorded() {
+        assert_eq!(CpuidSource::Live.to_string(), "live");
+        assert_eq!(CpuidSource::Dump("/tmp/d".into()).to_string(), "/tmp/d");
+    }
+
+    #[test]
     fn sets_are_numbered_by_lowest_cpu() {
         let a = CpuSet::from_cpus([4, 5]);
         let b = CpuSet::from_cpus([0, 8]);

@@ -186,12 +186,17 @@ impl Environment {
     /// A virtual board the device tree names: "QEMU's virt machine" for
     /// `linux,dummy-virt`. `None` for real boards and without a device tree.
     pub fn virtual_board(&self) -> Option<&'static str> {
-        let compatible = self.devicetree_compatible.as_deref()?;
-        compatible
-            .split(", ")
-            .any(|name| name == QEMU_VIRT_BOARD)
-            .then_some("QEMU's virt machine")
+        virtual_board(self.devicetree_compatible.as_deref()?)
     }
+}
+
+/// The virtual board a device tree's `compatible` strings (joined with
+/// ", ", as [`Environment::devicetree_compatible`] holds them) name.
+pub fn virtual_board(compatible: &str) -> Option<&'static str> {
+    compatible
+        .split(", ")
+        .any(|name| name == QEMU_VIRT_BOARD)
+        .then_some("QEMU's virt machine")
 }
 
 /// What CPUID says, machine-wide and per CPU.

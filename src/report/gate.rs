@@ -2,6 +2,7 @@
 //! evidence, the notes.
 
 use crate::exit::Outcome;
+use crate::probe::virtual_board;
 use crate::report::table::{arms_table, excluded_lines};
 use crate::report::warnings::{clock_note, counter_notes};
 use crate::saved::{Evidence, GateResult};
@@ -46,7 +47,11 @@ pub fn render(result: &GateResult) -> String {
         for note in counter_notes(setup) {
             let _ = writeln!(out, "{note}");
         }
-        let _ = writeln!(out, "\n{}", arms_table(&result.arms, false));
+        let _ = writeln!(
+            out,
+            "\n{}",
+            arms_table(&result.arms, setup.tick_clock, false)
+        );
     }
     if let Some(control) = &result.control {
         let _ = writeln!(
@@ -101,18 +106,16 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         ],
     };
     if let Some(compatible) = &e.devicetree_compatible {
-        let board = e
-            .virtual_board
-            .as_ref()
+        let board = virtual_board(compatible)
             .map(|board| format!(" ({board})"))
             .unwrap_or_default();
         lines.push(format!("device tree: {compatible}{board}"));
     }
-    lines.extend([format!(
+    lines.push(format!(
         "DMI: {} / {}",
         e.dmi_vendor.as_deref().unwrap_or("unknown"),
         e.dmi_product.as_deref().unwrap_or("unknown")
-    )]);
+    ));
     lines.push(match (&e.crosscheck, &e.cpuid_absent) {
         (Some(c), _) if c.agrees => "CPUID and sysfs sibling maps agree".into(),
         (Some(c), _) => format!("CPUID and sysfs disagree: {}", c.mismatches.join("; ")),

@@ -70,7 +70,11 @@ pub fn render(result: &RunResult) -> String {
         );
     }
     let _ = writeln!(out, "\n{}", headline_table(&result.arms));
-    let _ = writeln!(out, "\n{}", arms_table(&result.arms, true));
+    let _ = writeln!(
+        out,
+        "\n{}",
+        arms_table(&result.arms, result.setup.tick_clock, true)
+    );
     let _ = writeln!(
         out,
         "\nWhere the time went (medians over repetitions)\n{}",
@@ -196,13 +200,15 @@ fn worker_table(result: &RunResult) -> String {
             .filter_map(|w| cost::worker_cost_per_byte(w, result.setup.clock))
             .collect();
         // Counts are whole numbers: shown in full, so exactness shows.
-        let count = |f: &dyn Fn(&crate::measure::WorkerSample) -> Option<u64>| {
+        let median_count = |f: &dyn Fn(&crate::measure::WorkerSample) -> Option<u64>| {
             let counts: Vec<f64> = samples
                 .iter()
                 .filter_map(|w| f(w))
                 .map(|c| c as f64)
                 .collect();
-            if counts.len() < samples.len() || counts.is_empty() {
+            // `samples` is never empty (its first sample made the entry), so
+            // this also covers a counter that counted in no sample.
+            if counts.len() < samples.len() {
                 "—".to_string()
             } else {
                 format!("{:.0}", median(&counts))
@@ -222,8 +228,8 @@ fn worker_table(result: &RunResult) -> String {
             } else {
                 sig4(median(&costs))
             },
-            cycles: count(&|w| w.counters.cycles),
-            instructions: count(&|w| w.counters.instructions),
+            cycles: median_count(&|w| w.counters.cycles),
+            instructions: median_count(&|w| w.counters.instructions),
         }
     });
     Table::new(rows).with(Style::sharp()).to_string()

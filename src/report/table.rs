@@ -34,10 +34,9 @@ pub fn marked_name(arm: &ArmStats) -> String {
 }
 
 /// The detailed per-arm table: the cost with its clock, CV, min, max and
-/// repetitions, then the tick clock's cost (headed "TSC/byte" or
+/// repetitions, then the cost on `tick_clock` (headed "TSC/byte" or
 /// "generic-timer/byte") and the effective GHz.
-pub fn arms_table(arms: &[ArmStats], mark_quotable: bool) -> String {
-    let tick_clock = arms.first().map_or(ClockKind::Tsc, |a| a.tick_clock);
+pub fn arms_table(arms: &[ArmStats], tick_clock: ClockKind, mark_quotable: bool) -> String {
     let tick_header = match tick_clock {
         ClockKind::GenericTimer => "generic-timer/byte",
         _ => "TSC/byte",

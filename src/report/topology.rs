@@ -2,7 +2,8 @@
 //! sibling map (list and hex mask) and caches; what is unusual at the end.
 
 use crate::cpuset::{CpuSet, format_mask};
-use crate::judge::warnings::Warning;
+use crate::judge::warnings::{Warning, machine_tick_clock};
+use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology};
 use crate::report::units::bytes;
 use std::collections::BTreeMap;
@@ -127,8 +128,7 @@ pub fn render(topology: &Topology) -> String {
         }
     );
     let _ = writeln!(out, "  clocksource     {}", field(&env.clocksource));
-    if topology.midr.is_some() {
-        // Arm has no TSC: its constant-rate counter is the generic timer.
+    if machine_tick_clock(topology) == ClockKind::GenericTimer {
         let _ = writeln!(
             out,
             "  tick clock      the generic timer (cntvct_el0; Arm has no TSC)"

@@ -55,9 +55,6 @@ pub struct Evidence {
     /// QEMU's virt machine); `None` without a device tree.
     #[serde(default)]
     pub devicetree_compatible: Option<String>,
-    /// The virtual board those strings name ("QEMU's virt machine").
-    #[serde(default)]
-    pub virtual_board: Option<String>,
 }
 
 impl Evidence {
@@ -74,7 +71,6 @@ impl Evidence {
             crosscheck: topology.crosscheck.clone(),
             cpuid_absent: topology.source.cpuid_absent.clone(),
             devicetree_compatible: topology.environment.devicetree_compatible.clone(),
-            virtual_board: topology.environment.virtual_board().map(str::to_owned),
         }
     }
 }
