@@ -31,6 +31,8 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Measure the SMT co-location penalty and say whether placement is physical.
     Gate(GateArgs),
+    /// Measure which CPUs really share a core, and compare that map with the published one.
+    Pairs(PairsArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself.
     Run(RunArgs),
     /// Re-render one saved result, or compare several hosts' saved results.
@@ -95,13 +97,13 @@ pub struct MeasureArgs {
     pub no_hardware_counters: bool,
 }
 
-/// The gate's decision rule.
+/// The gate's decision rule (`pairs` decides each comparison by it too).
 #[derive(Debug, Args, Clone)]
 pub struct GateRuleArgs {
-    /// Penalty at or above which placement is physical: a fraction (0.15) or a percentage (15%).
+    /// Penalty at or above which placement is physical (for pairs: a CPU shares the probe's core): a fraction (0.15) or a percentage (15%).
     #[arg(long, default_value = "15%", value_name = "FRACTION|PERCENT")]
     pub threshold: String,
-    /// Repetitions before the gate may stop early (3 or more).
+    /// Repetitions before a decision may stop early (3 or more).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub min_reps: usize,
     /// Most repetitions while the interval straddles the threshold (at most 1000).
@@ -122,6 +124,27 @@ pub struct GateArgs {
     /// Print only the verdict word.
     #[arg(short, long, conflicts_with_all = ["json", "csv"])]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PairsArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub rule: GateRuleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Print only the verdict word.
+    #[arg(short, long, conflicts_with_all = ["json", "csv"])]
+    pub quiet: bool,
+    /// Measure every pair of CPUs (the default up to 8 CPUs; above, group testing).
+    #[arg(long)]
+    pub exhaustive: bool,
+    /// Start no comparison after this long: seconds, or a number with s, m or h (90, 5m).
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
 }
 
 /// A study arm, as `--arms` names it.
@@ -173,7 +196,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Saved `gate --json` or `run --json` files ("-" for standard input): one re-renders it, several compare hosts.
+    /// Saved `gate --json`, `run --json` or `pairs --json` files ("-" for standard input): one re-renders it, several compare hosts.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write the result as JSON: alone to standard output, or --json=FILE

@@ -5,6 +5,7 @@
 //! man page quote [`EXIT_STATUSES`].
 
 use crate::judge::gate::Verdict;
+use crate::judge::pairs::MapVerdict;
 use crate::measure::stop::StopSignal;
 
 /// How a command ended, before it becomes an exit status.
@@ -14,6 +15,8 @@ pub enum Outcome {
     Success,
     /// The gate's verdict, from `gate`, or from `run` stopping at its gate.
     Verdict(Verdict),
+    /// `pairs`: the measured sibling map against the published one.
+    Map(MapVerdict),
     /// `run` measured, but a validity check failed.
     InvalidRun,
     /// A signal stopped it; what was measured was saved, marked incomplete.
@@ -29,10 +32,12 @@ impl Outcome {
     /// The process exit status.
     pub fn exit_status(self) -> u8 {
         match self {
-            Outcome::Success | Outcome::Verdict(Verdict::Physical) => 0,
-            Outcome::Verdict(Verdict::Virtual) => 3,
+            Outcome::Success
+            | Outcome::Verdict(Verdict::Physical)
+            | Outcome::Map(MapVerdict::Agree) => 0,
+            Outcome::Verdict(Verdict::Virtual) | Outcome::Map(MapVerdict::Differ) => 3,
             Outcome::Verdict(Verdict::NoSmt) => 4,
-            Outcome::Verdict(Verdict::Inconclusive) => 5,
+            Outcome::Verdict(Verdict::Inconclusive) | Outcome::Map(MapVerdict::Inconclusive) => 5,
             Outcome::InvalidRun => 6,
             // As a shell reports a process its signal ended: 128 + the number.
             Outcome::Stopped(signal) => 128 + signal.signal_number() as u8,
@@ -45,7 +50,7 @@ impl Outcome {
 pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (
         0,
-        "success; gate: physical (SMT siblings slow each other); run: a valid run",
+        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree",
     ),
     (
         ERROR,
@@ -57,12 +62,12 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         3,
-        "gate: virtual (the affinity mask moved nothing physical)",
+        "gate: virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings)",
     ),
     (4, "gate: no-smt (no core has two allowed hardware threads)"),
     (
         5,
-        "gate: inconclusive (the interval straddles the threshold)",
+        "gate: inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out)",
     ),
     (
         6,

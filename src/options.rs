@@ -8,6 +8,7 @@
 
 use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
 use crate::commands::gate::GateCommand;
+use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
 use crate::commands::run::RunCommand;
 use crate::commands::snapshot::SnapshotCommand;
@@ -22,6 +23,7 @@ use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
+use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
 use anyhow::{Context, Result, bail};
 use std::ops::RangeInclusive;
@@ -38,6 +40,10 @@ pub const MAX_REPS: usize = 1000;
 /// `--workers`: at most 1024 threads per arm.
 pub const WORKERS: RangeInclusive<usize> = 1..=1024;
 
+/// `--time-budget`: a second to a week.
+pub const TIME_BUDGET: RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+
 /// Checks the parsed command line and builds the command to run.
 pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
@@ -50,6 +56,21 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             source: source(&args.source)?,
             measure: measure(&args.measure)?,
             rule: gate_rule(&args.rule)?,
+            outputs: outputs(&args.output, &[])?,
+            quiet: args.quiet,
+        }),
+        cli::Command::Pairs(args) => Command::Pairs(PairsCommand {
+            source: source(&args.source)?,
+            study: PairsStudyOptions {
+                rule: gate_rule(&args.rule)?,
+                exhaustive: args.exhaustive,
+                time_budget: args
+                    .time_budget
+                    .as_deref()
+                    .map(|text| duration("--time-budget", text, TIME_BUDGET))
+                    .transpose()?,
+                measure: measure(&args.measure)?,
+            },
             outputs: outputs(&args.output, &[])?,
             quiet: args.quiet,
         }),
@@ -233,6 +254,35 @@ pub fn fraction(option: &str, text: &str) -> Result<f64> {
         );
     }
     Ok(fraction)
+}
+
+/// A duration written as seconds (`90`, `2.5`) or with a unit (`90s`,
+/// `5m`, `1h`), within `range`.
+pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Result<Duration> {
+    let trimmed = text.trim();
+    let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => trimmed.split_at(at),
+        None => (trimmed, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("{option} {text}: unknown unit '{unit}'; write seconds like 90, or 90s, 5m, 1h"),
+    };
+    let seconds: f64 = number.trim().parse().with_context(|| {
+        format!("{option} {text}: not a duration; write seconds like 90, or 90s, 5m, 1h")
+    })?;
+    let value = Duration::try_from_secs_f64(seconds * scale)
+        .map_err(|_| anyhow::anyhow!("{option} {text}: must be a positive duration such as 90s"))?;
+    if !range.contains(&value) {
+        bail!(
+            "{option} {text}: out of range; use {} s to {} s",
+            range.start().as_secs(),
+            range.end().as_secs()
+        );
+    }
+    Ok(value)
 }
 
 /// The `--json`/`--csv` targets, checked now: they exist or can be

@@ -3,6 +3,7 @@
 //! [`crate::options`]; no command sees a clap type.
 
 pub mod gate;
+pub mod pairs;
 pub mod report;
 pub mod run;
 pub mod snapshot;
@@ -22,6 +23,7 @@ pub enum Command {
     Topology(topology::TopologyCommand),
     Snapshot(snapshot::SnapshotCommand),
     Gate(gate::GateCommand),
+    Pairs(pairs::PairsCommand),
     Run(run::RunCommand),
     Report(report::ReportCommand),
 }
@@ -32,6 +34,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Topology(command) => topology::run(&command),
         Command::Snapshot(command) => snapshot::run(&command),
         Command::Gate(command) => gate::run(&command),
+        Command::Pairs(command) => pairs::run(&command),
         Command::Run(command) => run::run(&command),
         Command::Report(command) => report::run(&command),
     }

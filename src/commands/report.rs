@@ -31,6 +31,11 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             || to_json(run),
             || report::csv::samples(&run.samples),
         )?,
+        [SavedDocument::Pairs(pairs)] => command.outputs.write(
+            &report::pairs::render(pairs),
+            || to_json(pairs),
+            || report::csv::comparisons(&pairs.comparisons),
+        )?,
         _ => {
             let hosts: Vec<compare::HostSummary> = command
                 .files

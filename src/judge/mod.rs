@@ -12,6 +12,8 @@
 //! * [`arms`] gathers every statistic of one arm for the tables.
 //! * [`gate`] decides physical / virtual / inconclusive from the penalty's
 //!   interval, and judges the same-CPU control.
+//! * [`pairs`] decides each `pairs` comparison and judges the measured
+//!   sibling map against the published one.
 //! * [`validity`] is the one rule saying whether a run may be quoted.
 //! * [`warnings`] are the notes on the machine and the measurement.
 
@@ -19,6 +21,7 @@ pub mod arms;
 pub mod checks;
 pub mod cost;
 pub mod gate;
+pub mod pairs;
 pub mod stats;
 pub mod validity;
 pub mod warnings;

@@ -41,6 +41,15 @@ impl ClockKind {
         }
     }
 
+    /// A table column's short name: "cycles", "TSC", "generic-timer".
+    pub fn column(self) -> &'static str {
+        match self {
+            ClockKind::CoreCycles => "cycles",
+            ClockKind::Tsc => "TSC",
+            ClockKind::GenericTimer => "generic-timer",
+        }
+    }
+
     /// Whether this is a constant-rate tick counter (`tsc_ticks` in a
     /// sample) rather than the PMU's cycles.
     pub fn is_ticks(self) -> bool {

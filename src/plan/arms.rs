@@ -23,6 +23,9 @@ pub enum Arm {
     Separate,
     /// One worker alone on a CPU: the control's (and a one-core gate's) baseline.
     Alone,
+    /// `pairs`: a probe worker (worker 0) on one CPU beside load workers on
+    /// the candidate CPUs it is tested against.
+    Loaded,
 }
 
 impl Arm {
@@ -36,6 +39,7 @@ impl Arm {
             Arm::Siblings => "siblings",
             Arm::Separate => "separate",
             Arm::Alone => "alone",
+            Arm::Loaded => "loaded",
         }
     }
 }
@@ -52,7 +56,7 @@ impl std::str::FromStr for Arm {
 }
 
 /// Every arm, the study's first.
-const ALL_ARMS: [Arm; 7] = [
+const ALL_ARMS: [Arm; 8] = [
     Arm::OnePerCore,
     Arm::SiblingPacked,
     Arm::Unpinned,
@@ -60,6 +64,7 @@ const ALL_ARMS: [Arm; 7] = [
     Arm::Siblings,
     Arm::Separate,
     Arm::Alone,
+    Arm::Loaded,
 ];
 
 impl fmt::Display for Arm {

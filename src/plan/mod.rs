@@ -4,8 +4,11 @@
 //! a pair on one core's two hardware threads against a pair on two cores of
 //! the same class and package. Mixing a performance core with an efficiency
 //! core, or crossing packages, would measure something else.
+//!
+//! [`pairs`] plans the other question: which CPUs share a core at all.
 
 mod arms;
+pub mod pairs;
 
 pub use arms::{Arm, GateBaseline, Placement};
 

@@ -4,11 +4,12 @@
 
 use crate::judge::checks::{CheckName, CheckStatus};
 use crate::judge::gate::Verdict;
+use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::units::{percent_change, sig4};
-use crate::saved::{DocumentKind, GateResult, RunResult, SavedDocument};
+use crate::saved::{DocumentKind, GateResult, PairsResult, RunResult, SavedDocument};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -46,9 +47,19 @@ pub struct HostSummary {
     pub failed_checks: Vec<CheckName>,
     pub complete: bool,
     pub gated: bool,
-    /// A run that passed the validity rule. A gate has no such rule (its
-    /// doubts are in its verdict), so a gate file is always valid.
+    /// A run that passed the validity rule. A gate or pairs file has no
+    /// such rule (its doubts are in its verdict), so it is always valid.
     pub valid: bool,
+    /// `pairs`: the measured sibling map against the published one.
+    pub map: Option<SiblingMaps>,
+}
+
+/// A `pairs` result's maps, in sysfs list form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SiblingMaps {
+    pub verdict: MapVerdict,
+    pub published: String,
+    pub measured: String,
 }
 
 /// Summarises one loaded file.
@@ -57,6 +68,7 @@ pub fn summarise(path: &Path, document: &SavedDocument) -> HostSummary {
     match document {
         SavedDocument::Gate(gate) => of_gate(file, gate),
         SavedDocument::Run(run) => of_run(file, run),
+        SavedDocument::Pairs(pairs) => of_pairs(file, pairs),
     }
 }
 
@@ -82,6 +94,37 @@ fn of_gate(file: String, gate: &GateResult) -> HostSummary {
         complete: gate.complete,
         gated: true,
         valid: true,
+        map: None,
+    }
+}
+
+fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
+    HostSummary {
+        file,
+        kind: DocumentKind::Pairs,
+        host: Some(pairs.host.clone()),
+        model: pairs.model.clone(),
+        cores: Some(pairs.topology.cores),
+        cpus: Some(pairs.topology.cpus),
+        hypervisor: pairs.topology.hypervisor.clone(),
+        verdict: None,
+        penalty: None,
+        arms: Vec::new(),
+        change_vs_one_per_core: None,
+        failed_checks: [pairs.control.as_ref(), Some(&pairs.pinning)]
+            .into_iter()
+            .flatten()
+            .filter(|c| c.status == CheckStatus::Failed)
+            .map(|c| c.name)
+            .collect(),
+        complete: pairs.complete,
+        gated: true,
+        valid: true,
+        map: Some(SiblingMaps {
+            verdict: pairs.verdict,
+            published: map_text(&pairs.map.published),
+            measured: map_text(&pairs.map.measured),
+        }),
     }
 }
 
@@ -122,6 +165,7 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
         complete: run.complete,
         gated: run.gated,
         valid: run.valid,
+        map: None,
     }
 }
 
@@ -141,6 +185,8 @@ struct HostRow {
     #[tabled(rename = "sibling-packed")]
     packed: String,
     change: String,
+    #[tabled(rename = "sibling map")]
+    map: String,
     checks: String,
 }
 
@@ -196,6 +242,18 @@ fn row(host: &HostSummary) -> HostRow {
         change: host
             .change_vs_one_per_core
             .map_or_else(dash, percent_change),
+        map: match &host.map {
+            Some(map) if map.measured == map.published => {
+                format!("{}: {}", map.verdict.as_str(), map.measured)
+            }
+            Some(map) => format!(
+                "{}: measured {}, published {}",
+                map.verdict.as_str(),
+                map.measured,
+                map.published
+            ),
+            None => dash(),
+        },
         checks,
     }
 }
@@ -210,7 +268,7 @@ pub fn render(hosts: &[HostSummary]) -> String {
 /// The columns of `report --csv` over several files.
 pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
 one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
-change_vs_one_per_core,failed_checks,complete,gated,valid";
+change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map";
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
@@ -224,7 +282,7 @@ pub fn csv(hosts: &[HostSummary]) -> String {
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&host.file),
             host.kind,
             opt(host.host.clone()),
@@ -246,7 +304,13 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             quoted(&names.join(";")),
             host.complete,
             host.gated,
-            host.valid
+            host.valid,
+            host.map
+                .as_ref()
+                .map(|m| m.verdict.as_str())
+                .unwrap_or_default(),
+            opt(host.map.as_ref().map(|m| m.published.clone())),
+            opt(host.map.as_ref().map(|m| m.measured.clone()))
         );
     }
     out

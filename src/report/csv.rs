@@ -1,6 +1,9 @@
 //! `--csv`: for `gate` and `run` one row per worker per repetition,
-//! warm-ups included (marked); for `topology` one row per CPU.
+//! warm-ups included (marked); for `pairs` one row per comparison; for
+//! `topology` one row per CPU.
 
+use crate::judge::pairs::ComparisonRecord;
+use crate::judge::stats::median;
 use crate::measure::RepSample;
 use crate::probe::Topology;
 use std::fmt::Write;
@@ -69,6 +72,40 @@ pub fn topology(topology: &Topology) -> String {
             cpu.siblings,
             cpu.allowed,
             cpu.apic_id.map(|a| format!("{a:#x}")).unwrap_or_default()
+        );
+    }
+    out
+}
+
+/// The columns of a `pairs` CSV: costs are the probe worker's per byte on
+/// the result's clock; CPU sets in list form, quoted.
+pub const COMPARISONS_HEADER: &str = "comparison,probe,against,outcome,penalty,ci95_low,ci95_high,\
+penalty_of_medians,reps,alone_median,loaded_median,excluded_reps,seconds";
+
+/// One row per comparison, numbers unformatted.
+pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
+    let number = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let middle = |costs: &[f64]| (!costs.is_empty()).then(|| median(costs));
+    let mut out = String::from(COMPARISONS_HEADER);
+    out.push('\n');
+    for c in comparisons {
+        let e = c.estimate.as_ref();
+        let _ = writeln!(
+            out,
+            "{},{},\"{}\",{},{},{},{},{},{},{},{},{},{}",
+            c.index,
+            c.comparison.probe,
+            c.comparison.against,
+            c.outcome.as_str(),
+            number(e.map(|e| e.penalty)),
+            number(e.map(|e| e.ci95.low)),
+            number(e.map(|e| e.ci95.high)),
+            number(e.map(|e| e.penalty_of_medians)),
+            e.map_or(0, |e| e.reps),
+            number(middle(&c.alone_costs)),
+            number(middle(&c.loaded_costs)),
+            c.excluded.len(),
+            c.seconds
         );
     }
     out

@@ -4,6 +4,7 @@
 use crate::exit::Outcome;
 use crate::probe::virtual_board;
 use crate::report::table::{arms_table, excluded_lines};
+use crate::report::units::capitalise;
 use crate::report::warnings::{clock_note, counter_notes};
 use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
@@ -123,12 +124,4 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
     lines
-}
-
-fn capitalise(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
-        None => String::new(),
-    }
 }

@@ -37,10 +37,7 @@ pub fn marked_name(arm: &ArmStats) -> String {
 /// repetitions, then the cost on `tick_clock` (headed "TSC/byte" or
 /// "generic-timer/byte") and the effective GHz.
 pub fn arms_table(arms: &[ArmStats], tick_clock: ClockKind, mark_quotable: bool) -> String {
-    let tick_header = match tick_clock {
-        ClockKind::GenericTimer => "generic-timer/byte",
-        _ => "TSC/byte",
-    };
+    let tick_header = format!("{}/byte", tick_clock.column());
     let mut table = Builder::default();
     table.push_record([
         "arm",
@@ -51,7 +48,7 @@ pub fn arms_table(arms: &[ArmStats], tick_clock: ClockKind, mark_quotable: bool)
         "min",
         "max",
         "reps",
-        tick_header,
+        tick_header.as_str(),
         "eff. GHz",
     ]);
     for a in arms {

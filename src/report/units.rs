@@ -49,6 +49,15 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// The sentence with its first letter in upper case.
+pub fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

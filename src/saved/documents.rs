@@ -3,11 +3,14 @@
 //! policy): adding a field is compatible; renaming or removing one, or
 //! changing its meaning or type, bumps [`RESULT_SCHEMA_VERSION`].
 
+use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
-use crate::judge::gate::{Interval, Verdict};
+use crate::judge::gate::{GateRule, Interval, Verdict};
+use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
+use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
 use crate::probe::{CpuEntry, Crosscheck, Environment, Summary, Topology};
 use serde::{Deserialize, Serialize};
@@ -24,6 +27,8 @@ pub enum DocumentKind {
     Gate,
     /// `run --json`.
     Run,
+    /// `pairs --json`.
+    Pairs,
 }
 
 impl fmt::Display for DocumentKind {
@@ -31,6 +36,7 @@ impl fmt::Display for DocumentKind {
         f.write_str(match self {
             DocumentKind::Gate => "gate",
             DocumentKind::Run => "run",
+            DocumentKind::Pairs => "pairs",
         })
     }
 }
@@ -170,4 +176,84 @@ pub struct RunResult {
     pub valid: bool,
     pub warnings: Vec<Warning>,
     pub samples: Vec<RepSample>,
+}
+
+/// Options a `pairs` search was made with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairsOptions {
+    pub threshold: f64,
+    pub min_reps: usize,
+    pub max_reps: usize,
+    pub warmups: usize,
+    pub rep_ms: u64,
+    pub kernel: String,
+    pub exhaustive: bool,
+    /// `--time-budget` in seconds, when one was given.
+    pub time_budget_seconds: Option<f64>,
+}
+
+impl PairsOptions {
+    /// The rule each comparison is decided by.
+    pub fn rule(&self) -> GateRule {
+        GateRule {
+            threshold: self.threshold,
+            min_reps: self.min_reps,
+            max_reps: self.max_reps,
+        }
+    }
+}
+
+/// How much a `pairs` search measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairsEffort {
+    /// Comparisons measured (sets and pairs).
+    pub comparisons: usize,
+    /// Of them, comparisons of exactly two workers.
+    pub pair_comparisons: usize,
+    /// Every pair of the tested CPUs: what an exhaustive search measures.
+    pub all_pairs: usize,
+    /// Measured repetitions, both arms of every comparison and the control.
+    pub repetitions: usize,
+    /// Wall time from the first warm-up to the last comparison.
+    pub measuring_seconds: f64,
+    /// The time budget ran out before the search finished.
+    pub budget_exhausted: bool,
+}
+
+/// The whole `pairs --json` document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairsResult {
+    pub schema_version: u32,
+    pub kind: DocumentKind,
+    pub tool_version: String,
+    pub host: String,
+    /// Seconds since the Unix epoch when the search started.
+    pub started_unix: u64,
+    /// False when a stop signal ended the search.
+    pub complete: bool,
+    pub verdict: crate::judge::pairs::MapVerdict,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub search: SearchKind,
+    pub options: PairsOptions,
+    /// The clock every comparison's cost is on: the tick clock (wall time),
+    /// which sees a vCPU that waits for its host CPU, as core cycles do not.
+    pub clock: ClockKind,
+    /// The CPUs compared: those this process may run on.
+    pub tested: CpuSet,
+    pub model: Option<String>,
+    pub topology: Summary,
+    pub evidence: Evidence,
+    pub map: MapJudgement,
+    pub comparisons: Vec<ComparisonRecord>,
+    pub effort: PairsEffort,
+    /// Both workers on the first CPU against one alone there.
+    pub control: Option<Check>,
+    /// Pinning over every measured repetition.
+    pub pinning: Check,
+    pub setup: MeasurementSetup,
+    pub warnings: Vec<Warning>,
+    /// The control's raw repetitions, warm-ups included (the comparisons
+    /// keep their costs, in `comparisons`).
+    pub control_samples: Vec<RepSample>,
 }

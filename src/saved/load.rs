@@ -1,7 +1,7 @@
 //! Reading saved results back: bounded, checked for kind and version, and
 //! every failure a one-line error naming the file and the fix.
 
-use super::documents::{DocumentKind, GateResult, RESULT_SCHEMA_VERSION, RunResult};
+use super::documents::{DocumentKind, GateResult, PairsResult, RESULT_SCHEMA_VERSION, RunResult};
 use super::input::{JSON_INPUT_CAP, read_capped};
 use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
@@ -13,6 +13,7 @@ use std::path::Path;
 pub enum SavedDocument {
     Gate(Box<GateResult>),
     Run(Box<RunResult>),
+    Pairs(Box<PairsResult>),
 }
 
 /// The two fields every saved document starts with.
@@ -22,7 +23,7 @@ struct Header {
     schema_version: Option<u32>,
 }
 
-/// Reads a `gate --json` or `run --json` file ("-" for standard input),
+/// Reads a `gate --json`, `run --json` or `pairs --json` file ("-" for standard input),
 /// at most [`JSON_INPUT_CAP`] bytes of it.
 pub fn load(path: &Path) -> Result<SavedDocument> {
     from_bytes(&read_capped(path, JSON_INPUT_CAP)?, path)
@@ -39,11 +40,12 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     let kind = match header.kind.as_deref() {
         Some("gate") => DocumentKind::Gate,
         Some("run") => DocumentKind::Run,
+        Some("pairs") => DocumentKind::Pairs,
         Some(other) => bail!(
-            "{shown}: a '{other}' document; `report` reads files written by `gate --json` or `run --json`"
+            "{shown}: a '{other}' document; `report` reads files written by `gate --json`, `run --json` or `pairs --json`"
         ),
         None => bail!(
-            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json` or `run --json`"
+            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json`, `run --json` or `pairs --json`"
         ),
     };
     match header.schema_version {
@@ -57,6 +59,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     Ok(match kind {
         DocumentKind::Gate => SavedDocument::Gate(Box::new(parse(bytes, path, kind)?)),
         DocumentKind::Run => SavedDocument::Run(Box::new(parse(bytes, path, kind)?)),
+        DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(bytes, path, kind)?)),
     })
 }
 

@@ -9,13 +9,30 @@
 //! [`Progress`].
 //!
 //! * [`gate`]: [`gate::gate_session`], the SMT co-location gate;
-//! * [`run`]: [`run::run_study`], the placement study.
+//! * [`run`]: [`run::run_study`], the placement study;
+//! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map.
 
 pub mod gate;
+pub mod pairs;
 pub mod run;
 
 use crate::measure::Measure;
 use anyhow::Result;
+
+/// This host's name, as a saved result records it ("unknown" if unreadable).
+fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Seconds since the Unix epoch, now.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
 
 /// Where a study reports how far it got (a terminal line, or nothing).
 pub trait Progress {

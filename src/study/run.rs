@@ -3,7 +3,7 @@
 //! validity checks that decide whether the numbers may be quoted.
 
 use super::gate::gate_session;
-use super::{LazyMeasure, Progress, Recorded};
+use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{self, Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
@@ -16,7 +16,6 @@ use crate::saved::{
     DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
 };
 use anyhow::{Result, anyhow};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The study's checked options (what `run` was asked for).
 #[derive(Clone, Debug, PartialEq)]
@@ -57,9 +56,7 @@ pub fn run_study<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome> {
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let started_unix = unix_now();
     let gate = if options.skip_gate {
         None
     } else {
@@ -149,10 +146,7 @@ pub fn run_study<M: Measure>(
         schema_version: RESULT_SCHEMA_VERSION,
         kind: DocumentKind::Run,
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: nix::unistd::gethostname()
-            .ok()
-            .and_then(|h| h.into_string().ok())
-            .unwrap_or_else(|| "unknown".into()),
+        host: host_name(),
         started_unix,
         complete: recorded.stopped.is_none(),
         gated: gate.is_some(),

@@ -1,0 +1,531 @@
+//! `pairs`' judgement: each comparison's outcome from its penalty, the
+//! measured sibling map from the comparisons, and how it relates to the
+//! map the kernel publishes.
+//!
+//! A comparison is decided by the gate's rule ([`gate::decide`]): the probe
+//! beside its candidates against the probe alone, paired by repetition,
+//! until the penalty's 95 % interval clears the threshold either way.
+//! "Physical" there means the set slows the probe: it [`Contention::Shares`].
+//!
+//! The measured map takes sharing as an equivalence: CPUs linked by
+//! confirmed pair comparisons form one group. Every pair of CPUs then is
+//! measured sharing (directly, or through a common sibling), measured apart,
+//! inconclusive (its comparison straddled), or not measured (a time budget
+//! ended the search first); and against the published map it is agreed,
+//! fake (published, not measured), hidden (measured, not published) or
+//! inconclusive.
+
+use crate::cpuset::CpuSet;
+use crate::judge::checks::ExcludedRep;
+use crate::judge::gate::{Estimate, Verdict};
+use crate::plan::pairs::{Comparison, Contention};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A comparison's outcome, from the gate's verdict on it.
+pub fn contention(verdict: Verdict) -> Contention {
+    match verdict {
+        Verdict::Physical => Contention::Shares,
+        Verdict::Virtual => Contention::Apart,
+        Verdict::NoSmt | Verdict::Inconclusive => Contention::Inconclusive,
+    }
+}
+
+/// One measured comparison, as saved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRecord {
+    /// 1-based, in the order measured.
+    pub index: usize,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+    pub outcome: Contention,
+    /// The probe's penalty beside the set against alone; `None` when too
+    /// few repetitions survived.
+    pub estimate: Option<Estimate>,
+    /// The probe's cost per byte beside the set, per kept repetition (on
+    /// the tick clock), paired element by element with `alone_costs`.
+    pub loaded_costs: Vec<f64>,
+    pub alone_costs: Vec<f64>,
+    /// Repetitions left out (a worker moved, or a counter multiplexed).
+    pub excluded: Vec<ExcludedRep>,
+    /// Wall time this comparison took, warm-ups included.
+    pub seconds: f64,
+}
+
+/// The map verdict. Each has its own exit code (see `exit.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MapVerdict {
+    /// Every published sibling pair measured sharing, and no other pair.
+    Agree,
+    /// At least one pair is a fake or a hidden sibling.
+    Differ,
+    /// No difference found, but some pair could not be decided (or the
+    /// control failed, or the search did not finish).
+    Inconclusive,
+}
+
+impl MapVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MapVerdict::Agree => "agree",
+            MapVerdict::Differ => "differ",
+            MapVerdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// What the measurement says about one pair of CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairStatus {
+    /// Its pair comparison cleared the threshold, or both share a third CPU.
+    Shares,
+    /// Its comparison (or a set holding one of them) stayed below it.
+    Apart,
+    /// Its comparison straddled, or contradicts the groups' other pairs.
+    Inconclusive,
+    /// Neither CPU's group was finished when the search ended.
+    NotMeasured,
+}
+
+/// A pair against the published map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairRelation {
+    /// Published siblings that measured sharing.
+    Agreed,
+    /// Published siblings that measured apart.
+    Fake,
+    /// Measured sharing, not published as siblings.
+    Hidden,
+    /// Undecided (inconclusive or not measured).
+    Inconclusive,
+}
+
+impl PairRelation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairRelation::Agreed => "agreed siblings",
+            PairRelation::Fake => "fake siblings",
+            PairRelation::Hidden => "hidden siblings",
+            PairRelation::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One pair worth listing: published siblings, measured sharing, or
+/// undecided. Pairs neither published nor measured sharing are apart and
+/// agreed, and are not listed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairFinding {
+    pub cpus: [u32; 2],
+    pub published: bool,
+    pub measured: PairStatus,
+    pub relation: PairRelation,
+    /// The comparison of exactly this pair, when one was measured; `None`
+    /// when its status was inferred (through a common sibling, or from a set).
+    pub comparison: Option<usize>,
+}
+
+/// One CPU's relation to its published and measured siblings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuRelation {
+    /// Its published and measured siblings are the same CPUs (maybe none).
+    Agreed,
+    /// Some published siblings measured apart; no hidden ones.
+    FakeSiblings,
+    /// Some CPUs measured sharing that are not published; no fake ones.
+    HiddenSiblings,
+    /// Both: its real siblings are other CPUs than the published ones.
+    FakeAndHiddenSiblings,
+    /// No difference found, but some of its pairs are undecided.
+    Inconclusive,
+}
+
+impl CpuRelation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CpuRelation::Agreed => "agreed",
+            CpuRelation::FakeSiblings => "fake siblings",
+            CpuRelation::HiddenSiblings => "hidden siblings",
+            CpuRelation::FakeAndHiddenSiblings => "fake and hidden siblings",
+            CpuRelation::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One CPU's row of the map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuMapEntry {
+    pub cpu: u32,
+    /// The CPU's published siblings among the tested CPUs, itself included.
+    pub published: CpuSet,
+    /// Its measured group, itself included.
+    pub measured: CpuSet,
+    pub fake: CpuSet,
+    pub hidden: CpuSet,
+    pub undecided: CpuSet,
+    pub relation: CpuRelation,
+}
+
+/// Everything the comparisons say about the map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapJudgement {
+    pub verdict: MapVerdict,
+    /// The published groups, restricted to the tested CPUs.
+    pub published: Vec<CpuSet>,
+    /// The measured groups (singletons included), by lowest CPU.
+    pub measured: Vec<CpuSet>,
+    pub cpus: Vec<CpuMapEntry>,
+    pub pairs: Vec<PairFinding>,
+    /// Contradictions among the comparisons, one line each.
+    pub notes: Vec<String>,
+}
+
+/// Groups of `cpus` joined by `links` (union by lowest member).
+fn groups_of(cpus: &CpuSet, links: &[(u32, u32)]) -> Vec<CpuSet> {
+    let mut group: BTreeMap<u32, u32> = cpus.iter().map(|c| (c, c)).collect();
+    fn root(group: &BTreeMap<u32, u32>, mut cpu: u32) -> u32 {
+        while group[&cpu] != cpu {
+            cpu = group[&cpu];
+        }
+        cpu
+    }
+    for &(a, b) in links {
+        if !(group.contains_key(&a) && group.contains_key(&b)) {
+            continue;
+        }
+        let (ra, rb) = (root(&group, a), root(&group, b));
+        let (low, high) = (ra.min(rb), ra.max(rb));
+        group.insert(high, low);
+    }
+    let mut members: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for cpu in cpus.iter() {
+        members.entry(root(&group, cpu)).or_default().push(cpu);
+    }
+    members.into_values().map(CpuSet::from_cpus).collect()
+}
+
+/// The published groups among `tested`: each CPU's `siblings` ∩ `tested`.
+pub fn published_groups<'a>(
+    tested: &CpuSet,
+    siblings: impl IntoIterator<Item = (u32, &'a CpuSet)>,
+) -> Vec<CpuSet> {
+    let mut groups: Vec<CpuSet> = siblings
+        .into_iter()
+        .filter(|(cpu, _)| tested.contains(*cpu))
+        .map(|(_, set)| set.intersection(tested))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// Judges the map: `tested` CPUs, their `published` groups, the measured
+/// `comparisons`, the CPUs whose group the search `settled`, and whether
+/// the same-CPU control passed (without working pinning nothing measured
+/// means anything, so no verdict but inconclusive).
+pub fn judge_map(
+    tested: &CpuSet,
+    published: &[CpuSet],
+    comparisons: &[ComparisonRecord],
+    settled: &CpuSet,
+    control_passed: bool,
+) -> MapJudgement {
+    let key = |a: u32, b: u32| (a.min(b), a.max(b));
+    // The last measured comparison of each pair decides it.
+    let mut direct: BTreeMap<(u32, u32), &ComparisonRecord> = BTreeMap::new();
+    for record in comparisons {
+        if let Some(other) = record.comparison.pair() {
+            direct.insert(key(record.comparison.probe, other), record);
+        }
+    }
+    let links: Vec<(u32, u32)> = direct
+        .iter()
+        .filter(|(_, r)| r.outcome == Contention::Shares)
+        .map(|(&pair, _)| pair)
+        .collect();
+    let measured = groups_of(tested, &links);
+    let group_of = |cpu: u32| measured.iter().find(|g| g.contains(cpu));
+    let published_together =
+        |a: u32, b: u32| published.iter().any(|g| g.contains(a) && g.contains(b));
+
+    let mut notes = Vec::new();
+    let mut pairs = Vec::new();
+    let cpus = tested.cpus();
+    for (i, &a) in cpus.iter().enumerate() {
+        for &b in &cpus[i + 1..] {
+            let record = direct.get(&(a, b));
+            let together = group_of(a).is_some_and(|g| g.contains(b));
+            let status = match record.map(|r| r.outcome) {
+                Some(Contention::Apart) if together => {
+                    notes.push(format!(
+                        "CPUs {a} and {b} measured apart (comparison {}), yet both share with \
+                         CPUs of group {}: sharing is not transitive here",
+                        record.map_or(0, |r| r.index),
+                        group_of(a).map(|g| g.to_string()).unwrap_or_default()
+                    ));
+                    PairStatus::Inconclusive
+                }
+                _ if together => PairStatus::Shares,
+                Some(Contention::Inconclusive) => PairStatus::Inconclusive,
+                _ if settled.contains(a) || settled.contains(b) => PairStatus::Apart,
+                _ => PairStatus::NotMeasured,
+            };
+            let published = published_together(a, b);
+            let relation = match (published, status) {
+                (_, PairStatus::Inconclusive | PairStatus::NotMeasured) => {
+                    PairRelation::Inconclusive
+                }
+                (true, PairStatus::Shares) => PairRelation::Agreed,
+                (true, PairStatus::Apart) => PairRelation::Fake,
+                (false, PairStatus::Shares) => PairRelation::Hidden,
+                (false, PairStatus::Apart) => continue,
+            };
+            pairs.push(PairFinding {
+                cpus: [a, b],
+                published,
+                measured: status,
+                relation,
+                comparison: record.map(|r| r.index),
+            });
+        }
+    }
+
+    let entries: Vec<CpuMapEntry> = cpus
+        .iter()
+        .map(|&cpu| {
+            let others = |relation: PairRelation| -> CpuSet {
+                pairs
+                    .iter()
+                    .filter(|p| p.relation == relation && p.cpus.contains(&cpu))
+                    .map(|p| {
+                        if p.cpus[0] == cpu {
+                            p.cpus[1]
+                        } else {
+                            p.cpus[0]
+                        }
+                    })
+                    .collect()
+            };
+            let (fake, hidden) = (others(PairRelation::Fake), others(PairRelation::Hidden));
+            let undecided = others(PairRelation::Inconclusive);
+            let relation = match (fake.is_empty(), hidden.is_empty()) {
+                (false, false) => CpuRelation::FakeAndHiddenSiblings,
+                (false, true) => CpuRelation::FakeSiblings,
+                (true, false) => CpuRelation::HiddenSiblings,
+                (true, true) if !undecided.is_empty() => CpuRelation::Inconclusive,
+                (true, true) => CpuRelation::Agreed,
+            };
+            CpuMapEntry {
+                cpu,
+                published: published
+                    .iter()
+                    .find(|g| g.contains(cpu))
+                    .cloned()
+                    .unwrap_or_else(|| CpuSet::from_cpus([cpu])),
+                measured: group_of(cpu).cloned().unwrap_or_default(),
+                fake,
+                hidden,
+                undecided,
+                relation,
+            }
+        })
+        .collect();
+
+    let differs = pairs
+        .iter()
+        .any(|p| matches!(p.relation, PairRelation::Fake | PairRelation::Hidden));
+    let undecided = pairs
+        .iter()
+        .any(|p| p.relation == PairRelation::Inconclusive);
+    let verdict = if !control_passed {
+        MapVerdict::Inconclusive
+    } else if differs {
+        MapVerdict::Differ
+    } else if undecided {
+        MapVerdict::Inconclusive
+    } else {
+        MapVerdict::Agree
+    };
+    MapJudgement {
+        verdict,
+        published: published.to_vec(),
+        measured,
+        cpus: entries,
+        pairs,
+        notes,
+    }
+}
+
+/// A map in sysfs list form, groups separated by " / ": "0-1 / 2-3".
+pub fn map_text(groups: &[CpuSet]) -> String {
+    groups
+        .iter()
+        .map(CpuSet::to_string)
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(cpus: &[u32]) -> CpuSet {
+        CpuSet::from_cpus(cpus.iter().copied())
+    }
+
+    fn record(index: usize, probe: u32, against: &[u32], outcome: Contention) -> ComparisonRecord {
+        ComparisonRecord {
+            index,
+            comparison: Comparison {
+                probe,
+                against: set(against),
+            },
+            outcome,
+            estimate: None,
+            loaded_costs: Vec::new(),
+            alone_costs: Vec::new(),
+            excluded: Vec::new(),
+            seconds: 0.0,
+        }
+    }
+
+    /// All pairs of 0..4, sharing exactly within `groups`.
+    fn all_pairs(groups: &[&[u32]]) -> Vec<ComparisonRecord> {
+        let mut records = Vec::new();
+        for a in 0..4u32 {
+            for b in a + 1..4 {
+                let shares = groups.iter().any(|g| g.contains(&a) && g.contains(&b));
+                let outcome = if shares {
+                    Contention::Shares
+                } else {
+                    Contention::Apart
+                };
+                records.push(record(records.len() + 1, a, &[b], outcome));
+            }
+        }
+        records
+    }
+
+    #[test]
+    fn maps_that_match_agree() {
+        let published = [set(&[0, 1]), set(&[2, 3])];
+        let judged = judge_map(
+            &set(&[0, 1, 2, 3]),
+            &published,
+            &all_pairs(&[&[0, 1], &[2, 3]]),
+            &set(&[0, 1, 2, 3]),
+            true,
+        );
+        assert_eq!(judged.verdict, MapVerdict::Agree);
+        assert_eq!(map_text(&judged.measured), "0-1 / 2-3");
+        assert!(
+            judged
+                .cpus
+                .iter()
+                .all(|c| c.relation == CpuRelation::Agreed)
+        );
+        assert_eq!(judged.pairs.len(), 2);
+    }
+
+    #[test]
+    fn crossed_siblings_are_fake_and_hidden() {
+        let published = [set(&[0, 1]), set(&[2, 3])];
+        let judged = judge_map(
+            &set(&[0, 1, 2, 3]),
+            &published,
+            &all_pairs(&[&[0, 2], &[1, 3]]),
+            &set(&[0, 1, 2, 3]),
+            true,
+        );
+        assert_eq!(judged.verdict, MapVerdict::Differ);
+        assert_eq!(map_text(&judged.measured), "0,2 / 1,3");
+        let zero = &judged.cpus[0];
+        assert_eq!(
+            (zero.fake.clone(), zero.hidden.clone()),
+            (set(&[1]), set(&[2]))
+        );
+        assert_eq!(zero.relation, CpuRelation::FakeAndHiddenSiblings);
+    }
+
+    #[test]
+    fn siblings_a_guest_does_not_publish_are_hidden() {
+        let published = [set(&[0]), set(&[1])];
+        let records = [record(1, 0, &[1], Contention::Shares)];
+        let judged = judge_map(&set(&[0, 1]), &published, &records, &set(&[0, 1]), true);
+        assert_eq!(judged.verdict, MapVerdict::Differ);
+        assert_eq!(judged.cpus[1].relation, CpuRelation::HiddenSiblings);
+        assert_eq!(judged.pairs[0].relation, PairRelation::Hidden);
+    }
+
+    #[test]
+    fn a_straddling_pair_makes_the_map_inconclusive_unless_it_differs_anyway() {
+        let published = [set(&[0, 1]), set(&[2, 3])];
+        let mut records = all_pairs(&[&[0, 1], &[2, 3]]);
+        records[5].outcome = Contention::Inconclusive;
+        let tested = set(&[0, 1, 2, 3]);
+        let judged = judge_map(&tested, &published, &records, &tested, true);
+        assert_eq!(judged.verdict, MapVerdict::Inconclusive);
+        assert_eq!(judged.cpus[3].relation, CpuRelation::Inconclusive);
+        records[1].outcome = Contention::Shares;
+        let judged = judge_map(&tested, &published, &records, &tested, true);
+        assert_eq!(judged.verdict, MapVerdict::Differ);
+        assert!(
+            !judge_map(&tested, &published, &records, &tested, false)
+                .verdict
+                .eq(&MapVerdict::Differ)
+        );
+    }
+
+    #[test]
+    fn group_members_are_inferred_and_unsettled_cpus_not_measured() {
+        // 0 shares with 1 and 2 (so 1 and 2 share); 3 and 4 were never reached.
+        let records = [
+            record(1, 0, &[1, 2, 3, 4], Contention::Shares),
+            record(2, 0, &[1, 2], Contention::Shares),
+            record(3, 0, &[1], Contention::Shares),
+            record(4, 0, &[2], Contention::Shares),
+            record(5, 0, &[3, 4], Contention::Apart),
+        ];
+        let tested = set(&[0, 1, 2, 3, 4]);
+        let published: Vec<CpuSet> = (0..5).map(|c| set(&[c])).collect();
+        let judged = judge_map(&tested, &published, &records, &set(&[0, 1, 2]), true);
+        let finding = |a, b| judged.pairs.iter().find(|p| p.cpus == [a, b]).cloned();
+        assert_eq!(finding(1, 2).unwrap().measured, PairStatus::Shares);
+        assert_eq!(finding(1, 2).unwrap().comparison, None);
+        assert_eq!(finding(3, 4).unwrap().measured, PairStatus::NotMeasured);
+        assert!(
+            finding(0, 3).is_none(),
+            "cleared by a set: apart, not listed"
+        );
+        assert_eq!(judged.verdict, MapVerdict::Differ);
+    }
+
+    #[test]
+    fn a_contradiction_is_noted_and_undecided() {
+        let records = [
+            record(1, 0, &[1], Contention::Shares),
+            record(2, 0, &[2], Contention::Shares),
+            record(3, 1, &[2], Contention::Apart),
+        ];
+        let tested = set(&[0, 1, 2]);
+        let published = [tested.clone()];
+        let judged = judge_map(&tested, &published, &records, &tested, true);
+        assert_eq!(judged.notes.len(), 1);
+        assert!(judged.notes[0].contains("CPUs 1 and 2 measured apart"));
+        assert_eq!(judged.verdict, MapVerdict::Inconclusive);
+    }
+
+    #[test]
+    fn published_groups_are_cut_to_the_tested_cpus() {
+        let (a, b) = (set(&[0, 4]), set(&[1, 5]));
+        let siblings = [(0, &a), (1, &b), (4, &a), (5, &b)];
+        assert_eq!(
+            published_groups(&set(&[0, 1, 4]), siblings),
+            [set(&[0, 4]), set(&[1])]
+        );
+    }
+}

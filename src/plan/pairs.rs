@@ -1,0 +1,349 @@
+//! The search `pairs` runs: which comparisons to measure, in which order, to
+//! find the groups of CPUs that share execution resources (SMT siblings, or
+//! vCPUs time-sharing one host CPU).
+//!
+//! A comparison is one probe worker pinned to a CPU, measured alone and
+//! beside load workers on a set of candidate CPUs. If none of the candidates
+//! shares the probe's core, the probe runs as fast beside them as alone.
+//!
+//! * [`SearchKind::AllPairs`]: every pair, one load worker each: n(n−1)/2
+//!   comparisons. The default up to [`ALL_PAIRS_UP_TO`] CPUs, and
+//!   `--exhaustive`.
+//! * [`SearchKind::GroupTesting`]: adaptive group testing. The lowest CPU
+//!   not yet placed in a group is the probe, tested against every CPU still
+//!   unplaced; a set that slows it (or straddles) is halved and both halves
+//!   tested, down to single CPUs. So every sibling found is confirmed by a
+//!   two-worker comparison, as it must be: a VM whose vCPUs outnumber its
+//!   host CPUs slows a probe beside many workers whoever its siblings are.
+//!   A set that does not slow the probe clears all its CPUs at once. For
+//!   SMT2 that is about 1 + 2·log₂ n comparisons per core: O(n log n).
+
+use super::arms::{Arm, Placement};
+use crate::cpuset::CpuSet;
+use serde::{Deserialize, Serialize};
+
+/// Up to this many CPUs, `pairs` measures every pair by default.
+pub const ALL_PAIRS_UP_TO: usize = 8;
+
+/// How the comparisons are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchKind {
+    /// Every pair of CPUs.
+    AllPairs,
+    /// One probe against sets of candidates, halved where they slow it.
+    GroupTesting,
+}
+
+impl SearchKind {
+    /// The search for `cpus` CPUs: all pairs when few or when asked.
+    pub fn for_cpus(cpus: usize, exhaustive: bool) -> SearchKind {
+        if exhaustive || cpus <= ALL_PAIRS_UP_TO {
+            SearchKind::AllPairs
+        } else {
+            SearchKind::GroupTesting
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchKind::AllPairs => "all pairs",
+            SearchKind::GroupTesting => "group testing",
+        }
+    }
+}
+
+/// What one comparison found: whether the candidate set slowed the probe by
+/// at least the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Contention {
+    /// The probe beside the set cost at least the threshold more.
+    Shares,
+    /// Less than the threshold: no CPU of the set shares the probe's core.
+    Apart,
+    /// The interval still straddled the threshold at the most repetitions.
+    Inconclusive,
+}
+
+impl Contention {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Contention::Shares => "shares",
+            Contention::Apart => "apart",
+            Contention::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One comparison: the probe's CPU and the CPUs its load workers run on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub probe: u32,
+    pub against: CpuSet,
+}
+
+impl Comparison {
+    /// The probe (worker 0) beside one load worker per candidate CPU.
+    pub fn loaded(&self) -> Placement {
+        Placement {
+            arm: Arm::Loaded,
+            cpus: std::iter::once(self.probe)
+                .chain(self.against.iter())
+                .map(Some)
+                .collect(),
+        }
+    }
+
+    /// The probe alone on its CPU: the baseline it is paired with.
+    pub fn alone(&self) -> Placement {
+        Placement {
+            arm: Arm::Alone,
+            cpus: vec![Some(self.probe)],
+        }
+    }
+
+    /// Both workers on the probe's CPU: the control that pinning works.
+    pub fn same_cpu(&self) -> Placement {
+        Placement {
+            arm: Arm::SameCpu,
+            cpus: vec![Some(self.probe); 2],
+        }
+    }
+
+    /// The one candidate, when this compares a pair.
+    pub fn pair(&self) -> Option<u32> {
+        match self.against.cpus() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+/// The search in progress: hands out comparisons, takes their outcomes.
+#[derive(Clone, Debug)]
+pub struct PairSearch {
+    kind: SearchKind,
+    /// Comparisons still to measure, the next one last.
+    pending: Vec<Comparison>,
+    /// Group testing: CPUs neither probed yet nor found in a probe's group,
+    /// ascending.
+    unplaced: Vec<u32>,
+    /// Group testing: the probe whose comparisons are pending.
+    current_probe: Option<u32>,
+    /// CPUs whose group the search has finished: every CPU they may share
+    /// with has been compared with them, directly or by a set.
+    settled: Vec<u32>,
+    /// All pairs: how many comparisons each CPU still has pending.
+    left: Vec<(u32, usize)>,
+}
+
+impl PairSearch {
+    /// A search over `cpus` (ascending, at least two).
+    pub fn new(cpus: &CpuSet, kind: SearchKind) -> PairSearch {
+        let cpus = cpus.cpus();
+        let mut search = PairSearch {
+            kind,
+            pending: Vec::new(),
+            unplaced: Vec::new(),
+            current_probe: None,
+            settled: Vec::new(),
+            left: Vec::new(),
+        };
+        match kind {
+            SearchKind::AllPairs => {
+                for (i, &probe) in cpus.iter().enumerate() {
+                    for &other in &cpus[i + 1..] {
+                        search.pending.push(Comparison {
+                            probe,
+                            against: CpuSet::from_cpus([other]),
+                        });
+                    }
+                }
+                search.pending.reverse();
+                search.left = cpus.iter().map(|&c| (c, cpus.len() - 1)).collect();
+            }
+            SearchKind::GroupTesting => search.unplaced = cpus.to_vec(),
+        }
+        search
+    }
+
+    pub fn kind(&self) -> SearchKind {
+        self.kind
+    }
+
+    /// The next comparison to measure; `None` when the search is done.
+    pub fn next_comparison(&mut self) -> Option<Comparison> {
+        while self.pending.is_empty() {
+            if let Some(probe) = self.current_probe.take() {
+                self.settled.push(probe);
+            }
+            if self.unplaced.is_empty() {
+                return None;
+            }
+            let probe = self.unplaced.remove(0);
+            self.current_probe = Some(probe);
+            if !self.unplaced.is_empty() {
+                self.pending.push(Comparison {
+                    probe,
+                    against: CpuSet::from_cpus(self.unplaced.iter().copied()),
+                });
+            }
+        }
+        self.pending.pop()
+    }
+
+    /// Takes the outcome of `comparison` (the one last handed out).
+    pub fn record(&mut self, comparison: &Comparison, outcome: Contention) {
+        match self.kind {
+            SearchKind::AllPairs => {
+                for cpu in std::iter::once(comparison.probe).chain(comparison.against.iter()) {
+                    if let Some(entry) = self.left.iter_mut().find(|(c, _)| *c == cpu) {
+                        entry.1 -= 1;
+                        if entry.1 == 0 {
+                            self.settled.push(cpu);
+                        }
+                    }
+                }
+            }
+            SearchKind::GroupTesting => match comparison.pair() {
+                Some(sibling) if outcome == Contention::Shares => {
+                    self.unplaced.retain(|&c| c != sibling);
+                    self.settled.push(sibling);
+                }
+                Some(_) => {}
+                // Shares or straddles: which of them? Test both halves.
+                None if outcome != Contention::Apart => {
+                    let cpus = comparison.against.cpus();
+                    let (low, high) = cpus.split_at(cpus.len() / 2);
+                    for half in [high, low] {
+                        self.pending.push(Comparison {
+                            probe: comparison.probe,
+                            against: CpuSet::from_cpus(half.iter().copied()),
+                        });
+                    }
+                }
+                None => {}
+            },
+        }
+    }
+
+    /// The CPUs whose group is finished (see [`PairSearch::settled`]'s field).
+    pub fn settled(&self) -> CpuSet {
+        CpuSet::from_cpus(self.settled.iter().copied())
+    }
+
+    /// About how many comparisons remain: exact for all pairs; for group
+    /// testing, the pending ones plus what the unplaced CPUs would cost if
+    /// they were SMT2 cores (1 + 2·log₂ m per core).
+    pub fn estimated_remaining(&self) -> usize {
+        let unplaced = self.unplaced.len();
+        let per_core = 1 + 2 * (usize::BITS - unplaced.leading_zeros()) as usize;
+        self.pending.len() + unplaced.div_ceil(2) * per_core
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a search to its end against a machine whose groups are
+    /// `groups`; a set shares with the probe when it holds one of its group.
+    fn search(cpus: u32, groups: &[&[u32]], kind: SearchKind) -> (Vec<Comparison>, CpuSet) {
+        let group_of = |cpu: u32| groups.iter().find(|g| g.contains(&cpu)).copied();
+        let mut search = PairSearch::new(&CpuSet::from_cpus(0..cpus), kind);
+        let mut asked = Vec::new();
+        while let Some(comparison) = search.next_comparison() {
+            let shares = group_of(comparison.probe)
+                .is_some_and(|g| comparison.against.iter().any(|c| g.contains(&c)));
+            let outcome = if shares {
+                Contention::Shares
+            } else {
+                Contention::Apart
+            };
+            search.record(&comparison, outcome);
+            asked.push(comparison);
+        }
+        (asked, search.settled())
+    }
+
+    #[test]
+    fn all_pairs_asks_every_pair_once_in_order() {
+        let (asked, settled) = search(4, &[&[0, 1], &[2, 3]], SearchKind::AllPairs);
+        let pairs: Vec<(u32, u32)> = asked.iter().map(|c| (c.probe, c.pair().unwrap())).collect();
+        assert_eq!(pairs, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
+        assert_eq!(settled, CpuSet::from_cpus(0..4));
+    }
+
+    #[test]
+    fn group_testing_confirms_every_sibling_with_a_pair() {
+        let groups: Vec<Vec<u32>> = (0..8).map(|core| vec![core, core + 8]).collect();
+        let refs: Vec<&[u32]> = groups.iter().map(Vec::as_slice).collect();
+        let (asked, settled) = search(16, &refs, SearchKind::GroupTesting);
+        for core in 0..8 {
+            assert!(
+                asked
+                    .iter()
+                    .any(|c| c.probe == core && c.pair() == Some(core + 8)),
+                "no pair comparison confirms CPU {core}'s sibling"
+            );
+        }
+        assert_eq!(settled, CpuSet::from_cpus(0..16));
+        // 8 cores × (1 + 2·log₂ of at most 15 candidates) at most.
+        assert!(asked.len() <= 8 * 9, "{} comparisons", asked.len());
+    }
+
+    #[test]
+    fn group_testing_grows_as_n_log_n() {
+        for n in [16u32, 64, 256] {
+            let groups: Vec<Vec<u32>> = (0..n / 2).map(|c| vec![2 * c, 2 * c + 1]).collect();
+            let refs: Vec<&[u32]> = groups.iter().map(Vec::as_slice).collect();
+            let (asked, _) = search(n, &refs, SearchKind::GroupTesting);
+            let bound = (n as f64 * (n as f64).log2()) as usize;
+            assert!(
+                asked.len() <= bound,
+                "{n} CPUs: {} comparisons",
+                asked.len()
+            );
+            println!("{n} CPUs (SMT2): {} comparisons", asked.len());
+        }
+    }
+
+    #[test]
+    fn group_testing_finds_groups_of_any_size_and_singletons() {
+        let (asked, settled) = search(10, &[&[0, 3, 6, 9], &[1, 2]], SearchKind::GroupTesting);
+        let confirmed: Vec<(u32, u32)> = asked
+            .iter()
+            .filter_map(|c| Some((c.probe, c.pair()?)))
+            .collect();
+        for sibling in [3, 6, 9] {
+            assert!(confirmed.contains(&(0, sibling)));
+        }
+        assert!(confirmed.contains(&(1, 2)));
+        assert_eq!(settled, CpuSet::from_cpus(0..10));
+    }
+
+    #[test]
+    fn a_straddling_set_is_halved_like_a_slowed_one() {
+        let mut search = PairSearch::new(&CpuSet::from_cpus(0..10), SearchKind::GroupTesting);
+        let first = search.next_comparison().unwrap();
+        assert_eq!(first.against, CpuSet::from_cpus(1..10));
+        search.record(&first, Contention::Inconclusive);
+        assert_eq!(
+            search.next_comparison().unwrap().against,
+            CpuSet::from_cpus(1..5)
+        );
+    }
+
+    #[test]
+    fn placements_put_the_probe_first() {
+        let comparison = Comparison {
+            probe: 2,
+            against: CpuSet::from_cpus([5, 7]),
+        };
+        assert_eq!(comparison.loaded().cpus, [Some(2), Some(5), Some(7)]);
+        assert_eq!(comparison.alone().cpus, [Some(2)]);
+        assert_eq!(comparison.same_cpu().cpus, [Some(2), Some(2)]);
+        assert_eq!(comparison.pair(), None);
+    }
+}
