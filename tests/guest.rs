@@ -13,6 +13,10 @@
 //! * one core of two threads (a typical small cloud instance), `PIN=0,0` or
 //!   `PIN=0,1`: no second core, so the gate measures against one worker alone.
 //!
+//! The `pairs_` tests check the measured sibling map against the sharing the
+//! pins create: agreed, fake and hidden siblings, and placements drawn at
+//! random on every run (all pairs on 6 vCPUs, group testing on 10).
+//!
 //! The `arm64_` tests boot `boot-guest-arm64.sh` guests, whose emulated PMU
 //! (armv8_pmuv3) really counts: with icount, instructions are exact on one
 //! vCPU, and leak between vCPUs on two. They check the counters end to end:
@@ -137,6 +141,121 @@ fn gate_on_one_core_virtual_when_its_threads_are_on_separate_host_cpus() {
     run.assert_exit(3);
     assert_verdict(&run, "virtual");
     assert_eq!(run.json()["baseline"], "alone", "baseline\n{run}");
+}
+
+/// `pairs --json`: the measured map must be the sharing the pins create.
+const PAIRS: &[&str] = &["pairs", "--json"];
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_agree_when_guest_siblings_share_a_host_cpu() {
+    let run = Guest::new().boot(SMT_GUEST, Some(SIBLINGS_SHARE_A_HOST_CPU), PAIRS);
+    assert_pairs(&run, "0,0,1,1", "agree", 0);
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_finds_fake_siblings_when_guest_siblings_are_on_separate_host_cpus() {
+    let run = Guest::new().boot(SMT_GUEST, Some(SIBLINGS_ON_SEPARATE_HOST_CPUS), PAIRS);
+    assert_pairs(&run, "0,1,0,1", "differ", 3);
+    assert_eq!(run.json()["map"]["cpus"][0]["fake"], serde_json::json!([1]));
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_finds_hidden_siblings_on_a_guest_that_claims_no_smt() {
+    let run = Guest::new().boot(NO_SMT_GUEST, Some("0,0"), PAIRS);
+    assert_pairs(&run, "0,0", "differ", 3);
+    assert_eq!(run.json()["map"]["cpus"][1]["relation"], "hidden-siblings");
+}
+
+/// A placement drawn at random on every run (nobody wrote it down in
+/// advance): 6 vCPUs, all pairs. `PAIRS_PIN_6=…` replays a failed draw.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_finds_a_random_placement_of_six_vcpus() {
+    let pin = random_pin("PAIRS_PIN_6", 6);
+    let run = Guest::new().boot("6,sockets=1,cores=3,threads=2", Some(&pin), PAIRS);
+    let published = [vec![0, 1], vec![2, 3], vec![4, 5]];
+    assert_random_placement(&run, &pin, &published);
+}
+
+/// The same above the all-pairs limit, so the group-testing search runs:
+/// 10 vCPUs, published as 10 cores. `PAIRS_PIN_10=…` replays a draw.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_group_testing_finds_a_random_placement_of_ten_vcpus() {
+    let pin = random_pin("PAIRS_PIN_10", 10);
+    let run = Guest::new().boot("10,sockets=1,cores=10,threads=1", Some(&pin), PAIRS);
+    let published: Vec<Vec<u32>> = (0..10).map(|cpu| vec![cpu]).collect();
+    assert_random_placement(&run, &pin, &published);
+    assert_eq!(run.json()["search"], "group-testing", "search\n{run}");
+}
+
+/// `vcpus` host CPUs (0 or 1) drawn from the clock, or the replayed `var`.
+fn random_pin(var: &str, vcpus: usize) -> String {
+    if let Ok(pin) = std::env::var(var) {
+        return pin;
+    }
+    let mut state = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        | 1;
+    let pin: Vec<&str> = (0..vcpus)
+        .map(|_| {
+            // xorshift64: enough to vary the draw from run to run.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if state >> 63 == 0 { "0" } else { "1" }
+        })
+        .collect();
+    let pin = pin.join(",");
+    println!("guest: drew PIN={pin} (replay with {var}={pin})");
+    pin
+}
+
+/// The groups of vCPUs `pin` puts on one host CPU, as JSON CPU lists.
+fn groups_of_pin(pin: &str) -> Vec<Vec<u32>> {
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    let hosts: Vec<&str> = pin.split(',').collect();
+    for (vcpu, host) in hosts.iter().enumerate() {
+        let first = hosts.iter().position(|h| h == host).unwrap();
+        match groups.iter_mut().find(|g| g[0] as usize == first) {
+            Some(group) => group.push(vcpu as u32),
+            None => groups.push(vec![vcpu as u32]),
+        }
+    }
+    groups
+}
+
+fn assert_random_placement(run: &GuestRun, pin: &str, published: &[Vec<u32>]) {
+    let measured = groups_of_pin(pin);
+    let (verdict, code) = if measured == published {
+        ("agree", 0)
+    } else {
+        ("differ", 3)
+    };
+    assert_pairs(run, pin, verdict, code);
+}
+
+/// The run's measured map is the sharing `pin` creates, with `verdict`
+/// and exit `code`; the control and pinning passed.
+fn assert_pairs(run: &GuestRun, pin: &str, verdict: &str, code: i32) {
+    let json = run.json();
+    let groups: Vec<Vec<u32>> = serde_json::from_value(json["map"]["measured"].clone())
+        .unwrap_or_else(|e| panic!("map.measured: {e}\n{run}"));
+    assert_eq!(groups, groups_of_pin(pin), "measured map\n{run}");
+    assert_eq!(json["verdict"], verdict, "verdict\n{run}");
+    assert_eq!(json["control"]["status"], "passed", "control\n{run}");
+    assert_eq!(json["pinning"]["status"], "passed", "pinning\n{run}");
+    run.assert_exit(code);
+    println!(
+        "guest: PIN={pin}: {} comparisons, {} repetitions, {:.1} s measuring",
+        json["effort"]["comparisons"],
+        json["effort"]["repetitions"],
+        json["effort"]["measuring_seconds"]
+    );
 }
 
 fn assert_verdict(run: &GuestRun, expected: &str) {

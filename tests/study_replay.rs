@@ -8,8 +8,10 @@
 //! synthetic ones are built here with a chosen cost per byte.
 
 use anyhow::{Result, anyhow};
+use placement_study::exit::Outcome;
 use placement_study::judge::checks::{CheckName, CheckStatus};
 use placement_study::judge::gate::{GateRule, Verdict};
+use placement_study::judge::pairs::{CpuRelation, MapVerdict, PairRelation, map_text};
 use placement_study::judge::validity::{InvalidReason, judge_run};
 use placement_study::judge::warnings::Warning;
 use placement_study::measure::stop::StopSignal;
@@ -17,13 +19,17 @@ use placement_study::measure::{
     ClockKind, CounterValues, GroupLayout, HardwareCounters, Measure, MeasureOptions,
     MeasurementSetup, RepOutcome, RepSample, WorkerSample,
 };
+use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
+use placement_study::saved::PairsResult;
 use placement_study::saved::{GateResult, RunResult};
 use placement_study::study::gate::gate_session;
+use placement_study::study::pairs::{PairsStudyOptions, pairs_study};
 use placement_study::study::run::{RunOutcome, StudyOptions, run_study};
 use placement_study::study::{LazyMeasure, Progress};
 use std::collections::HashMap;
+use std::time::Duration;
 
 const RULE: GateRule = GateRule {
     threshold: 0.15,
@@ -133,12 +139,22 @@ fn setup(clock: ClockKind) -> MeasurementSetup {
 /// A repetition whose every worker stayed on its CPU and cost `cost` TSC
 /// ticks per byte (no PMU).
 fn sample(placement: &Placement, rep: usize, warmup: bool, cost: f64) -> RepSample {
-    let ticks = (cost * BYTES as f64) as u64;
+    sample_of_workers(placement, rep, warmup, |_| cost)
+}
+
+/// Like [`sample`], worker `i` costing `cost(i)`.
+fn sample_of_workers(
+    placement: &Placement,
+    rep: usize,
+    warmup: bool,
+    cost: impl Fn(usize) -> f64,
+) -> RepSample {
     let workers = placement
         .cpus
         .iter()
         .enumerate()
-        .map(|(worker, cpu)| WorkerSample {
+        .map(|(worker, cpu)| (worker, cpu, (cost(worker) * BYTES as f64) as u64))
+        .map(|(worker, cpu, ticks)| WorkerSample {
             worker,
             pinned_cpu: *cpu,
             cpu_start: cpu.unwrap_or(0),
@@ -155,13 +171,13 @@ fn sample(placement: &Placement, rep: usize, warmup: bool, cost: f64) -> RepSamp
             },
             checksum: 7,
         })
-        .collect();
+        .collect::<Vec<_>>();
     RepSample {
         arm: placement.arm,
         rep,
         warmup,
+        wall_ns: workers.iter().map(|w| w.busy_ns).max().unwrap_or(0),
         workers,
-        wall_ns: ticks * 2 / 5,
         dispatcher_task_clock_ns: 100,
     }
 }
@@ -523,4 +539,221 @@ fn a_study_stops_at_a_gate_that_is_not_physical() {
         RunOutcome::StoppedAtGate(gate) => assert_eq!(gate.verdict, Verdict::Virtual),
         RunOutcome::Studied(_) => panic!("a virtual gate must stop the study"),
     }
+}
+
+/// A host whose CPUs map onto execution units by `unit_of` (an SMT core,
+/// or the host CPU a vCPU is pinned to): each worker costs 1 TSC tick per
+/// byte (±1 %) times the number of workers on its unit, as if the unit were
+/// time-sliced between them. `straddling` pairs cost 15 % ±10 % more.
+fn units(unit_of: impl Fn(u32) -> u32 + 'static, straddling: &'static [(u32, u32)]) -> Replay {
+    Replay::from_fn(ClockKind::Tsc, move |p, rep, warmup| {
+        let cpus: Vec<u32> = p.cpus.iter().map(|c| c.unwrap()).collect();
+        Some(sample_of_workers(p, rep, warmup, |worker| {
+            let unit = unit_of(cpus[worker]);
+            let sharing = cpus.iter().filter(|&&c| unit_of(c) == unit).count();
+            let straddles = cpus.len() == 2
+                && straddling.contains(&(cpus[0].min(cpus[1]), cpus[0].max(cpus[1])));
+            let noise = if straddles { 0.1 } else { 0.01 };
+            let centre = if straddles { 1.15 } else { sharing as f64 };
+            around(centre, noise, rep + worker)
+        }))
+    })
+}
+
+fn pairs_options(exhaustive: bool, time_budget: Option<Duration>) -> PairsStudyOptions {
+    PairsStudyOptions {
+        rule: RULE,
+        exhaustive,
+        time_budget,
+        measure: MeasureOptions {
+            kernel: "mul".into(),
+            rep_length: Duration::from_millis(50),
+            warmups: 2,
+            hardware_counters: false,
+        },
+    }
+}
+
+fn pairs(topology: &Topology, options: &PairsStudyOptions, replay: Replay) -> PairsResult {
+    let mut measure = LazyMeasure::new(|| Ok(replay));
+    pairs_study(topology, options, &mut measure, &mut Quiet).unwrap()
+}
+
+fn measured_map(result: &PairsResult) -> String {
+    map_text(&result.map.measured)
+}
+
+#[test]
+fn pairs_on_siblings_that_share_agree_after_every_pair() {
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        units(|cpu| cpu / 2, &[]),
+    );
+    assert_eq!(result.verdict, MapVerdict::Agree, "{}", result.sentence);
+    assert_eq!(result.search, SearchKind::AllPairs);
+    assert_eq!(measured_map(&result), "0-1 / 2-3");
+    assert_eq!(result.effort.comparisons, 6);
+    assert_eq!(result.control.as_ref().unwrap().status, CheckStatus::Passed);
+    assert_eq!(result.pinning.status, CheckStatus::Passed);
+    let sibling = &result.comparisons[0];
+    assert_eq!(sibling.outcome, Contention::Shares);
+    let penalty = sibling.estimate.as_ref().unwrap().penalty;
+    assert!((0.9..1.1).contains(&penalty), "{penalty}");
+    assert_eq!(Outcome::Map(result.verdict).exit_status(), 0);
+}
+
+#[test]
+fn pairs_on_crossed_siblings_finds_fake_and_hidden_ones() {
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        units(|cpu| cpu % 2, &[]),
+    );
+    assert_eq!(result.verdict, MapVerdict::Differ, "{}", result.sentence);
+    assert_eq!(measured_map(&result), "0,2 / 1,3");
+    assert!(
+        result
+            .map
+            .cpus
+            .iter()
+            .all(|c| c.relation == CpuRelation::FakeAndHiddenSiblings)
+    );
+    assert!(
+        result
+            .sentence
+            .contains("2 pairs published as siblings measured apart (fake)")
+    );
+    assert_eq!(Outcome::Map(result.verdict).exit_status(), 3);
+}
+
+#[test]
+fn pairs_on_a_guest_without_smt_finds_hidden_siblings() {
+    let result = pairs(
+        &topology("kvm-guest-2cpu"),
+        &pairs_options(false, None),
+        units(|_| 0, &[]),
+    );
+    assert_eq!(result.verdict, MapVerdict::Differ, "{}", result.sentence);
+    assert_eq!(measured_map(&result), "0-1");
+    assert_eq!(result.map.pairs[0].relation, PairRelation::Hidden);
+}
+
+#[test]
+fn pairs_on_128_cpus_tests_groups_and_confirms_each_sibling_with_a_pair() {
+    let topology = topology("server-2s-xeon-8462Y");
+    let result = pairs(
+        &topology,
+        &pairs_options(false, None),
+        units(|cpu| cpu % 64, &[]),
+    );
+    assert_eq!(result.verdict, MapVerdict::Agree, "{}", result.sentence);
+    assert_eq!(result.search, SearchKind::GroupTesting);
+    let n = 128.0_f64;
+    assert!(
+        (result.effort.comparisons as f64) < n * n.log2(),
+        "{} comparisons",
+        result.effort.comparisons
+    );
+    assert_eq!(result.effort.all_pairs, 128 * 127 / 2);
+    for group in &result.map.measured {
+        let [a, b] = group.cpus() else {
+            panic!("group {group} is not a pair")
+        };
+        assert!(result.comparisons.iter().any(|c| c.comparison.probe == *a
+            && c.comparison.pair() == Some(*b)
+            && c.outcome == Contention::Shares));
+    }
+}
+
+#[test]
+fn pairs_exhaustive_measures_every_pair_and_finds_groups_of_four() {
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(true, None),
+        units(|_| 0, &[]),
+    );
+    assert_eq!(measured_map(&result), "0-3");
+    assert_eq!(result.map.pairs.len(), 6);
+    assert_eq!(result.verdict, MapVerdict::Differ);
+}
+
+#[test]
+fn a_straddling_pair_is_inconclusive_and_named() {
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        units(|cpu| cpu / 2, &[(2, 3)]),
+    );
+    assert_eq!(
+        result.verdict,
+        MapVerdict::Inconclusive,
+        "{}",
+        result.sentence
+    );
+    let undecided: Vec<[u32; 2]> = result
+        .map
+        .pairs
+        .iter()
+        .filter(|p| p.relation == PairRelation::Inconclusive)
+        .map(|p| p.cpus)
+        .collect();
+    assert_eq!(undecided, [[2, 3]]);
+    let straddled = result.comparisons.last().unwrap();
+    assert_eq!(straddled.estimate.as_ref().unwrap().reps, RULE.max_reps);
+    assert_eq!(Outcome::Map(result.verdict).exit_status(), 5);
+}
+
+#[test]
+fn a_spent_time_budget_leaves_the_rest_not_measured() {
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, Some(Duration::ZERO)),
+        units(|cpu| cpu / 2, &[]),
+    );
+    assert!(result.effort.budget_exhausted);
+    assert_eq!(result.effort.comparisons, 0);
+    assert_eq!(result.verdict, MapVerdict::Inconclusive);
+    assert!(
+        result.sentence.contains("raise --time-budget"),
+        "{}",
+        result.sentence
+    );
+    assert!(result.complete);
+}
+
+#[test]
+fn pairs_stopped_by_a_signal_is_incomplete_without_a_verdict() {
+    let mut replay = units(|cpu| cpu / 2, &[]);
+    replay.stop_after = Some(20);
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        replay,
+    );
+    assert!(!result.complete);
+    assert_eq!(result.verdict, MapVerdict::Inconclusive);
+    assert!(
+        result.sentence.starts_with("stopped by SIGINT"),
+        "{}",
+        result.sentence
+    );
+    assert!(matches!(result.warnings[0], Warning::Incomplete(_)));
+}
+
+#[test]
+fn pairs_without_working_pinning_is_inconclusive() {
+    // Every placement runs as if unpinned: same-CPU costs what alone does.
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        Replay::synthetic(|_, rep| around(1.0, 0.01, rep)),
+    );
+    assert_eq!(result.control.as_ref().unwrap().status, CheckStatus::Failed);
+    assert_eq!(
+        result.verdict,
+        MapVerdict::Inconclusive,
+        "{}",
+        result.sentence
+    );
 }

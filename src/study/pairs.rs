@@ -11,17 +11,20 @@
 
 use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
 use crate::cpuset::CpuSet;
-use crate::judge::checks::{PinningTally, excluded_reps};
+use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::gate::{self, GateRule, Step, Verdict, control_check};
 use crate::judge::pairs::{
-    ComparisonRecord, MapJudgement, MapVerdict, contention, judge_map, map_text, published_groups,
+    ComparisonRecord, MapJudgement, MapVerdict, PairRelation, contention, judge_map, map_text,
+    published_groups,
 };
 use crate::judge::warnings::Warning;
+use crate::measure::stop::StopSignal;
 use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
 use crate::plan::Arm;
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::probe::Topology;
+use crate::report::units::count;
 use crate::saved::{
     DocumentKind, Evidence, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
 };
@@ -151,7 +154,7 @@ pub fn pairs_study<M: Measure>(
         &search.settled(),
         control
             .as_ref()
-            .is_some_and(|c| c.status == crate::judge::checks::CheckStatus::Passed),
+            .is_some_and(|c| c.status == CheckStatus::Passed),
     );
     let mut warnings = Warning::about_machine(topology);
     if let Some(signal) = stopped {
@@ -215,7 +218,7 @@ pub fn pairs_study<M: Measure>(
 struct Measured {
     record: ComparisonRecord,
     samples: Vec<RepSample>,
-    stopped: Option<crate::measure::stop::StopSignal>,
+    stopped: Option<StopSignal>,
 }
 
 /// Measures one comparison until the gate's rule decides it; `shown` gets
@@ -313,12 +316,11 @@ fn eta(done: &[ComparisonRecord], remaining: usize) -> String {
 fn sentence(
     verdict: MapVerdict,
     map: &MapJudgement,
-    control: Option<&crate::judge::checks::Check>,
+    control: Option<&Check>,
     budget_exhausted: bool,
-    stopped: Option<crate::measure::stop::StopSignal>,
+    stopped: Option<StopSignal>,
 ) -> String {
-    use crate::judge::pairs::PairRelation;
-    let count =
+    let pairs =
         |relation: PairRelation| map.pairs.iter().filter(|p| p.relation == relation).count();
     let maps = format!(
         "measured {}, published {}",
@@ -331,8 +333,7 @@ fn sentence(
             signal.name()
         );
     }
-    if let Some(control) = control.filter(|c| c.status != crate::judge::checks::CheckStatus::Passed)
-    {
+    if let Some(control) = control.filter(|c| c.status != CheckStatus::Passed) {
         return format!(
             "{maps}: inconclusive, the same-CPU control did not pass: {}",
             control.detail
@@ -340,30 +341,36 @@ fn sentence(
     }
     match verdict {
         MapVerdict::Agree => format!(
-            "{maps}: the maps agree ({} sibling pairs confirmed)",
-            count(PairRelation::Agreed)
+            "{maps}: the maps agree ({} confirmed)",
+            count(pairs(PairRelation::Agreed), "sibling pair")
         ),
         MapVerdict::Differ => {
             let mut parts = Vec::new();
-            let (fake, hidden) = (count(PairRelation::Fake), count(PairRelation::Hidden));
+            let (fake, hidden) = (pairs(PairRelation::Fake), pairs(PairRelation::Hidden));
             if fake > 0 {
                 parts.push(format!(
-                    "{fake} published sibling pairs do not share (fake)"
+                    "{} published as siblings measured apart (fake)",
+                    count(fake, "pair")
                 ));
             }
             if hidden > 0 {
-                parts.push(format!("{hidden} unpublished pairs share (hidden)"));
+                parts.push(format!(
+                    "{} not published as siblings measured sharing (hidden)",
+                    count(hidden, "pair")
+                ));
             }
             format!("{maps}: the maps differ: {}", parts.join(", "))
         }
         MapVerdict::Inconclusive => {
-            let undecided = count(PairRelation::Inconclusive);
             let why = if budget_exhausted {
                 "the time budget ran out first; raise --time-budget"
             } else {
                 "raise --max-reps, lengthen --rep-ms, or quiet the machine"
             };
-            format!("{maps}: inconclusive, {undecided} pairs undecided; {why}")
+            format!(
+                "{maps}: inconclusive, {} undecided; {why}",
+                count(pairs(PairRelation::Inconclusive), "pair")
+            )
         }
     }
 }
