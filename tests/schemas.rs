@@ -141,6 +141,30 @@ fn fixture_folders(kind: &str) -> Vec<PathBuf> {
     folders
 }
 
+/// The saved results in `fixtures/results/` named `KIND-*.json`, sorted,
+/// each with its path.
+fn saved_results(kind: &str) -> Vec<(PathBuf, Value)> {
+    let prefix = format!("{kind}-");
+    let mut paths: Vec<PathBuf> = fs::read_dir(repo_path("fixtures/results"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(&prefix) && name.ends_with(".json"))
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let document = serde_json::from_str(&fs::read_to_string(&path).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path, document)
+        })
+        .collect()
+}
+
 fn live_topology() -> Value {
     binary_json(&["topology", "--json"], &[0])
 }
@@ -258,6 +282,66 @@ fn run_document_validates() {
     }]);
 }
 
+#[test]
+fn saved_pairs_results_validate() {
+    let cases: Vec<Case> = saved_results("pairs")
+        .into_iter()
+        .map(|(path, document)| Case {
+            what: path.display().to_string(),
+            schema: "pairs.schema.json",
+            document,
+        })
+        .collect();
+    assert_valid(&cases);
+}
+
+#[test]
+fn pairs_document_validates() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    // Three short repetitions a comparison and no warm-ups, so a host with
+    // many CPUs is quick too; exit codes 0, 3, 5 are the map verdicts.
+    let document = binary_json(
+        &[
+            "pairs",
+            "--json",
+            "--rep-ms",
+            "5",
+            "--warmups",
+            "0",
+            "--min-reps",
+            "3",
+            "--max-reps",
+            "3",
+        ],
+        &[0, 3, 5],
+    );
+    assert_valid(&[Case {
+        what: "pairs --json".into(),
+        schema: "pairs.schema.json",
+        document,
+    }]);
+}
+
+/// Each mutation of `document` (a JSON pointer, what the change is, the
+/// value put there) must fail `reference` at that pointer.
+fn assert_rejected_at(reference: &str, document: &Value, mutations: &[(&str, &str, Value)]) {
+    for (pointer, what, value) in mutations {
+        let mut mutated = document.clone();
+        *mutated
+            .pointer_mut(pointer)
+            .unwrap_or_else(|| panic!("{pointer}: not in the document")) = value.clone();
+        let errors = violations(reference, &mutated);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("at {pointer}:"))),
+            "{what} at {pointer} passed: {errors:?}"
+        );
+    }
+}
+
 /// A gate's evidence block as the gate writes it, crosscheck included.
 fn evidence_document() -> Value {
     json!({
@@ -274,31 +358,24 @@ fn evidence_document() -> Value {
 #[test]
 fn the_schemas_bite() {
     let topology = live_topology();
-    let mutations: [(&str, &str, Value); 4] = [
-        (
-            "/summary/cpus",
-            "a string where a count belongs",
-            json!("two"),
-        ),
-        ("/schema_version", "another schema version", json!(2)),
-        ("/cpus/0/siblings/0", "a negative CPU number", json!(-1)),
-        (
-            "/environment/hardware_pmu",
-            "null for a boolean",
-            Value::Null,
-        ),
-    ];
-    for (pointer, what, value) in mutations {
-        let mut document = topology.clone();
-        *document.pointer_mut(pointer).unwrap() = value;
-        let errors = violations("topology.schema.json", &document);
-        assert!(
-            errors
-                .iter()
-                .any(|e| e.starts_with(&format!("at {pointer}:"))),
-            "{what} at {pointer} passed: {errors:?}"
-        );
-    }
+    assert_rejected_at(
+        "topology.schema.json",
+        &topology,
+        &[
+            (
+                "/summary/cpus",
+                "a string where a count belongs",
+                json!("two"),
+            ),
+            ("/schema_version", "another schema version", json!(2)),
+            ("/cpus/0/siblings/0", "a negative CPU number", json!(-1)),
+            (
+                "/environment/hardware_pmu",
+                "null for a boolean",
+                Value::Null,
+            ),
+        ],
+    );
     let mut missing = topology.clone();
     missing["summary"].as_object_mut().unwrap().remove("smt");
     assert!(!violations("topology.schema.json", &missing).is_empty());
@@ -320,4 +397,68 @@ fn the_schemas_bite() {
     let mut extra = topology;
     extra["a_field_added_later"] = json!(true);
     assert!(violations("topology.schema.json", &extra).is_empty());
+}
+
+#[test]
+fn the_pairs_schema_bites() {
+    let (_, pairs) = saved_results("pairs")
+        .into_iter()
+        .find(|(path, _)| path.ends_with("pairs-guest-crossed-siblings.json"))
+        .expect("the crossed-siblings fixture");
+    assert_rejected_at(
+        "pairs.schema.json",
+        &pairs,
+        &[
+            ("/verdict", "an unknown verdict", json!("maybe")),
+            ("/kind", "another kind", json!("gate")),
+            ("/search", "snake case for kebab case", json!("all_pairs")),
+            (
+                "/map/cpus/0/relation",
+                "a pair relation where a CPU relation belongs",
+                json!("fake"),
+            ),
+            (
+                "/map/pairs/0/measured",
+                "an outcome missing from the pair statuses",
+                json!("unmeasured"),
+            ),
+            (
+                "/comparisons/0/against/0",
+                "a negative CPU number",
+                json!(-1),
+            ),
+            ("/comparisons/0/index", "a 0-based index", json!(0)),
+            (
+                "/control_samples/0/arm",
+                "an arm no placement has",
+                json!("probe"),
+            ),
+        ],
+    );
+    // Missing fields, the flattened comparison's among them.
+    for (parent, field) in [("", "map"), ("/comparisons/0", "probe"), ("/map", "pairs")] {
+        let mut missing = pairs.clone();
+        missing
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .and_then(|object| object.remove(field))
+            .unwrap_or_else(|| panic!("{parent}/{field}: not in the fixture"));
+        let errors = violations("pairs.schema.json", &missing);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("at {parent}:"))
+                    && e.contains(&format!("\"{field}\""))),
+            "no {field} in {parent:?} passed: {errors:?}"
+        );
+    }
+    // A comparison's repetition excluded on the probe's loaded arm, and a
+    // field added later, are fine.
+    let mut accepted = pairs;
+    accepted["comparisons"][0]["excluded"] = json!([
+        {"arm": "loaded", "rep": 2, "why": "worker 1 moved from CPU 1 to CPU 0"},
+    ]);
+    accepted["a_field_added_later"] = json!(true);
+    let errors = violations("pairs.schema.json", &accepted);
+    assert!(errors.is_empty(), "{errors:?}");
 }
