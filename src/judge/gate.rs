@@ -67,13 +67,15 @@ pub enum Step {
     Decided(Verdict),
 }
 
-/// The penalty of siblings over separate cores, with its interval.
+/// The penalty of a treated arm over its baseline, with its interval: the
+/// gate's siblings over separate cores (or one worker alone), a `pairs`
+/// comparison's probe beside its set over the probe alone.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Estimate {
     /// The paired estimate at the centre of `ci95` (geometric mean of
-    /// siblingsᵢ / separateᵢ, minus 1): 0.37 is 37 % more.
+    /// treatedᵢ / baselineᵢ, minus 1): 0.37 is 37 % more.
     pub penalty: f64,
-    /// median(siblings) / median(separate) − 1, for comparison; with noisy
+    /// median(treated) / median(baseline) − 1, for comparison; with noisy
     /// repetitions it can differ from `penalty`.
     pub penalty_of_medians: f64,
     /// 95 % confidence interval of the penalty (see [`penalty_ci95`]).

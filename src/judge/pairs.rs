@@ -39,8 +39,9 @@ pub struct ComparisonRecord {
     #[serde(flatten)]
     pub comparison: Comparison,
     pub outcome: Contention,
-    /// The probe's penalty beside the set against alone; `None` when too
-    /// few repetitions survived.
+    /// The probe's penalty beside the set against alone (an [`Estimate`]
+    /// whose treated arm is the probe beside the set, and whose baseline is
+    /// the probe alone); `None` when too few repetitions survived.
     pub estimate: Option<Estimate>,
     /// The probe's cost per byte beside the set, per kept repetition (on
     /// the tick clock), paired element by element with `alone_costs`.
@@ -48,7 +49,7 @@ pub struct ComparisonRecord {
     pub alone_costs: Vec<f64>,
     /// Repetitions left out (a worker moved, or a counter multiplexed).
     pub excluded: Vec<ExcludedRep>,
-    /// Wall time this comparison took, warm-ups included.
+    /// Wall time this comparison took (a comparison runs no warm-ups).
     pub seconds: f64,
 }
 

@@ -172,8 +172,18 @@ impl PairSearch {
         self.kind
     }
 
-    /// The next comparison to measure; `None` when the search is done.
-    pub fn next_comparison(&mut self) -> Option<Comparison> {
+    /// Every comparison that can be measured now, without waiting for an
+    /// outcome (all of them for all pairs; the pending halves, or a new
+    /// probe's first set, for group testing): a study may interleave their
+    /// repetitions. Empty when the search is done.
+    pub fn next_batch(&mut self) -> Vec<Comparison> {
+        let mut batch: Vec<Comparison> = self.next_comparison().into_iter().collect();
+        batch.extend(self.pending.drain(..).rev());
+        batch
+    }
+
+    /// The next comparison, starting the next probe when none is pending.
+    fn next_comparison(&mut self) -> Option<Comparison> {
         while self.pending.is_empty() {
             if let Some(probe) = self.current_probe.take() {
                 self.settled.push(probe);
@@ -253,22 +263,28 @@ mod tests {
         let group_of = |cpu: u32| groups.iter().find(|g| g.contains(&cpu)).copied();
         let mut search = PairSearch::new(&CpuSet::from_cpus(0..cpus), kind);
         let mut asked = Vec::new();
-        while let Some(comparison) = search.next_comparison() {
-            let shares = group_of(comparison.probe)
-                .is_some_and(|g| comparison.against.iter().any(|c| g.contains(&c)));
-            let outcome = if shares {
-                Contention::Shares
-            } else {
-                Contention::Apart
-            };
-            search.record(&comparison, outcome);
-            asked.push(comparison);
+        loop {
+            let batch = search.next_batch();
+            if batch.is_empty() {
+                break;
+            }
+            for comparison in batch {
+                let shares = group_of(comparison.probe)
+                    .is_some_and(|g| comparison.against.iter().any(|c| g.contains(&c)));
+                let outcome = if shares {
+                    Contention::Shares
+                } else {
+                    Contention::Apart
+                };
+                search.record(&comparison, outcome);
+                asked.push(comparison);
+            }
         }
         (asked, search.settled())
     }
 
     #[test]
-    fn all_pairs_asks_every_pair_once_in_order() {
+    fn all_pairs_asks_every_pair_at_once_in_order() {
         let (asked, settled) = search(4, &[&[0, 1], &[2, 3]], SearchKind::AllPairs);
         let pairs: Vec<(u32, u32)> = asked.iter().map(|c| (c.probe, c.pair().unwrap())).collect();
         assert_eq!(pairs, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
@@ -326,13 +342,12 @@ mod tests {
     #[test]
     fn a_straddling_set_is_halved_like_a_slowed_one() {
         let mut search = PairSearch::new(&CpuSet::from_cpus(0..10), SearchKind::GroupTesting);
-        let first = search.next_comparison().unwrap();
-        assert_eq!(first.against, CpuSet::from_cpus(1..10));
-        search.record(&first, Contention::Inconclusive);
-        assert_eq!(
-            search.next_comparison().unwrap().against,
-            CpuSet::from_cpus(1..5)
-        );
+        let first = search.next_batch();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].against, CpuSet::from_cpus(1..10));
+        search.record(&first[0], Contention::Inconclusive);
+        let halves: Vec<CpuSet> = search.next_batch().into_iter().map(|c| c.against).collect();
+        assert_eq!(halves, [CpuSet::from_cpus(1..5), CpuSet::from_cpus(5..10)]);
     }
 
     #[test]

@@ -7,13 +7,17 @@
 //! clock, wall time: a vCPU waiting for the host CPU it shares is slowed in
 //! wall time while its own cycle counter (where a PMU is visible) stands
 //! still. The probe alone and the probe beside its set alternate, in
-//! swapped order every repetition, so drift hits both alike.
+//! swapped order every repetition, so drift hits both alike; and the
+//! comparisons the search can hand out at once (every pair, or both halves
+//! of a set) are measured round-robin, a round of each in turn, so that a
+//! transient slowdown of the host spoils one round of several comparisons
+//! rather than every round of one.
 
 use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
 use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
-use crate::judge::gate::{self, GateRule, Step, Verdict, control_check};
+use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict, control_check};
 use crate::judge::pairs::{
     ComparisonRecord, MapJudgement, MapVerdict, PairRelation, contention, judge_map, map_text,
     published_groups,
@@ -21,8 +25,8 @@ use crate::judge::pairs::{
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
-use crate::plan::Arm;
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
+use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
 use crate::report::units::count;
 use crate::saved::{
@@ -112,39 +116,58 @@ pub fn pairs_study<M: Measure>(
 
     let mut comparisons: Vec<ComparisonRecord> = Vec::new();
     let mut budget_exhausted = false;
-    while stopped.is_none() {
-        if options
-            .time_budget
-            .is_some_and(|budget| began.elapsed() >= budget)
-        {
-            budget_exhausted = search.next_comparison().is_some();
+    let over_budget = || options.time_budget.is_some_and(|b| began.elapsed() >= b);
+    'search: while stopped.is_none() {
+        let batch = search.next_batch();
+        if batch.is_empty() {
             break;
         }
-        let Some(comparison) = search.next_comparison() else {
-            break;
-        };
-        let index = comparisons.len() + 1;
-        let eta = eta(&comparisons, search.estimated_remaining());
-        let shown = format!(
-            "pairs: comparison {index} (~{} left{eta}): CPU {} beside {}",
-            search.estimated_remaining(),
-            comparison.probe,
-            comparison.against
-        );
-        let measured = compare(measure, &comparison, rule, clock, index, |rep, penalty| {
-            progress.update(&format!(
-                "{shown}, repetition {rep}/{}{penalty}",
-                rule.max_reps
-            ))
-        })?;
-        pinning.add(&measured.samples, &format!("comparison {index} "));
-        repetitions += measured.samples.len();
-        stopped = measured.stopped;
-        if stopped.is_none() {
-            search.record(&comparison, measured.record.outcome);
-            comparisons.push(measured.record);
+        let first_index = comparisons.len() + 1;
+        let mut running: Vec<Running> = batch
+            .into_iter()
+            .enumerate()
+            .map(|(i, comparison)| Running::new(first_index + i, comparison))
+            .collect();
+        // Round-robin: one round of each comparison in turn, so a transient
+        // slowdown of the host hits one round of several comparisons, not
+        // every round of one.
+        while !running.is_empty() {
+            if over_budget() {
+                budget_exhausted = true;
+                // What was measured of them stays, undecided.
+                for undecided in running.into_iter().filter(|c| c.rounds > 0) {
+                    comparisons.push(undecided.finish(&mut pinning, &mut repetitions));
+                }
+                break 'search;
+            }
+            let left = search.estimated_remaining() + running.len();
+            let eta = eta(&comparisons, left);
+            for comparison in &mut running {
+                progress.update(&format!(
+                    "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
+                    comparison.index,
+                    comparison.comparison.probe,
+                    comparison.comparison.against,
+                    comparison.rounds + 1,
+                    rule.max_reps,
+                    comparison.penalty_so_far()
+                ));
+                if !comparison.round(measure, rule, clock)? {
+                    stopped = comparison.recorded.stopped;
+                    break 'search;
+                }
+            }
+            let (done, still): (Vec<Running>, Vec<Running>) =
+                running.into_iter().partition(|c| c.verdict.is_some());
+            for decided in done {
+                let record = decided.finish(&mut pinning, &mut repetitions);
+                search.record(&record.comparison, record.outcome);
+                comparisons.push(record);
+            }
+            running = still;
         }
     }
+    comparisons.sort_by_key(|c| c.index);
     progress.done();
 
     let map = judge_map(
@@ -213,68 +236,99 @@ pub fn pairs_study<M: Measure>(
     })
 }
 
-/// One comparison measured: its record, the raw repetitions it took (for
-/// the pinning tally), and the signal that stopped it, if one did.
-struct Measured {
-    record: ComparisonRecord,
-    samples: Vec<RepSample>,
-    stopped: Option<StopSignal>,
+/// One comparison being measured, a round at a time.
+struct Running {
+    index: usize,
+    comparison: Comparison,
+    loaded: Placement,
+    alone: Placement,
+    recorded: Recorded,
+    /// Rounds measured (each one repetition of both arms).
+    rounds: usize,
+    costs: (Vec<f64>, Vec<f64>),
+    estimate: Option<Estimate>,
+    /// Set once the gate's rule decided it.
+    verdict: Option<Verdict>,
+    seconds: f64,
 }
 
-/// Measures one comparison until the gate's rule decides it; `shown` gets
-/// each repetition's number and the penalty so far.
-fn compare<M: Measure>(
-    measure: &mut M,
-    comparison: &Comparison,
-    rule: &GateRule,
-    clock: ClockKind,
-    index: usize,
-    mut shown: impl FnMut(usize, String),
-) -> Result<Measured> {
-    let started = Instant::now();
-    let (loaded, alone) = (comparison.loaded(), comparison.alone());
-    let mut recorded = Recorded::default();
-    let mut verdict = Verdict::Inconclusive;
-    let mut estimate = None;
-    let mut costs = (Vec::new(), Vec::new());
-    for rep in 0..rule.max_reps {
-        let round = if rep % 2 == 0 {
-            [&loaded, &alone]
-        } else {
-            [&alone, &loaded]
-        };
-        if !recorded.measure_round(measure, &round, rep, false)? {
-            break;
-        }
-        costs = probe_costs(&recorded.samples, clock);
-        let (step, now) = gate::decide(rule, &costs.0, &costs.1);
-        shown(
-            rep + 1,
-            now.as_ref()
-                .map(|e| format!(", penalty {:+.1} %", e.penalty * 100.0))
-                .unwrap_or_default(),
-        );
-        estimate = now;
-        if let Step::Decided(decided) = step {
-            verdict = decided;
-            break;
+impl Running {
+    fn new(index: usize, comparison: Comparison) -> Running {
+        Running {
+            index,
+            loaded: comparison.loaded(),
+            alone: comparison.alone(),
+            comparison,
+            recorded: Recorded::default(),
+            rounds: 0,
+            costs: (Vec::new(), Vec::new()),
+            estimate: None,
+            verdict: None,
+            seconds: 0.0,
         }
     }
-    let (loaded_costs, alone_costs) = costs;
-    Ok(Measured {
-        record: ComparisonRecord {
-            index,
-            comparison: comparison.clone(),
-            outcome: contention(verdict),
-            estimate,
-            loaded_costs,
-            alone_costs,
-            excluded: excluded_reps(&recorded.samples),
-            seconds: started.elapsed().as_secs_f64(),
-        },
-        samples: recorded.samples,
-        stopped: recorded.stopped,
-    })
+
+    /// Measures one more round, alone and beside in swapped order every
+    /// round, and decides if the rule can; `false` when a stop signal came.
+    fn round<M: Measure>(
+        &mut self,
+        measure: &mut M,
+        rule: &GateRule,
+        clock: ClockKind,
+    ) -> Result<bool> {
+        let started = Instant::now();
+        let round = if self.rounds % 2 == 0 {
+            [&self.loaded, &self.alone]
+        } else {
+            [&self.alone, &self.loaded]
+        };
+        let measured = self
+            .recorded
+            .measure_round(measure, &round, self.rounds, false)?;
+        self.seconds += started.elapsed().as_secs_f64();
+        if !measured {
+            return Ok(false);
+        }
+        self.rounds += 1;
+        self.costs = probe_costs(&self.recorded.samples, clock);
+        let (step, estimate) = gate::decide(rule, &self.costs.0, &self.costs.1);
+        self.estimate = estimate;
+        self.verdict = match step {
+            Step::Decided(verdict) => Some(verdict),
+            // Excluded repetitions do not buy more rounds than the rule allows.
+            Step::Continue if self.rounds >= rule.max_reps => Some(Verdict::Inconclusive),
+            Step::Continue => None,
+        };
+        Ok(true)
+    }
+
+    /// ", penalty +95.6 %" once there is an estimate.
+    fn penalty_so_far(&self) -> String {
+        self.estimate
+            .as_ref()
+            .map(|e| format!(", penalty {:+.1} %", e.penalty * 100.0))
+            .unwrap_or_default()
+    }
+
+    /// Its record (undecided: inconclusive), its samples added to the
+    /// pinning tally and the repetition count.
+    fn finish(self, pinning: &mut PinningTally, repetitions: &mut usize) -> ComparisonRecord {
+        pinning.add(
+            &self.recorded.samples,
+            &format!("comparison {} ", self.index),
+        );
+        *repetitions += self.recorded.samples.len();
+        ComparisonRecord {
+            index: self.index,
+            outcome: contention(self.verdict.unwrap_or(Verdict::Inconclusive)),
+            estimate: self.estimate,
+            loaded_costs: self.costs.0,
+            alone_costs: self.costs.1,
+            excluded: excluded_reps(&self.recorded.samples),
+            seconds: self.seconds,
+            comparison: self.comparison,
+        }
+    }
 }
 
 /// The probe worker's costs per byte, loaded and alone, paired by
