@@ -3,8 +3,6 @@
 //! search on this machine, and the saved guest results in
 //! `fixtures/results/` re-rendered and compared side by side.
 
-mod common;
-
 use std::process::{Command, Output, Stdio};
 
 fn placement_study(args: &[&str]) -> Output {
@@ -36,7 +34,8 @@ fn a_bad_time_budget_is_a_usage_error_naming_the_fix() {
             "--time-budget -3m: must be a positive duration such as 90s",
         ),
     ] {
-        let output = placement_study(&["pairs", "--time-budget", budget]);
+        // Attached with "=": clap would read "-3m" as an option.
+        let output = placement_study(&["pairs", &format!("--time-budget={budget}")]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{budget}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -66,9 +65,6 @@ fn one_allowed_cpu_is_an_error_saying_how_to_widen_it() {
 
 #[test]
 fn a_short_live_search_prints_its_verdict_word_and_exit_status() {
-    if !common::two_cpus_allowed() {
-        return;
-    }
     let output = placement_study(&[
         "pairs",
         "-q",
@@ -81,6 +77,10 @@ fn a_short_live_search_prints_its_verdict_word_and_exit_status() {
         "--max-reps",
         "3",
     ]);
+    if String::from_utf8_lossy(&output.stderr).contains("needs at least two CPUs") {
+        eprintln!("skipping: fewer than two CPUs allowed here");
+        return;
+    }
     let verdict = String::from_utf8_lossy(&output.stdout).trim().to_string();
     let expected = match verdict.as_str() {
         "agree" => 0,

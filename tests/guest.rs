@@ -144,7 +144,11 @@ fn gate_on_one_core_virtual_when_its_threads_are_on_separate_host_cpus() {
 }
 
 /// `pairs --json`: the measured map must be the sharing the pins create.
-const PAIRS: &[&str] = &["pairs", "--json"];
+/// Sharing a host CPU costs about +100 % here; pairs on separate host CPUs
+/// have measured up to +12 % on this 2-CPU cloud host (both host CPUs busy
+/// at once are slower), too close to the default 15 % to decide in few
+/// repetitions, so the suite draws the line at 50 %.
+const PAIRS: &[&str] = &["pairs", "--json", "--threshold", "50%"];
 
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]

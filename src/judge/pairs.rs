@@ -2,7 +2,7 @@
 //! measured sibling map from the comparisons, and how it relates to the
 //! map the kernel publishes.
 //!
-//! A comparison is decided by the gate's rule ([`gate::decide`]): the probe
+//! A comparison is decided by the gate's rule ([`crate::judge::gate::decide`]): the probe
 //! beside its candidates against the probe alone, paired by repetition,
 //! until the penalty's 95 % interval clears the threshold either way.
 //! "Physical" there means the set slows the probe: it [`Contention::Shares`].
@@ -18,6 +18,7 @@
 use crate::cpuset::CpuSet;
 use crate::judge::checks::ExcludedRep;
 use crate::judge::gate::{Estimate, Verdict};
+use crate::judge::stats::median;
 use crate::plan::pairs::{Comparison, Contention};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -336,6 +337,7 @@ pub fn judge_map(
         })
         .collect();
 
+    notes.extend(apart_bias_note(comparisons));
     let differs = pairs
         .iter()
         .any(|p| matches!(p.relation, PairRelation::Fake | PairRelation::Hidden));
@@ -359,6 +361,34 @@ pub fn judge_map(
         pairs,
         notes,
     }
+}
+
+/// Above this median penalty, pairs measured apart still cost something.
+const APART_BIAS: f64 = 0.05;
+
+/// A note when the pairs measured apart cost more than [`APART_BIAS`] in
+/// the median: running two workers at once slows each one on this host
+/// wherever they are (turbo, a CPU quota, host load), which eats into the
+/// threshold's margin.
+fn apart_bias_note(comparisons: &[ComparisonRecord]) -> Option<String> {
+    let apart: Vec<f64> = comparisons
+        .iter()
+        .filter(|c| c.outcome == Contention::Apart && c.comparison.pair().is_some())
+        .filter_map(|c| Some(c.estimate.as_ref()?.penalty))
+        .collect();
+    if apart.is_empty() {
+        return None;
+    }
+    let typical = median(&apart);
+    (typical > APART_BIAS).then(|| {
+        format!(
+            "the {} pairs measured apart still cost {:+.1} % in the median: two workers at once \
+             are slower on this host wherever they run (turbo, a CPU quota, load outside this \
+             OS), which narrows the margin to the threshold",
+            apart.len(),
+            typical * 100.0
+        )
+    })
 }
 
 /// A map in sysfs list form, groups separated by " / ": "0-1 / 2-3".
@@ -528,5 +558,31 @@ mod tests {
             published_groups(&set(&[0, 1, 4]), siblings),
             [set(&[0, 4]), set(&[1])]
         );
+    }
+
+    #[test]
+    fn apart_pairs_that_still_cost_something_are_noted() {
+        let mut records = all_pairs(&[&[0, 1], &[2, 3]]);
+        let tested = set(&[0, 1, 2, 3]);
+        let published = [set(&[0, 1]), set(&[2, 3])];
+        for record in &mut records {
+            record.estimate = Some(Estimate {
+                penalty: if record.outcome == Contention::Apart {
+                    0.08
+                } else {
+                    1.0
+                },
+                penalty_of_medians: 0.0,
+                ci95: crate::judge::stats::Interval {
+                    low: 0.0,
+                    high: 0.1,
+                },
+                reps: 5,
+            });
+        }
+        let judged = judge_map(&tested, &published, &records, &tested, true);
+        assert_eq!(judged.notes.len(), 1);
+        assert!(judged.notes[0].starts_with("the 4 pairs measured apart still cost +8.0 %"));
+        assert_eq!(judged.verdict, MapVerdict::Agree);
     }
 }

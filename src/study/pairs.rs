@@ -394,10 +394,13 @@ fn sentence(
         );
     }
     match verdict {
-        MapVerdict::Agree => format!(
-            "{maps}: the maps agree ({} confirmed)",
-            count(pairs(PairRelation::Agreed), "sibling pair")
-        ),
+        MapVerdict::Agree => match pairs(PairRelation::Agreed) {
+            0 => format!("{maps}: the maps agree: no two CPUs share a core"),
+            agreed => format!(
+                "{maps}: the maps agree ({} confirmed)",
+                count(agreed, "sibling pair")
+            ),
+        },
         MapVerdict::Differ => {
             let mut parts = Vec::new();
             let (fake, hidden) = (pairs(PairRelation::Fake), pairs(PairRelation::Hidden));
