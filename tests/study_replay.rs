@@ -739,6 +739,10 @@ fn pairs_stopped_by_a_signal_is_incomplete_without_a_verdict() {
         result.sentence
     );
     assert!(matches!(result.warnings[0], Warning::Incomplete(_)));
+    // The control took 14 calls; the 3 comparisons that got a round in the
+    // next 6 are kept, undecided; the fourth's round was cut short.
+    let kept: Vec<Contention> = result.comparisons.iter().map(|c| c.outcome).collect();
+    assert_eq!(kept, [Contention::Inconclusive; 3]);
 }
 
 #[test]

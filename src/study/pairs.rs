@@ -42,7 +42,8 @@ pub struct PairsStudyOptions {
     pub rule: GateRule,
     /// Measure every pair, whatever the number of CPUs.
     pub exhaustive: bool,
-    /// Stop starting comparisons after this long (the one running finishes).
+    /// Checked between rounds: once it is spent, the comparisons in flight
+    /// are kept, undecided, and no other starts.
     pub time_budget: Option<Duration>,
     pub measure: MeasureOptions,
 }
@@ -79,38 +80,15 @@ pub fn pairs_study<M: Measure>(
     let mut pinning = PinningTally::default();
     let mut repetitions = 0;
 
-    // The control, on the first CPU: two workers there cost about twice one.
-    let first = Comparison {
-        probe: tested.cpus()[0],
-        against: CpuSet::default(),
-    };
-    let (same_cpu, alone) = (first.same_cpu(), first.alone());
-    let mut control_run = Recorded::default();
-    for rep in 0..setup.warmups + rule.min_reps {
-        let warmup = rep < setup.warmups;
-        progress.update(&format!("pairs: same-CPU control on CPU {}", first.probe));
-        if !control_run.measure_round(measure, &[&same_cpu, &alone], rep, warmup)? {
-            break;
-        }
-    }
+    let (control, control_run) = same_cpu_control(
+        measure,
+        tested.cpus()[0],
+        setup.warmups + rule.min_reps,
+        setup.warmups,
+        clock,
+        progress,
+    )?;
     pinning.add(&control_run.samples, "control ");
-    let control_excluded = excluded_reps(&control_run.samples);
-    let control_costs = |arm: Arm| -> Vec<f64> {
-        control_run
-            .samples
-            .iter()
-            .filter(|r| r.arm == arm && !r.warmup)
-            .filter(|r| !control_excluded.iter().any(|e| e.covers(r.arm, r.rep)))
-            .filter_map(|r| rep_cost(r, clock))
-            .collect()
-    };
-    let control = (control_run.stopped.is_none()).then(|| {
-        control_check(
-            &control_costs(Arm::SameCpu),
-            &control_costs(Arm::Alone),
-            clock,
-        )
-    });
     repetitions += control_run.samples.iter().filter(|r| !r.warmup).count();
     let mut stopped = control_run.stopped;
 
@@ -132,30 +110,33 @@ pub fn pairs_study<M: Measure>(
         // slowdown of the host hits one round of several comparisons, not
         // every round of one.
         while !running.is_empty() {
-            if over_budget() {
-                budget_exhausted = true;
-                // What was measured of them stays, undecided.
+            budget_exhausted = over_budget();
+            if !budget_exhausted {
+                let left = search.estimated_remaining() + running.len();
+                let eta = eta(&comparisons, left);
+                for comparison in &mut running {
+                    progress.update(&format!(
+                        "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
+                        comparison.index,
+                        comparison.comparison.probe,
+                        comparison.comparison.against,
+                        comparison.rounds + 1,
+                        rule.max_reps,
+                        comparison.penalty_so_far()
+                    ));
+                    if !comparison.round(measure, rule, clock)? {
+                        stopped = comparison.recorded.stopped;
+                        break;
+                    }
+                }
+            }
+            if budget_exhausted || stopped.is_some() {
+                // What was measured of them stays: decided if the rule
+                // already could, else undecided.
                 for undecided in running.into_iter().filter(|c| c.rounds > 0) {
                     comparisons.push(undecided.finish(&mut pinning, &mut repetitions));
                 }
                 break 'search;
-            }
-            let left = search.estimated_remaining() + running.len();
-            let eta = eta(&comparisons, left);
-            for comparison in &mut running {
-                progress.update(&format!(
-                    "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
-                    comparison.index,
-                    comparison.comparison.probe,
-                    comparison.comparison.against,
-                    comparison.rounds + 1,
-                    rule.max_reps,
-                    comparison.penalty_so_far()
-                ));
-                if !comparison.round(measure, rule, clock)? {
-                    stopped = comparison.recorded.stopped;
-                    break 'search;
-                }
             }
             let (done, still): (Vec<Running>, Vec<Running>) =
                 running.into_iter().partition(|c| c.verdict.is_some());
@@ -234,6 +215,49 @@ pub fn pairs_study<M: Measure>(
         warnings,
         control_samples: control_run.samples,
     })
+}
+
+/// The control, on `cpu`: both workers there against one alone, `rounds`
+/// times, the first `warmups` of them discarded. `None` when a stop signal
+/// came first (the recorded rounds say so).
+fn same_cpu_control<M: Measure>(
+    measure: &mut M,
+    cpu: u32,
+    rounds: usize,
+    warmups: usize,
+    clock: ClockKind,
+    progress: &mut dyn Progress,
+) -> Result<(Option<Check>, Recorded)> {
+    let on_cpu = Comparison {
+        probe: cpu,
+        against: CpuSet::default(),
+    };
+    let (same_cpu, alone) = (on_cpu.same_cpu(), on_cpu.alone());
+    let mut recorded = Recorded::default();
+    for rep in 0..rounds {
+        progress.update(&format!(
+            "pairs: same-CPU control on CPU {cpu}, round {}/{rounds}",
+            rep + 1
+        ));
+        if !recorded.measure_round(measure, &[&same_cpu, &alone], rep, rep < warmups)? {
+            break;
+        }
+    }
+    let excluded = excluded_reps(&recorded.samples);
+    let costs = |arm: Arm| -> Vec<f64> {
+        recorded
+            .samples
+            .iter()
+            .filter(|r| r.arm == arm && !r.warmup)
+            .filter(|r| !excluded.iter().any(|e| e.covers(r.arm, r.rep)))
+            .filter_map(|r| rep_cost(r, clock))
+            .collect()
+    };
+    let control = recorded
+        .stopped
+        .is_none()
+        .then(|| control_check(&costs(Arm::SameCpu), &costs(Arm::Alone), clock));
+    Ok((control, recorded))
 }
 
 /// One comparison being measured, a round at a time.
