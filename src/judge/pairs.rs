@@ -296,9 +296,31 @@ pub fn judge_map(
         }
     }
 
-    let entries: Vec<CpuMapEntry> = cpus
+    let entries = cpu_entries(tested, published, &measured, &pairs);
+    notes.extend(apart_bias_note(comparisons));
+    let verdict = verdict_of(&pairs, control_passed);
+    MapJudgement {
+        verdict,
+        published: published.to_vec(),
+        measured,
+        cpus: entries,
+        pairs,
+        notes,
+    }
+}
+
+/// Each tested CPU's row: its published and measured groups, and the
+/// pairs that make it differ or stay undecided.
+fn cpu_entries(
+    tested: &CpuSet,
+    published: &[CpuSet],
+    measured: &[CpuSet],
+    pairs: &[PairFinding],
+) -> Vec<CpuMapEntry> {
+    let group_in = |groups: &[CpuSet], cpu: u32| groups.iter().find(|g| g.contains(cpu)).cloned();
+    tested
         .iter()
-        .map(|&cpu| {
+        .map(|cpu| {
             let others = |relation: PairRelation| -> CpuSet {
                 pairs
                     .iter()
@@ -323,43 +345,30 @@ pub fn judge_map(
             };
             CpuMapEntry {
                 cpu,
-                published: published
-                    .iter()
-                    .find(|g| g.contains(cpu))
-                    .cloned()
-                    .unwrap_or_else(|| CpuSet::from_cpus([cpu])),
-                measured: group_of(cpu).cloned().unwrap_or_default(),
+                published: group_in(published, cpu).unwrap_or_else(|| CpuSet::from_cpus([cpu])),
+                measured: group_in(measured, cpu).unwrap_or_default(),
                 fake,
                 hidden,
                 undecided,
                 relation,
             }
         })
-        .collect();
+        .collect()
+}
 
-    notes.extend(apart_bias_note(comparisons));
-    let differs = pairs
-        .iter()
-        .any(|p| matches!(p.relation, PairRelation::Fake | PairRelation::Hidden));
-    let undecided = pairs
-        .iter()
-        .any(|p| p.relation == PairRelation::Inconclusive);
-    let verdict = if !control_passed {
+/// The map verdict from the pairs: without a passing control nothing is
+/// decided; a fake or hidden pair is a difference whatever else is
+/// undecided.
+fn verdict_of(pairs: &[PairFinding], control_passed: bool) -> MapVerdict {
+    let any = |relations: &[PairRelation]| pairs.iter().any(|p| relations.contains(&p.relation));
+    if !control_passed {
         MapVerdict::Inconclusive
-    } else if differs {
+    } else if any(&[PairRelation::Fake, PairRelation::Hidden]) {
         MapVerdict::Differ
-    } else if undecided {
+    } else if any(&[PairRelation::Inconclusive]) {
         MapVerdict::Inconclusive
     } else {
         MapVerdict::Agree
-    };
-    MapJudgement {
-        verdict,
-        published: published.to_vec(),
-        measured,
-        cpus: entries,
-        pairs,
-        notes,
     }
 }
 

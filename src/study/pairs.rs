@@ -77,8 +77,7 @@ pub fn pairs_study<M: Measure>(
     let clock = setup.tick_clock;
     let rule = &options.rule;
     let began = Instant::now();
-    let mut pinning = PinningTally::default();
-    let mut repetitions = 0;
+    let mut tally = Tally::default();
 
     let (control, control_run) = same_cpu_control(
         measure,
@@ -88,67 +87,24 @@ pub fn pairs_study<M: Measure>(
         clock,
         progress,
     )?;
-    pinning.add(&control_run.samples, "control ");
-    repetitions += control_run.samples.iter().filter(|r| !r.warmup).count();
-    let mut stopped = control_run.stopped;
+    tally.add(&control_run.samples, "control ");
 
-    let mut comparisons: Vec<ComparisonRecord> = Vec::new();
-    let mut budget_exhausted = false;
-    let over_budget = || options.time_budget.is_some_and(|b| began.elapsed() >= b);
-    'search: while stopped.is_none() {
-        let batch = search.next_batch();
-        if batch.is_empty() {
-            break;
-        }
-        let first_index = comparisons.len() + 1;
-        let mut running: Vec<Running> = batch
-            .into_iter()
-            .enumerate()
-            .map(|(i, comparison)| Running::new(first_index + i, comparison))
-            .collect();
-        // Round-robin: one round of each comparison in turn, so a transient
-        // slowdown of the host hits one round of several comparisons, not
-        // every round of one.
-        while !running.is_empty() {
-            budget_exhausted = over_budget();
-            if !budget_exhausted {
-                let left = search.estimated_remaining() + running.len();
-                let eta = eta(&comparisons, left);
-                for comparison in &mut running {
-                    progress.update(&format!(
-                        "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
-                        comparison.index,
-                        comparison.comparison.probe,
-                        comparison.comparison.against,
-                        comparison.rounds + 1,
-                        rule.max_reps,
-                        comparison.penalty_so_far()
-                    ));
-                    if !comparison.round(measure, rule, clock)? {
-                        stopped = comparison.recorded.stopped;
-                        break;
-                    }
-                }
-            }
-            if budget_exhausted || stopped.is_some() {
-                // What was measured of them stays: decided if the rule
-                // already could, else undecided.
-                for undecided in running.into_iter().filter(|c| c.rounds > 0) {
-                    comparisons.push(undecided.finish(&mut pinning, &mut repetitions));
-                }
-                break 'search;
-            }
-            let (done, still): (Vec<Running>, Vec<Running>) =
-                running.into_iter().partition(|c| c.verdict.is_some());
-            for decided in done {
-                let record = decided.finish(&mut pinning, &mut repetitions);
-                search.record(&record.comparison, record.outcome);
-                comparisons.push(record);
-            }
-            running = still;
-        }
-    }
-    comparisons.sort_by_key(|c| c.index);
+    let deadline = options.time_budget.map(|budget| began + budget);
+    let searched = if control_run.stopped.is_none() {
+        search_comparisons(
+            measure,
+            &mut search,
+            rule,
+            clock,
+            deadline,
+            &mut tally,
+            progress,
+        )?
+    } else {
+        Searched::default()
+    };
+    let stopped = control_run.stopped.or(searched.stopped);
+    let (comparisons, budget_exhausted) = (searched.comparisons, searched.budget_exhausted);
     progress.done();
 
     let map = judge_map(
@@ -177,7 +133,7 @@ pub fn pairs_study<M: Measure>(
             .count(),
         comparisons: comparisons.len(),
         all_pairs: tested.len() * (tested.len() - 1) / 2,
-        repetitions,
+        repetitions: tally.repetitions,
         measuring_seconds: began.elapsed().as_secs_f64(),
         budget_exhausted,
     };
@@ -210,7 +166,7 @@ pub fn pairs_study<M: Measure>(
         comparisons,
         effort,
         control,
-        pinning: pinning.check(),
+        pinning: tally.pinning.check(),
         setup,
         warnings,
         control_samples: control_run.samples,
@@ -258,6 +214,103 @@ fn same_cpu_control<M: Measure>(
         .is_none()
         .then(|| control_check(&costs(Arm::SameCpu), &costs(Arm::Alone), clock));
     Ok((control, recorded))
+}
+
+/// The pinning evidence and the repetition count, over the control and
+/// every comparison (whose samples are not kept).
+#[derive(Default)]
+struct Tally {
+    pinning: PinningTally,
+    /// Measured repetitions (warm-ups not counted).
+    repetitions: usize,
+}
+
+impl Tally {
+    fn add(&mut self, samples: &[RepSample], context: &str) {
+        self.pinning.add(samples, context);
+        self.repetitions += samples.iter().filter(|r| !r.warmup).count();
+    }
+}
+
+/// How the comparisons went.
+#[derive(Default)]
+struct Searched {
+    /// Every comparison measured, by index.
+    comparisons: Vec<ComparisonRecord>,
+    /// The deadline passed before the search finished.
+    budget_exhausted: bool,
+    stopped: Option<StopSignal>,
+}
+
+/// Measures the comparisons `search` hands out, batch by batch, until it is
+/// done, the `deadline` passes, or a stop signal comes. Each batch is
+/// measured round-robin: one round of each comparison in turn, so that a
+/// transient slowdown of the host hits one round of several comparisons,
+/// not every round of one.
+fn search_comparisons<M: Measure>(
+    measure: &mut M,
+    search: &mut PairSearch,
+    rule: &GateRule,
+    clock: ClockKind,
+    deadline: Option<Instant>,
+    tally: &mut Tally,
+    progress: &mut dyn Progress,
+) -> Result<Searched> {
+    let mut searched = Searched::default();
+    let comparisons = &mut searched.comparisons;
+    loop {
+        let batch = search.next_batch();
+        if batch.is_empty() {
+            break;
+        }
+        let first_index = comparisons.len() + 1;
+        let mut running: Vec<Running> = batch
+            .into_iter()
+            .enumerate()
+            .map(|(i, comparison)| Running::new(first_index + i, comparison))
+            .collect();
+        while !running.is_empty() {
+            searched.budget_exhausted = deadline.is_some_and(|d| Instant::now() >= d);
+            if !searched.budget_exhausted {
+                let left = search.estimated_remaining() + running.len();
+                let eta = eta(comparisons, left);
+                for comparison in &mut running {
+                    progress.update(&format!(
+                        "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
+                        comparison.index,
+                        comparison.comparison.probe,
+                        comparison.comparison.against,
+                        comparison.rounds + 1,
+                        rule.max_reps,
+                        comparison.penalty_so_far()
+                    ));
+                    if !comparison.round(measure, rule, clock)? {
+                        searched.stopped = comparison.recorded.stopped;
+                        break;
+                    }
+                }
+            }
+            if searched.budget_exhausted || searched.stopped.is_some() {
+                // What was measured of them stays: decided if the rule
+                // already could, else undecided.
+                for unfinished in running.into_iter().filter(|c| c.rounds > 0) {
+                    comparisons.push(unfinished.finish(tally));
+                }
+                comparisons.sort_by_key(|c| c.index);
+                return Ok(searched);
+            }
+            let (done, still): (Vec<Running>, Vec<Running>) =
+                running.into_iter().partition(|c| c.verdict.is_some());
+            for decided in done {
+                let record = decided.finish(tally);
+                search.record(&record.comparison, record.outcome);
+                comparisons.push(record);
+            }
+            running = still;
+        }
+    }
+    comparisons.sort_by_key(|c| c.index);
+    Ok(searched)
 }
 
 /// One comparison being measured, a round at a time.
@@ -334,14 +387,12 @@ impl Running {
             .unwrap_or_default()
     }
 
-    /// Its record (undecided: inconclusive), its samples added to the
-    /// pinning tally and the repetition count.
-    fn finish(self, pinning: &mut PinningTally, repetitions: &mut usize) -> ComparisonRecord {
-        pinning.add(
+    /// Its record (undecided: inconclusive), its samples added to the tally.
+    fn finish(self, tally: &mut Tally) -> ComparisonRecord {
+        tally.add(
             &self.recorded.samples,
             &format!("comparison {} ", self.index),
         );
-        *repetitions += self.recorded.samples.len();
         ComparisonRecord {
             index: self.index,
             outcome: contention(self.verdict.unwrap_or(Verdict::Inconclusive)),
