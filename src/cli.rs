@@ -128,21 +128,14 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct PairsArgs {
+    /// Everything `gate` takes: the source, measuring, its rule (each
+    /// comparison's), outputs and -q.
     #[command(flatten)]
-    pub source: SourceArgs,
-    #[command(flatten)]
-    pub measure: MeasureArgs,
-    #[command(flatten)]
-    pub rule: GateRuleArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Print only the verdict word.
-    #[arg(short, long, conflicts_with_all = ["json", "csv"])]
-    pub quiet: bool,
+    pub gate: GateArgs,
     /// Measure every pair of CPUs (the default up to 8 CPUs; above, group testing).
     #[arg(long)]
     pub exhaustive: bool,
-    /// Start no comparison after this long: seconds, or a number with s, m or h (90, 5m).
+    /// Stop measuring after this long, checked between rounds: seconds, or a number with s, m or h (90, 5m).
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,
 }

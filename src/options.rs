@@ -60,19 +60,19 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             quiet: args.quiet,
         }),
         cli::Command::Pairs(args) => Command::Pairs(PairsCommand {
-            source: source(&args.source)?,
+            source: source(&args.gate.source)?,
             study: PairsStudyOptions {
-                rule: gate_rule(&args.rule)?,
+                rule: gate_rule(&args.gate.rule)?,
                 exhaustive: args.exhaustive,
                 time_budget: args
                     .time_budget
                     .as_deref()
                     .map(|text| duration("--time-budget", text, TIME_BUDGET))
                     .transpose()?,
-                measure: measure(&args.measure)?,
+                measure: measure(&args.gate.measure)?,
             },
-            outputs: outputs(&args.output, &[])?,
-            quiet: args.quiet,
+            outputs: outputs(&args.gate.output, &[])?,
+            quiet: args.gate.quiet,
         }),
         cli::Command::Run(args) => {
             let arms = arms(&args.arms)?;

@@ -216,3 +216,46 @@ fn snapshot_never_removes_a_folder_it_did_not_leave() {
         "precious"
     );
 }
+
+#[test]
+fn a_bad_time_budget_is_a_usage_error_naming_the_fix() {
+    for (budget, expected) in [
+        ("0", "--time-budget 0: out of range; use 1 s to 604800 s"),
+        (
+            "5x",
+            "--time-budget 5x: unknown unit 'x'; write seconds like 90, or 90s, 5m, 1h",
+        ),
+        ("soon", "--time-budget soon: unknown unit 'soon'"),
+        (
+            "-3m",
+            "--time-budget -3m: must be a positive duration such as 90s",
+        ),
+    ] {
+        // Attached with "=": clap would read "-3m" as an option.
+        let (status, stderr) = one_line_error(&placement_study(&[
+            "pairs",
+            &format!("--time-budget={budget}"),
+        ]));
+        assert_eq!(status, Some(2), "{budget}: {stderr}");
+        assert!(stderr.contains(expected), "{budget}: {stderr}");
+    }
+}
+
+#[test]
+fn one_allowed_cpu_is_an_error_saying_how_to_widen_it() {
+    let output = Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_placement-study"), "pairs"])
+        .stdin(Stdio::null())
+        .output();
+    let Ok(output) = output else {
+        eprintln!("skipping: no taskset here");
+        return;
+    };
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("pairs needs at least two CPUs to compare")
+            && stderr.contains("widen its CPU affinity"),
+        "{stderr}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The binary on the machine the tests run on, checked against what the
 //! kernel says independently (so the same assertions hold on a laptop, a
-//! server, or the 2-vCPU KVM guests CI runs on).
+//! server, or the 2-vCPU KVM guests CI runs on); and `report` on the saved
+//! `pairs` results of QEMU guests in `fixtures/results/`.
 
 mod common;
 
@@ -359,4 +360,84 @@ fn strict_turns_an_arm_over_the_cv_bar_into_an_invalid_run() {
         stdout.contains("not quotable") && stdout.contains("INVALID run"),
         "{stdout}"
     );
+}
+
+/// A saved `pairs --json` result from a QEMU guest (`fixtures/results/`).
+fn saved_pairs(name: &str) -> String {
+    format!("{}/fixtures/results/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+const CROSSED: &str = "pairs-guest-crossed-siblings.json";
+const HIDDEN: &str = "pairs-guest-hidden-siblings.json";
+
+#[test]
+fn a_short_pairs_search_prints_its_verdict_word_and_exit_status() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    let output = placement_study(&[common::SHORT_PAIRS, &["-q"]].concat());
+    let verdict = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let expected = match verdict.as_str() {
+        "agree" => 0,
+        "differ" => 3,
+        "inconclusive" => 5,
+        other => panic!("not a verdict word: {other:?}"),
+    };
+    assert_eq!(output.status.code(), Some(expected), "{verdict}");
+}
+
+#[test]
+fn report_re_renders_a_saved_pairs_search() {
+    let output = placement_study(&["report", &saved_pairs(CROSSED)]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    for expected in [
+        "Measured 0,2 / 1,3, published 0-1 / 2-3: the maps differ",
+        "verdict: differ (exit 3)",
+        "fake and hidden siblings",
+        "All pairs: 6 comparisons",
+        "control (both workers on CPU 0): passed",
+    ] {
+        assert!(text.contains(expected), "no {expected:?} in\n{text}");
+    }
+}
+
+#[test]
+fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
+    let output = placement_study(&["report", &saved_pairs(CROSSED), "--csv"]);
+    let csv = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("comparison,probe,against,outcome,penalty"));
+    assert_eq!(lines.len(), 1 + 6, "{csv}");
+    assert!(lines[1].starts_with("1,0,\"1\","), "{csv}");
+}
+
+#[test]
+fn report_compares_saved_pairs_searches_side_by_side() {
+    let output = placement_study(&["report", &saved_pairs(CROSSED), &saved_pairs(HIDDEN)]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("sibling map"), "{text}");
+    assert!(
+        text.contains("differ: measured 0,2 / 1,3, published 0-1 / 2-3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("differ: measured 0-1, published 0 / 1"),
+        "{text}"
+    );
+    let csv = placement_study(&[
+        "report",
+        &saved_pairs(CROSSED),
+        &saved_pairs(HIDDEN),
+        "--csv",
+    ]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with("map_verdict,published_map,measured_map")
+    );
+    assert!(csv.contains(",differ,\"0-1 / 2-3\",\"0,2 / 1,3\""), "{csv}");
 }

@@ -300,23 +300,8 @@ fn pairs_document_validates() {
     if !common::two_cpus_allowed() {
         return;
     }
-    // Three short repetitions a comparison and no warm-ups, so a host with
-    // many CPUs is quick too; exit codes 0, 3, 5 are the map verdicts.
-    let document = binary_json(
-        &[
-            "pairs",
-            "--json",
-            "--rep-ms",
-            "5",
-            "--warmups",
-            "0",
-            "--min-reps",
-            "3",
-            "--max-reps",
-            "3",
-        ],
-        &[0, 3, 5],
-    );
+    // Exit codes 0, 3, 5 are the map verdicts.
+    let document = binary_json(&[common::SHORT_PAIRS, &["--json"]].concat(), &[0, 3, 5]);
     assert_valid(&[Case {
         what: "pairs --json".into(),
         schema: "pairs.schema.json",

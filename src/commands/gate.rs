@@ -1,11 +1,10 @@
 //! `placement-study gate`: the SMT co-location gate and its verdict.
 
-use super::{Outputs, Source, TerminalProgress, to_json};
+use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
 use crate::exit::Outcome;
 use crate::judge::gate::GateRule;
-use crate::measure::{EngineSession, MeasureOptions, stop};
+use crate::measure::{EngineSession, MeasureOptions};
 use crate::report;
-use crate::saved::{GateResult, write_stdout};
 use crate::study::LazyMeasure;
 use crate::study::gate::gate_session;
 use anyhow::Result;
@@ -28,22 +27,15 @@ pub fn run(command: &GateCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
-    if command.quiet {
-        write_stdout(&format!("{}\n", result.verdict.as_str()))?;
-    } else {
-        command.outputs.write(
-            &report::gate::render(&result),
-            || to_json(&result),
-            || report::csv::samples(&result.samples),
-        )?;
-    }
-    Ok(gate_outcome(&result))
-}
-
-/// The verdict, or the signal that stopped the gate before one.
-pub fn gate_outcome(result: &GateResult) -> Outcome {
-    match stop::stop_signal() {
-        Some(signal) if !result.complete => Outcome::Stopped(signal),
-        _ => Outcome::Verdict(result.verdict),
-    }
+    command.outputs.write_verdict(
+        command.quiet,
+        result.verdict.as_str(),
+        &report::gate::render(&result),
+        || to_json(&result),
+        || report::csv::samples(&result.samples),
+    )?;
+    Ok(unless_stopped(
+        result.complete,
+        Outcome::Verdict(result.verdict),
+    ))
 }

@@ -97,12 +97,38 @@ impl Outputs {
         }
     }
 
+    /// For a command that ends in a verdict: with `-q` (`quiet`) only the
+    /// verdict word, otherwise [`Outputs::write`].
+    pub fn write_verdict(
+        &self,
+        quiet: bool,
+        word: &str,
+        human: &str,
+        json: impl FnOnce() -> Result<String>,
+        csv: impl FnOnce() -> String,
+    ) -> Result<()> {
+        if quiet {
+            write_stdout(&format!("{word}\n"))
+        } else {
+            self.write(human, json, csv)
+        }
+    }
+
     /// Does a result file go to standard output?
     fn carry_stdout(&self) -> bool {
         [&self.json, &self.csv]
             .into_iter()
             .flatten()
             .any(OutputTarget::is_stdout)
+    }
+}
+
+/// How a command that measured ended: the signal that stopped it, when
+/// its result is incomplete; otherwise `outcome`.
+pub fn unless_stopped(complete: bool, outcome: Outcome) -> Outcome {
+    match stop::stop_signal() {
+        Some(signal) if !complete => Outcome::Stopped(signal),
+        _ => outcome,
     }
 }
 

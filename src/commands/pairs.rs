@@ -1,10 +1,9 @@
 //! `placement-study pairs`: the measured sibling map against the published one.
 
-use super::{Outputs, Source, TerminalProgress, to_json};
+use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
 use crate::exit::Outcome;
-use crate::measure::{EngineSession, stop};
+use crate::measure::EngineSession;
 use crate::report;
-use crate::saved::write_stdout;
 use crate::study::LazyMeasure;
 use crate::study::pairs::{PairsStudyOptions, pairs_study};
 use anyhow::Result;
@@ -26,17 +25,15 @@ pub fn run(command: &PairsCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
-    if command.quiet {
-        write_stdout(&format!("{}\n", result.verdict.as_str()))?;
-    } else {
-        command.outputs.write(
-            &report::pairs::render(&result),
-            || to_json(&result),
-            || report::csv::comparisons(&result.comparisons),
-        )?;
-    }
-    Ok(match stop::stop_signal() {
-        Some(signal) if !result.complete => Outcome::Stopped(signal),
-        _ => Outcome::Map(result.verdict),
-    })
+    command.outputs.write_verdict(
+        command.quiet,
+        result.verdict.as_str(),
+        &report::pairs::render(&result),
+        || to_json(&result),
+        || report::csv::comparisons(&result.comparisons),
+    )?;
+    Ok(unless_stopped(
+        result.complete,
+        Outcome::Map(result.verdict),
+    ))
 }

@@ -1,9 +1,8 @@
 //! `placement-study run`: the placement study.
 
-use super::gate::gate_outcome;
-use super::{Outputs, Source, TerminalProgress, to_json};
+use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
 use crate::exit::Outcome;
-use crate::measure::{EngineSession, stop};
+use crate::measure::EngineSession;
 use crate::report;
 use crate::study::LazyMeasure;
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
@@ -38,7 +37,10 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 || to_json(&gate),
                 || report::csv::samples(&gate.samples),
             )?;
-            Ok(gate_outcome(&gate))
+            Ok(unless_stopped(
+                gate.complete,
+                Outcome::Verdict(gate.verdict),
+            ))
         }
         RunOutcome::Studied(result) => {
             command.outputs.write(
@@ -46,11 +48,12 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 || to_json(&result),
                 || report::csv::samples(&result.samples),
             )?;
-            Ok(match stop::stop_signal() {
-                Some(signal) if !result.complete => Outcome::Stopped(signal),
-                _ if !result.valid => Outcome::InvalidRun,
-                _ => Outcome::Success,
-            })
+            let judged = if result.valid {
+                Outcome::Success
+            } else {
+                Outcome::InvalidRun
+            };
+            Ok(unless_stopped(result.complete, judged))
         }
     }
 }

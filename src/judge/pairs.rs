@@ -172,10 +172,10 @@ pub struct CpuMapEntry {
     pub relation: CpuRelation,
 }
 
-/// Everything the comparisons say about the map.
+/// Everything the comparisons say about the map; its verdict is
+/// [`map_verdict`]'s.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MapJudgement {
-    pub verdict: MapVerdict,
     /// The published groups, restricted to the tested CPUs.
     pub published: Vec<CpuSet>,
     /// The measured groups (singletons included), by lowest CPU.
@@ -226,15 +226,12 @@ pub fn published_groups<'a>(
 }
 
 /// Judges the map: `tested` CPUs, their `published` groups, the measured
-/// `comparisons`, the CPUs whose group the search `settled`, and whether
-/// the same-CPU control passed (without working pinning nothing measured
-/// means anything, so no verdict but inconclusive).
+/// `comparisons`, and the CPUs whose group the search `settled`.
 pub fn judge_map(
     tested: &CpuSet,
     published: &[CpuSet],
     comparisons: &[ComparisonRecord],
     settled: &CpuSet,
-    control_passed: bool,
 ) -> MapJudgement {
     let key = |a: u32, b: u32| (a.min(b), a.max(b));
     // The last measured comparison of each pair decides it.
@@ -298,9 +295,7 @@ pub fn judge_map(
 
     let entries = cpu_entries(tested, published, &measured, &pairs);
     notes.extend(apart_bias_note(comparisons));
-    let verdict = verdict_of(&pairs, control_passed);
     MapJudgement {
-        verdict,
         published: published.to_vec(),
         measured,
         cpus: entries,
@@ -356,12 +351,14 @@ fn cpu_entries(
         .collect()
 }
 
-/// The map verdict from the pairs: without a passing control nothing is
-/// decided; a fake or hidden pair is a difference whatever else is
-/// undecided.
-fn verdict_of(pairs: &[PairFinding], control_passed: bool) -> MapVerdict {
-    let any = |relations: &[PairRelation]| pairs.iter().any(|p| relations.contains(&p.relation));
-    if !control_passed {
+/// The verdict on `map`: without a passing same-CPU control nothing
+/// measured means anything, and a search a stop signal ended has none, so
+/// both are inconclusive; otherwise a fake or hidden pair is a difference
+/// whatever else is undecided.
+pub fn map_verdict(map: &MapJudgement, control_passed: bool, complete: bool) -> MapVerdict {
+    let any =
+        |relations: &[PairRelation]| map.pairs.iter().any(|p| relations.contains(&p.relation));
+    if !(control_passed && complete) {
         MapVerdict::Inconclusive
     } else if any(&[PairRelation::Fake, PairRelation::Hidden]) {
         MapVerdict::Differ
@@ -458,9 +455,8 @@ mod tests {
             &published,
             &all_pairs(&[&[0, 1], &[2, 3]]),
             &set(&[0, 1, 2, 3]),
-            true,
         );
-        assert_eq!(judged.verdict, MapVerdict::Agree);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Agree);
         assert_eq!(map_text(&judged.measured), "0-1 / 2-3");
         assert!(
             judged
@@ -479,9 +475,8 @@ mod tests {
             &published,
             &all_pairs(&[&[0, 2], &[1, 3]]),
             &set(&[0, 1, 2, 3]),
-            true,
         );
-        assert_eq!(judged.verdict, MapVerdict::Differ);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
         assert_eq!(map_text(&judged.measured), "0,2 / 1,3");
         let zero = &judged.cpus[0];
         assert_eq!(
@@ -495,8 +490,8 @@ mod tests {
     fn siblings_a_guest_does_not_publish_are_hidden() {
         let published = [set(&[0]), set(&[1])];
         let records = [record(1, 0, &[1], Contention::Shares)];
-        let judged = judge_map(&set(&[0, 1]), &published, &records, &set(&[0, 1]), true);
-        assert_eq!(judged.verdict, MapVerdict::Differ);
+        let judged = judge_map(&set(&[0, 1]), &published, &records, &set(&[0, 1]));
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
         assert_eq!(judged.cpus[1].relation, CpuRelation::HiddenSiblings);
         assert_eq!(judged.pairs[0].relation, PairRelation::Hidden);
     }
@@ -507,16 +502,19 @@ mod tests {
         let mut records = all_pairs(&[&[0, 1], &[2, 3]]);
         records[5].outcome = Contention::Inconclusive;
         let tested = set(&[0, 1, 2, 3]);
-        let judged = judge_map(&tested, &published, &records, &tested, true);
-        assert_eq!(judged.verdict, MapVerdict::Inconclusive);
+        let judged = judge_map(&tested, &published, &records, &tested);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Inconclusive);
         assert_eq!(judged.cpus[3].relation, CpuRelation::Inconclusive);
         records[1].outcome = Contention::Shares;
-        let judged = judge_map(&tested, &published, &records, &tested, true);
-        assert_eq!(judged.verdict, MapVerdict::Differ);
+        let judged = judge_map(&tested, &published, &records, &tested);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
         assert!(
-            !judge_map(&tested, &published, &records, &tested, false)
-                .verdict
-                .eq(&MapVerdict::Differ)
+            !map_verdict(
+                &judge_map(&tested, &published, &records, &tested),
+                false,
+                true
+            )
+            .eq(&MapVerdict::Differ)
         );
     }
 
@@ -532,7 +530,7 @@ mod tests {
         ];
         let tested = set(&[0, 1, 2, 3, 4]);
         let published: Vec<CpuSet> = (0..5).map(|c| set(&[c])).collect();
-        let judged = judge_map(&tested, &published, &records, &set(&[0, 1, 2]), true);
+        let judged = judge_map(&tested, &published, &records, &set(&[0, 1, 2]));
         let finding = |a, b| judged.pairs.iter().find(|p| p.cpus == [a, b]).cloned();
         assert_eq!(finding(1, 2).unwrap().measured, PairStatus::Shares);
         assert_eq!(finding(1, 2).unwrap().comparison, None);
@@ -541,7 +539,7 @@ mod tests {
             finding(0, 3).is_none(),
             "cleared by a set: apart, not listed"
         );
-        assert_eq!(judged.verdict, MapVerdict::Differ);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
     }
 
     #[test]
@@ -553,10 +551,10 @@ mod tests {
         ];
         let tested = set(&[0, 1, 2]);
         let published = [tested.clone()];
-        let judged = judge_map(&tested, &published, &records, &tested, true);
+        let judged = judge_map(&tested, &published, &records, &tested);
         assert_eq!(judged.notes.len(), 1);
         assert!(judged.notes[0].contains("CPUs 1 and 2 measured apart"));
-        assert_eq!(judged.verdict, MapVerdict::Inconclusive);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Inconclusive);
     }
 
     #[test]
@@ -589,9 +587,9 @@ mod tests {
                 reps: 5,
             });
         }
-        let judged = judge_map(&tested, &published, &records, &tested, true);
+        let judged = judge_map(&tested, &published, &records, &tested);
         assert_eq!(judged.notes.len(), 1);
         assert!(judged.notes[0].starts_with("the 4 pairs measured apart still cost +8.0 %"));
-        assert_eq!(judged.verdict, MapVerdict::Agree);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Agree);
     }
 }

@@ -2,7 +2,7 @@
 //! hosts of a study. `report --json` gives the same rows as numbers, not
 //! as the table's formatted strings.
 
-use crate::judge::checks::{CheckName, CheckStatus};
+use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::gate::Verdict;
 use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
@@ -72,6 +72,15 @@ pub fn summarise(path: &Path, document: &SavedDocument) -> HostSummary {
     }
 }
 
+/// The names of the checks that failed.
+fn failed<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Vec<CheckName> {
+    checks
+        .into_iter()
+        .filter(|c| c.status == CheckStatus::Failed)
+        .map(|c| c.name)
+        .collect()
+}
+
 fn of_gate(file: String, gate: &GateResult) -> HostSummary {
     HostSummary {
         file,
@@ -85,12 +94,7 @@ fn of_gate(file: String, gate: &GateResult) -> HostSummary {
         penalty: gate.penalty,
         arms: Vec::new(),
         change_vs_one_per_core: None,
-        failed_checks: gate
-            .control
-            .iter()
-            .filter(|c| c.status == CheckStatus::Failed)
-            .map(|c| c.name)
-            .collect(),
+        failed_checks: failed(&gate.control),
         complete: gate.complete,
         gated: true,
         valid: true,
@@ -111,12 +115,7 @@ fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
         penalty: None,
         arms: Vec::new(),
         change_vs_one_per_core: None,
-        failed_checks: [pairs.control.as_ref(), Some(&pairs.pinning)]
-            .into_iter()
-            .flatten()
-            .filter(|c| c.status == CheckStatus::Failed)
-            .map(|c| c.name)
-            .collect(),
+        failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
         complete: pairs.complete,
         gated: true,
         valid: true,
@@ -156,12 +155,7 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
             .zip(median(Arm::SiblingPacked))
             .map(|(base, packed)| packed / base - 1.0),
         arms,
-        failed_checks: run
-            .checks
-            .iter()
-            .filter(|c| c.status == CheckStatus::Failed)
-            .map(|c| c.name)
-            .collect(),
+        failed_checks: failed(&run.checks),
         complete: run.complete,
         gated: run.gated,
         valid: run.valid,

@@ -2,23 +2,17 @@
 //! evidence, the notes.
 
 use crate::exit::Outcome;
+use crate::judge::warnings::Warning;
 use crate::probe::virtual_board;
 use crate::report::table::{arms_table, excluded_lines};
 use crate::report::units::capitalise;
-use crate::report::warnings::{clock_note, counter_notes};
+use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
 
 /// The whole human view.
 pub fn render(result: &GateResult) -> String {
-    let mut out = String::new();
-    if !result.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: no verdict; only the repetitions done are shown ***\n"
-        );
-    }
-    let _ = writeln!(out, "{}", capitalise(&result.sentence));
+    let mut out = verdict_heading(result.complete, "repetitions", &result.sentence);
     let _ = writeln!(
         out,
         "verdict: {} (exit {}){}",
@@ -65,17 +59,33 @@ pub fn render(result: &GateResult) -> String {
     for line in excluded_lines(&result.excluded) {
         let _ = writeln!(out, "{line}");
     }
-    let _ = writeln!(out, "\nEvidence (shown, never deciding)");
-    for line in evidence_lines(&result.evidence) {
+    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out
+}
+
+/// A verdict's first lines: an INCOMPLETE banner for a result a signal
+/// cut short (`done` names what was measured: "repetitions"), then the
+/// sentence.
+pub fn verdict_heading(complete: bool, done: &str, sentence: &str) -> String {
+    let mut out = String::new();
+    if !complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: no verdict; only the {done} done are shown ***\n"
+        );
+    }
+    let _ = writeln!(out, "{}", capitalise(sentence));
+    out
+}
+
+/// The evidence block ("shown, never deciding") and the notes: how a
+/// verdict's view ends.
+pub fn evidence_and_notes(evidence: &Evidence, warnings: &[Warning]) -> String {
+    let mut out = String::from("\nEvidence (shown, never deciding)\n");
+    for line in evidence_lines(evidence) {
         let _ = writeln!(out, "  {line}");
     }
-    if !result.warnings.is_empty() {
-        let _ = writeln!(out, "\nNotes");
-        for w in &result.warnings {
-            let _ = writeln!(out, "  ! {w}");
-        }
-    }
-    out
+    out + &notes_block(warnings)
 }
 
 /// The VM evidence, one fact per line.

@@ -5,7 +5,7 @@
 use crate::exit::Outcome;
 use crate::judge::pairs::{ComparisonRecord, PairFinding, PairStatus, map_text};
 use crate::judge::stats::spread;
-use crate::report::gate::evidence_lines;
+use crate::report::gate::{evidence_and_notes, verdict_heading};
 use crate::report::units::{capitalise, count, percent_change, sig4};
 use crate::saved::PairsResult;
 use std::fmt::Write;
@@ -17,14 +17,7 @@ const LISTED_COMPARISONS: usize = 40;
 
 /// The whole human view.
 pub fn render(result: &PairsResult) -> String {
-    let mut out = String::new();
-    if !result.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: no verdict; only the comparisons done are shown ***\n"
-        );
-    }
-    let _ = writeln!(out, "{}", capitalise(&result.sentence));
+    let mut out = verdict_heading(result.complete, "comparisons", &result.sentence);
     let _ = writeln!(
         out,
         "verdict: {} (exit {})",
@@ -132,16 +125,7 @@ pub fn render(result: &PairsResult) -> String {
             count(excluded, "repetition")
         );
     }
-    let _ = writeln!(out, "\nEvidence (shown, never deciding)");
-    for line in evidence_lines(&result.evidence) {
-        let _ = writeln!(out, "  {line}");
-    }
-    if !result.warnings.is_empty() {
-        let _ = writeln!(out, "\nNotes");
-        for w in &result.warnings {
-            let _ = writeln!(out, "  ! {w}");
-        }
-    }
+    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
     out
 }
 

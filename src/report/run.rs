@@ -9,7 +9,7 @@ use crate::judge::validity::judge_run;
 use crate::plan::Arm;
 use crate::report::table::{arms_table, excluded_lines, headline_table};
 use crate::report::units::{count, percent, sig4};
-use crate::report::warnings::{clock_note, counter_notes};
+use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::RunResult;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -130,12 +130,7 @@ pub fn render(result: &RunResult) -> String {
         status_of(CheckName::Multiplexing),
         status_of(CheckName::Invariance)
     );
-    if !result.warnings.is_empty() {
-        let _ = writeln!(out, "\nNotes");
-        for w in &result.warnings {
-            let _ = writeln!(out, "  ! {w}");
-        }
-    }
+    out.push_str(&notes_block(&result.warnings));
     out
 }
 

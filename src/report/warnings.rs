@@ -1,7 +1,21 @@
-//! The sentences naming the clock every cost in an output came from, and
-//! what the PMU could and could not count.
+//! The sentences naming the clock every cost in an output came from, what
+//! the PMU could and could not count, and the notes block every result
+//! ends with.
 
+use crate::judge::warnings::Warning;
 use crate::measure::{HardwareCounters, MeasurementSetup};
+
+/// The "Notes" block, one "! …" line per warning; empty without any.
+pub fn notes_block(warnings: &[Warning]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut block = String::from("\nNotes\n");
+    for warning in warnings {
+        block.push_str(&format!("  ! {warning}\n"));
+    }
+    block
+}
 
 /// The sentence naming the clock every cost in this output came from.
 pub fn clock_note(setup: &MeasurementSetup) -> String {

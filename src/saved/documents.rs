@@ -6,7 +6,7 @@
 use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
-use crate::judge::gate::{GateRule, Interval, Verdict};
+use crate::judge::gate::{Interval, Verdict};
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
@@ -190,17 +190,6 @@ pub struct PairsOptions {
     pub exhaustive: bool,
     /// `--time-budget` in seconds, when one was given.
     pub time_budget_seconds: Option<f64>,
-}
-
-impl PairsOptions {
-    /// The rule each comparison is decided by.
-    pub fn rule(&self) -> GateRule {
-        GateRule {
-            threshold: self.threshold,
-            min_reps: self.min_reps,
-            max_reps: self.max_reps,
-        }
-    }
 }
 
 /// How much a `pairs` search measured.

@@ -20,7 +20,7 @@ use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict, control_check};
 use crate::judge::pairs::{
     ComparisonRecord, MapJudgement, MapVerdict, PairRelation, contention, judge_map, map_text,
-    published_groups,
+    map_verdict, published_groups,
 };
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
@@ -107,24 +107,15 @@ pub fn pairs_study<M: Measure>(
     let (comparisons, budget_exhausted) = (searched.comparisons, searched.budget_exhausted);
     progress.done();
 
-    let map = judge_map(
-        &tested,
-        &published,
-        &comparisons,
-        &search.settled(),
-        control
-            .as_ref()
-            .is_some_and(|c| c.status == CheckStatus::Passed),
-    );
+    let map = judge_map(&tested, &published, &comparisons, &search.settled());
+    let control_passed = control
+        .as_ref()
+        .is_some_and(|c| c.status == CheckStatus::Passed);
+    let verdict = map_verdict(&map, control_passed, stopped.is_none());
     let mut warnings = Warning::about_machine(topology);
     if let Some(signal) = stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }
-    let verdict = if stopped.is_some() {
-        MapVerdict::Inconclusive
-    } else {
-        map.verdict
-    };
     let sentence = sentence(verdict, &map, control.as_ref(), budget_exhausted, stopped);
     let effort = PairsEffort {
         pair_comparisons: comparisons

@@ -1,5 +1,5 @@
-//! What the CLI test binaries share: the short study they run, and the
-//! check that this machine can run it.
+//! What the CLI test binaries share: the short study and the short
+//! `pairs` search they run, and the check that this machine can run them.
 
 /// A short two-worker study that needs neither SMT nor a PMU: one worker
 /// per core on CPUs 0 and 1, against both on one CPU. Add the outputs.
@@ -16,6 +16,20 @@ pub const TWO_WORKER_RUN: &[&str] = &[
     "1",
     "--rep-ms",
     "5",
+];
+
+/// A short `pairs` search: three repetitions a comparison and no
+/// warm-ups, so a host with many CPUs is quick too. Add the outputs.
+pub const SHORT_PAIRS: &[&str] = &[
+    "pairs",
+    "--rep-ms",
+    "5",
+    "--warmups",
+    "0",
+    "--min-reps",
+    "3",
+    "--max-reps",
+    "3",
 ];
 
 /// Whether [`TWO_WORKER_RUN`] can place its workers here (CPUs 0 and 1
