@@ -35,6 +35,8 @@ pub enum Command {
     Pairs(PairsArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself.
     Run(RunArgs),
+    /// Measure each core class's speed, the ceiling, and static shares against work stealing.
+    Hybrid(HybridArgs),
     /// Re-render one saved result, or compare several hosts' saved results.
     Report(ReportArgs),
 }
@@ -188,8 +190,38 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HybridArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Measuring options; here --rep-ms (50 to 10000) is how long one
+    /// worker's equal share takes, and each item is a 50th of it.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Workers of each scheme, one per core (2 to 1024); default: one per allowed core.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// A pinned baseline on every worker CPU, not one per published class: finds classes the machine does not publish.
+    #[arg(long)]
+    pub every_cpu: bool,
+    /// Measured rounds after the warm-ups (2 to 1000); each round runs every baseline and every scheme once.
+    #[arg(long, default_value_t = 11, value_name = "N")]
+    pub reps: usize,
+    /// Coefficient of variation above which a baseline or scheme is "not quotable": a fraction (0.01) or a percentage (1%).
+    #[arg(long, default_value = "1%", value_name = "FRACTION|PERCENT")]
+    pub cv_bar: String,
+    /// Relative tolerance for instructions per byte across workers, rounds and schemes.
+    #[arg(long, default_value_t = 1e-4, value_name = "FRACTION")]
+    pub tolerance: f64,
+    /// Exit 6 when any baseline or scheme is over the CV bar, not only on failed pinning, multiplexing or invariance.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Saved `gate --json`, `run --json` or `pairs --json` files ("-" for standard input): one re-renders it, several compare hosts.
+    /// Saved `gate --json`, `run --json`, `pairs --json` or `hybrid --json` files ("-" for standard input): one re-renders it, several compare hosts.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write the result as JSON: alone to standard output, or --json=FILE

@@ -5,6 +5,7 @@
 //! man page quote [`EXIT_STATUSES`].
 
 use crate::judge::gate::Verdict;
+use crate::judge::hybrid::ClassVerdict;
 use crate::judge::pairs::MapVerdict;
 use crate::measure::stop::StopSignal;
 
@@ -17,7 +18,9 @@ pub enum Outcome {
     Verdict(Verdict),
     /// `pairs`: the measured sibling map against the published one.
     Map(MapVerdict),
-    /// `run` measured, but a validity check failed.
+    /// `hybrid`: a valid study; the measured classes against the published.
+    Classes(ClassVerdict),
+    /// `run` or `hybrid` measured, but a validity check failed.
     InvalidRun,
     /// A signal stopped it; what was measured was saved, marked incomplete.
     Stopped(StopSignal),
@@ -34,10 +37,15 @@ impl Outcome {
         match self {
             Outcome::Success
             | Outcome::Verdict(Verdict::Physical)
-            | Outcome::Map(MapVerdict::Agree) => 0,
-            Outcome::Verdict(Verdict::Virtual) | Outcome::Map(MapVerdict::Differ) => 3,
+            | Outcome::Map(MapVerdict::Agree)
+            | Outcome::Classes(ClassVerdict::Agree) => 0,
+            Outcome::Verdict(Verdict::Virtual)
+            | Outcome::Map(MapVerdict::Differ)
+            | Outcome::Classes(ClassVerdict::Differ) => 3,
             Outcome::Verdict(Verdict::NoSmt) => 4,
-            Outcome::Verdict(Verdict::Inconclusive) | Outcome::Map(MapVerdict::Inconclusive) => 5,
+            Outcome::Verdict(Verdict::Inconclusive)
+            | Outcome::Map(MapVerdict::Inconclusive)
+            | Outcome::Classes(ClassVerdict::Inconclusive) => 5,
             Outcome::InvalidRun => 6,
             // As a shell reports a process its signal ended: 128 + the number.
             Outcome::Stopped(signal) => 128 + signal.signal_number() as u8,
@@ -50,7 +58,7 @@ impl Outcome {
 pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (
         0,
-        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree",
+        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; hybrid: a valid study whose measured classes agree with the published ones",
     ),
     (
         ERROR,
@@ -62,16 +70,16 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         3,
-        "gate: virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings)",
+        "gate: virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); hybrid: the measured core classes differ from the published ones",
     ),
     (4, "gate: no-smt (no core has two allowed hardware threads)"),
     (
         5,
-        "gate: inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out)",
+        "gate: inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
     ),
     (
         6,
-        "run: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
+        "run, hybrid: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
     ),
     (
         130,

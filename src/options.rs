@@ -8,6 +8,7 @@
 
 use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
 use crate::commands::gate::GateCommand;
+use crate::commands::hybrid::HybridCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
 use crate::commands::run::RunCommand;
@@ -23,6 +24,7 @@ use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
+use crate::study::hybrid::HybridStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
 use anyhow::{Context, Result, bail};
@@ -39,6 +41,9 @@ pub const WARMUPS: RangeInclusive<usize> = 0..=100;
 pub const MAX_REPS: usize = 1000;
 /// `--workers`: at most 1024 threads per arm.
 pub const WORKERS: RangeInclusive<usize> = 1..=1024;
+/// `hybrid --rep-ms`: one worker's share, of 50 items of at least 1 ms each,
+/// so handing an item out stays far below the invariance tolerance.
+pub const HYBRID_REP_MS: RangeInclusive<u64> = 50..=10_000;
 
 /// `--time-budget`: a second to a week.
 pub const TIME_BUDGET: RangeInclusive<Duration> =
@@ -102,6 +107,25 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             Command::Run(RunCommand {
                 source: source(&args.source)?,
                 study,
+                outputs: outputs(&args.output, &[])?,
+            })
+        }
+        cli::Command::Hybrid(args) => {
+            in_range("--rep-ms", args.measure.rep_ms, HYBRID_REP_MS)?;
+            Command::Hybrid(HybridCommand {
+                source: source(&args.source)?,
+                study: HybridStudyOptions {
+                    workers: args
+                        .workers
+                        .map(|n| in_range("--workers", n, 2..=*WORKERS.end()))
+                        .transpose()?,
+                    every_cpu: args.every_cpu,
+                    reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+                    cv_bar: fraction("--cv-bar", &args.cv_bar)?,
+                    tolerance: tolerance(args.tolerance)?,
+                    strict: args.strict,
+                    measure: measure(&args.measure)?,
+                },
                 outputs: outputs(&args.output, &[])?,
             })
         }

@@ -19,6 +19,7 @@ use placement_study::measure::{
     ClockKind, CounterValues, GroupLayout, HardwareCounters, Measure, MeasureOptions,
     MeasurementSetup, RepOutcome, RepSample, WorkerSample,
 };
+use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
@@ -68,6 +69,16 @@ impl Measure for Replay {
         (self.source)(placement, rep, warmup)
             .map(RepOutcome::Measured)
             .ok_or_else(|| anyhow!("no recorded sample for {} rep {rep}", placement.arm))
+    }
+
+    fn run_shared(
+        &mut self,
+        placement: &Placement,
+        _: &SharedWork,
+        _: usize,
+        _: bool,
+    ) -> Result<RepOutcome> {
+        Err(anyhow!("{}: these studies share no work", placement.arm))
     }
 }
 
@@ -170,6 +181,7 @@ fn sample_of_workers(
                 ..CounterValues::default()
             },
             checksum: 7,
+            items: None,
         })
         .collect::<Vec<_>>();
     RepSample {
@@ -460,7 +472,7 @@ fn a_replayed_instructions_spread_invalidates_the_study_and_the_report_says_why(
     );
     assert!(!result.valid);
     // The report re-derives the reasons from the saved checks: one rule.
-    let validity = judge_run(&result.checks, &result.arms, result.options.strict);
+    let validity = judge_run(&result.checks, result.options.strict);
     assert_eq!(validity.reasons, [InvalidReason::CountersNotOnWorkers]);
     let text = placement_study::report::run::render(&result);
     assert!(text.contains("INVALID run (exit 6)"), "{text}");
@@ -503,7 +515,7 @@ fn strict_makes_a_noisy_arm_invalidate_the_study() {
     let result = study(&options, replay);
     assert!(!result.valid);
     assert_eq!(
-        judge_run(&result.checks, &result.arms, true).reasons,
+        judge_run(&result.checks, true).reasons,
         [InvalidReason::NotQuotable(vec![Arm::SameCpu])]
     );
 }

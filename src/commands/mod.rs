@@ -3,6 +3,7 @@
 //! [`crate::options`]; no command sees a clap type.
 
 pub mod gate;
+pub mod hybrid;
 pub mod pairs;
 pub mod report;
 pub mod run;
@@ -25,6 +26,7 @@ pub enum Command {
     Gate(gate::GateCommand),
     Pairs(pairs::PairsCommand),
     Run(run::RunCommand),
+    Hybrid(hybrid::HybridCommand),
     Report(report::ReportCommand),
 }
 
@@ -36,6 +38,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Gate(command) => gate::run(&command),
         Command::Pairs(command) => pairs::run(&command),
         Command::Run(command) => run::run(&command),
+        Command::Hybrid(command) => hybrid::run(&command),
         Command::Report(command) => report::run(&command),
     }
 }

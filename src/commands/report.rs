@@ -31,6 +31,11 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             || to_json(run),
             || report::csv::samples(&run.samples),
         )?,
+        [SavedDocument::Hybrid(hybrid)] => command.outputs.write(
+            &report::hybrid::render(hybrid),
+            || to_json(hybrid),
+            || report::csv::hybrid(&hybrid.samples),
+        )?,
         [SavedDocument::Pairs(pairs)] => command.outputs.write(
             &report::pairs::render(pairs),
             || to_json(pairs),

@@ -544,6 +544,7 @@ mod tests {
                 ..CounterValues::default()
             },
             checksum: 0,
+            items: None,
         }
     }
 

@@ -90,6 +90,7 @@ mod tests {
             barrier_wait_ns: 0,
             counters,
             checksum: 0,
+            items: None,
         }
     }
 

@@ -14,6 +14,8 @@
 //!   interval, and judges the same-CPU control.
 //! * [`pairs`] decides each `pairs` comparison and judges the measured
 //!   sibling map against the published one.
+//! * [`hybrid`] turns baselines into class speeds, measured classes and a
+//!   ceiling, and judges what each work-sharing scheme made of them.
 //! * [`validity`] is the one rule saying whether a run may be quoted.
 //! * [`warnings`] are the notes on the machine and the measurement.
 
@@ -21,6 +23,7 @@ pub mod arms;
 pub mod checks;
 pub mod cost;
 pub mod gate;
+pub mod hybrid;
 pub mod pairs;
 pub mod stats;
 pub mod validity;

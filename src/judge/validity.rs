@@ -1,7 +1,6 @@
 //! Whether a run's numbers may be quoted at all: the one rule that `run`
 //! applies and `report` re-derives from a saved file.
 
-use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::plan::Arm;
 use std::fmt;
@@ -53,11 +52,12 @@ impl Validity {
     }
 }
 
-/// Judges a run from its checks and arms. Pinning, multiplexing and
-/// invariance failures always invalidate it; an arm over the CV bar is
-/// marked "not quotable" and invalidates the run only with `strict`,
-/// since its numbers are measured correctly, just not precisely enough.
-pub fn judge_run(checks: &[Check], arms: &[ArmStats], strict: bool) -> Validity {
+/// Judges a run (or a `hybrid` study) from its checks. Pinning,
+/// multiplexing and invariance failures always invalidate it; an arm whose
+/// CV-bar check did not pass is "not quotable" and invalidates the run only
+/// with `strict`, since its numbers are measured correctly, just not
+/// precisely enough.
+pub fn judge_run(checks: &[Check], strict: bool) -> Validity {
     let failed = |name: CheckName| {
         checks
             .iter()
@@ -73,10 +73,12 @@ pub fn judge_run(checks: &[Check], arms: &[ArmStats], strict: bool) -> Validity 
             reasons.push(reason);
         }
     }
-    let noisy: Vec<Arm> = arms
+    let noisy: Vec<Arm> = checks
         .iter()
-        .filter(|a| !a.quotable)
-        .map(|a| a.name)
+        .filter_map(|c| match c.name {
+            CheckName::CvBar(arm) if c.status != CheckStatus::Passed => Some(arm),
+            _ => None,
+        })
         .collect();
     if strict && !noisy.is_empty() {
         reasons.push(InvalidReason::NotQuotable(noisy));
@@ -88,39 +90,23 @@ pub fn judge_run(checks: &[Check], arms: &[ArmStats], strict: bool) -> Validity 
 mod tests {
     use super::*;
 
-    fn arm(name: Arm, quotable: bool) -> ArmStats {
-        ArmStats {
-            name,
-            cpus: vec![Some(0)],
-            clock: crate::measure::ClockKind::Tsc,
-            cost: None,
-            tsc_per_byte: None,
-            instructions_per_byte: None,
-            l1i_misses_per_kilo_instruction: None,
-            effective_ghz: None,
-            throughput_bytes_per_s: None,
-            task_clock_ms: None,
-            quotable,
-            change_vs_one_per_core: None,
-        }
-    }
-
     #[test]
     fn failed_checks_invalidate_and_noise_only_under_strict() {
         let checks = [
+            Check::passed(CheckName::CvBar(Arm::OnePerCore), ""),
+            Check::failed(CheckName::CvBar(Arm::SiblingPacked), ""),
             Check::passed(CheckName::Pinning, ""),
             Check::failed(CheckName::Invariance, ""),
             Check::unavailable(CheckName::Multiplexing, ""),
         ];
-        let arms = [arm(Arm::OnePerCore, true), arm(Arm::SiblingPacked, false)];
         assert_eq!(
-            judge_run(&checks, &arms, false).reasons,
+            judge_run(&checks, false).reasons,
             [InvalidReason::CountersNotOnWorkers]
         );
         assert_eq!(
-            judge_run(&checks[..1], &arms, true).reasons,
+            judge_run(&checks[..3], true).reasons,
             [InvalidReason::NotQuotable(vec![Arm::SiblingPacked])]
         );
-        assert!(judge_run(&checks[..1], &arms, false).is_valid());
+        assert!(judge_run(&checks[..3], false).is_valid());
     }
 }

@@ -27,11 +27,13 @@ use super::clock::{Stamp, TICK_CLOCK, duration_nanos};
 use super::counters::{
     HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware,
 };
+use super::items::{ItemPool, MAX_ITEMS, Taken};
 use super::kernel::{InputBuffer, Kernel, StopFlag};
-use super::model::{ClockKind, HardwareCounters, RepSample, WorkerSample};
+use super::model::{ClockKind, HardwareCounters, ItemCounts, RepSample, WorkerSample};
 use super::stop::{stop_flag, stop_requested};
 use crate::affinity::{current_cpu, pin_current_thread};
 use crate::plan::Placement;
+use crate::plan::hybrid::SharedWork;
 
 /// What every worker does in every repetition: `passes` passes of `kernel`
 /// over its own `buffer_bytes` buffer. The same for every worker, arm and
@@ -138,6 +140,39 @@ impl Engine {
         rep: usize,
         warmup: bool,
     ) -> anyhow::Result<Option<RepSample>> {
+        self.run_placement(placement, rep, warmup, None)
+    }
+
+    /// Runs one repetition in which `placement`'s workers share `work`'s
+    /// items ([`ItemPool`]): each counts itself from its first item to its
+    /// last, and records how many items it did, how many it stole and on
+    /// which CPUs it did them. Otherwise as [`Engine::run_rep`].
+    pub fn run_shared(
+        &self,
+        placement: &Placement,
+        work: &SharedWork,
+        rep: usize,
+        warmup: bool,
+    ) -> anyhow::Result<Option<RepSample>> {
+        if work.items > MAX_ITEMS {
+            bail!(
+                "{} items: a repetition shares at most {MAX_ITEMS}",
+                work.items
+            );
+        }
+        let pool = ItemPool::new(work, placement.cpus.len());
+        self.run_placement(placement, rep, warmup, Some(&pool))
+    }
+
+    /// One repetition: each worker runs the workload's passes, or the
+    /// items `pool` hands it.
+    fn run_placement(
+        &self,
+        placement: &Placement,
+        rep: usize,
+        warmup: bool,
+        pool: Option<&ItemPool>,
+    ) -> anyhow::Result<Option<RepSample>> {
         let workers = placement.cpus.len();
         if workers == 0 {
             bail!("arm '{}' has no workers to place", placement.arm);
@@ -154,7 +189,7 @@ impl Engine {
                 let gate = &gate;
                 let spawned = thread::Builder::new()
                     .name(format!("worker {worker}"))
-                    .spawn_scoped(scope, move || self.run_worker(worker, cpu, gate));
+                    .spawn_scoped(scope, move || self.run_worker(worker, cpu, gate, pool));
                 match spawned {
                     Ok(handle) => handles.push(handle),
                     Err(error) => {
@@ -229,6 +264,7 @@ impl Engine {
         worker: usize,
         cpu: Option<u32>,
         gate: &StartGate,
+        pool: Option<&ItemPool>,
     ) -> anyhow::Result<Option<WorkerSample>> {
         let who = || match cpu {
             Some(cpu) => format!("worker {worker} (CPU {cpu})"),
@@ -242,7 +278,11 @@ impl Engine {
         if !go {
             return Ok(None);
         }
-        let measured = self.measure(&input, counters).with_context(who)?;
+        let measured = match pool {
+            None => self.measure(&input, counters),
+            Some(pool) => self.measure_items(&input, counters, pool, worker),
+        }
+        .with_context(who)?;
         Ok(measured.map(|sample| WorkerSample {
             worker,
             pinned_cpu: cpu,
@@ -287,6 +327,58 @@ impl Engine {
             barrier_wait_ns: 0,
             counters: counters.read()?,
             checksum,
+            items: None,
+        }))
+    }
+
+    /// The measured part of a shared-work repetition: items from `pool`
+    /// until it has none left for `worker`, between one enable and one
+    /// disable, each item's CPU read as it starts (a migration shows up in
+    /// the per-CPU counts). The item hand-out adds a few dozen instructions
+    /// per item to the count, a few millionths of an item's.
+    fn measure_items(
+        &self,
+        input: &InputBuffer,
+        mut counters: WorkerCounters,
+        pool: &ItemPool,
+        worker: usize,
+    ) -> anyhow::Result<Option<WorkerSample>> {
+        let cpu_start = current_cpu()?;
+        let mut record = ItemCounts::default();
+        let mut checksum = 0u64;
+        let start = Stamp::now();
+        counters.enable()?;
+        while let Some(taken) = pool.take(worker) {
+            if let Taken::AfterSteal { stolen, .. } = taken {
+                record.stolen += stolen;
+            }
+            record.add(current_cpu()?);
+            let Some(sum) =
+                self.workload
+                    .kernel
+                    .run(input.as_bytes(), self.workload.passes, stop_flag())
+            else {
+                counters.disable()?;
+                return Ok(None);
+            };
+            checksum = checksum.rotate_left(7) ^ sum;
+        }
+        counters.disable()?;
+        let end = Stamp::now();
+        let cpu_end = current_cpu()?;
+        let busy = end.since(start);
+        Ok(Some(WorkerSample {
+            worker: 0,
+            pinned_cpu: None,
+            cpu_start,
+            cpu_end,
+            bytes: self.workload.bytes_per_worker() * record.items,
+            busy_ns: busy.nanos,
+            tsc_ticks: busy.ticks,
+            barrier_wait_ns: 0,
+            counters: counters.read()?,
+            checksum,
+            items: Some(record),
         }))
     }
 

@@ -4,6 +4,8 @@
 //! * [`kernel`]: the [`Kernel`] trait and the `mul` kernel;
 //! * [`engine`]: [`Engine::run_rep`] runs one repetition of a [`Workload`]
 //!   on a [`Placement`](crate::plan::Placement);
+//! * [`items`]: the items `hybrid`'s workers share, statically or by
+//!   stealing;
 //! * [`counters`]: each worker's perf counter group, and the hardware probe;
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
 //! * [`session`]: the [`Measure`] trait the studies drive, and
@@ -14,6 +16,7 @@
 pub mod clock;
 pub mod counters;
 pub mod engine;
+pub mod items;
 pub mod kernel;
 pub mod model;
 pub mod session;

@@ -252,6 +252,39 @@ pub struct WorkerSample {
     /// The kernel's checksum (keeps the work from being optimised away, and
     /// must be equal across workers given equal input).
     pub checksum: u64,
+    /// `hybrid`'s shared work: what this worker did of it. `None` (and
+    /// absent from the JSON) in every other command's samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemCounts>,
+}
+
+/// What one worker did of a repetition's shared items.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemCounts {
+    /// Items it processed.
+    pub items: u64,
+    /// Of those, items it stole from other workers' ranges.
+    pub stolen: u64,
+    /// Where it processed them: the CPU each item started on, counted.
+    pub per_cpu: Vec<CpuItems>,
+}
+
+/// Items one worker started on one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuItems {
+    pub cpu: u32,
+    pub items: u64,
+}
+
+impl ItemCounts {
+    /// Counts one more item, started on `cpu`.
+    pub fn add(&mut self, cpu: u32) {
+        self.items += 1;
+        match self.per_cpu.iter_mut().find(|entry| entry.cpu == cpu) {
+            Some(entry) => entry.items += 1,
+            None => self.per_cpu.push(CpuItems { cpu, items: 1 }),
+        }
+    }
 }
 
 /// One repetition of one arm: all its workers ran concurrently, released

@@ -17,6 +17,7 @@ use super::kernel::{self, Kernel};
 use super::model::{MeasurementSetup, RepSample};
 use super::stop::{self, StopSignal};
 use crate::plan::Placement;
+use crate::plan::hybrid::SharedWork;
 use crate::probe::Topology;
 
 /// What one call of [`Measure::run_rep`] produced.
@@ -34,6 +35,15 @@ pub trait Measure {
     fn setup(&self) -> &MeasurementSetup;
     /// Runs one repetition of `placement` (numbered `rep`, warm-ups included).
     fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome>;
+    /// Runs one repetition in which `placement`'s workers share `work`
+    /// (`hybrid`); each item is the setup's passes over a worker's buffer.
+    fn run_shared(
+        &mut self,
+        placement: &Placement,
+        work: &SharedWork,
+        rep: usize,
+        warmup: bool,
+    ) -> Result<RepOutcome>;
 }
 
 /// How a measurement is configured: the checked `--kernel`, `--rep-ms`,
@@ -112,10 +122,27 @@ impl Measure for EngineSession {
     }
 
     fn run_rep(&mut self, placement: &Placement, rep: usize, warmup: bool) -> Result<RepOutcome> {
-        Ok(match self.engine.run_rep(placement, rep, warmup)? {
-            Some(sample) => RepOutcome::Measured(sample),
-            // The engine stops only on a signal, which the handler recorded.
-            None => RepOutcome::Stopped(stop::stop_signal().unwrap_or(StopSignal::Interrupt)),
-        })
+        Ok(outcome(self.engine.run_rep(placement, rep, warmup)?))
+    }
+
+    fn run_shared(
+        &mut self,
+        placement: &Placement,
+        work: &SharedWork,
+        rep: usize,
+        warmup: bool,
+    ) -> Result<RepOutcome> {
+        Ok(outcome(
+            self.engine.run_shared(placement, work, rep, warmup)?,
+        ))
+    }
+}
+
+/// A repetition the engine returned, or the stop that ended it.
+fn outcome(sample: Option<RepSample>) -> RepOutcome {
+    match sample {
+        Some(sample) => RepOutcome::Measured(sample),
+        // The engine stops only on a signal, which the handler recorded.
+        None => RepOutcome::Stopped(stop::stop_signal().unwrap_or(StopSignal::Interrupt)),
     }
 }

@@ -1,5 +1,6 @@
 //! The placement arms and where their workers go.
 
+use super::hybrid::Scheme;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -26,6 +27,16 @@ pub enum Arm {
     /// `pairs`: a probe worker (worker 0) on one CPU beside load workers on
     /// the candidate CPUs it is tested against.
     Loaded,
+    /// `hybrid`: one worker pinned to one CPU doing all of the work.
+    Baseline,
+    /// `hybrid`: equal static shares, each worker pinned to its own core.
+    StaticPinned,
+    /// `hybrid`: work stealing, each worker pinned to its own core.
+    StealingPinned,
+    /// `hybrid`: equal static shares, the scheduler placing the workers.
+    StaticUnpinned,
+    /// `hybrid`: work stealing, the scheduler placing the workers.
+    StealingUnpinned,
 }
 
 impl Arm {
@@ -40,6 +51,21 @@ impl Arm {
             Arm::Separate => "separate",
             Arm::Alone => "alone",
             Arm::Loaded => "loaded",
+            Arm::Baseline => "baseline",
+            Arm::StaticPinned => "static-pinned",
+            Arm::StealingPinned => "stealing-pinned",
+            Arm::StaticUnpinned => "static-unpinned",
+            Arm::StealingUnpinned => "stealing-unpinned",
+        }
+    }
+
+    /// The scheme a `hybrid` arm divides its work by; `None` for the arms
+    /// that give every worker the same fixed work.
+    pub fn scheme(self) -> Option<Scheme> {
+        match self {
+            Arm::StaticPinned | Arm::StaticUnpinned => Some(Scheme::StaticShares),
+            Arm::StealingPinned | Arm::StealingUnpinned => Some(Scheme::WorkStealing),
+            _ => None,
         }
     }
 }
@@ -56,7 +82,7 @@ impl std::str::FromStr for Arm {
 }
 
 /// Every arm, the study's first.
-const ALL_ARMS: [Arm; 8] = [
+const ALL_ARMS: [Arm; 13] = [
     Arm::OnePerCore,
     Arm::SiblingPacked,
     Arm::Unpinned,
@@ -65,6 +91,11 @@ const ALL_ARMS: [Arm; 8] = [
     Arm::Separate,
     Arm::Alone,
     Arm::Loaded,
+    Arm::Baseline,
+    Arm::StaticPinned,
+    Arm::StealingPinned,
+    Arm::StaticUnpinned,
+    Arm::StealingUnpinned,
 ];
 
 impl fmt::Display for Arm {

@@ -5,9 +5,11 @@
 //! the same class and package. Mixing a performance core with an efficiency
 //! core, or crossing packages, would measure something else.
 //!
-//! [`pairs`] plans the other question: which CPUs share a core at all.
+//! [`pairs`] plans the other question: which CPUs share a core at all;
+//! [`hybrid`] plans baselines and shared work across core classes.
 
 mod arms;
+pub mod hybrid;
 pub mod pairs;
 
 pub use arms::{Arm, GateBaseline, Placement};

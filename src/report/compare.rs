@@ -9,7 +9,7 @@ use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::units::{percent_change, sig4};
-use crate::saved::{DocumentKind, GateResult, PairsResult, RunResult, SavedDocument};
+use crate::saved::{DocumentKind, GateResult, HybridResult, PairsResult, RunResult, SavedDocument};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -69,6 +69,7 @@ pub fn summarise(path: &Path, document: &SavedDocument) -> HostSummary {
         SavedDocument::Gate(gate) => of_gate(file, gate),
         SavedDocument::Run(run) => of_run(file, run),
         SavedDocument::Pairs(pairs) => of_pairs(file, pairs),
+        SavedDocument::Hybrid(hybrid) => of_hybrid(file, hybrid),
     }
 }
 
@@ -124,6 +125,27 @@ fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
             published: map_text(&pairs.map.published),
             measured: map_text(&pairs.map.measured),
         }),
+    }
+}
+
+fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
+    HostSummary {
+        file,
+        kind: DocumentKind::Hybrid,
+        host: Some(hybrid.host.clone()),
+        model: hybrid.model.clone(),
+        cores: Some(hybrid.topology.cores),
+        cpus: Some(hybrid.topology.cpus),
+        hypervisor: hybrid.topology.hypervisor.clone(),
+        verdict: None,
+        penalty: None,
+        arms: Vec::new(),
+        change_vs_one_per_core: None,
+        failed_checks: failed(&hybrid.checks),
+        complete: hybrid.complete,
+        gated: true,
+        valid: hybrid.valid,
+        map: None,
     }
 }
 

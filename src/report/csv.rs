@@ -1,6 +1,7 @@
 //! `--csv`: for `gate` and `run` one row per worker per repetition,
-//! warm-ups included (marked); for `pairs` one row per comparison; for
-//! `topology` one row per CPU.
+//! warm-ups included (marked); for `hybrid` the same with the items each
+//! worker did; for `pairs` one row per comparison; for `topology` one row
+//! per CPU.
 
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
@@ -45,6 +46,52 @@ pub fn samples(samples: &[RepSample]) -> String {
                 c.time_enabled_ns,
                 c.time_running_ns,
                 w.checksum
+            );
+        }
+    }
+    out
+}
+
+/// The columns of a `hybrid` CSV.
+pub const HYBRID_HEADER: &str = "arm,rep,warmup,worker,pinned_cpu,cpu_start,cpu_end,items,stolen,\
+items_per_cpu,busy_ns,idle_ns,wall_ns,tsc_ticks,cycles,instructions,task_clock_ns,cpu_migrations";
+
+/// One row per worker per repetition of a `hybrid` study: the items it did
+/// (and on which CPUs, "cpu:items" joined by ";"), its busy time, and its
+/// idle time (the repetition's wall time minus its busy time).
+pub fn hybrid(samples: &[RepSample]) -> String {
+    let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let mut out = String::from(HYBRID_HEADER);
+    out.push('\n');
+    for rep in samples {
+        for w in &rep.workers {
+            let items = w.items.clone().unwrap_or_default();
+            let per_cpu: Vec<String> = items
+                .per_cpu
+                .iter()
+                .map(|c| format!("{}:{}", c.cpu, c.items))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                rep.arm,
+                rep.rep,
+                rep.warmup,
+                w.worker,
+                w.pinned_cpu.map(|c| c.to_string()).unwrap_or_default(),
+                w.cpu_start,
+                w.cpu_end,
+                items.items,
+                items.stolen,
+                per_cpu.join(";"),
+                w.busy_ns,
+                rep.wall_ns.saturating_sub(w.busy_ns),
+                rep.wall_ns,
+                w.tsc_ticks,
+                opt(w.counters.cycles),
+                opt(w.counters.instructions),
+                w.counters.task_clock_ns,
+                w.counters.cpu_migrations,
             );
         }
     }

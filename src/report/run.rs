@@ -2,12 +2,12 @@
 
 use crate::exit::Outcome;
 use crate::judge::arms::measured;
-use crate::judge::checks::{CheckName, CheckStatus};
+use crate::judge::checks::CheckName;
 use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::judge::validity::judge_run;
 use crate::plan::Arm;
-use crate::report::table::{arms_table, excluded_lines, headline_table};
+use crate::report::table::{arms_table, check_lines, excluded_lines, headline_table};
 use crate::report::units::{count, percent, sig4};
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::RunResult;
@@ -81,19 +81,8 @@ pub fn render(result: &RunResult) -> String {
         worker_table(result)
     );
     let _ = writeln!(out, "\nChecks");
-    for check in &result.checks {
-        let mark = match check.status {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "FAILED",
-            CheckStatus::Unavailable => "unavailable",
-        };
-        let _ = writeln!(
-            out,
-            "  {:<12} {:<22} {}",
-            mark,
-            check.name.to_string(),
-            check.detail
-        );
+    for line in check_lines(&result.checks) {
+        let _ = writeln!(out, "  {line}");
     }
     for line in excluded_lines(&result.excluded) {
         let _ = writeln!(out, "  {line}");
@@ -112,7 +101,7 @@ pub fn render(result: &RunResult) -> String {
             .find(|c| c.name == name)
             .map_or("not run", |c| c.status.as_str())
     };
-    let validity = judge_run(&result.checks, &result.arms, result.options.strict);
+    let validity = judge_run(&result.checks, result.options.strict);
     let verdict = if result.valid {
         "valid run".to_string()
     } else {

@@ -2,7 +2,7 @@
 //! its CV, min, max and repetitions, and the clock it came from.
 
 use crate::judge::arms::ArmStats;
-use crate::judge::checks::ExcludedRep;
+use crate::judge::checks::{Check, CheckStatus, ExcludedRep};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
@@ -114,5 +114,20 @@ pub fn excluded_lines(excluded: &[ExcludedRep]) -> Vec<String> {
     excluded
         .iter()
         .map(|ex| format!("excluded: {} repetition {}: {}", ex.arm, ex.rep, ex.why))
+        .collect()
+}
+
+/// One line per check: its status, name and detail.
+pub fn check_lines(checks: &[Check]) -> Vec<String> {
+    checks
+        .iter()
+        .map(|check| {
+            let mark = match check.status {
+                CheckStatus::Passed => "passed",
+                CheckStatus::Failed => "FAILED",
+                CheckStatus::Unavailable => "unavailable",
+            };
+            format!("{mark:<12} {:<22} {}", check.name.to_string(), check.detail)
+        })
         .collect()
 }

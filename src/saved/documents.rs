@@ -7,12 +7,14 @@ use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
+use crate::judge::hybrid::{BaselineStats, ClassJudgement, SchemeStats, SpeedClass};
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
+use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
-use crate::probe::{CpuEntry, Crosscheck, Environment, Summary, Topology};
+use crate::probe::{CoreClass, CpuEntry, Crosscheck, Environment, Summary, Topology};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -29,6 +31,8 @@ pub enum DocumentKind {
     Run,
     /// `pairs --json`.
     Pairs,
+    /// `hybrid --json`.
+    Hybrid,
 }
 
 impl fmt::Display for DocumentKind {
@@ -37,6 +41,7 @@ impl fmt::Display for DocumentKind {
             DocumentKind::Gate => "gate",
             DocumentKind::Run => "run",
             DocumentKind::Pairs => "pairs",
+            DocumentKind::Hybrid => "hybrid",
         })
     }
 }
@@ -172,7 +177,7 @@ pub struct RunResult {
     /// Observed relative spread of instructions per byte, when counted.
     pub invariance_spread: Option<f64>,
     /// Pinning, multiplexing and invariance held (and, with --strict, every
-    /// arm quotable): `judge::validity::judge_run` over `checks` and `arms`.
+    /// arm quotable): `judge::validity::judge_run` over `checks`.
     pub valid: bool,
     pub warnings: Vec<Warning>,
     pub samples: Vec<RepSample>,
@@ -245,4 +250,76 @@ pub struct PairsResult {
     /// The control's raw repetitions, warm-ups included (the comparisons
     /// keep their costs, in `comparisons`).
     pub control_samples: Vec<RepSample>,
+}
+
+/// Options a `hybrid` study was made with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HybridOptions {
+    pub workers: usize,
+    pub every_cpu: bool,
+    /// Items each worker's equal share holds.
+    pub items_per_worker: u64,
+    pub reps: usize,
+    pub warmups: usize,
+    /// `--rep-ms`: how long one worker's share takes on the CPU the item
+    /// size was calibrated on.
+    pub rep_ms: u64,
+    pub kernel: String,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+}
+
+/// The work every baseline and scheme does: the same in every round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HybridWork {
+    /// Items in all.
+    pub items: u64,
+    /// Kernel passes over a worker's buffer per item (`setup.passes`).
+    pub passes_per_item: u64,
+    /// Bytes per item (`setup.bytes_per_worker`).
+    pub item_bytes: u64,
+}
+
+/// The whole `hybrid --json` document. Every `*_ms` value is wall time on
+/// CLOCK_MONOTONIC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HybridResult {
+    pub schema_version: u32,
+    pub kind: DocumentKind,
+    pub tool_version: String,
+    pub host: String,
+    pub started_unix: u64,
+    /// False when a stop signal ended the study.
+    pub complete: bool,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub options: HybridOptions,
+    pub model: Option<String>,
+    pub topology: Summary,
+    /// The published classes.
+    pub classes: Vec<CoreClass>,
+    pub evidence: Evidence,
+    pub plan: HybridPlan,
+    pub work: HybridWork,
+    pub baselines: Vec<BaselineStats>,
+    /// The classes the schemes are judged by, fastest first.
+    pub speed_classes: Vec<SpeedClass>,
+    /// The measured classes beside the published ones.
+    pub class_judgement: ClassJudgement,
+    /// The worker CPUs' speeds added up, in fastest-class CPUs.
+    pub ceiling: Option<f64>,
+    pub schemes: Vec<SchemeStats>,
+    pub checks: Vec<Check>,
+    /// The schemes' repetitions left out (each baseline lists its own).
+    pub excluded: Vec<ExcludedRep>,
+    pub invariance_spread: Option<f64>,
+    /// No pinning, multiplexing or invariance failure (and, with `strict`,
+    /// every baseline and scheme under the CV bar).
+    pub valid: bool,
+    pub setup: MeasurementSetup,
+    pub warnings: Vec<Warning>,
+    /// Every repetition, warm-ups included (marked): baselines first in
+    /// each round, then the schemes.
+    pub samples: Vec<RepSample>,
 }

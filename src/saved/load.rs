@@ -1,7 +1,9 @@
 //! Reading saved results back: bounded, checked for kind and version, and
 //! every failure a one-line error naming the file and the fix.
 
-use super::documents::{DocumentKind, GateResult, PairsResult, RESULT_SCHEMA_VERSION, RunResult};
+use super::documents::{
+    DocumentKind, GateResult, HybridResult, PairsResult, RESULT_SCHEMA_VERSION, RunResult,
+};
 use super::input::{JSON_INPUT_CAP, read_capped};
 use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
@@ -14,6 +16,7 @@ pub enum SavedDocument {
     Gate(Box<GateResult>),
     Run(Box<RunResult>),
     Pairs(Box<PairsResult>),
+    Hybrid(Box<HybridResult>),
 }
 
 /// The two fields every saved document starts with.
@@ -23,7 +26,7 @@ struct Header {
     schema_version: Option<u32>,
 }
 
-/// Reads a `gate --json`, `run --json` or `pairs --json` file ("-" for standard input),
+/// Reads a `gate --json`, `run --json`, `pairs --json` or `hybrid --json` file ("-" for standard input),
 /// at most [`JSON_INPUT_CAP`] bytes of it.
 pub fn load(path: &Path) -> Result<SavedDocument> {
     from_bytes(&read_capped(path, JSON_INPUT_CAP)?, path)
@@ -41,11 +44,12 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         Some("gate") => DocumentKind::Gate,
         Some("run") => DocumentKind::Run,
         Some("pairs") => DocumentKind::Pairs,
+        Some("hybrid") => DocumentKind::Hybrid,
         Some(other) => bail!(
-            "{shown}: a '{other}' document; `report` reads files written by `gate --json`, `run --json` or `pairs --json`"
+            "{shown}: a '{other}' document; `report` reads files written by `gate --json`, `run --json`, `pairs --json` or `hybrid --json`"
         ),
         None => bail!(
-            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json`, `run --json` or `pairs --json`"
+            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json`, `run --json`, `pairs --json` or `hybrid --json`"
         ),
     };
     match header.schema_version {
@@ -60,6 +64,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         DocumentKind::Gate => SavedDocument::Gate(Box::new(parse(bytes, path, kind)?)),
         DocumentKind::Run => SavedDocument::Run(Box::new(parse(bytes, path, kind)?)),
         DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(bytes, path, kind)?)),
+        DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(bytes, path, kind)?)),
     })
 }
 

@@ -23,8 +23,8 @@ pub mod load;
 pub mod output;
 
 pub use documents::{
-    DocumentKind, Evidence, GateResult, PairsEffort, PairsOptions, PairsResult,
-    RESULT_SCHEMA_VERSION, RunOptions, RunResult,
+    DocumentKind, Evidence, GateResult, HybridOptions, HybridResult, HybridWork, PairsEffort,
+    PairsOptions, PairsResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
 };
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};

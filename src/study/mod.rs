@@ -10,13 +10,18 @@
 //!
 //! * [`gate`]: [`gate::gate_session`], the SMT co-location gate;
 //! * [`run`]: [`run::run_study`], the placement study;
-//! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map.
+//! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map;
+//! * [`hybrid`]: [`hybrid::hybrid_study`], core classes measured, and how
+//!   static shares and work stealing use them.
 
 pub mod gate;
+pub mod hybrid;
 pub mod pairs;
 pub mod run;
 
-use crate::measure::Measure;
+use crate::measure::{Measure, RepOutcome};
+use crate::plan::Placement;
+use crate::plan::hybrid::SharedWork;
 use anyhow::Result;
 
 /// This host's name, as a saved result records it ("unknown" if unreadable).
@@ -86,21 +91,43 @@ impl Recorded {
     pub fn measure<M: Measure>(
         &mut self,
         measure: &mut M,
-        placement: &crate::plan::Placement,
+        placement: &Placement,
         rep: usize,
         warmup: bool,
     ) -> Result<bool> {
         if self.stopped.is_some() {
             return Ok(false);
         }
-        match measure.run_rep(placement, rep, warmup)? {
-            crate::measure::RepOutcome::Measured(sample) => {
+        let outcome = measure.run_rep(placement, rep, warmup)?;
+        Ok(self.keep(outcome))
+    }
+
+    /// Like [`Recorded::measure`], for a repetition of shared work.
+    pub fn measure_shared<M: Measure>(
+        &mut self,
+        measure: &mut M,
+        placement: &Placement,
+        work: &SharedWork,
+        rep: usize,
+        warmup: bool,
+    ) -> Result<bool> {
+        if self.stopped.is_some() {
+            return Ok(false);
+        }
+        let outcome = measure.run_shared(placement, work, rep, warmup)?;
+        Ok(self.keep(outcome))
+    }
+
+    /// Keeps a measured repetition, or the signal that stopped it.
+    fn keep(&mut self, outcome: RepOutcome) -> bool {
+        match outcome {
+            RepOutcome::Measured(sample) => {
                 self.samples.push(sample);
-                Ok(true)
+                true
             }
-            crate::measure::RepOutcome::Stopped(signal) => {
+            RepOutcome::Stopped(signal) => {
                 self.stopped = Some(signal);
-                Ok(false)
+                false
             }
         }
     }
@@ -111,13 +138,38 @@ impl Recorded {
     pub fn measure_round<M: Measure>(
         &mut self,
         measure: &mut M,
-        placements: &[&crate::plan::Placement],
+        placements: &[&Placement],
         rep: usize,
         warmup: bool,
     ) -> Result<bool> {
+        self.whole_round(placements, |recorded, placement| {
+            recorded.measure(measure, placement, rep, warmup)
+        })
+    }
+
+    /// Like [`Recorded::measure_round`], each placement sharing its work.
+    pub fn measure_shared_round<M: Measure>(
+        &mut self,
+        measure: &mut M,
+        parts: &[(Placement, SharedWork)],
+        rep: usize,
+        warmup: bool,
+    ) -> Result<bool> {
+        self.whole_round(parts, |recorded, (placement, work)| {
+            recorded.measure_shared(measure, placement, work, rep, warmup)
+        })
+    }
+
+    /// Runs `one` on each part in order; on the first `false` (a stop),
+    /// drops what this round measured and returns `false`.
+    fn whole_round<T>(
+        &mut self,
+        parts: &[T],
+        mut one: impl FnMut(&mut Self, &T) -> Result<bool>,
+    ) -> Result<bool> {
         let kept = self.samples.len();
-        for placement in placements {
-            if !self.measure(measure, placement, rep, warmup)? {
+        for part in parts {
+            if !one(self, part)? {
                 self.samples.truncate(kept);
                 return Ok(false);
             }

@@ -136,7 +136,7 @@ pub fn run_study<M: Measure>(
         arm.quotable = check.status == CheckStatus::Passed;
         all_checks.push(check);
     }
-    let valid = judge_run(&all_checks, &arms, options.strict).is_valid();
+    let valid = judge_run(&all_checks, options.strict).is_valid();
 
     let mut warnings = Warning::about_machine(topology);
     if let Some(signal) = recorded.stopped {

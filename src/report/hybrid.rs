@@ -1,0 +1,386 @@
+//! The human view of a `hybrid` study (printed by `hybrid`, re-rendered by
+//! `report FILE`): per-class speed, the ceiling, each scheme against it,
+//! and the per-worker records that explain every aggregate.
+
+use crate::exit::Outcome;
+use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
+use crate::judge::stats::Spread;
+use crate::judge::validity::judge_run;
+use crate::report::gate::evidence_and_notes;
+use crate::report::table::{check_lines, excluded_lines};
+use crate::report::units::{bytes, capitalise, count, sig4};
+use crate::saved::HybridResult;
+use std::fmt::Write;
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+const DASH: &str = "—";
+
+pub fn render(result: &HybridResult) -> String {
+    let mut out = String::new();
+    if !result.complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: stopped by a signal; only the rounds done are shown ***\n"
+        );
+    }
+    let _ = writeln!(out, "{}\n", capitalise(&result.sentence));
+    let _ = writeln!(
+        out,
+        "host {} — {} — {}, {}, SMT {}",
+        result.host,
+        result.model.as_deref().unwrap_or("unknown CPU"),
+        count(result.topology.cpus, "CPU"),
+        count(result.topology.cores, "core"),
+        if result.topology.smt { "on" } else { "off" }
+    );
+    let rounds = result
+        .baselines
+        .iter()
+        .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "work: {} items, each {} passes of kernel {} over a worker's {} buffer ({} per item); \
+         {} per scheme on CPUs {} (one per core), {} items each in equal shares",
+        result.work.items,
+        result.work.passes_per_item,
+        result.setup.kernel,
+        bytes(result.setup.buffer_bytes as u64),
+        bytes(result.work.item_bytes),
+        count(result.options.workers, "worker"),
+        cpu_list(&result.plan.worker_cpus),
+        result.options.items_per_worker,
+    );
+    let _ = writeln!(
+        out,
+        "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} \
+         (after {}; baselines and schemes interleaved by round)",
+        count(rounds, "round"),
+        count(result.options.warmups, "warm-up"),
+    );
+    if !result.valid {
+        let _ = writeln!(
+            out,
+            "\n*** INVALID STUDY: the numbers below failed their validity checks (see Checks); \
+             none of them may be quoted ***"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nPer-class speed: pinned single-worker baselines, all {} items on one CPU\n{}",
+        result.work.items,
+        baselines_table(result)
+    );
+    let _ = writeln!(
+        out,
+        "\nMeasured classes, fastest first\n{}",
+        classes_table(result)
+    );
+    let judgement = &result.class_judgement;
+    let published: Vec<String> = result
+        .classes
+        .iter()
+        .map(|c| format!("{} (CPUs {})", c.name, c.cpus))
+        .collect();
+    let _ = writeln!(
+        out,
+        "published: {}; measured classes {}",
+        published.join(", "),
+        match judgement.verdict {
+            ClassVerdict::Agree => "agree",
+            ClassVerdict::Differ => "DIFFER",
+            ClassVerdict::Inconclusive => "inconclusive",
+        }
+    );
+    for note in &judgement.notes {
+        let _ = writeln!(out, "  {note}");
+    }
+    let _ = writeln!(out, "ceiling: {}", ceiling_line(result));
+    let _ = writeln!(
+        out,
+        "\nSchemes: the same {} items on {}; speedup against the fastest class's pinned \
+         baseline\n{}",
+        result.work.items,
+        count(result.options.workers, "worker"),
+        schemes_table(&result.schemes)
+    );
+    let _ = writeln!(
+        out,
+        "\nIdle and work per class\n{}",
+        class_share_table(&result.schemes)
+    );
+    for scheme in &result.schemes {
+        for ratio in &scheme.work_ratios {
+            let _ = writeln!(
+                out,
+                "{}: a {} worker took {:.2}× the items of a {} worker; their measured speed \
+                 ratio is {:.2} ({:+.1} %)",
+                scheme_name(scheme),
+                result
+                    .speed_classes
+                    .first()
+                    .map_or("fastest", |c| c.label.as_str()),
+                ratio.work_ratio,
+                ratio.class,
+                ratio.speed_ratio,
+                ratio.difference * 100.0
+            );
+        }
+    }
+    for scheme in &result.schemes {
+        let _ = writeln!(
+            out,
+            "\nWorkers, {} (medians over rounds)\n{}",
+            scheme_name(scheme),
+            workers_table(&scheme.worker_rows)
+        );
+    }
+    let _ = writeln!(out, "\nChecks");
+    for line in check_lines(&result.checks) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let baseline_excluded = result.baselines.iter().flat_map(|b| {
+        excluded_lines(&b.excluded)
+            .into_iter()
+            .map(move |line| format!("{line} (CPU {})", b.cpu))
+    });
+    for line in baseline_excluded.chain(excluded_lines(&result.excluded)) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let validity = judge_run(&result.checks, result.options.strict);
+    let verdict = if result.valid {
+        "valid study".to_string()
+    } else {
+        let why: Vec<String> = validity.reasons.iter().map(|r| r.to_string()).collect();
+        format!(
+            "INVALID study (exit {}): {}",
+            Outcome::InvalidRun.exit_status(),
+            why.join("; ")
+        )
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out
+}
+
+/// "0-3,8" style list of CPUs, in the order given when not a range.
+fn cpu_list(cpus: &[u32]) -> String {
+    crate::cpuset::CpuSet::from_cpus(cpus.iter().copied()).to_string()
+}
+
+/// "static, pinned", "stealing, unpinned".
+pub fn scheme_name(scheme: &SchemeStats) -> String {
+    format!(
+        "{}, {}",
+        scheme.scheme.as_str(),
+        if scheme.pinned { "pinned" } else { "unpinned" }
+    )
+}
+
+/// "2.17 [2.10, 2.24]", or the value alone without an interval.
+fn ratio(r: &Option<Ratio>) -> String {
+    match r {
+        Some(Ratio {
+            value,
+            ci95_low: Some(low),
+            ci95_high: Some(high),
+        }) => format!("{value:.2} [{low:.2}, {high:.2}]"),
+        Some(r) => format!("{:.2}", r.value),
+        None => DASH.into(),
+    }
+}
+
+/// The median, CV, min–max and repetitions columns of a spread.
+fn spread_cells(s: &Option<Spread>) -> [String; 4] {
+    match s {
+        Some(s) => [
+            sig4(s.median),
+            format!("{:.1} %", s.cv * 100.0),
+            format!("{}–{}", sig4(s.min), sig4(s.max)),
+            s.reps.to_string(),
+        ],
+        None => [DASH.into(), DASH.into(), DASH.into(), "0".into()],
+    }
+}
+
+/// A fraction spread as "27.1 % [25.0–29.3]".
+fn percent_spread(s: &Option<Spread>) -> String {
+    s.as_ref().map_or(DASH.into(), |s| {
+        format!(
+            "{:.1} % [{:.1}–{:.1}]",
+            s.median * 100.0,
+            s.min * 100.0,
+            s.max * 100.0
+        )
+    })
+}
+
+/// `name`, marked when it is over the CV bar.
+fn marked(name: String, quotable: bool) -> String {
+    if quotable {
+        name
+    } else {
+        format!("{name} (not quotable)")
+    }
+}
+
+fn baselines_table(result: &HybridResult) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "CPU",
+        "class",
+        "wall ms",
+        "CV",
+        "min–max",
+        "reps",
+        "items/ms",
+        "× fastest [95 % CI]",
+    ]);
+    for b in &result.baselines {
+        let [median, cv, range, reps] = spread_cells(&b.wall_ms);
+        table.push_record([
+            marked(b.cpu.to_string(), b.quotable),
+            b.class.to_string(),
+            median,
+            cv,
+            range,
+            reps,
+            b.items_per_ms.map_or(DASH.into(), sig4),
+            ratio(&b.slowdown),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+fn classes_table(result: &HybridResult) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "class",
+        "measured on",
+        "worker CPUs",
+        "wall ms",
+        "speed [95 % CI]",
+        "slower by",
+    ]);
+    for class in &result.speed_classes {
+        table.push_record([
+            class.label.clone(),
+            class.measured_cpus.to_string(),
+            class.cpus.to_string(),
+            class
+                .wall_ms
+                .as_ref()
+                .map_or(DASH.into(), |w| sig4(w.median)),
+            ratio(&class.speed),
+            class
+                .slowdown
+                .as_ref()
+                .map_or(DASH.into(), |s| format!("{:.2}×", s.value)),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+/// "1.46 fastest-class CPUs over 2 worker CPUs (1 × 1.00 + 1 × 0.46)".
+fn ceiling_line(result: &HybridResult) -> String {
+    let Some(ceiling) = result.ceiling else {
+        return "unknown: a worker CPU has no measured speed".into();
+    };
+    let terms: Vec<String> = result
+        .speed_classes
+        .iter()
+        .filter_map(|class| {
+            let workers = result
+                .plan
+                .worker_cpus
+                .iter()
+                .filter(|cpu| class.cpus.contains(**cpu))
+                .count();
+            let speed = class.speed.as_ref()?.value;
+            (workers > 0).then(|| format!("{workers} × {speed:.2} ({})", class.label))
+        })
+        .collect();
+    format!(
+        "{ceiling:.2} fastest-class CPUs' worth over {} = {}",
+        count(result.plan.worker_cpus.len(), "worker CPU"),
+        terms.join(" + ")
+    )
+}
+
+fn schemes_table(schemes: &[SchemeStats]) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "scheme",
+        "wall ms",
+        "CV",
+        "min–max",
+        "reps",
+        "speedup [95 % CI]",
+        "of ceiling",
+        "idle [min–max]",
+    ]);
+    for s in schemes {
+        let [median, cv, range, reps] = spread_cells(&s.wall_ms);
+        table.push_record([
+            marked(scheme_name(s), s.quotable),
+            median,
+            cv,
+            range,
+            reps,
+            ratio(&s.speedup),
+            s.of_ceiling
+                .map_or(DASH.into(), |f| format!("{:.0} %", f * 100.0)),
+            percent_spread(&s.idle),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+fn class_share_table(schemes: &[SchemeStats]) -> String {
+    let mut table = Builder::default();
+    table.push_record(["scheme", "class", "workers", "items", "idle [min–max]"]);
+    for s in schemes {
+        for share in &s.classes {
+            table.push_record([
+                scheme_name(s),
+                share.class.clone(),
+                share.workers.map_or("OS".into(), |n| n.to_string()),
+                share
+                    .items
+                    .map_or(DASH.into(), |f| format!("{:.1} %", f * 100.0)),
+                if s.pinned {
+                    percent_spread(&share.idle)
+                } else {
+                    "(unpinned)".into()
+                },
+            ]);
+        }
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+fn workers_table(rows: &[WorkerRow]) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "worker", "CPU", "class", "items", "stolen", "busy ms", "idle ms", "items/ms",
+    ]);
+    let median = |s: &Option<Spread>| s.as_ref().map_or(DASH.into(), |s| sig4(s.median));
+    for row in rows {
+        table.push_record([
+            row.worker.to_string(),
+            match row.pinned_cpu {
+                Some(cpu) => cpu.to_string(),
+                None => format!("OS: {}", row.ran_on),
+            },
+            row.class.clone().unwrap_or_else(|| DASH.into()),
+            median(&row.items),
+            row.stolen.map_or(DASH.into(), sig4),
+            median(&row.busy_ms),
+            median(&row.idle_ms),
+            row.items_per_ms.map_or(DASH.into(), sig4),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}

@@ -1,0 +1,212 @@
+//! `hybrid`: core classes measured, and what two ways of sharing work make
+//! of them.
+//!
+//! Every round measures, back to back: a pinned single-worker baseline of
+//! all the work on each baseline CPU (one per published class, or every
+//! worker CPU with `--every-cpu`), then the same work shared by N workers
+//! as static equal shares and as work stealing, each pinned one per core
+//! and left to the scheduler. A baseline that is not pinned is not a
+//! baseline: an unpinned one may land on a slow core and make every
+//! speedup look larger. Rounds are kept whole, so baselines and schemes
+//! pair by round and the host's drift cancels inside each pair.
+
+use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
+use crate::judge::hybrid::{ClassVerdict, HybridJudgement, HybridRules, SchemeStats, judge_hybrid};
+use crate::judge::warnings::Warning;
+use crate::measure::{Measure, MeasureOptions};
+use crate::plan::hybrid::{
+    HybridPlan, ITEMS_PER_WORKER, Scheme, SharedWork, hybrid_plan, item_length,
+};
+use crate::plan::{Arm, Placement};
+use crate::probe::Topology;
+use crate::saved::{
+    DocumentKind, Evidence, HybridOptions, HybridResult, HybridWork, RESULT_SCHEMA_VERSION,
+};
+use anyhow::Result;
+
+/// What `hybrid` was asked for, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridStudyOptions {
+    /// Workers of each scheme; `None`: one per allowed core.
+    pub workers: Option<usize>,
+    /// A baseline on every worker CPU, not one per published class.
+    pub every_cpu: bool,
+    /// Measured rounds after the warm-ups.
+    pub reps: usize,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+    /// `rep_length` is how long one worker's equal share takes; the engine
+    /// runs items, so it is started with [`HybridStudyOptions::engine`].
+    pub measure: MeasureOptions,
+}
+
+impl HybridStudyOptions {
+    /// The engine's options: its passes calibrated to one item
+    /// ([`item_length`]), not to a whole share.
+    pub fn engine(&self) -> MeasureOptions {
+        MeasureOptions {
+            rep_length: item_length(self.measure.rep_length),
+            ..self.measure.clone()
+        }
+    }
+}
+
+/// Runs `hybrid` on the cores of `topology` this process may use.
+pub fn hybrid_study<M: Measure>(
+    topology: &Topology,
+    options: &HybridStudyOptions,
+    measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+) -> Result<HybridResult> {
+    let started_unix = unix_now();
+    let plan = hybrid_plan(topology, options.workers, options.every_cpu)?;
+    let measure = measure.get()?;
+    let setup = measure.setup().clone();
+    let items = ITEMS_PER_WORKER * plan.worker_cpus.len() as u64;
+    let parts = round_parts(&plan, items);
+
+    let mut recorded = Recorded::default();
+    let total = setup.warmups + options.reps;
+    for index in 0..total {
+        let warmup = index < setup.warmups;
+        progress.update(&if warmup {
+            format!("hybrid: warm-up round {}/{}", index + 1, setup.warmups)
+        } else {
+            format!(
+                "hybrid: round {}/{} ({} baselines, 4 schemes)",
+                index + 1 - setup.warmups,
+                options.reps,
+                plan.baseline_cpus.len()
+            )
+        });
+        if !recorded.measure_shared_round(measure, &parts, index, warmup)? {
+            break;
+        }
+    }
+    progress.done();
+
+    let judged = judge_hybrid(
+        &recorded.samples,
+        &plan,
+        &setup,
+        &topology.classes,
+        &HybridRules {
+            every_cpu: options.every_cpu,
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+        },
+    );
+    let mut warnings = Warning::about_machine(topology);
+    if let Some(signal) = recorded.stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    let HybridJudgement {
+        baselines,
+        speed_classes,
+        class_judgement,
+        ceiling,
+        schemes,
+        checks,
+        excluded,
+        invariance_spread,
+        valid,
+    } = judged;
+    Ok(HybridResult {
+        schema_version: RESULT_SCHEMA_VERSION,
+        kind: DocumentKind::Hybrid,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        host: host_name(),
+        started_unix,
+        complete: recorded.stopped.is_none(),
+        sentence: sentence(&schemes, ceiling, class_judgement.verdict),
+        options: HybridOptions {
+            workers: plan.worker_cpus.len(),
+            every_cpu: options.every_cpu,
+            items_per_worker: ITEMS_PER_WORKER,
+            reps: options.reps,
+            warmups: setup.warmups,
+            rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
+            kernel: options.measure.kernel.clone(),
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+        },
+        model: topology.cpu_name(),
+        topology: topology.summary.clone(),
+        classes: topology.classes.clone(),
+        evidence: Evidence::of(topology),
+        work: HybridWork {
+            items,
+            passes_per_item: setup.passes,
+            item_bytes: setup.bytes_per_worker,
+        },
+        plan,
+        baselines,
+        speed_classes,
+        class_judgement,
+        ceiling,
+        schemes,
+        checks,
+        excluded,
+        invariance_spread,
+        valid,
+        setup,
+        warnings,
+        samples: recorded.samples,
+    })
+}
+
+/// One round, in order: every baseline (all `items` on one pinned
+/// worker), then every scheme's placement sharing the same `items`.
+fn round_parts(plan: &HybridPlan, items: u64) -> Vec<(Placement, SharedWork)> {
+    let baselines = plan.baseline_cpus.iter().map(|&cpu| {
+        let work = SharedWork {
+            items,
+            scheme: Scheme::StaticShares,
+        };
+        (HybridPlan::baseline(cpu), work)
+    });
+    let schemes = plan.schemes.iter().filter_map(|placement| {
+        let scheme = placement.arm.scheme()?;
+        Some((placement.clone(), SharedWork { items, scheme }))
+    });
+    baselines.chain(schemes).collect()
+}
+
+/// The sentence printed first: each scheme's speedup and its share of the
+/// ceiling, then whether the measured classes are the published ones.
+fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVerdict) -> String {
+    let reached: Vec<String> = schemes
+        .iter()
+        .filter_map(|s| {
+            let speedup = s.speedup.as_ref()?.value;
+            let of_ceiling = s
+                .of_ceiling
+                .map(|f| format!(", {:.0} % of the ceiling", f * 100.0))
+                .unwrap_or_default();
+            Some(format!("{} {speedup:.2}×{of_ceiling}", arm_words(s.arm)))
+        })
+        .collect();
+    if reached.is_empty() {
+        return "nothing measured: no round completed".into();
+    }
+    let ceiling = ceiling.map_or_else(
+        || "no ceiling (a worker CPU has no measured speed)".into(),
+        |c| format!("ceiling {c:.2} fastest-class CPUs"),
+    );
+    let classes = match classes {
+        ClassVerdict::Agree => "measured classes agree with the published ones",
+        ClassVerdict::Differ => "measured classes DIFFER from the published ones",
+        ClassVerdict::Inconclusive => "measured classes inconclusive",
+    };
+    format!("{ceiling}; {}; {classes}", reached.join("; "))
+}
+
+/// "static, pinned", "stealing, unpinned".
+fn arm_words(arm: Arm) -> String {
+    let scheme = arm.scheme().map_or("baseline", Scheme::as_str);
+    let pinned = matches!(arm, Arm::StaticPinned | Arm::StealingPinned);
+    format!("{scheme}, {}", if pinned { "pinned" } else { "unpinned" })
+}
