@@ -437,7 +437,7 @@ fn report_compares_saved_pairs_searches_side_by_side() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with("map_verdict,published_map,measured_map")
+            .contains("map_verdict,published_map,measured_map,class_verdict,ceiling")
     );
     assert!(csv.contains(",differ,\"0-1 / 2-3\",\"0,2 / 1,3\""), "{csv}");
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// A document and the schema (file, or `file#/$defs/Name`) it must satisfy.
 struct Case {
@@ -141,17 +142,16 @@ fn fixture_folders(kind: &str) -> Vec<PathBuf> {
     folders
 }
 
-/// The saved results in `fixtures/results/` named `KIND-*.json`, sorted,
-/// each with its path.
-fn saved_results(kind: &str) -> Vec<(PathBuf, Value)> {
-    let prefix = format!("{kind}-");
+/// The saved results in `fixtures/results/` whose file name passes `keep`
+/// and ends in `.json`, sorted, each with its path.
+fn saved_results_named(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, Value)> {
     let mut paths: Vec<PathBuf> = fs::read_dir(repo_path("fixtures/results"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| {
             path.file_name()
                 .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with(&prefix) && name.ends_with(".json"))
+                .is_some_and(|name| name.ends_with(".json") && keep(name))
         })
         .collect();
     paths.sort();
@@ -163,6 +163,24 @@ fn saved_results(kind: &str) -> Vec<(PathBuf, Value)> {
             (path, document)
         })
         .collect()
+}
+
+/// The saved results in `fixtures/results/` named `KIND-*.json`, sorted,
+/// each with its path.
+fn saved_results(kind: &str) -> Vec<(PathBuf, Value)> {
+    let prefix = format!("{kind}-");
+    saved_results_named(|name| name.starts_with(&prefix))
+}
+
+/// The schema of a saved document of `kind`: every kind `report` reads.
+fn saved_kind_schema(kind: &str) -> Option<&'static str> {
+    match kind {
+        "gate" => Some("gate.schema.json"),
+        "run" => Some("run.schema.json"),
+        "pairs" => Some("pairs.schema.json"),
+        "hybrid" => Some("hybrid.schema.json"),
+        _ => None,
+    }
 }
 
 fn live_topology() -> Value {
@@ -282,16 +300,33 @@ fn run_document_validates() {
     }]);
 }
 
+/// Every saved result in `fixtures/results/`, each `KIND-*.json` against
+/// `KIND.schema.json`: a file of a new kind (a `hybrid-*.json` from a
+/// guest) is checked as soon as it is added.
 #[test]
-fn saved_pairs_results_validate() {
-    let cases: Vec<Case> = saved_results("pairs")
+fn saved_results_validate() {
+    let cases: Vec<Case> = saved_results_named(|_| true)
         .into_iter()
-        .map(|(path, document)| Case {
-            what: path.display().to_string(),
-            schema: "pairs.schema.json",
-            document,
+        .map(|(path, document)| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let kind = name.split_once('-').map_or("", |(kind, _)| kind);
+            let schema = saved_kind_schema(kind).unwrap_or_else(|| {
+                panic!(
+                    "{name}: name a saved result KIND-*.json, KIND one of gate, run, pairs, hybrid"
+                )
+            });
+            assert_eq!(document["kind"], kind, "{name}: its kind is not its name's");
+            Case {
+                what: path.display().to_string(),
+                schema,
+                document,
+            }
         })
         .collect();
+    assert!(
+        cases.iter().any(|case| case.schema == "pairs.schema.json"),
+        "the pairs results of fixtures/results/ are missing"
+    );
     assert_valid(&cases);
 }
 
@@ -306,6 +341,75 @@ fn pairs_document_validates() {
         what: "pairs --json".into(),
         schema: "pairs.schema.json",
         document,
+    }]);
+}
+
+/// A short `hybrid` study: two workers (so a host with many cores is quick
+/// too: a baseline does every worker's share), two rounds of the shortest
+/// repetitions, no warm-ups. Add the outputs.
+const SHORT_HYBRID: &[&str] = &[
+    "hybrid",
+    "--workers",
+    "2",
+    "--rep-ms",
+    "50",
+    "--reps",
+    "2",
+    "--warmups",
+    "0",
+];
+
+/// Whether [`SHORT_HYBRID`] can run here: it puts its two workers on two
+/// allowed cores; otherwise says why the caller skips.
+fn two_cores_allowed() -> bool {
+    let topology = live_topology();
+    let mut cores: Vec<(u64, u64)> = topology["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|cpu| cpu["allowed"] == true)
+        .map(|cpu| {
+            (
+                cpu["package"].as_u64().unwrap(),
+                cpu["core"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let enough = cores.len() >= 2;
+    if !enough {
+        eprintln!("skipping: the short hybrid study needs two allowed cores");
+    }
+    enough
+}
+
+/// [`SHORT_HYBRID`]'s `--json` document, measured once for every test that
+/// reads it; `None` where it cannot run.
+fn live_hybrid() -> Option<&'static Value> {
+    static DOCUMENT: OnceLock<Option<Value>> = OnceLock::new();
+    DOCUMENT
+        .get_or_init(|| {
+            // 0 the classes agree, 3 differ, 5 inconclusive, 6 invalid: all
+            // write the document.
+            two_cores_allowed()
+                .then(|| binary_json(&[SHORT_HYBRID, &["--json"]].concat(), &[0, 3, 5, 6]))
+        })
+        .as_ref()
+}
+
+#[test]
+fn hybrid_document_validates() {
+    let Some(document) = live_hybrid() else {
+        return;
+    };
+    // Every repetition's workers say what they did of the shared items.
+    let samples = document["samples"].as_array().unwrap();
+    assert!(!samples.is_empty(), "no repetition saved");
+    assert_valid(&[Case {
+        what: "hybrid --json".into(),
+        schema: "hybrid.schema.json",
+        document: document.clone(),
     }]);
 }
 
@@ -446,4 +550,106 @@ fn the_pairs_schema_bites() {
     accepted["a_field_added_later"] = json!(true);
     let errors = violations("pairs.schema.json", &accepted);
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn the_hybrid_schema_bites() {
+    // The live study, or where it cannot run a saved one.
+    let Some(hybrid) = live_hybrid()
+        .cloned()
+        .or_else(|| saved_results("hybrid").into_iter().next().map(|(_, d)| d))
+    else {
+        eprintln!("skipping: no hybrid document (neither live nor in fixtures/results/)");
+        return;
+    };
+    assert_rejected_at(
+        "hybrid.schema.json",
+        &hybrid,
+        &[
+            ("/kind", "another kind", json!("pairs")),
+            ("/schema_version", "another schema version", json!(2)),
+            ("/ceiling", "a string where a number belongs", json!("2.0")),
+            ("/options/rep_ms", "a negative duration", json!(-50)),
+            ("/plan/worker_cpus/0", "a negative CPU number", json!(-1)),
+            (
+                "/plan/schemes/0/arm",
+                "a placement arm no scheme has",
+                json!("one-per-core"),
+            ),
+            (
+                "/schemes/0/arm",
+                "the baseline's arm for a scheme's",
+                json!("baseline"),
+            ),
+            (
+                "/schemes/0/scheme",
+                "the printed name for the saved one",
+                json!("static"),
+            ),
+            (
+                "/class_judgement/verdict",
+                "a pairs relation for a verdict",
+                json!("agreed"),
+            ),
+            ("/baselines/0/class", "null for a class name", Value::Null),
+            (
+                "/samples/0/arm",
+                "an arm hybrid does not measure",
+                json!("loaded"),
+            ),
+            (
+                "/samples/0/workers/0/items/stolen",
+                "a string where a count belongs",
+                json!("0"),
+            ),
+            (
+                "/samples/0/workers/0/items/per_cpu/0/cpu",
+                "a negative CPU number",
+                json!(-1),
+            ),
+        ],
+    );
+    // Missing fields: the ceiling (null when unmeasured, never absent), and
+    // a hybrid worker sample's items, which other commands' samples lack.
+    for (parent, field) in [
+        ("", "ceiling"),
+        ("", "kind"),
+        ("/work", "items"),
+        ("/options", "every_cpu"),
+        ("/schemes/0", "worker_rows"),
+        ("/class_judgement", "measured"),
+        ("/samples/0/workers/0", "items"),
+        ("/samples/0/workers/0/items", "per_cpu"),
+    ] {
+        let mut missing = hybrid.clone();
+        missing
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .and_then(|object| object.remove(field))
+            .unwrap_or_else(|| panic!("{parent}/{field}: not in the document"));
+        let errors = violations("hybrid.schema.json", &missing);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("at {parent}:"))
+                    && e.contains(&format!("\"{field}\""))),
+            "no {field} in {parent:?} passed: {errors:?}"
+        );
+    }
+    // A null ceiling (a worker CPU without a measured speed) and a field
+    // added later are fine; so is a hybrid sample against the shared
+    // RepSample, and the same sample without items (as other commands
+    // write it).
+    let mut accepted = hybrid.clone();
+    accepted["ceiling"] = Value::Null;
+    accepted["a_field_added_later"] = json!(true);
+    let errors = violations("hybrid.schema.json", &accepted);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut sample = hybrid["samples"][0].clone();
+    assert!(violations("gate.schema.json#/$defs/RepSample", &sample).is_empty());
+    sample["workers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("items");
+    assert!(violations("gate.schema.json#/$defs/RepSample", &sample).is_empty());
 }

@@ -374,6 +374,125 @@ fn jetson_tx2_identity_comes_from_cpuinfo_and_its_classes_are_not_ranked() {
     );
 }
 
+/// Each class's name, source and detail, in the order the prober lists them.
+fn class_details(topology: &Topology) -> Vec<(CoreKind, ClassSource, Option<&str>)> {
+    topology
+        .classes
+        .iter()
+        .map(|class| (class.name.clone(), class.source, class.detail.as_deref()))
+        .collect()
+}
+
+#[test]
+fn orion_o6_classes_are_its_two_designs_not_its_three_capacities() {
+    let t = probe_fixture("orion-o6-cix-p1");
+    let (a720, a520) = (set(4..12), set(0..4));
+    assert_eq!(
+        classes(&t),
+        vec![
+            (CoreKind::Performance, a720.clone()),
+            (CoreKind::Efficiency, a520.clone())
+        ]
+    );
+    assert_eq!(
+        class_details(&t),
+        [
+            (
+                CoreKind::Performance,
+                ClassSource::Midr,
+                Some("Cortex-A720, capacity 877-1024, max 2400-2800 MHz")
+            ),
+            (
+                CoreKind::Efficiency,
+                ClassSource::Midr,
+                Some("Cortex-A520, capacity 259, max 1800 MHz")
+            ),
+        ]
+    );
+    assert_eq!(
+        midr_kinds(&t),
+        [
+            ("ARM Cortex-A520 r0p1".to_owned(), a520),
+            ("ARM Cortex-A720 r0p1".to_owned(), a720)
+        ]
+    );
+    assert_eq!(
+        t.cpu_name().as_deref(),
+        Some("ARM Cortex-A720 r0p1 ×8 + Cortex-A520 r0p1 ×4")
+    );
+    assert_eq!(t.summary.core_classes, 2);
+    assert_eq!(t.cpus[9].class, CoreKind::Performance);
+}
+
+#[test]
+fn one_design_at_three_capacities_is_uniform() {
+    // The same machine, had its little cluster been Cortex-A720s too.
+    let root = damaged_copy("orion-o6-cix-p1");
+    for cpu in 0..4 {
+        let midr = format!("cpu{cpu}/regs/identification/midr_el1");
+        std::fs::write(root.path().join(CPU_DIR).join(midr), "0x00000000410fd811\n")
+            .expect("write");
+    }
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(classes(&t), vec![(CoreKind::Uniform, set(0..12))]);
+}
+
+#[test]
+fn raptor_lake_without_hybrid_pmus_has_p_and_e_from_cpufreq() {
+    let t = probe_fixture("raptorlake-i9-13900K-no-hybrid-pmu");
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores), (32, 1, 24));
+    assert_eq!(s.threads_per_core, "mixed(8x2,16x1)");
+    assert_eq!(t.environment.pmu_devices, vec!["cpu"]);
+    // Favoured cores (5.5, 5.6, 5.8 GHz) are P cores like the 5.4 GHz ones.
+    assert_eq!(
+        classes(&t),
+        vec![
+            (CoreKind::Performance, set(0..16)),
+            (CoreKind::Efficiency, set(16..32))
+        ]
+    );
+    assert_eq!(
+        class_details(&t),
+        [
+            (
+                CoreKind::Performance,
+                ClassSource::Cpufreq,
+                Some("max 5400-5800 MHz, base 3000 MHz")
+            ),
+            (
+                CoreKind::Efficiency,
+                ClassSource::Cpufreq,
+                Some("max 4300 MHz, base 2200 MHz")
+            ),
+        ]
+    );
+
+    // Without base_frequency the maxima alone keep P and E apart.
+    let root = damaged_copy("raptorlake-i9-13900K-no-hybrid-pmu");
+    for cpu in 0..32 {
+        let base = format!("cpufreq/policy{cpu}/base_frequency");
+        std::fs::remove_file(root.path().join(CPU_DIR).join(base)).expect("remove");
+    }
+    let t = probe(Some(root.path()), None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        class_details(&t),
+        [
+            (
+                CoreKind::Performance,
+                ClassSource::Cpufreq,
+                Some("max 5400-5800 MHz")
+            ),
+            (
+                CoreKind::Efficiency,
+                ClassSource::Cpufreq,
+                Some("max 4300 MHz")
+            ),
+        ]
+    );
+    assert_eq!(t.classes[0].cpus, set(0..16));
+}
+
 #[test]
 fn x86_machines_have_no_midr_and_no_cpuid_absence() {
     for name in ["laptop-i5-11300H", "kvm-guest-2cpu"] {

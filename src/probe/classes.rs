@@ -1,4 +1,6 @@
 //! Core classes: which CPUs are performance cores, which efficiency cores.
+//! A class is a microarchitecture, not a clock: cores of one design that
+//! run at different speeds are one class.
 //!
 //! Sources, most direct first; the first one that classifies every online
 //! CPU wins:
@@ -7,24 +9,30 @@
 //!    `cpu_atom/cpus` and `cpu_lowpower/cpus` (Intel hybrid parts);
 //! 2. CPUID's core type (leaf 0x1A on Intel, 0x80000026 on AMD), through
 //!    [`classes_from_cpuid`];
-//! 3. what the kernel derived itself: `cpu_capacity` (Arm big.LITTLE);
-//! 4. on Arm, where capacities do not differ, the MIDR part numbers:
-//!    different core designs, ranked by [`Tier`] (Cortex-X/Neoverse-V above
-//!    Cortex-A7xx/Neoverse-N above Cortex-A5xx/A3x/Neoverse-E);
-//! 5. the cpufreq maximum and base frequencies (Lakefield before the hybrid
-//!    PMUs existed).
+//! 3. on Arm, the MIDR part numbers, as hwloc's cpukinds take them where
+//!    `midr_el1` exists: one class per design, ranked by [`Tier`]
+//!    (Cortex-X/Neoverse-V above Cortex-A7xx/Neoverse-N above
+//!    Cortex-A5xx/A3x/Neoverse-E), then by `cpu_capacity` where the tiers
+//!    tie. Clusters of one design at different capacities (CIX P1's two
+//!    Cortex-A720 clusters) are one class, and one design is "uniform";
+//! 4. what the kernel derived itself, `cpu_capacity` (Arm big.LITTLE without
+//!    a per-CPU MIDR), and the cpufreq maximum and base frequencies
+//!    (Lakefield before the hybrid PMUs existed), with Turbo Boost Max 3.0's
+//!    favoured cores merged into their kind.
 //!
-//! On Arm each class's detail also names its cores' parts, e.g. "capacity
-//! 1024, Cortex-X925". A machine with one kind of core has one class,
-//! "uniform".
+//! Where `cpu_capacity` alone gives exactly the MIDR classes it names them,
+//! and each class's detail names its cores' parts, e.g. "capacity 1024,
+//! Cortex-X925". A machine with one kind of core has one class, "uniform".
 
 use crate::cpuset::CpuSet;
 use crate::probe::midr::{Midr, Tier, kind_midr};
-use crate::probe::model::{ClassSource, CoreClass, CoreKind, CpuidCpu, CpuidReport, MidrReport};
+use crate::probe::model::{
+    ClassSource, CoreClass, CoreKind, CpuidCpu, CpuidReport, MidrKind, MidrReport,
+};
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::Result;
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The hybrid PMU folders and the class each one names.
 const HYBRID_PMUS: [(&str, CoreKind); 3] = [
@@ -33,9 +41,11 @@ const HYBRID_PMUS: [(&str, CoreKind); 3] = [
     ("cpu_lowpower", CoreKind::LowPowerEfficiency),
 ];
 
-/// Turbo Boost Max 3.0 gives a few "favoured" cores a slightly higher
-/// `cpuinfo_max_freq` than their identical neighbours; maximum frequencies
-/// closer than this (in percent) do not make a class of their own.
+/// Turbo Boost Max 3.0 gives a few "favoured" cores a higher
+/// `cpuinfo_max_freq` than their identical neighbours (an i9-13900K's P
+/// cores: 5.4 GHz, favoured ones up to 5.8 GHz, 7 % more); maximum
+/// frequencies less than this (in percent) above the slowest of their kind
+/// make no class of their own. hwloc's cpukinds adjust by the same 10 %.
 const FAVOURED_CORE_SPREAD_PERCENT: u64 = 10;
 
 /// The classes of the online CPUs, performance first; together they cover
@@ -57,32 +67,66 @@ pub fn core_classes(
     if let Some(classes) = covering(from_cpuid, online) {
         return Ok(one_kind_is_uniform(classes, online));
     }
-    if let Some(root) = root {
-        let mut classes = from_capacity_and_frequency(root, online)?;
-        let by_capacity = classes.len() > 1 && classes[0].source == ClassSource::CpuCapacity;
-        if !by_capacity {
-            if let Some(classes) = covering(midr.and_then(from_midr_parts), online) {
-                return Ok(classes);
+    let Some(root) = root else {
+        return Ok(vec![uniform(online)]);
+    };
+    let speeds = read_speeds(root, online)?;
+    let mut classes = from_capacity_and_frequency(&speeds);
+    if let Some(midr) = midr {
+        if let Some(parts) = covering(from_midr_parts(midr, &speeds), online) {
+            // Capacity classes that are the parts stay as they were named.
+            let by_capacity = classes
+                .first()
+                .is_some_and(|class| class.source == ClassSource::CpuCapacity);
+            if !(by_capacity && same_sets(&parts, &classes)) {
+                return Ok(parts);
             }
+        } else if one_design(midr, online) {
+            return Ok(vec![uniform(online)]);
         }
-        if let Some(midr) = midr {
-            name_parts(&mut classes, midr);
-        }
-        return Ok(one_kind_is_uniform(classes, online));
+        name_parts(&mut classes, midr);
     }
-    Ok(vec![uniform(online)])
+    Ok(one_kind_is_uniform(classes, online))
+}
+
+/// Do both lists hold the same CPU sets?
+fn same_sets(a: &[CoreClass], b: &[CoreClass]) -> bool {
+    let sets = |classes: &[CoreClass]| -> BTreeSet<CpuSet> {
+        classes.iter().map(|class| class.cpus.clone()).collect()
+    };
+    sets(a) == sets(b)
+}
+
+/// Does every online CPU's own register (`midr_el1`) name one design?
+/// Then capacities or frequencies that differ are clusters clocked apart,
+/// not kinds of core: hwloc finds no cpukinds from a single MIDR either.
+/// cpuinfo's fields do not count here: old kernels print them once, the
+/// boot CPU's, for every CPU.
+fn one_design(midr: &MidrReport, online: &CpuSet) -> bool {
+    let design = |kind: &MidrKind| (kind.implementer, kind.part);
+    let cpus = CpuSet::from_cpus(midr.kinds.iter().flat_map(|kind| kind.cpus.iter()));
+    midr.source == "midr_el1"
+        && midr
+            .kinds
+            .windows(2)
+            .all(|pair| design(&pair[0]) == design(&pair[1]))
+        && cpus == *online
 }
 
 /// Classes from the MIDR part numbers, when the CPUs are of more than one
-/// design: fastest [`Tier`] first, named by rank ("performance",
-/// "efficiency", ...).
+/// design: one class per part, whatever capacities or clocks its CPUs have,
+/// named by rank ("performance", "efficiency", ...), each detail naming the
+/// part and what cpufreq and `cpu_capacity` say of its CPUs.
 ///
-/// When the tiers do not rank every class apart (an unranked or unknown
-/// part, or two parts of one tier), nothing says which design is faster:
-/// the classes are "class 0", "class 1", ... in (tier, implementer, part)
-/// order, and each detail says the speed rank is unknown. A guess would
-/// call Jetson TX2's Denver 2 cores "efficiency" next to its Cortex-A57s.
-fn from_midr_parts(midr: &MidrReport) -> Option<Vec<CoreClass>> {
+/// Parts rank by [`Tier`], then, where tiers tie (or any part has none), by
+/// their slowest CPU's `cpu_capacity` (the kernel's estimate of the core's
+/// speed, and what hwloc ranks MIDR kinds by); never by frequency alone,
+/// which says nothing across designs. When that does not rank every part
+/// apart, nothing says which design is faster: the classes are "class 0",
+/// "class 1", ... in (tier, implementer, part) order, and each detail says
+/// the speed rank is unknown. A guess would call Jetson TX2's Denver 2
+/// cores "efficiency" next to its Cortex-A57s.
+fn from_midr_parts(midr: &MidrReport, speeds: &[(u32, Speed)]) -> Option<Vec<CoreClass>> {
     let mut parts: BTreeMap<(Tier, u32, u32), (Midr, Vec<u32>)> = BTreeMap::new();
     for kind in &midr.kinds {
         let fields = kind_midr(kind);
@@ -93,28 +137,51 @@ fn from_midr_parts(midr: &MidrReport) -> Option<Vec<CoreClass>> {
     if parts.len() < 2 {
         return None;
     }
-    let mut tiers: Vec<Tier> = parts.keys().map(|(tier, _, _)| *tier).collect();
-    tiers.dedup();
-    let ranked = tiers.len() == parts.len() && !tiers.contains(&Tier::Unranked);
-    let classes = parts
+    let tiered = parts.keys().all(|(tier, _, _)| *tier != Tier::Unranked);
+    let mut parts: Vec<_> = parts
         .into_values()
+        .map(|(fields, cpus)| {
+            let cpus = CpuSet::from_cpus(cpus);
+            let members: Vec<Speed> = speeds
+                .iter()
+                .filter(|(cpu, _)| cpus.contains(*cpu))
+                .map(|(_, speed)| *speed)
+                .collect();
+            let capacity = members.iter().filter_map(|speed| speed.capacity).min();
+            let rank = (tiered.then(|| fields.tier()), Reverse(capacity));
+            (rank, fields, cpus, members)
+        })
+        .collect();
+    let mut ranks: Vec<_> = parts.iter().map(|(rank, ..)| *rank).collect();
+    ranks.sort();
+    ranks.dedup();
+    let ranked = ranks.len() == parts.len();
+    if ranked {
+        parts.sort_by_key(|(rank, ..)| *rank);
+    }
+    let classes = parts
+        .into_iter()
         .enumerate()
-        .map(|(position, (fields, cpus))| CoreClass {
-            name: if ranked {
-                CoreKind::by_rank(position)
-            } else {
-                CoreKind::Ranked(position)
-            },
-            cpus: CpuSet::from_cpus(cpus),
-            source: ClassSource::Midr,
-            detail: Some(if ranked {
-                fields.part_label()
-            } else {
-                format!(
-                    "{}; speed rank unknown: listed by design tier, then part number",
-                    fields.part_label()
-                )
-            }),
+        .map(|(position, (_, fields, cpus, members))| {
+            let label = [Some(fields.part_label()), describe(&members)]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ");
+            CoreClass {
+                name: if ranked {
+                    CoreKind::by_rank(position)
+                } else {
+                    CoreKind::Ranked(position)
+                },
+                cpus,
+                source: ClassSource::Midr,
+                detail: Some(if ranked {
+                    label
+                } else {
+                    format!("{label}; speed rank unknown: listed by design tier, then part number")
+                }),
+            }
         })
         .collect();
     Some(classes)
@@ -221,9 +288,9 @@ struct Speed {
     base_khz: Option<u64>,
 }
 
-/// Groups CPUs by `cpu_capacity`, then `cpuinfo_max_freq`, then
-/// `base_frequency`, ranked fastest first.
-fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<CoreClass>> {
+/// Each online CPU's [`Speed`], in CPU order, with only the values every
+/// CPU has.
+fn read_speeds(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<(u32, Speed)>> {
     let mut speeds: Vec<(u32, Speed)> = Vec::with_capacity(online.len());
     for cpu in online.iter() {
         // The first CPU shows which files this kernel writes: cpufreq and
@@ -231,14 +298,33 @@ fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<
         let first = speeds.first().map(|(_, speed)| *speed);
         speeds.push((cpu, read_speed(root, cpu, first)?));
     }
-    if favoured_cores_only(&speeds) {
-        for (_, speed) in &mut speeds {
-            speed.max_khz = None;
-        }
+    // A value some CPUs lack tells no kinds apart (2arm-2c has cpufreq
+    // for CPU 0 alone): it counts only where every CPU has it.
+    let all = |has: fn(&Speed) -> bool| speeds.iter().all(|(_, speed)| has(speed));
+    let (capacity, max, base) = (
+        all(|s| s.capacity.is_some()),
+        all(|s| s.max_khz.is_some()),
+        all(|s| s.base_khz.is_some()),
+    );
+    for (_, speed) in &mut speeds {
+        *speed = Speed {
+            capacity: speed.capacity.filter(|_| capacity),
+            max_khz: speed.max_khz.filter(|_| max),
+            base_khz: speed.base_khz.filter(|_| base),
+        };
     }
-    let mut groups: BTreeMap<Reverse<Speed>, Vec<u32>> = BTreeMap::new();
-    for (cpu, speed) in &speeds {
-        groups.entry(Reverse(*speed)).or_default().push(*cpu);
+    Ok(speeds)
+}
+
+/// Groups CPUs by `cpu_capacity`, `base_frequency` and `cpuinfo_max_freq`
+/// (favoured cores merged, see [`kind_speeds`]), ranked fastest first.
+fn from_capacity_and_frequency(speeds: &[(u32, Speed)]) -> Vec<CoreClass> {
+    let mut groups: BTreeMap<Reverse<Speed>, Vec<(u32, Speed)>> = BTreeMap::new();
+    for ((cpu, speed), kind) in speeds.iter().zip(kind_speeds(speeds)) {
+        groups
+            .entry(Reverse(kind))
+            .or_default()
+            .push((*cpu, *speed));
     }
     let first_capacity = speeds.first().and_then(|(_, speed)| speed.capacity);
     let capacities_differ = groups.keys().any(|s| s.0.capacity != first_capacity);
@@ -247,16 +333,62 @@ fn from_capacity_and_frequency(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<
     } else {
         ClassSource::Cpufreq
     };
-    Ok(groups
-        .into_iter()
+    groups
+        .into_values()
         .enumerate()
-        .map(|(rank, (Reverse(speed), cpus))| CoreClass {
+        .map(|(rank, members)| CoreClass {
             name: CoreKind::by_rank(rank),
-            cpus: CpuSet::from_cpus(cpus),
+            cpus: members.iter().map(|(cpu, _)| *cpu).collect(),
             source,
-            detail: describe(speed),
+            detail: describe(&members.iter().map(|(_, speed)| *speed).collect::<Vec<_>>()),
         })
-        .collect())
+        .collect()
+}
+
+/// Each CPU's speed as its kind of core has it: the maximum frequency
+/// lowered to the slowest of its run, where a run is the maxima of CPUs
+/// with the same capacity and base frequency that lie less than
+/// [`FAVOURED_CORE_SPREAD_PERCENT`] above the run's slowest.
+///
+/// This is hwloc's `hwloc_linux_cpukinds_adjust_maxfreqs`: Turbo Boost Max
+/// 3.0 raises a few cores' maximum, never their base frequency, so favoured
+/// cores (5.5, 5.6, 5.8 GHz next to 5.4) join their kind while P and E
+/// cores, whose base frequencies differ, stay apart however close their
+/// maxima (Lakefield: 2.8 and 3.0 GHz). Where hwloc differs: it leaves a
+/// base-frequency group whose maxima spread 10 % or more as it is, and
+/// adjusts nothing where `base_frequency` is missing; runs merge favoured
+/// cores there too (E 4.3 GHz, P 5.4-5.8 GHz, no base frequency: two runs,
+/// where hwloc finds five kinds).
+fn kind_speeds(speeds: &[(u32, Speed)]) -> Vec<Speed> {
+    let mut maxima: BTreeMap<(Option<u64>, Option<u64>), BTreeSet<u64>> = BTreeMap::new();
+    for (_, speed) in speeds {
+        if let Some(max) = speed.max_khz {
+            let group = (speed.capacity, speed.base_khz);
+            maxima.entry(group).or_default().insert(max);
+        }
+    }
+    // (capacity, base, maximum) → the slowest maximum of its run.
+    let mut floors: BTreeMap<(Option<u64>, Option<u64>, u64), u64> = BTreeMap::new();
+    for ((capacity, base), values) in maxima {
+        let mut start = None;
+        for max in values {
+            let run = match start {
+                Some(start) if max * 100 < start * (100 + FAVOURED_CORE_SPREAD_PERCENT) => start,
+                _ => max,
+            };
+            start = Some(run);
+            floors.insert((capacity, base, max), run);
+        }
+    }
+    speeds
+        .iter()
+        .map(|(_, speed)| Speed {
+            max_khz: speed
+                .max_khz
+                .map(|max| floors[&(speed.capacity, speed.base_khz, max)]),
+            ..*speed
+        })
+        .collect()
 }
 
 /// One CPU's [`Speed`]; with `like`, only the values `like` has.
@@ -293,31 +425,22 @@ fn read_speed(root: &SysfsRoot, cpu: u32, like: Option<Speed>) -> Result<Speed> 
     })
 }
 
-/// Do the CPUs differ only by a small maximum-frequency spread, with equal
-/// capacity and base frequency? Then that spread is Turbo Boost Max 3.0's
-/// favoured cores, not different kinds of core.
-fn favoured_cores_only(speeds: &[(u32, Speed)]) -> bool {
-    let Some((_, first)) = speeds.first() else {
-        return false;
+/// "capacity 1024, max 5400-5800 MHz, base 3000 MHz": each value the
+/// CPUs have, as a range where they differ.
+fn describe(speeds: &[Speed]) -> Option<String> {
+    let range = |pick: fn(&Speed) -> Option<u64>, scale: u64| -> Option<String> {
+        let values = speeds.iter().filter_map(pick).map(|value| value / scale);
+        let (low, high) = (values.clone().min()?, values.max()?);
+        Some(if low == high {
+            low.to_string()
+        } else {
+            format!("{low}-{high}")
+        })
     };
-    let same_otherwise = speeds
-        .iter()
-        .all(|(_, s)| s.capacity == first.capacity && s.base_khz == first.base_khz);
-    let max_freqs = || speeds.iter().filter_map(|(_, s)| s.max_khz);
-    match (max_freqs().min(), max_freqs().max()) {
-        (Some(low), Some(high)) => {
-            same_otherwise && high * 100 < low * (100 + FAVOURED_CORE_SPREAD_PERCENT)
-        }
-        _ => false,
-    }
-}
-
-/// "capacity 1024, max 3000 MHz, base 2500 MHz", from what is known.
-fn describe(speed: Speed) -> Option<String> {
     let parts: Vec<String> = [
-        speed.capacity.map(|c| format!("capacity {c}")),
-        speed.max_khz.map(|k| format!("max {} MHz", k / 1000)),
-        speed.base_khz.map(|k| format!("base {} MHz", k / 1000)),
+        range(|s| s.capacity, 1).map(|c| format!("capacity {c}")),
+        range(|s| s.max_khz, 1000).map(|mhz| format!("max {mhz} MHz")),
+        range(|s| s.base_khz, 1000).map(|mhz| format!("base {mhz} MHz")),
     ]
     .into_iter()
     .flatten()
@@ -374,14 +497,75 @@ mod tests {
         }
     }
 
+    /// CPUs numbered from 0 with these (max, base) MHz.
+    fn cpus(speeds: &[(u64, u64)]) -> Vec<(u32, Speed)> {
+        (0..)
+            .zip(speeds.iter().map(|&(max, base)| speed(max, base)))
+            .collect()
+    }
+
+    /// Each class's CPUs and detail.
+    fn sets_and_details(classes: &[CoreClass]) -> Vec<(Vec<u32>, Option<&str>)> {
+        classes
+            .iter()
+            .map(|class| (class.cpus.iter().collect(), class.detail.as_deref()))
+            .collect()
+    }
+
     #[test]
-    fn favoured_cores_are_not_a_class() {
-        let tbm3 = [(0, speed(5300, 3700)), (1, speed(5100, 3700))];
-        assert!(favoured_cores_only(&tbm3));
-        let lakefield = [(0, speed(2800, 1400)), (4, speed(3000, 2000))];
-        assert!(!favoured_cores_only(&lakefield));
-        let big_spread = [(0, speed(3000, 2000)), (1, speed(2000, 2000))];
-        assert!(!favoured_cores_only(&big_spread));
+    fn favoured_cores_join_their_kind() {
+        // i9-13900K: P cores 5.4 GHz, favoured 5.5, 5.6 and 5.8; E cores 4.3.
+        let raptor_lake = [
+            (5400, 3000),
+            (5800, 3000),
+            (5500, 3000),
+            (5600, 3000),
+            (4300, 2200),
+            (4300, 2200),
+        ];
+        let classes = from_capacity_and_frequency(&cpus(&raptor_lake));
+        assert_eq!(
+            sets_and_details(&classes),
+            [
+                (vec![0, 1, 2, 3], Some("max 5400-5800 MHz, base 3000 MHz")),
+                (vec![4, 5], Some("max 4300 MHz, base 2200 MHz"))
+            ]
+        );
+        assert_eq!(classes[0].name, CoreKind::Performance);
+        assert_eq!(classes[0].source, ClassSource::Cpufreq);
+        // Without base_frequency the P cores' maxima still form one run.
+        let no_base: Vec<(u32, Speed)> = cpus(&raptor_lake)
+            .into_iter()
+            .map(|(cpu, s)| {
+                (
+                    cpu,
+                    Speed {
+                        base_khz: None,
+                        ..s
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(from_capacity_and_frequency(&no_base).len(), 2);
+        // A desktop part with Turbo Boost Max 3.0 and one kind of core.
+        let tbm3 = cpus(&[(5300, 3700), (5100, 3700)]);
+        assert_eq!(from_capacity_and_frequency(&tbm3).len(), 1);
+    }
+
+    #[test]
+    fn close_maxima_of_different_base_frequencies_stay_apart() {
+        // Lakefield: Tremont 2.8 GHz (base 1.4), Sunny Cove 3.0 (base 2.0).
+        let lakefield = from_capacity_and_frequency(&cpus(&[(2800, 1400), (3000, 2000)]));
+        assert_eq!(
+            sets_and_details(&lakefield),
+            [
+                (vec![1], Some("max 3000 MHz, base 2000 MHz")),
+                (vec![0], Some("max 2800 MHz, base 1400 MHz"))
+            ]
+        );
+        // A run ends 10 % above its slowest maximum.
+        let apart = from_capacity_and_frequency(&cpus(&[(3000, 2000), (2000, 2000)]));
+        assert_eq!(apart.len(), 2);
     }
 
     /// A report of CPUs 0-1 of `first` and CPUs 2-3 of `second` (MIDRs).
@@ -401,7 +585,7 @@ mod tests {
     #[test]
     fn midr_parts_of_known_tiers_are_ranked() {
         // Cortex-A725 on CPUs 0-1, Cortex-X925 on 2-3: the X925 is faster.
-        let classes = from_midr_parts(&two_designs(0x410f_d871, 0x410f_d851)).unwrap();
+        let classes = from_midr_parts(&two_designs(0x410f_d871, 0x410f_d851), &[]).unwrap();
         assert_eq!(
             names_and_details(&classes),
             [
@@ -413,14 +597,76 @@ mod tests {
         assert_eq!(classes[0].source, ClassSource::Midr);
         // Revisions of one part are one design: no classes.
         assert_eq!(
-            from_midr_parts(&two_designs(0x410f_d850, 0x411f_d851)),
+            from_midr_parts(&two_designs(0x410f_d850, 0x411f_d851), &[]),
             None
         );
     }
 
+    /// CPUs 0-3 at these capacities.
+    fn capacities(values: [u64; 4]) -> Vec<(u32, Speed)> {
+        (0..)
+            .zip(values)
+            .map(|(cpu, capacity)| {
+                let speed = Speed {
+                    capacity: Some(capacity),
+                    ..Speed::default()
+                };
+                (cpu, speed)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn capacity_ranks_parts_the_tiers_cannot() {
+        // Cortex-A78 (CPUs 0-1) and Cortex-A715 (2-3): one tier.
+        let mids = two_designs(0x410f_d410, 0x410f_d4d0);
+        assert_eq!(
+            names_and_details(&from_midr_parts(&mids, &[]).unwrap())[0].0,
+            "class 0"
+        );
+        let classes = from_midr_parts(&mids, &capacities([800, 800, 1024, 1000])).unwrap();
+        assert_eq!(
+            names_and_details(&classes),
+            [
+                (
+                    "performance".to_owned(),
+                    Some("Cortex-A715, capacity 1000-1024")
+                ),
+                ("efficiency".to_owned(), Some("Cortex-A78, capacity 800"))
+            ]
+        );
+        // Denver 2 has no tier: capacity alone ranks it against Cortex-A57.
+        let tx2 = two_designs(0x411f_d073, 0x4e0f_0030);
+        let classes = from_midr_parts(&tx2, &capacities([1024, 1024, 900, 900])).unwrap();
+        assert_eq!(
+            classes[0].detail.as_deref(),
+            Some("Cortex-A57, capacity 1024")
+        );
+        assert_eq!(classes[1].name, CoreKind::Efficiency);
+        // The tier outranks capacity: X925 above A725 whatever the numbers.
+        let spark = two_designs(0x410f_d871, 0x410f_d851);
+        let classes = from_midr_parts(&spark, &capacities([1024, 1024, 900, 900])).unwrap();
+        assert_eq!(classes[0].cpus, CpuSet::from_cpus([2, 3]));
+    }
+
+    #[test]
+    fn one_design_only_from_each_cpus_own_register() {
+        let online = CpuSet::from_cpus(0..4);
+        // Cortex-A720 r0p0 and r0p1: one design.
+        let one = two_designs(0x410f_d810, 0x410f_d811);
+        assert!(one_design(&one, &online));
+        assert!(!one_design(&one, &CpuSet::from_cpus(0..5)), "CPU 4 unread");
+        let from_cpuinfo = MidrReport {
+            source: "cpuinfo".to_owned(),
+            ..one
+        };
+        assert!(!one_design(&from_cpuinfo, &online));
+        assert!(!one_design(&two_designs(0x410f_d810, 0x410f_d800), &online));
+    }
+
     #[test]
     fn midr_parts_without_a_rank_are_numbered_not_guessed() {
-        let classes = from_midr_parts(&two_designs(0x990f_1230, 0x410f_d050)).unwrap();
+        let classes = from_midr_parts(&two_designs(0x990f_1230, 0x410f_d050), &[]).unwrap();
         assert_eq!(
             names_and_details(&classes),
             [
@@ -454,9 +700,14 @@ mod tests {
     #[test]
     fn detail_names_what_is_known() {
         assert_eq!(
-            describe(speed(3000, 2500)).as_deref(),
+            describe(&[speed(3000, 2500)]).as_deref(),
             Some("max 3000 MHz, base 2500 MHz")
         );
-        assert_eq!(describe(Speed::default()), None);
+        assert_eq!(
+            describe(&[speed(3000, 2500), speed(3100, 2500)]).as_deref(),
+            Some("max 3000-3100 MHz, base 2500 MHz")
+        );
+        assert_eq!(describe(&[Speed::default()]), None);
+        assert_eq!(describe(&[]), None);
     }
 }

@@ -409,8 +409,9 @@ pub enum ClassSource {
     /// cpufreq maximum and base frequencies.
     #[serde(rename = "cpufreq")]
     Cpufreq,
-    /// Different MIDR part numbers (Arm cores of several designs that the
-    /// kernel gives one capacity), ranked by design tier.
+    /// Different MIDR part numbers (Arm cores of several designs, whatever
+    /// capacities the kernel gives them), ranked by design tier, then
+    /// capacity.
     #[serde(rename = "midr")]
     Midr,
     /// One kind of core: nothing told CPUs apart.

@@ -5,6 +5,7 @@
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::gate::Verdict;
 use crate::judge::pairs::{MapVerdict, map_text};
+use crate::judge::hybrid::ClassVerdict;
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
@@ -52,6 +53,20 @@ pub struct HostSummary {
     pub valid: bool,
     /// `pairs`: the measured sibling map against the published one.
     pub map: Option<SiblingMaps>,
+    /// `hybrid`: the classes, the ceiling and the pinned schemes.
+    pub hybrid: Option<HybridSummary>,
+}
+
+/// A `hybrid` result in one row: the classes' verdict, the ceiling, and
+/// the pinned schemes' speedups as fractions of it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HybridSummary {
+    pub classes: ClassVerdict,
+    /// Measured classes, fastest first, as "label speed" ("measured 1 0.46").
+    pub speeds: Vec<String>,
+    pub ceiling: Option<f64>,
+    pub static_pinned_of_ceiling: Option<f64>,
+    pub stealing_pinned_of_ceiling: Option<f64>,
 }
 
 /// A `pairs` result's maps, in sysfs list form.
@@ -100,6 +115,7 @@ fn of_gate(file: String, gate: &GateResult) -> HostSummary {
         gated: true,
         valid: true,
         map: None,
+        hybrid: None,
     }
 }
 
@@ -125,6 +141,7 @@ fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
             published: map_text(&pairs.map.published),
             measured: map_text(&pairs.map.measured),
         }),
+        hybrid: None,
     }
 }
 
@@ -146,7 +163,27 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
         gated: true,
         valid: hybrid.valid,
         map: None,
+        hybrid: Some(HybridSummary {
+            classes: hybrid.class_judgement.verdict,
+            speeds: hybrid
+                .speed_classes
+                .iter()
+                .filter_map(|c| Some(format!("{} {:.2}", c.label, c.speed.as_ref()?.value)))
+                .collect(),
+            ceiling: hybrid.ceiling,
+            static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
+            stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
+        }),
     }
+}
+
+/// A scheme's speedup as a fraction of the ceiling, where measured.
+fn of_ceiling(hybrid: &HybridResult, arm: Arm) -> Option<f64> {
+    hybrid
+        .schemes
+        .iter()
+        .find(|s| s.arm == arm)
+        .and_then(|s| s.of_ceiling)
 }
 
 fn of_run(file: String, run: &RunResult) -> HostSummary {
@@ -182,6 +219,7 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
         gated: run.gated,
         valid: run.valid,
         map: None,
+        hybrid: None,
     }
 }
 
@@ -203,6 +241,8 @@ struct HostRow {
     change: String,
     #[tabled(rename = "sibling map")]
     map: String,
+    /// `hybrid`: the classes' speeds, the ceiling, the pinned schemes.
+    classes: String,
     checks: String,
 }
 
@@ -270,6 +310,17 @@ fn row(host: &HostSummary) -> HostRow {
             ),
             None => dash(),
         },
+        classes: host.hybrid.as_ref().map_or_else(dash, |h| {
+            let share = |f: Option<f64>| f.map_or_else(dash, |f| format!("{:.0} %", f * 100.0));
+            format!(
+                "{}: {}; ceiling {}; pinned static {}, stealing {} of it",
+                h.classes.as_str(),
+                h.speeds.join(", "),
+                h.ceiling.map_or_else(dash, |c| format!("{c:.2}")),
+                share(h.static_pinned_of_ceiling),
+                share(h.stealing_pinned_of_ceiling)
+            )
+        }),
         checks,
     }
 }
@@ -284,7 +335,8 @@ pub fn render(hosts: &[HostSummary]) -> String {
 /// The columns of `report --csv` over several files.
 pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
 one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
-change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map";
+change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map,\
+class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling";
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
@@ -298,7 +350,7 @@ pub fn csv(hosts: &[HostSummary]) -> String {
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&host.file),
             host.kind,
             opt(host.host.clone()),
@@ -326,7 +378,14 @@ pub fn csv(hosts: &[HostSummary]) -> String {
                 .map(|m| m.verdict.as_str())
                 .unwrap_or_default(),
             opt(host.map.as_ref().map(|m| m.published.clone())),
-            opt(host.map.as_ref().map(|m| m.measured.clone()))
+            opt(host.map.as_ref().map(|m| m.measured.clone())),
+            host.hybrid
+                .as_ref()
+                .map(|h| h.classes.as_str())
+                .unwrap_or_default(),
+            number(host.hybrid.as_ref().and_then(|h| h.ceiling)),
+            number(host.hybrid.as_ref().and_then(|h| h.static_pinned_of_ceiling)),
+            number(host.hybrid.as_ref().and_then(|h| h.stealing_pinned_of_ceiling)),
         );
     }
     out
