@@ -934,7 +934,11 @@ mod tests {
     fn rounds_of(slow: f64, baseline_cpus: &[u32], rounds: usize) -> Vec<RepSample> {
         let speed = |cpu: u32, round: usize| {
             let wobble = 1.0 + 0.01 * ((round * 7 + cpu as usize * 3) % 5) as f64 / 4.0;
-            if cpu == 0 { 1.0 * wobble } else { slow * wobble }
+            if cpu == 0 {
+                1.0 * wobble
+            } else {
+                slow * wobble
+            }
         };
         let mut samples = Vec::new();
         for round in 0..rounds {

@@ -4,8 +4,8 @@
 
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::gate::Verdict;
-use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::hybrid::ClassVerdict;
+use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
@@ -384,8 +384,16 @@ pub fn csv(hosts: &[HostSummary]) -> String {
                 .map(|h| h.classes.as_str())
                 .unwrap_or_default(),
             number(host.hybrid.as_ref().and_then(|h| h.ceiling)),
-            number(host.hybrid.as_ref().and_then(|h| h.static_pinned_of_ceiling)),
-            number(host.hybrid.as_ref().and_then(|h| h.stealing_pinned_of_ceiling)),
+            number(
+                host.hybrid
+                    .as_ref()
+                    .and_then(|h| h.static_pinned_of_ceiling)
+            ),
+            number(
+                host.hybrid
+                    .as_ref()
+                    .and_then(|h| h.stealing_pinned_of_ceiling)
+            ),
         );
     }
     out
