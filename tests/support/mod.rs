@@ -5,7 +5,8 @@
 //! The guest tests are `#[ignore]`d (each boot costs seconds of emulated
 //! CPU) and run with `--ignored`; [`Guest::new`] finds the boot script,
 //! [`Guest::boot`] builds the static `placement-study` once per test process
-//! and runs it in a guest.
+//! and runs it in a guest; [`Guest::boot_throttled`] also caps vCPUs at a
+//! share of their host CPU, so that one runs slower than another.
 //!
 //! [`Arm64Guest`] does the same with `boot-guest-arm64.sh`, whose guest has
 //! a PMU that really counts (exactly, with icount on one vCPU), and a
@@ -45,7 +46,7 @@ pub struct Guest {
 /// What one guest boot produced.
 #[derive(Debug)]
 pub struct GuestRun {
-    /// What was booted, for failure messages: smp, pin and arguments.
+    /// What was booted, for failure messages: smp, pin, throttle and arguments.
     pub invocation: String,
     /// The payload's exit code from the guest's `EXIT=N` line; when the guest
     /// never reported one, boot-guest.sh's own status (124 timeout, 125
@@ -77,10 +78,42 @@ impl Guest {
     /// `placement-study` with `args` in it. Panics, with cargo's output, when
     /// the static binary does not build, or when boot-guest.sh cannot be run.
     pub fn boot(&self, smp: &str, pin: Option<&str>, args: &[&str]) -> GuestRun {
+        self.boot_with(smp, pin, None, args)
+    }
+
+    /// [`Guest::boot`] with guest vCPU i pinned to host CPU `pin[i]` and
+    /// capped at `throttle[i]` per cent of it (boot-guest.sh's `THROTTLE=`,
+    /// cgroup CFS bandwidth): `pin` `"0,1"` with `throttle` `"100,46"` makes
+    /// vCPU 1 run at about 0.46 of vCPU 0's speed, alone or loaded, a slower
+    /// core class the guest does not publish. Panics, showing the run, when
+    /// boot-guest.sh did not confirm every cap below 100 % (an older script
+    /// ignores `THROTTLE`; one without a cgroup cpu controller exits 125).
+    pub fn boot_throttled(&self, smp: &str, pin: &str, throttle: &str, args: &[&str]) -> GuestRun {
+        let run = self.boot_with(smp, Some(pin), Some(throttle), args);
+        for (vcpu, cap) in throttle.split(',').enumerate() {
+            let confirmation = format!("boot-guest: throttled vCPU {vcpu} -> {cap} %");
+            assert!(
+                cap == "100" || run.stderr.contains(&confirmation),
+                "boot-guest.sh did not cap vCPU {vcpu} at {cap} % (no '{confirmation}')\n{run}"
+            );
+        }
+        run
+    }
+
+    fn boot_with(
+        &self,
+        smp: &str,
+        pin: Option<&str>,
+        throttle: Option<&str>,
+        args: &[&str],
+    ) -> GuestRun {
         let binary = built(&STATIC_BINARY, build_static_binary);
         let invocation = format!(
-            "boot-guest.sh smp={smp} PIN={} placement-study {}",
+            "boot-guest.sh smp={smp} PIN={}{} placement-study {}",
             pin.unwrap_or("(none)"),
+            throttle
+                .map(|caps| format!(" THROTTLE={caps}"))
+                .unwrap_or_default(),
             args.join(" ")
         );
         // Through bash: a copied shared/ may have lost the script's exec bit.
@@ -90,10 +123,13 @@ impl Guest {
             .arg(binary)
             .arg(smp)
             .args(args);
-        match pin {
-            Some(pin) => command.env("PIN", pin),
-            None => command.env_remove("PIN"),
-        };
+        // Nothing inherited: a caller's PIN or THROTTLE would change the guest.
+        for (variable, value) in [("PIN", pin), ("THROTTLE", throttle)] {
+            match value {
+                Some(value) => command.env(variable, value),
+                None => command.env_remove(variable),
+            };
+        }
         command.env("TIMEOUT", GUEST_TIMEOUT_SECONDS.to_string());
         boot_guest(invocation, &mut command)
     }
