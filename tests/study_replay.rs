@@ -1,8 +1,9 @@
 //! The studies' decision loops on recorded samples, replayed through a
 //! test-only [`Measure`]: the gate's adaptive loop (physical, virtual,
 //! inconclusive, a failed control, exclusions, a stop signal, the one-core
-//! baseline) and the run's validity rule, on any machine, without SMT or a
-//! PMU. The product has exactly one `Measure`: the engine.
+//! baseline), the run's validity rule and `hybrid`'s rounds, on any
+//! machine, without SMT or a PMU. The product has exactly one `Measure`:
+//! the engine.
 //!
 //! Recorded samples are `fixtures/samples/*.json` (see `judge_samples.rs`);
 //! synthetic ones are built here with a chosen cost per byte.
@@ -11,6 +12,7 @@ use anyhow::{Result, anyhow};
 use placement_study::exit::Outcome;
 use placement_study::judge::checks::{CheckName, CheckStatus};
 use placement_study::judge::gate::{GateRule, Verdict};
+use placement_study::judge::hybrid::ClassVerdict;
 use placement_study::judge::pairs::{CpuRelation, MapVerdict, PairRelation, map_text};
 use placement_study::judge::validity::{InvalidReason, judge_run};
 use placement_study::judge::warnings::Warning;
@@ -23,9 +25,10 @@ use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
-use placement_study::saved::PairsResult;
 use placement_study::saved::{GateResult, RunResult};
+use placement_study::saved::{HybridResult, PairsResult};
 use placement_study::study::gate::gate_session;
+use placement_study::study::hybrid::{HybridStudyOptions, hybrid_study};
 use placement_study::study::pairs::{PairsStudyOptions, pairs_study};
 use placement_study::study::run::{RunOutcome, StudyOptions, run_study};
 use placement_study::study::{LazyMeasure, Progress};
@@ -71,14 +74,16 @@ impl Measure for Replay {
             .ok_or_else(|| anyhow!("no recorded sample for {} rep {rep}", placement.arm))
     }
 
+    /// Recorded shared work replays like any repetition: what was shared
+    /// is in the sample's item counts.
     fn run_shared(
         &mut self,
         placement: &Placement,
         _: &SharedWork,
-        _: usize,
-        _: bool,
+        rep: usize,
+        warmup: bool,
     ) -> Result<RepOutcome> {
-        Err(anyhow!("{}: these studies share no work", placement.arm))
+        self.run_rep(placement, rep, warmup)
     }
 }
 
@@ -772,4 +777,82 @@ fn pairs_without_working_pinning_is_inconclusive() {
         "{}",
         result.sentence
     );
+}
+
+/// A `hybrid` study saved from the QEMU guest whose vCPU 1 is throttled to
+/// 46 % (`fixtures/results/`), replayed sample by sample: the study asks
+/// for the same rounds in the same order and judges them as it did there.
+#[test]
+fn hybrid_replayed_from_the_throttled_guest_judges_as_it_did_there() {
+    let path = format!(
+        "{}/fixtures/results/hybrid-guest-slow-second-core.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let saved: HybridResult =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let options = HybridStudyOptions {
+        workers: None,
+        every_cpu: true,
+        reps: saved.options.reps,
+        cv_bar: saved.options.cv_bar,
+        tolerance: saved.options.tolerance,
+        strict: false,
+        measure: MeasureOptions {
+            kernel: "mul".into(),
+            rep_length: Duration::from_millis(saved.options.rep_ms),
+            warmups: saved.options.warmups,
+            hardware_counters: false,
+        },
+    };
+    let replay_until = |stop_after: Option<usize>| {
+        let mut replay = saved_replay(&saved);
+        replay.stop_after = stop_after;
+        let mut measure = LazyMeasure::new(|| Ok(replay));
+        hybrid_study(
+            &topology("kvm-guest-2cpu"),
+            &options,
+            &mut measure,
+            &mut Quiet,
+        )
+        .unwrap()
+    };
+    // A stop signal in the fourth round (of 6 repetitions) drops that round
+    // whole: three rounds kept, two of them warm-ups.
+    let stopped = replay_until(Some(3 * 6 + 2));
+    assert!(!stopped.complete);
+    assert_eq!(stopped.samples, saved.samples[..3 * 6]);
+    assert_eq!(
+        stopped.warnings[0],
+        Warning::Incomplete(StopSignal::Interrupt)
+    );
+    assert_eq!(stopped.class_judgement.verdict, ClassVerdict::Inconclusive);
+
+    let result = replay_until(None);
+    assert_eq!(result.samples, saved.samples);
+    assert_eq!(result.baselines, saved.baselines);
+    assert_eq!(result.speed_classes, saved.speed_classes);
+    assert_eq!(result.class_judgement, saved.class_judgement);
+    assert_eq!(result.ceiling, saved.ceiling);
+    assert_eq!(result.schemes, saved.schemes);
+    assert_eq!(result.sentence, saved.sentence);
+    assert!(result.valid);
+    assert_eq!(
+        Outcome::Classes(result.class_judgement.verdict).exit_status(),
+        3
+    );
+}
+
+/// Replays a saved `hybrid` study's samples, looked up by arm, round and
+/// the first worker's CPU (each baseline CPU has its own).
+fn saved_replay(saved: &HybridResult) -> Replay {
+    let by_key: HashMap<(Arm, usize, Option<u32>), RepSample> = saved
+        .samples
+        .iter()
+        .map(|r| ((r.arm, r.rep, r.workers[0].pinned_cpu), r.clone()))
+        .collect();
+    let mut replay = Replay::from_fn(ClockKind::Tsc, move |p, rep, _| {
+        by_key.get(&(p.arm, rep, p.cpus[0])).cloned()
+    });
+    replay.setup = saved.setup.clone();
+    replay
 }
