@@ -75,6 +75,18 @@ fn out_of_range_values_name_the_option_and_the_range() {
             &["run", "--cv-bar", "2"][..],
             "--cv-bar 2: a bare number is a fraction",
         ),
+        (
+            &["hybrid", "--rep-ms", "10"][..],
+            "--rep-ms 10: out of range; use 50 to 10000",
+        ),
+        (
+            &["hybrid", "--workers", "1"][..],
+            "--workers 1: out of range; use 2 to 1024",
+        ),
+        (
+            &["hybrid", "--reps", "1"][..],
+            "--reps 1: out of range; use 2 to 1000",
+        ),
     ] {
         let (status, stderr) = one_line_error(&placement_study(args));
         assert_eq!(status, Some(2), "{args:?}");
@@ -243,19 +255,23 @@ fn a_bad_time_budget_is_a_usage_error_naming_the_fix() {
 
 #[test]
 fn one_allowed_cpu_is_an_error_saying_how_to_widen_it() {
-    let output = Command::new("taskset")
-        .args(["-c", "0", env!("CARGO_BIN_EXE_placement-study"), "pairs"])
-        .stdin(Stdio::null())
-        .output();
-    let Ok(output) = output else {
-        eprintln!("skipping: no taskset here");
-        return;
-    };
-    let (status, stderr) = one_line_error(&output);
-    assert_eq!(status, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("pairs needs at least two CPUs to compare")
-            && stderr.contains("widen its CPU affinity"),
-        "{stderr}"
-    );
+    for (command, expected) in [
+        ("pairs", "pairs needs at least two CPUs to compare"),
+        ("hybrid", "hybrid needs two cores to divide work between"),
+    ] {
+        let output = Command::new("taskset")
+            .args(["-c", "0", env!("CARGO_BIN_EXE_placement-study"), command])
+            .stdin(Stdio::null())
+            .output();
+        let Ok(output) = output else {
+            eprintln!("skipping: no taskset here");
+            return;
+        };
+        let (status, stderr) = one_line_error(&output);
+        assert_eq!(status, Some(1), "{stderr}");
+        assert!(
+            stderr.contains(expected) && stderr.contains("widen"),
+            "{stderr}"
+        );
+    }
 }

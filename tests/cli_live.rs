@@ -362,8 +362,8 @@ fn strict_turns_an_arm_over_the_cv_bar_into_an_invalid_run() {
     );
 }
 
-/// A saved `pairs --json` result from a QEMU guest (`fixtures/results/`).
-fn saved_pairs(name: &str) -> String {
+/// A result saved from a QEMU guest (`fixtures/results/`).
+fn saved_result(name: &str) -> String {
     format!("{}/fixtures/results/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -388,7 +388,7 @@ fn a_short_pairs_search_prints_its_verdict_word_and_exit_status() {
 
 #[test]
 fn report_re_renders_a_saved_pairs_search() {
-    let output = placement_study(&["report", &saved_pairs(CROSSED)]);
+    let output = placement_study(&["report", &saved_result(CROSSED)]);
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
     for expected in [
@@ -404,7 +404,7 @@ fn report_re_renders_a_saved_pairs_search() {
 
 #[test]
 fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
-    let output = placement_study(&["report", &saved_pairs(CROSSED), "--csv"]);
+    let output = placement_study(&["report", &saved_result(CROSSED), "--csv"]);
     let csv = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("comparison,probe,against,outcome,penalty"));
@@ -414,7 +414,7 @@ fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
 
 #[test]
 fn report_compares_saved_pairs_searches_side_by_side() {
-    let output = placement_study(&["report", &saved_pairs(CROSSED), &saved_pairs(HIDDEN)]);
+    let output = placement_study(&["report", &saved_result(CROSSED), &saved_result(HIDDEN)]);
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("sibling map"), "{text}");
@@ -428,8 +428,8 @@ fn report_compares_saved_pairs_searches_side_by_side() {
     );
     let csv = placement_study(&[
         "report",
-        &saved_pairs(CROSSED),
-        &saved_pairs(HIDDEN),
+        &saved_result(CROSSED),
+        &saved_result(HIDDEN),
         "--csv",
     ]);
     let csv = String::from_utf8_lossy(&csv.stdout);
@@ -440,4 +440,45 @@ fn report_compares_saved_pairs_searches_side_by_side() {
             .contains("map_verdict,published_map,measured_map,class_verdict,ceiling")
     );
     assert!(csv.contains(",differ,\"0-1 / 2-3\",\"0,2 / 1,3\""), "{csv}");
+}
+
+/// The `hybrid` study saved from the QEMU guest with a slow second core.
+const SLOW_SECOND_CORE: &str = "hybrid-guest-slow-second-core.json";
+
+#[test]
+fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
+    let output = placement_study(&["report", &saved_result(SLOW_SECOND_CORE)]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    for expected in [
+        "measured classes DIFFER from the published ones",
+        "Per-class speed: pinned single-worker baselines",
+        "published class uniform (CPUs 0-1) measures as 2 classes: CPUs 0 / 1",
+        "ceiling: 1.47 fastest-class CPUs' worth over 2 worker CPUs",
+        "stealing, pinned: a measured 0 worker took",
+        "Workers, stealing, unpinned",
+        "valid study",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+    let compared = placement_study(&[
+        "report",
+        &saved_result(SLOW_SECOND_CORE),
+        &saved_result(HIDDEN),
+    ]);
+    let text = String::from_utf8_lossy(&compared.stdout);
+    assert!(
+        text.contains("differ: measured 0 1.00, measured 1 0.47; ceiling 1.47"),
+        "{text}"
+    );
+    let csv = placement_study(&[
+        "report",
+        &saved_result(SLOW_SECOND_CORE),
+        &saved_result(HIDDEN),
+        "--csv",
+    ]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let row = csv.lines().nth(1).unwrap();
+    assert!(row.starts_with("\"") && row.contains(",hybrid,"), "{csv}");
+    assert!(row.contains(",differ,1.47"), "{csv}");
 }

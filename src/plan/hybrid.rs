@@ -126,6 +126,12 @@ pub fn hybrid_plan(
         .collect();
     cores.sort();
     let available = cores.len();
+    if available < 2 {
+        bail!(
+            "only {available} allowed core: hybrid needs two cores to divide work between; \
+             widen the affinity mask (taskset) or run on a machine with more cores"
+        );
+    }
     let wanted = workers.unwrap_or(available);
     if wanted < 2 {
         bail!("--workers {wanted}: dividing work needs at least 2 workers");
@@ -134,12 +140,6 @@ pub fn hybrid_plan(
         bail!(
             "--workers {wanted}: only {available} allowed cores (hybrid puts one worker on each \
              core's first hardware thread); lower --workers or widen the affinity mask"
-        );
-    }
-    if available < 2 {
-        bail!(
-            "only {available} allowed core: hybrid needs two cores to divide work between; \
-             widen the affinity mask (taskset) or run on a machine with more cores"
         );
     }
     cores.truncate(wanted);
