@@ -454,7 +454,7 @@ fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
         "measured classes DIFFER from the published ones",
         "Per-class speed: pinned single-worker baselines",
         "published class uniform (CPUs 0-1) measures as 2 classes: CPUs 0 / 1",
-        "ceiling: 1.47 fastest-class CPUs' worth over 2 worker CPUs",
+        "ceiling: 1.48 fastest-class CPUs' worth over 2 worker CPUs",
         "stealing, pinned: a measured 0 worker took",
         "Workers, stealing, unpinned",
         "valid study",
@@ -468,7 +468,7 @@ fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
     ]);
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
-        text.contains("differ: measured 0 1.00, measured 1 0.47; ceiling 1.47"),
+        text.contains("differ: measured 0 1.00, measured 1 0.48; ceiling 1.48"),
         "{text}"
     );
     let csv = placement_study(&[

@@ -180,8 +180,8 @@ pub struct ClassShare {
     pub workers: Option<usize>,
     /// Fraction of all items done on this class's CPUs.
     pub items: Option<f64>,
-    /// Idle fraction of this class's workers (pinned only: an unpinned
-    /// worker belongs to no one class).
+    /// Idle fraction of this class's workers: those pinned to its CPUs, or
+    /// (unpinned) those that did most of a repetition's items on them.
     pub idle: Option<Spread>,
 }
 
@@ -415,6 +415,15 @@ fn times(rounds: &BTreeMap<usize, &RepSample>) -> BTreeMap<usize, f64> {
         .iter()
         .map(|(round, rep)| (*round, wall_ms(rep)))
         .collect()
+}
+
+/// The CPU a worker belongs to in one repetition: where it was pinned, or
+/// (unpinned) where it did most of its items.
+fn main_cpu(w: &WorkerSample) -> Option<u32> {
+    w.pinned_cpu.or_else(|| {
+        let per_cpu = &w.items.as_ref()?.per_cpu;
+        per_cpu.iter().max_by_key(|c| c.items).map(|c| c.cpu)
+    })
 }
 
 /// Items a worker did in a repetition (0 for a sample without items).
@@ -742,7 +751,7 @@ pub fn scheme_stats(
         .iter()
         .map(|class| {
             let in_class =
-                |w: &WorkerSample| w.pinned_cpu.is_some_and(|cpu| class.cpus.contains(cpu));
+                |w: &WorkerSample| main_cpu(w).is_some_and(|cpu| class.cpus.contains(cpu));
             let shares: Vec<f64> = reps
                 .values()
                 .zip(&total_items)
@@ -767,16 +776,12 @@ pub fn scheme_stats(
                         .map_or(0, |r| r.workers.iter().filter(|w| in_class(w)).count())
                 }),
                 items: (!shares.is_empty()).then(|| median(&shares)),
-                idle: if pinned {
-                    spread(
-                        &reps
-                            .values()
-                            .filter_map(|r| idle_of(r, &in_class))
-                            .collect::<Vec<f64>>(),
-                    )
-                } else {
-                    None
-                },
+                idle: spread(
+                    &reps
+                        .values()
+                        .filter_map(|r| idle_of(r, &in_class))
+                        .collect::<Vec<f64>>(),
+                ),
             }
         })
         .collect();
@@ -1047,10 +1052,11 @@ mod tests {
         let ratio = &stealing.work_ratios[0];
         assert!(ratio.difference.abs() < 0.05, "{ratio:?}");
         assert!((stealing.classes[0].items.unwrap() - 0.685).abs() < 0.01);
-        // Unpinned workers belong to no class: no idle per class, no ratio.
-        let unpinned = scheme(Arm::StealingUnpinned);
-        assert!(unpinned.classes.iter().all(|c| c.idle.is_none()));
-        assert!(unpinned.work_ratios.is_empty());
+        // Unpinned workers belong to the class they did most items on; the
+        // work ratio is the pinned scheme's alone.
+        let unpinned = scheme(Arm::StaticUnpinned);
+        assert!(unpinned.classes[0].idle.as_ref().unwrap().median > 0.5);
+        assert!(scheme(Arm::StealingUnpinned).work_ratios.is_empty());
         assert!(judged.valid);
     }
 

@@ -132,7 +132,7 @@ pub fn render(result: &HybridResult) -> String {
     for scheme in &result.schemes {
         let _ = writeln!(
             out,
-            "\nWorkers, {} (medians over rounds)\n{}",
+            "\nWorkers, {} (median [min–max] over rounds)\n{}",
             scheme_name(scheme),
             workers_table(&scheme.worker_rows)
         );
@@ -350,11 +350,7 @@ fn class_share_table(schemes: &[SchemeStats]) -> String {
                 share
                     .items
                     .map_or(DASH.into(), |f| format!("{:.1} %", f * 100.0)),
-                if s.pinned {
-                    percent_spread(&share.idle)
-                } else {
-                    "(unpinned)".into()
-                },
+                percent_spread(&share.idle),
             ]);
         }
     }
@@ -366,7 +362,15 @@ fn workers_table(rows: &[WorkerRow]) -> String {
     table.push_record([
         "worker", "CPU", "class", "items", "stolen", "busy ms", "idle ms", "items/ms",
     ]);
-    let median = |s: &Option<Spread>| s.as_ref().map_or(DASH.into(), |s| sig4(s.median));
+    // The median, then the range over rounds: "70.6 [69.9–71.2]", "68 [66–70]".
+    let ranged = |s: &Option<Spread>, digits: usize| {
+        s.as_ref().map_or(DASH.into(), |s| {
+            format!(
+                "{:.digits$} [{:.digits$}–{:.digits$}]",
+                s.median, s.min, s.max
+            )
+        })
+    };
     for row in rows {
         table.push_record([
             row.worker.to_string(),
@@ -375,10 +379,10 @@ fn workers_table(rows: &[WorkerRow]) -> String {
                 None => format!("OS: {}", row.ran_on),
             },
             row.class.clone().unwrap_or_else(|| DASH.into()),
-            median(&row.items),
-            row.stolen.map_or(DASH.into(), sig4),
-            median(&row.busy_ms),
-            median(&row.idle_ms),
+            ranged(&row.items, 0),
+            row.stolen.map_or(DASH.into(), |n| format!("{n:.0}")),
+            ranged(&row.busy_ms, 1),
+            ranged(&row.idle_ms, 1),
             row.items_per_ms.map_or(DASH.into(), sig4),
         ]);
     }
