@@ -217,7 +217,8 @@ fn run_is_valid_with_a_slow_second_core() {
 /// What `hybrid` must measure in the guest with a slow second core: vCPU 1
 /// at 0.46 of vCPU 0's speed, so a speed ratio of 2.17 and a ceiling of
 /// 1.46 fastest-class CPUs (each within 15 %); static shares leave vCPU 0
-/// idle over half of every round, and stealing equalises busy times (within
+/// idle over half the time (in the median; over a third in every round,
+/// since a busy host can slow vCPU 0 too), and stealing equalises busy times (within
 /// 10 %) with vCPU 0 doing about two thirds of the items. The guest
 /// publishes one uniform class, so the measured classes differ (exit 3).
 #[test]
@@ -264,7 +265,7 @@ fn hybrid_measures_a_slow_second_core() {
         })
         .collect();
     assert!(
-        idle_fast.iter().all(|idle| *idle > 0.4)
+        idle_fast.iter().all(|idle| *idle > 1.0 / 3.0)
             && number(
                 &scheme("static-pinned")["classes"][0]["idle"]["median"],
                 "idle"
