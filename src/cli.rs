@@ -178,13 +178,20 @@ pub struct RunArgs {
     /// Run even when the gate does not say physical; every output is marked UNGATED.
     #[arg(long)]
     pub skip_gate: bool,
-    /// Coefficient of variation above which an arm is "not quotable": a fraction (0.01) or a percentage (1%).
+    #[command(flatten)]
+    pub quotable: QuotableArgs,
+}
+
+/// When a study's numbers may be quoted (`run`, `hybrid`).
+#[derive(Debug, Args)]
+pub struct QuotableArgs {
+    /// Coefficient of variation above which an arm (hybrid: a baseline or scheme) is "not quotable": a fraction (0.01) or a percentage (1%).
     #[arg(long, default_value = "1%", value_name = "FRACTION|PERCENT")]
     pub cv_bar: String,
-    /// Relative tolerance for instructions per byte across workers, reps and arms.
+    /// Relative tolerance for instructions per byte across workers, repetitions and arms.
     #[arg(long, default_value_t = 1e-4, value_name = "FRACTION")]
     pub tolerance: f64,
-    /// Exit 6 when any arm is over the CV bar, not only on failed pinning, multiplexing or invariance.
+    /// Exit 6 when any arm (hybrid: baseline or scheme) is over the CV bar, not only on failed pinning, multiplexing or invariance.
     #[arg(long)]
     pub strict: bool,
 }
@@ -208,15 +215,8 @@ pub struct HybridArgs {
     /// Measured rounds after the warm-ups (2 to 1000); each round runs every baseline and every scheme once.
     #[arg(long, default_value_t = 11, value_name = "N")]
     pub reps: usize,
-    /// Coefficient of variation above which a baseline or scheme is "not quotable": a fraction (0.01) or a percentage (1%).
-    #[arg(long, default_value = "1%", value_name = "FRACTION|PERCENT")]
-    pub cv_bar: String,
-    /// Relative tolerance for instructions per byte across workers, rounds and schemes.
-    #[arg(long, default_value_t = 1e-4, value_name = "FRACTION")]
-    pub tolerance: f64,
-    /// Exit 6 when any baseline or scheme is over the CV bar, not only on failed pinning, multiplexing or invariance.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub quotable: QuotableArgs,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::clock::{Stamp, TICK_CLOCK, duration_nanos};
+use super::clock::{Span, Stamp, TICK_CLOCK, duration_nanos};
 use super::counters::{
     HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware,
 };
@@ -314,21 +314,15 @@ impl Engine {
         let Some(checksum) = checksum else {
             return Ok(None);
         };
-        let cpu_end = current_cpu()?;
-        let busy = end.since(start);
-        Ok(Some(WorkerSample {
-            worker: 0,
-            pinned_cpu: None,
+        finished(
             cpu_start,
-            cpu_end,
-            bytes: self.workload.bytes_per_worker(),
-            busy_ns: busy.nanos,
-            tsc_ticks: busy.ticks,
-            barrier_wait_ns: 0,
-            counters: counters.read()?,
+            end.since(start),
+            self.workload.bytes_per_worker(),
+            &mut counters,
             checksum,
-            items: None,
-        }))
+            None,
+        )
+        .map(Some)
     }
 
     /// The measured part of a shared-work repetition: items from `pool`
@@ -365,21 +359,15 @@ impl Engine {
         }
         counters.disable()?;
         let end = Stamp::now();
-        let cpu_end = current_cpu()?;
-        let busy = end.since(start);
-        Ok(Some(WorkerSample {
-            worker: 0,
-            pinned_cpu: None,
+        finished(
             cpu_start,
-            cpu_end,
-            bytes: self.workload.bytes_per_worker() * record.items,
-            busy_ns: busy.nanos,
-            tsc_ticks: busy.ticks,
-            barrier_wait_ns: 0,
-            counters: counters.read()?,
+            end.since(start),
+            self.workload.bytes_per_worker() * record.items,
+            &mut counters,
             checksum,
-            items: Some(record),
-        }))
+            Some(record),
+        )
+        .map(Some)
     }
 
     /// Everything a worker does before the start gate.
@@ -451,6 +439,31 @@ impl StartGate {
 
 /// Shortest single-thread run [`calibrate_passes`] times.
 const CALIBRATION_RUN: Duration = Duration::from_millis(5);
+
+/// A measured worker's sample: its CPU read now that the work is done, its
+/// counters read once; the fields only the caller knows left at zero.
+fn finished(
+    cpu_start: u32,
+    busy: Span,
+    bytes: u64,
+    counters: &mut WorkerCounters,
+    checksum: u64,
+    items: Option<ItemCounts>,
+) -> anyhow::Result<WorkerSample> {
+    Ok(WorkerSample {
+        worker: 0,
+        pinned_cpu: None,
+        cpu_start,
+        cpu_end: current_cpu()?,
+        bytes,
+        busy_ns: busy.nanos,
+        tsc_ticks: busy.ticks,
+        barrier_wait_ns: 0,
+        counters: counters.read()?,
+        checksum,
+        items,
+    })
+}
 
 /// How many passes over a `buffer_bytes` buffer make one repetition of
 /// `kernel` last about `target` on one otherwise idle core (at least 1).

@@ -2,12 +2,10 @@
 //! `report FILE`): per-class speed, the ceiling, each scheme against it,
 //! and the per-worker records that explain every aggregate.
 
-use crate::exit::Outcome;
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
 use crate::judge::stats::Spread;
-use crate::judge::validity::judge_run;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::{check_lines, excluded_lines};
+use crate::report::table::{check_lines, excluded_lines, validity_verdict};
 use crate::report::units::{bytes, capitalise, count, sig4};
 use crate::saved::HybridResult;
 use std::fmt::Write;
@@ -149,17 +147,7 @@ pub fn render(result: &HybridResult) -> String {
     for line in baseline_excluded.chain(excluded_lines(&result.excluded)) {
         let _ = writeln!(out, "  {line}");
     }
-    let validity = judge_run(&result.checks, result.options.strict);
-    let verdict = if result.valid {
-        "valid study".to_string()
-    } else {
-        let why: Vec<String> = validity.reasons.iter().map(|r| r.to_string()).collect();
-        format!(
-            "INVALID study (exit {}): {}",
-            Outcome::InvalidRun.exit_status(),
-            why.join("; ")
-        )
-    };
+    let verdict = validity_verdict("study", result.valid, &result.checks, result.options.strict);
     let _ = writeln!(out, "\n{verdict}");
     out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
     out

@@ -1,13 +1,13 @@
 //! The human view of a run (printed by `run`, re-rendered by `report FILE`).
 
-use crate::exit::Outcome;
 use crate::judge::arms::measured;
 use crate::judge::checks::CheckName;
 use crate::judge::cost;
 use crate::judge::stats::median;
-use crate::judge::validity::judge_run;
 use crate::plan::Arm;
-use crate::report::table::{arms_table, check_lines, excluded_lines, headline_table};
+use crate::report::table::{
+    arms_table, check_lines, excluded_lines, headline_table, validity_verdict,
+};
 use crate::report::units::{count, percent, sig4};
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::RunResult;
@@ -101,17 +101,7 @@ pub fn render(result: &RunResult) -> String {
             .find(|c| c.name == name)
             .map_or("not run", |c| c.status.as_str())
     };
-    let validity = judge_run(&result.checks, result.options.strict);
-    let verdict = if result.valid {
-        "valid run".to_string()
-    } else {
-        let why: Vec<String> = validity.reasons.iter().map(|r| r.to_string()).collect();
-        format!(
-            "INVALID run (exit {}): {}",
-            Outcome::InvalidRun.exit_status(),
-            why.join("; ")
-        )
-    };
+    let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
     let _ = writeln!(
         out,
         "\n{verdict} (pinning {}, multiplexing {}, invariance {})",

@@ -1,9 +1,11 @@
 //! The arms tables shared by `gate`, `run` and `report`: every median with
 //! its CV, min, max and repetitions, and the clock it came from.
 
+use crate::exit::Outcome;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, CheckStatus, ExcludedRep};
 use crate::judge::stats::Spread;
+use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::units::{percent, percent_change, sig4};
@@ -130,4 +132,22 @@ pub fn check_lines(checks: &[Check]) -> Vec<String> {
             format!("{mark:<12} {:<22} {}", check.name.to_string(), check.detail)
         })
         .collect()
+}
+
+/// "valid run", or "INVALID run (exit 6): why" from the checks (`what` is
+/// "run" or "study").
+pub fn validity_verdict(what: &str, valid: bool, checks: &[Check], strict: bool) -> String {
+    if valid {
+        return format!("valid {what}");
+    }
+    let why: Vec<String> = judge_run(checks, strict)
+        .reasons
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    format!(
+        "INVALID {what} (exit {}): {}",
+        Outcome::InvalidRun.exit_status(),
+        why.join("; ")
+    )
 }
