@@ -525,22 +525,11 @@ fn the_pairs_schema_bites() {
         ],
     );
     // Missing fields, the flattened comparison's among them.
-    for (parent, field) in [("", "map"), ("/comparisons/0", "probe"), ("/map", "pairs")] {
-        let mut missing = pairs.clone();
-        missing
-            .pointer_mut(parent)
-            .and_then(Value::as_object_mut)
-            .and_then(|object| object.remove(field))
-            .unwrap_or_else(|| panic!("{parent}/{field}: not in the fixture"));
-        let errors = violations("pairs.schema.json", &missing);
-        assert!(
-            errors
-                .iter()
-                .any(|e| e.starts_with(&format!("at {parent}:"))
-                    && e.contains(&format!("\"{field}\""))),
-            "no {field} in {parent:?} passed: {errors:?}"
-        );
-    }
+    assert_required(
+        "pairs.schema.json",
+        &pairs,
+        &[("", "map"), ("/comparisons/0", "probe"), ("/map", "pairs")],
+    );
     // A comparison's repetition excluded on the probe's loaded arm, and a
     // field added later, are fine.
     let mut accepted = pairs;
@@ -611,31 +600,20 @@ fn the_hybrid_schema_bites() {
     );
     // Missing fields: the ceiling (null when unmeasured, never absent), and
     // a hybrid worker sample's items, which other commands' samples lack.
-    for (parent, field) in [
-        ("", "ceiling"),
-        ("", "kind"),
-        ("/work", "items"),
-        ("/options", "every_cpu"),
-        ("/schemes/0", "worker_rows"),
-        ("/class_judgement", "measured"),
-        ("/samples/0/workers/0", "items"),
-        ("/samples/0/workers/0/items", "per_cpu"),
-    ] {
-        let mut missing = hybrid.clone();
-        missing
-            .pointer_mut(parent)
-            .and_then(Value::as_object_mut)
-            .and_then(|object| object.remove(field))
-            .unwrap_or_else(|| panic!("{parent}/{field}: not in the document"));
-        let errors = violations("hybrid.schema.json", &missing);
-        assert!(
-            errors
-                .iter()
-                .any(|e| e.starts_with(&format!("at {parent}:"))
-                    && e.contains(&format!("\"{field}\""))),
-            "no {field} in {parent:?} passed: {errors:?}"
-        );
-    }
+    assert_required(
+        "hybrid.schema.json",
+        &hybrid,
+        &[
+            ("", "ceiling"),
+            ("", "kind"),
+            ("/work", "items"),
+            ("/options", "every_cpu"),
+            ("/schemes/0", "worker_rows"),
+            ("/class_judgement", "measured"),
+            ("/samples/0/workers/0", "items"),
+            ("/samples/0/workers/0/items", "per_cpu"),
+        ],
+    );
     // A null ceiling (a worker CPU without a measured speed) and a field
     // added later are fine; so is a hybrid sample against the shared
     // RepSample, and the same sample without items (as other commands
@@ -652,4 +630,25 @@ fn the_hybrid_schema_bites() {
         .unwrap()
         .remove("items");
     assert!(violations("gate.schema.json#/$defs/RepSample", &sample).is_empty());
+}
+
+/// Each `(parent, field)` removed from `document` on its own must fail
+/// `schema` at `parent`, naming the field.
+fn assert_required(schema: &str, document: &Value, fields: &[(&str, &str)]) {
+    for (parent, field) in fields {
+        let mut missing = document.clone();
+        missing
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .and_then(|object| object.remove(*field))
+            .unwrap_or_else(|| panic!("{parent}/{field}: not in the document"));
+        let errors = violations(schema, &missing);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("at {parent}:"))
+                    && e.contains(&format!("\"{field}\""))),
+            "no {field} in {parent:?} passed: {errors:?}"
+        );
+    }
 }

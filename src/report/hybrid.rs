@@ -5,7 +5,7 @@
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
 use crate::judge::stats::Spread;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::{check_lines, excluded_lines, validity_verdict};
+use crate::report::table::{check_lines, excluded_lines, host_line, validity_verdict};
 use crate::report::units::{bytes, capitalise, count, sig4};
 use crate::saved::HybridResult;
 use std::fmt::Write;
@@ -25,12 +25,8 @@ pub fn render(result: &HybridResult) -> String {
     let _ = writeln!(out, "{}\n", capitalise(&result.sentence));
     let _ = writeln!(
         out,
-        "host {} — {} — {}, {}, SMT {}",
-        result.host,
-        result.model.as_deref().unwrap_or("unknown CPU"),
-        count(result.topology.cpus, "CPU"),
-        count(result.topology.cores, "core"),
-        if result.topology.smt { "on" } else { "off" }
+        "{}",
+        host_line(&result.host, result.model.as_deref(), &result.topology)
     );
     let rounds = result
         .baselines

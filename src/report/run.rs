@@ -6,7 +6,7 @@ use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
 use crate::report::table::{
-    arms_table, check_lines, excluded_lines, headline_table, validity_verdict,
+    arms_table, check_lines, excluded_lines, headline_table, host_line, validity_verdict,
 };
 use crate::report::units::{count, percent, sig4};
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
@@ -36,12 +36,8 @@ pub fn render(result: &RunResult) -> String {
     }
     let _ = writeln!(
         out,
-        "host {} — {} — {}, {}, SMT {}",
-        result.host,
-        result.model.as_deref().unwrap_or("unknown CPU"),
-        count(result.topology.cpus, "CPU"),
-        count(result.topology.cores, "core"),
-        if result.topology.smt { "on" } else { "off" }
+        "{}",
+        host_line(&result.host, result.model.as_deref(), &result.topology)
     );
     let _ = writeln!(
         out,

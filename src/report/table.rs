@@ -8,7 +8,8 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::report::units::{percent, percent_change, sig4};
+use crate::probe::Summary;
+use crate::report::units::{count, percent, percent_change, sig4};
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
@@ -149,5 +150,17 @@ pub fn validity_verdict(what: &str, valid: bool, checks: &[Check], strict: bool)
         "INVALID {what} (exit {}): {}",
         Outcome::InvalidRun.exit_status(),
         why.join("; ")
+    )
+}
+
+/// "host NAME — MODEL — 2 CPUs, 2 cores, SMT off": the line a result's view
+/// names its machine with.
+pub fn host_line(host: &str, model: Option<&str>, summary: &Summary) -> String {
+    format!(
+        "host {host} — {} — {}, {}, SMT {}",
+        model.unwrap_or("unknown CPU"),
+        count(summary.cpus, "CPU"),
+        count(summary.cores, "core"),
+        if summary.smt { "on" } else { "off" }
     )
 }
