@@ -825,19 +825,22 @@ fn hybrid_replayed_from_the_throttled_guest_judges_as_it_did_there() {
         stopped.warnings[0],
         Warning::Incomplete(StopSignal::Interrupt)
     );
-    assert_eq!(stopped.class_judgement.verdict, ClassVerdict::Inconclusive);
+    assert_eq!(
+        stopped.judged.class_judgement.verdict,
+        ClassVerdict::Inconclusive
+    );
 
     let result = replay_until(None);
     assert_eq!(result.samples, saved.samples);
-    assert_eq!(result.baselines, saved.baselines);
-    assert_eq!(result.speed_classes, saved.speed_classes);
-    assert_eq!(result.class_judgement, saved.class_judgement);
-    assert_eq!(result.ceiling, saved.ceiling);
-    assert_eq!(result.schemes, saved.schemes);
+    assert_eq!(result.judged.baselines, saved.judged.baselines);
+    assert_eq!(result.judged.speed_classes, saved.judged.speed_classes);
+    assert_eq!(result.judged.class_judgement, saved.judged.class_judgement);
+    assert_eq!(result.judged.ceiling, saved.judged.ceiling);
+    assert_eq!(result.judged.schemes, saved.judged.schemes);
     assert_eq!(result.sentence, saved.sentence);
-    assert!(result.valid);
+    assert!(result.judged.valid);
     assert_eq!(
-        Outcome::Classes(result.class_judgement.verdict).exit_status(),
+        Outcome::Classes(result.judged.class_judgement.verdict).exit_status(),
         3
     );
 }

@@ -30,8 +30,8 @@ pub fn run(command: &HybridCommand) -> Result<Outcome> {
         || to_json(&result),
         || report::csv::hybrid(&result.samples),
     )?;
-    let judged = if result.valid {
-        Outcome::Classes(result.class_judgement.verdict)
+    let judged = if result.judged.valid {
+        Outcome::Classes(result.judged.class_judgement.verdict)
     } else {
         Outcome::InvalidRun
     };

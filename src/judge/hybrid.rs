@@ -233,18 +233,22 @@ pub struct HybridRules {
 }
 
 /// Everything a `hybrid` study's samples say.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HybridJudgement {
     pub baselines: Vec<BaselineStats>,
-    /// Fastest first.
+    /// The classes the schemes are judged by, fastest first.
     pub speed_classes: Vec<SpeedClass>,
+    /// The measured classes beside the published ones.
     pub class_judgement: ClassJudgement,
+    /// The worker CPUs' speeds added up, in fastest-class CPUs.
     pub ceiling: Option<f64>,
     pub schemes: Vec<SchemeStats>,
     pub checks: Vec<Check>,
     /// The schemes' repetitions left out (each baseline lists its own).
     pub excluded: Vec<ExcludedRep>,
     pub invariance_spread: Option<f64>,
+    /// No pinning, multiplexing or invariance failure (and, with `strict`,
+    /// every baseline and scheme under the CV bar).
     pub valid: bool,
 }
 

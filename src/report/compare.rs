@@ -158,19 +158,20 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
         penalty: None,
         arms: Vec::new(),
         change_vs_one_per_core: None,
-        failed_checks: failed(&hybrid.checks),
+        failed_checks: failed(&hybrid.judged.checks),
         complete: hybrid.complete,
         gated: true,
-        valid: hybrid.valid,
+        valid: hybrid.judged.valid,
         map: None,
         hybrid: Some(HybridSummary {
-            classes: hybrid.class_judgement.verdict,
+            classes: hybrid.judged.class_judgement.verdict,
             speeds: hybrid
+                .judged
                 .speed_classes
                 .iter()
                 .filter_map(|c| Some(format!("{} {:.2}", c.label, c.speed.as_ref()?.value)))
                 .collect(),
-            ceiling: hybrid.ceiling,
+            ceiling: hybrid.judged.ceiling,
             static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
             stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
         }),
@@ -180,6 +181,7 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
 /// A scheme's speedup as a fraction of the ceiling, where measured.
 fn of_ceiling(hybrid: &HybridResult, arm: Arm) -> Option<f64> {
     hybrid
+        .judged
         .schemes
         .iter()
         .find(|s| s.arm == arm)

@@ -29,6 +29,7 @@ pub fn render(result: &HybridResult) -> String {
         host_line(&result.host, result.model.as_deref(), &result.topology)
     );
     let rounds = result
+        .judged
         .baselines
         .iter()
         .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
@@ -54,7 +55,7 @@ pub fn render(result: &HybridResult) -> String {
         count(rounds, "round"),
         count(result.options.warmups, "warm-up"),
     );
-    if !result.valid {
+    if !result.judged.valid {
         let _ = writeln!(
             out,
             "\n*** INVALID STUDY: the numbers below failed their validity checks (see Checks); \
@@ -72,7 +73,7 @@ pub fn render(result: &HybridResult) -> String {
         "\nMeasured classes, fastest first\n{}",
         classes_table(result)
     );
-    let judgement = &result.class_judgement;
+    let judgement = &result.judged.class_judgement;
     let published: Vec<String> = result
         .classes
         .iter()
@@ -98,14 +99,14 @@ pub fn render(result: &HybridResult) -> String {
          baseline\n{}",
         result.work.items,
         count(result.options.workers, "worker"),
-        schemes_table(&result.schemes)
+        schemes_table(&result.judged.schemes)
     );
     let _ = writeln!(
         out,
         "\nIdle and work per class\n{}",
-        class_share_table(&result.schemes)
+        class_share_table(&result.judged.schemes)
     );
-    for scheme in &result.schemes {
+    for scheme in &result.judged.schemes {
         for ratio in &scheme.work_ratios {
             let _ = writeln!(
                 out,
@@ -113,6 +114,7 @@ pub fn render(result: &HybridResult) -> String {
                  ratio is {:.2} ({:+.1} %)",
                 scheme_name(scheme),
                 result
+                    .judged
                     .speed_classes
                     .first()
                     .map_or("fastest", |c| c.label.as_str()),
@@ -123,7 +125,7 @@ pub fn render(result: &HybridResult) -> String {
             );
         }
     }
-    for scheme in &result.schemes {
+    for scheme in &result.judged.schemes {
         let _ = writeln!(
             out,
             "\nWorkers, {} (median [min–max] over rounds)\n{}",
@@ -132,18 +134,23 @@ pub fn render(result: &HybridResult) -> String {
         );
     }
     let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.checks) {
+    for line in check_lines(&result.judged.checks) {
         let _ = writeln!(out, "  {line}");
     }
-    let baseline_excluded = result.baselines.iter().flat_map(|b| {
+    let baseline_excluded = result.judged.baselines.iter().flat_map(|b| {
         excluded_lines(&b.excluded)
             .into_iter()
             .map(move |line| format!("{line} (CPU {})", b.cpu))
     });
-    for line in baseline_excluded.chain(excluded_lines(&result.excluded)) {
+    for line in baseline_excluded.chain(excluded_lines(&result.judged.excluded)) {
         let _ = writeln!(out, "  {line}");
     }
-    let verdict = validity_verdict("study", result.valid, &result.checks, result.options.strict);
+    let verdict = validity_verdict(
+        "study",
+        result.judged.valid,
+        &result.judged.checks,
+        result.options.strict,
+    );
     let _ = writeln!(out, "\n{verdict}");
     out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
     out
@@ -222,7 +229,7 @@ fn baselines_table(result: &HybridResult) -> String {
         "items/ms",
         "× fastest [95 % CI]",
     ]);
-    for b in &result.baselines {
+    for b in &result.judged.baselines {
         let [median, cv, range, reps] = spread_cells(&b.wall_ms);
         table.push_record([
             marked(b.cpu.to_string(), b.quotable),
@@ -248,7 +255,7 @@ fn classes_table(result: &HybridResult) -> String {
         "speed [95 % CI]",
         "slower by",
     ]);
-    for class in &result.speed_classes {
+    for class in &result.judged.speed_classes {
         table.push_record([
             class.label.clone(),
             class.measured_cpus.to_string(),
@@ -269,10 +276,11 @@ fn classes_table(result: &HybridResult) -> String {
 
 /// "1.46 fastest-class CPUs over 2 worker CPUs (1 × 1.00 + 1 × 0.46)".
 fn ceiling_line(result: &HybridResult) -> String {
-    let Some(ceiling) = result.ceiling else {
+    let Some(ceiling) = result.judged.ceiling else {
         return "unknown: a worker CPU has no measured speed".into();
     };
     let terms: Vec<String> = result
+        .judged
         .speed_classes
         .iter()
         .filter_map(|class| {

@@ -7,7 +7,7 @@ use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
-use crate::judge::hybrid::{BaselineStats, ClassJudgement, SchemeStats, SpeedClass};
+use crate::judge::hybrid::HybridJudgement;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
@@ -302,21 +302,10 @@ pub struct HybridResult {
     pub evidence: Evidence,
     pub plan: HybridPlan,
     pub work: HybridWork,
-    pub baselines: Vec<BaselineStats>,
-    /// The classes the schemes are judged by, fastest first.
-    pub speed_classes: Vec<SpeedClass>,
-    /// The measured classes beside the published ones.
-    pub class_judgement: ClassJudgement,
-    /// The worker CPUs' speeds added up, in fastest-class CPUs.
-    pub ceiling: Option<f64>,
-    pub schemes: Vec<SchemeStats>,
-    pub checks: Vec<Check>,
-    /// The schemes' repetitions left out (each baseline lists its own).
-    pub excluded: Vec<ExcludedRep>,
-    pub invariance_spread: Option<f64>,
-    /// No pinning, multiplexing or invariance failure (and, with `strict`,
-    /// every baseline and scheme under the CV bar).
-    pub valid: bool,
+    /// Baselines, classes, the ceiling, the schemes and the checks (their
+    /// fields at the top level of the document).
+    #[serde(flatten)]
+    pub judged: HybridJudgement,
     pub setup: MeasurementSetup,
     pub warnings: Vec<Warning>,
     /// Every repetition, warm-ups included (marked): baselines first in

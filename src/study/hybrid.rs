@@ -11,7 +11,7 @@
 //! pair by round and the host's drift cancels inside each pair.
 
 use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
-use crate::judge::hybrid::{ClassVerdict, HybridJudgement, HybridRules, SchemeStats, judge_hybrid};
+use crate::judge::hybrid::{ClassVerdict, HybridRules, SchemeStats, judge_hybrid};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::hybrid::{
@@ -102,17 +102,6 @@ pub fn hybrid_study<M: Measure>(
     if let Some(signal) = recorded.stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }
-    let HybridJudgement {
-        baselines,
-        speed_classes,
-        class_judgement,
-        ceiling,
-        schemes,
-        checks,
-        excluded,
-        invariance_spread,
-        valid,
-    } = judged;
     Ok(HybridResult {
         schema_version: RESULT_SCHEMA_VERSION,
         kind: DocumentKind::Hybrid,
@@ -120,7 +109,11 @@ pub fn hybrid_study<M: Measure>(
         host: host_name(),
         started_unix,
         complete: recorded.stopped.is_none(),
-        sentence: sentence(&schemes, ceiling, class_judgement.verdict),
+        sentence: sentence(
+            &judged.schemes,
+            judged.ceiling,
+            judged.class_judgement.verdict,
+        ),
         options: HybridOptions {
             workers: plan.worker_cpus.len(),
             every_cpu: options.every_cpu,
@@ -143,15 +136,7 @@ pub fn hybrid_study<M: Measure>(
             item_bytes: setup.bytes_per_worker,
         },
         plan,
-        baselines,
-        speed_classes,
-        class_judgement,
-        ceiling,
-        schemes,
-        checks,
-        excluded,
-        invariance_spread,
-        valid,
+        judged,
         setup,
         warnings,
         samples: recorded.samples,
