@@ -17,7 +17,17 @@ pub struct Cli {
 impl Cli {
     /// Parses the process arguments, with the exit-status table in `--help`.
     pub fn parse_args() -> Result<Cli, clap::Error> {
-        let command = Cli::command().after_help(crate::exit::help_text());
+        let command = Cli::command()
+            .after_help(crate::exit::help_text())
+            // hybrid's repetition is a worker's share of items: its own range and meaning.
+            .mut_subcommand("hybrid", |hybrid| {
+                hybrid.mut_arg("rep_ms", |rep_ms| {
+                    rep_ms.help(
+                        "How long one worker's equal share of 50 items takes, in milliseconds \
+                         (50 to 10000); each item is calibrated to a 50th of it",
+                    )
+                })
+            });
         let mut matches = command.try_get_matches()?;
         Cli::from_arg_matches_mut(&mut matches)
     }
@@ -200,8 +210,8 @@ pub struct QuotableArgs {
 pub struct HybridArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Measuring options; here --rep-ms (50 to 10000) is how long one
-    /// worker's equal share takes, and each item is a 50th of it.
+    /// Measuring options (`--rep-ms` gets hybrid's own help in
+    /// [`Cli::parse_args`]).
     #[command(flatten)]
     pub measure: MeasureArgs,
     #[command(flatten)]
