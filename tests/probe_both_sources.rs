@@ -152,3 +152,45 @@ fn a_saved_snapshot_reads_back_as_the_live_machine() {
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
 }
+
+#[test]
+fn hybrid_plans_one_worker_per_core_and_a_baseline_per_class() {
+    // Alder Lake: 6 P-cores of two threads (CPUs 0-11), 4 E-cores (12-15).
+    let alder = probe_pair("alderlake-i5-12600K", "alder-lake-i5-12600K");
+    let by_class = plan::hybrid::hybrid_plan(&alder, None, false).unwrap();
+    assert_eq!(
+        by_class.worker_cpus,
+        [0, 2, 4, 6, 8, 10, 12, 13, 14, 15],
+        "the first thread of every core, P-cores first"
+    );
+    assert_eq!(by_class.baseline_cpus, [0, 12]);
+    let every = plan::hybrid::hybrid_plan(&alder, Some(8), true).unwrap();
+    assert_eq!(every.worker_cpus, [0, 2, 4, 6, 8, 10, 12, 13]);
+    assert_eq!(every.baseline_cpus, every.worker_cpus);
+    let error = plan::hybrid::hybrid_plan(&alder, Some(11), false).unwrap_err();
+    assert!(
+        error.to_string().contains("only 10 allowed cores"),
+        "{error}"
+    );
+
+    // Three classes (P, E, LP-E): one baseline each, fastest class first.
+    let ultra = probe_pair("core-ultra-7-356H", "core-ultra-7-356h");
+    let plan = plan::hybrid::hybrid_plan(&ultra, None, false).unwrap();
+    let classes: Vec<String> = plan
+        .baseline_cpus
+        .iter()
+        .map(|cpu| {
+            ultra
+                .cpus
+                .iter()
+                .find(|c| c.cpu == *cpu)
+                .unwrap()
+                .class
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        ["performance", "efficiency", "low-power efficiency"]
+    );
+}
