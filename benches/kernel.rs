@@ -1,14 +1,17 @@
-//! The measurement's own costs: the kernel's throughput on one core, and what
+//! The measurement's own costs: the kernel's throughput on one core, what
 //! a worker's counter group costs per repetition (enable, disable, one group
-//! read), to report as a share of a repetition.
+//! read), to report as a share of a repetition, and what `hybrid` pays to
+//! hand out one item (next to an item's millisecond of work).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use placement_study::measure::counters::{WorkerCounters, probe_hardware};
+use placement_study::measure::items::ItemPool;
 use placement_study::measure::kernel::{InputBuffer, StopFlag};
 use placement_study::measure::kernel_by_name;
+use placement_study::plan::hybrid::{Scheme, SharedWork};
 
 /// Per worker, as the engine runs it: 16 KiB stays in L1d.
 const BUFFER_BYTES: usize = 16 * 1024;
@@ -58,12 +61,33 @@ fn counter_overhead(c: &mut Criterion) {
     );
 }
 
+/// Draining a pool of 1000 items on one worker: under stealing, the last
+/// half is stolen from the other worker's range a piece at a time.
+fn item_hand_out(c: &mut Criterion) {
+    const ITEMS: u64 = 1000;
+    let mut group = c.benchmark_group("hybrid items");
+    group.throughput(Throughput::Elements(ITEMS));
+    for scheme in [Scheme::StaticShares, Scheme::WorkStealing] {
+        let work = SharedWork {
+            items: ITEMS,
+            scheme,
+        };
+        group.bench_function(format!("take, {}, 2 ranges", scheme.as_str()), |b| {
+            b.iter(|| {
+                let pool = ItemPool::new(&work, 2);
+                std::iter::from_fn(|| pool.take(0)).count()
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
-    targets = kernel_throughput, counter_overhead
+    targets = kernel_throughput, counter_overhead, item_hand_out
 }
 criterion_main!(benches);
