@@ -251,7 +251,7 @@ fn classes_table(result: &HybridResult) -> String {
         "class",
         "measured on",
         "worker CPUs",
-        "wall ms",
+        "wall ms [min–max]",
         "speed [95 % CI]",
         "slower by",
     ]);
@@ -260,10 +260,9 @@ fn classes_table(result: &HybridResult) -> String {
             class.label.clone(),
             class.measured_cpus.to_string(),
             class.cpus.to_string(),
-            class
-                .wall_ms
-                .as_ref()
-                .map_or(DASH.into(), |w| sig4(w.median)),
+            class.wall_ms.as_ref().map_or(DASH.into(), |w| {
+                format!("{} [{}–{}]", sig4(w.median), sig4(w.min), sig4(w.max))
+            }),
             ratio(&class.speed),
             class
                 .slowdown
