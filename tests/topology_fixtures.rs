@@ -787,3 +787,28 @@ fn a_cpu_lacking_its_neighbours_list_file_falls_back_to_the_mask() {
     assert_eq!(t.cpus[6].siblings, set([2, 6]));
     assert_eq!(t.summary.cores, 4);
 }
+
+#[test]
+fn a_hybrids_core_pmus_name_their_types_and_cpus() {
+    let t = probe_fixture("alderlake-i5-12600K");
+    let pmus: Vec<(&str, u32, String)> = t
+        .environment
+        .core_pmus
+        .iter()
+        .map(|p| (p.name.as_str(), p.pmu_type, p.cpus.to_string()))
+        .collect();
+    assert_eq!(
+        pmus,
+        [
+            ("cpu_atom", 10, "12-15".to_string()),
+            ("cpu_core", 4, "0-11".to_string())
+        ]
+    );
+    // One PMU for every core names no CPUs.
+    assert!(
+        probe_fixture("kvm-guest-2cpu")
+            .environment
+            .core_pmus
+            .is_empty()
+    );
+}

@@ -25,6 +25,7 @@ use std::io;
 use anyhow::{Context, bail};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group, GroupData};
+use perf_event_open_sys::bindings::perf_event_attr;
 
 use super::clock::{TICK_CLOCK, duration_nanos};
 use super::model::{
@@ -109,7 +110,7 @@ impl HardwareProbe {
 pub fn probe_hardware() -> HardwareProbe {
     let solo: Vec<(HardwareEvent, io::Result<Counter>)> = HardwareEvent::ALL
         .iter()
-        .map(|&event| (event, hardware_builder(event).build()))
+        .map(|&event| (event, hardware_builder(event, None).build()))
         .collect();
     let mut statuses: Vec<EventStatus> = solo
         .iter()
@@ -130,7 +131,7 @@ pub fn probe_hardware() -> HardwareProbe {
     // layout, so the loop ends.
     let events = loop {
         let events = HardwareEvents::of(&statuses, layout);
-        let failure = match WorkerCounters::try_open(Some(events)) {
+        let failure = match WorkerCounters::try_open(Some(events), None) {
             Ok(_) => break events,
             Err(failure) => failure,
         };
@@ -245,19 +246,44 @@ fn paranoid_advice(level: u8) -> String {
     )
 }
 
+/// Where the upper half of a generic hardware or cache event's config names
+/// its PMU (the kernel's `PERF_PMU_TYPE_SHIFT`).
+const PMU_TYPE_SHIFT: u32 = 32;
+
+/// A generic event on one named core PMU. On a machine with a PMU per kind
+/// of core (Intel hybrids' `cpu_core` and `cpu_atom`, Arm big.LITTLE), a
+/// generic event that names no PMU lands on one of them and counts only
+/// while its thread runs on that PMU's CPUs: a worker pinned to an
+/// efficiency core would read as multiplexed with nothing counted. Naming
+/// the PMU of the worker's CPU makes it count there.
+struct OnPmu<E> {
+    event: E,
+    pmu_type: Option<u32>,
+}
+
+impl<E: Event> Event for OnPmu<E> {
+    fn update_attrs(self, attr: &mut perf_event_attr) {
+        self.event.update_attrs(attr);
+        if let Some(pmu_type) = self.pmu_type {
+            attr.config |= u64::from(pmu_type) << PMU_TYPE_SHIFT;
+        }
+    }
+}
+
 /// Hardware events count user space only: the kernel is the same for every
-/// arm, and user-space counting needs the least privilege.
-fn hardware_builder(event: HardwareEvent) -> Builder<'static> {
-    fn user_only<E: Event>(event: E) -> Builder<'static> {
-        let mut builder = Builder::new(event);
+/// arm, and user-space counting needs the least privilege. `pmu_type` names
+/// the core PMU to count on, where the machine has several.
+fn hardware_builder(event: HardwareEvent, pmu_type: Option<u32>) -> Builder<'static> {
+    fn user_only<E: Event>(event: E, pmu_type: Option<u32>) -> Builder<'static> {
+        let mut builder = Builder::new(OnPmu { event, pmu_type });
         builder.exclude_kernel(true).exclude_hv(true);
         builder
     }
     match event {
-        HardwareEvent::Cycles => user_only(Hardware::CPU_CYCLES),
-        HardwareEvent::Instructions => user_only(Hardware::INSTRUCTIONS),
-        HardwareEvent::RefCycles => user_only(Hardware::REF_CPU_CYCLES),
-        HardwareEvent::L1iReadMisses => user_only(L1I_READ_MISS),
+        HardwareEvent::Cycles => user_only(Hardware::CPU_CYCLES, pmu_type),
+        HardwareEvent::Instructions => user_only(Hardware::INSTRUCTIONS, pmu_type),
+        HardwareEvent::RefCycles => user_only(Hardware::REF_CPU_CYCLES, pmu_type),
+        HardwareEvent::L1iReadMisses => user_only(L1I_READ_MISS, pmu_type),
     }
 }
 
@@ -337,13 +363,26 @@ impl WorkerCounters {
     /// Opens the group, disabled, on the calling thread. `hardware` is what
     /// [`probe_hardware`] found, or `None` for software events only.
     pub fn open(hardware: Option<HardwareEvents>) -> anyhow::Result<WorkerCounters> {
-        WorkerCounters::try_open(hardware).map_err(|failure| anyhow::anyhow!(failure.explain()))
+        WorkerCounters::open_on(hardware, None)
     }
 
-    fn try_open(hardware: Option<HardwareEvents>) -> Result<WorkerCounters, OpenFailure> {
+    /// Like [`WorkerCounters::open`], the hardware events on the core PMU
+    /// of type `pmu_type` (see [`OnPmu`]) where one is named.
+    pub fn open_on(
+        hardware: Option<HardwareEvents>,
+        pmu_type: Option<u32>,
+    ) -> anyhow::Result<WorkerCounters> {
+        WorkerCounters::try_open(hardware, pmu_type)
+            .map_err(|failure| anyhow::anyhow!(failure.explain()))
+    }
+
+    fn try_open(
+        hardware: Option<HardwareEvents>,
+        pmu_type: Option<u32>,
+    ) -> Result<WorkerCounters, OpenFailure> {
         let mut group = Group::new().map_err(OpenFailure::at(Member::Leader))?;
         let hardware = match hardware {
-            Some(events) => Some(open_hardware(&mut group, events)?),
+            Some(events) => Some(open_hardware(&mut group, events, pmu_type)?),
             None => None,
         };
         let mut add_software = |(event, name): (Software, &'static str)| {
@@ -450,6 +489,7 @@ impl WorkerCounters {
 fn open_hardware(
     group: &mut Group,
     events: HardwareEvents,
+    pmu_type: Option<u32>,
 ) -> Result<HardwareMembers, OpenFailure> {
     let mut own = match events.layout {
         GroupLayout::OneGroup => None,
@@ -457,14 +497,14 @@ fn open_hardware(
     };
     let target = own.as_mut().unwrap_or(group);
     let cycles = target
-        .add(&hardware_builder(HardwareEvent::Cycles))
+        .add(&hardware_builder(HardwareEvent::Cycles, pmu_type))
         .map_err(OpenFailure::at(Member::Hardware(HardwareEvent::Cycles)))?;
     let mut optional = |event: HardwareEvent| -> Result<Option<Counter>, OpenFailure> {
         if !events.counts(event) {
             return Ok(None);
         }
         target
-            .add(&hardware_builder(event))
+            .add(&hardware_builder(event, pmu_type))
             .map(Some)
             .map_err(OpenFailure::at(Member::Hardware(event)))
     };
@@ -565,6 +605,32 @@ mod tests {
         let asleep = clock.stop()?;
         assert!(asleep < 2_000_000, "sleeping used {asleep} ns of CPU");
         Ok(())
+    }
+
+    #[test]
+    fn a_named_core_pmu_goes_in_the_configs_upper_half() {
+        let instructions = hardware_builder(HardwareEvent::Instructions, Some(10));
+        let attrs = instructions.attrs();
+        assert_eq!(
+            attrs.type_,
+            perf_event_open_sys::bindings::PERF_TYPE_HARDWARE
+        );
+        assert_eq!(
+            attrs.config,
+            (10 << 32) | u64::from(perf_event_open_sys::bindings::PERF_COUNT_HW_INSTRUCTIONS)
+        );
+        let misses = hardware_builder(HardwareEvent::L1iReadMisses, Some(4));
+        assert_eq!(misses.attrs().config >> 32, 4);
+        assert_eq!(
+            misses.attrs().type_,
+            perf_event_open_sys::bindings::PERF_TYPE_HW_CACHE
+        );
+        // No PMU named: the generic event, as on a machine with one PMU.
+        let cycles = hardware_builder(HardwareEvent::Cycles, None);
+        assert_eq!(
+            cycles.attrs().config,
+            u64::from(perf_event_open_sys::bindings::PERF_COUNT_HW_CPU_CYCLES)
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ use super::stop::{stop_flag, stop_requested};
 use crate::affinity::{current_cpu, pin_current_thread};
 use crate::plan::Placement;
 use crate::plan::hybrid::SharedWork;
+use crate::probe::CorePmu;
 
 /// What every worker does in every repetition: `passes` passes of `kernel`
 /// over its own `buffer_bytes` buffer. The same for every worker, arm and
@@ -66,6 +67,9 @@ pub struct Engine {
     /// group open keeps those keys on, so repetitions never toggle them. (In
     /// QEMU TCG guests the toggling also stalled whole guests now and then.)
     _static_keys_held: Mutex<WorkerCounters>,
+    /// The machine's core PMUs, where it has one per kind of core: a pinned
+    /// worker's hardware events name its CPU's (see [`core_pmu_type`]).
+    core_pmus: Vec<CorePmu>,
 }
 
 impl Engine {
@@ -101,7 +105,16 @@ impl Engine {
             hardware: probed.counters,
             hardware_events: probed.events,
             _static_keys_held: static_keys_held,
+            core_pmus: Vec::new(),
         })
+    }
+
+    /// The machine's core PMUs ([`Environment::core_pmus`]); with two or
+    /// more, each pinned worker counts on its own CPU's.
+    ///
+    /// [`Environment::core_pmus`]: crate::probe::Environment::core_pmus
+    pub fn with_core_pmus(self, core_pmus: Vec<CorePmu>) -> Engine {
+        Engine { core_pmus, ..self }
     }
 
     pub fn workload(&self) -> &Workload {
@@ -376,7 +389,8 @@ impl Engine {
             pin_current_thread(cpu)?;
         }
         let input = InputBuffer::new(self.workload.buffer_bytes);
-        let counters = WorkerCounters::open(self.hardware_events)?;
+        let pmu_type = cpu.and_then(|cpu| core_pmu_type(&self.core_pmus, cpu));
+        let counters = WorkerCounters::open_on(self.hardware_events, pmu_type)?;
         Ok((input, counters))
     }
 }
@@ -440,6 +454,20 @@ impl StartGate {
 /// Shortest single-thread run [`calibrate_passes`] times.
 const CALIBRATION_RUN: Duration = Duration::from_millis(5);
 
+/// The type of the core PMU that counts on `cpu`, where the machine has a
+/// PMU per kind of core; `None` on a machine with one (its generic events
+/// count everywhere) or for a CPU none of them names. An unpinned worker
+/// gets no PMU named: its hardware events count only while it runs on one
+/// kind of core, and its group reads as multiplexed when it ran elsewhere.
+pub fn core_pmu_type(pmus: &[CorePmu], cpu: u32) -> Option<u32> {
+    if pmus.len() < 2 {
+        return None;
+    }
+    pmus.iter()
+        .find(|pmu| pmu.cpus.contains(cpu))
+        .map(|pmu| pmu.pmu_type)
+}
+
 /// A measured worker's sample: its CPU read now that the work is done, its
 /// counters read once; the fields only the caller knows left at zero.
 fn finished(
@@ -499,6 +527,21 @@ pub fn calibrate_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_worker_counts_on_its_cpus_core_pmu_where_there_are_several() {
+        let pmu = |name: &str, pmu_type: u32, cpus: &[u32]| CorePmu {
+            name: name.into(),
+            pmu_type,
+            cpus: cpus.iter().copied().collect(),
+        };
+        let hybrid = [pmu("cpu_atom", 10, &[12, 13]), pmu("cpu_core", 4, &[0, 1])];
+        assert_eq!(core_pmu_type(&hybrid, 13), Some(10));
+        assert_eq!(core_pmu_type(&hybrid, 0), Some(4));
+        assert_eq!(core_pmu_type(&hybrid, 7), None);
+        // One PMU for every core: generic events already count everywhere.
+        assert_eq!(core_pmu_type(&hybrid[..1], 13), None);
+    }
 
     #[test]
     fn gate_lets_late_workers_through_once_released() {

@@ -84,7 +84,8 @@ impl EngineSession {
             buffer_bytes: BUFFER_BYTES,
             passes,
         };
-        let engine = Engine::new(workload, options.hardware_counters)?;
+        let engine = Engine::new(workload, options.hardware_counters)?
+            .with_core_pmus(topology.environment.core_pmus.clone());
         let cpuid_tsc = topology.cpuid.as_ref().and_then(|c| {
             let source = c.tsc_hz_source.clone().unwrap_or_else(|| "cpuid".into());
             Some((c.tsc_hz? as f64, source))

@@ -5,7 +5,7 @@
 //! a file that is present but garbled is an error naming it.
 
 use crate::cpuset::{CpuSet, parse_list};
-use crate::probe::model::Environment;
+use crate::probe::model::{CorePmu, Environment};
 use crate::probe::sysfs::{CPU_DIR, ReadLimit, SetForm, SysfsRoot};
 use anyhow::{Context, Result, anyhow, bail};
 use procfs::FromBufRead;
@@ -38,6 +38,7 @@ pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment
         perf_event_paranoid: root
             .read_parsed("proc/sys/kernel/perf_event_paranoid", "an integer like 2")?,
         hardware_pmu: !pmu_devices.is_empty(),
+        core_pmus: core_pmus(root, &pmu_devices)?,
         pmu_devices,
         isolated: read_list(root, &format!("{CPU_DIR}/isolated"))?,
         nohz_full: read_list(root, &format!("{CPU_DIR}/nohz_full"))?,
@@ -190,6 +191,26 @@ fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
         })
         .cloned()
         .collect())
+}
+
+/// The CPU PMUs among `names` that say which CPUs they count on: those
+/// with both a `type` and a `cpus` file (a homogeneous machine's one `cpu`
+/// PMU has no `cpus`).
+fn core_pmus(root: &SysfsRoot, names: &[String]) -> Result<Vec<CorePmu>> {
+    let mut pmus = Vec::new();
+    for name in names {
+        let dir = format!("{PMU_DIR}/{name}");
+        let pmu_type = root.read_parsed(&format!("{dir}/type"), "a PMU type number")?;
+        let cpus = root.read_cpuset(&[(&format!("{dir}/cpus"), SetForm::List)])?;
+        if let (Some(pmu_type), Some(cpus)) = (pmu_type, cpus) {
+            pmus.push(CorePmu {
+                name: name.clone(),
+                pmu_type,
+                cpus,
+            });
+        }
+    }
+    Ok(pmus)
 }
 
 /// A `0`/`1` file.

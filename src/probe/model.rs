@@ -161,6 +161,12 @@ pub struct Environment {
     /// with the names found, e.g. ["cpu"] or ["cpu_atom","cpu_core"].
     pub pmu_devices: Vec<String>,
     pub hardware_pmu: bool,
+    /// The core PMUs that name their CPUs (`type` and `cpus` files): one
+    /// per kind of core on hybrids (`cpu_core`, `cpu_atom`; Arm's
+    /// `armv8_pmuv3_0`, `_1`), where a generic hardware event counts only
+    /// on the CPUs of one of them unless it names its PMU.
+    #[serde(default)]
+    pub core_pmus: Vec<CorePmu>,
     pub isolated: CpuSet,
     pub nohz_full: CpuSet,
     /// CPUs this process may run on (live system only).
@@ -181,6 +187,16 @@ pub struct Environment {
 
 /// The device tree `compatible` of QEMU's `-M virt` board.
 const QEMU_VIRT_BOARD: &str = "linux,dummy-virt";
+
+/// A core PMU and the CPUs it counts on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CorePmu {
+    pub name: String,
+    /// Its `type`: what `perf_event_attr.type` (or, for a generic hardware
+    /// event, the config's upper 32 bits) names it by.
+    pub pmu_type: u32,
+    pub cpus: CpuSet,
+}
 
 impl Environment {
     /// A virtual board the device tree names: "QEMU's virt machine" for
