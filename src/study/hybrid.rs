@@ -23,6 +23,7 @@ use crate::saved::{
     DocumentKind, Evidence, HybridOptions, HybridResult, HybridWork, RESULT_SCHEMA_VERSION,
 };
 use anyhow::Result;
+use std::time::Instant;
 
 /// What `hybrid` was asked for, checked.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,13 +69,22 @@ pub fn hybrid_study<M: Measure>(
 
     let mut recorded = Recorded::default();
     let total = setup.warmups + options.reps;
+    let began = Instant::now();
     for index in 0..total {
         let warmup = index < setup.warmups;
+        // Rounds take alike, so the first ones tell how long the rest take.
+        let eta = match index {
+            0 => String::new(),
+            done => format!(
+                ", about {:.0} s left",
+                began.elapsed().as_secs_f64() / done as f64 * (total - done) as f64
+            ),
+        };
         progress.update(&if warmup {
-            format!("hybrid: warm-up round {}/{}", index + 1, setup.warmups)
+            format!("hybrid: warm-up round {}/{}{eta}", index + 1, setup.warmups)
         } else {
             format!(
-                "hybrid: round {}/{} ({} baselines, 4 schemes)",
+                "hybrid: round {}/{} ({} baselines, 4 schemes){eta}",
                 index + 1 - setup.warmups,
                 options.reps,
                 plan.baseline_cpus.len()
