@@ -399,7 +399,7 @@ fn wall_ms(rep: &RepSample) -> f64 {
 
 /// The measured, not excluded repetitions of `arm` (and, for baselines,
 /// of `cpu`), by round.
-pub fn rounds<'a>(
+fn rounds<'a>(
     samples: &'a [RepSample],
     arm: Arm,
     cpu: Option<u32>,
@@ -436,7 +436,7 @@ fn items_of(w: &WorkerSample) -> u64 {
 }
 
 /// Every baseline CPU's statistics; `excluded` holds each CPU's exclusions.
-pub fn baseline_stats(
+fn baseline_stats(
     samples: &[RepSample],
     plan: &HybridPlan,
     class_of: impl Fn(u32) -> CoreKind,
@@ -493,7 +493,7 @@ fn median_of(times: &BTreeMap<usize, f64>) -> f64 {
 /// time, a CPU joins the current group unless it is slower than the
 /// group's fastest CPU beyond the noise (the paired interval above 1) and
 /// by at least [`CLASS_GAP`]. Without an interval the gap alone decides.
-pub fn measured_groups(samples: &[RepSample], baselines: &[BaselineStats]) -> Vec<CpuSet> {
+fn measured_groups(samples: &[RepSample], baselines: &[BaselineStats]) -> Vec<CpuSet> {
     let mut ordered: Vec<(u32, BTreeMap<usize, f64>)> = baselines
         .iter()
         .map(|b| {
@@ -524,7 +524,7 @@ pub fn measured_groups(samples: &[RepSample], baselines: &[BaselineStats]) -> Ve
 
 /// The measured groups against the published classes (both restricted to
 /// the baseline CPUs).
-pub fn judge_classes(
+fn judge_classes(
     baselines: &[BaselineStats],
     measured: Vec<CpuSet>,
     published_order: &[CoreKind],
@@ -607,7 +607,7 @@ pub fn judge_classes(
 /// The speed classes the schemes are judged by (see [`SpeedClass`]):
 /// `groups` of baseline CPUs, fastest first, each also speaking for the
 /// worker CPUs of its published classes that had no baseline.
-pub fn speed_classes(
+fn speed_classes(
     samples: &[RepSample],
     baselines: &[BaselineStats],
     groups: &[CpuSet],
@@ -662,7 +662,7 @@ pub fn speed_classes(
 
 /// A group of baseline CPUs' wall time by round: per round, the mean of
 /// its CPUs' baselines (rounds where one of them was excluded are left out).
-pub fn group_times(
+fn group_times(
     samples: &[RepSample],
     baselines: &[BaselineStats],
     group: &CpuSet,
@@ -692,7 +692,7 @@ fn mean_by_round(maps: &[BTreeMap<usize, f64>]) -> BTreeMap<usize, f64> {
 
 /// The ceiling: the worker CPUs' speeds added up, in fastest-class CPUs.
 /// `None` when a worker CPU has no measured speed.
-pub fn ceiling(classes: &[SpeedClass], worker_cpus: &[u32]) -> Option<f64> {
+fn ceiling(classes: &[SpeedClass], worker_cpus: &[u32]) -> Option<f64> {
     worker_cpus
         .iter()
         .map(|cpu| {
@@ -706,7 +706,7 @@ pub fn ceiling(classes: &[SpeedClass], worker_cpus: &[u32]) -> Option<f64> {
 
 /// One scheme's statistics over its measured rounds. `fastest` is the
 /// fastest class's baseline time by round.
-pub fn scheme_stats(
+fn scheme_stats(
     samples: &[RepSample],
     arm: Arm,
     excluded: &[ExcludedRep],
