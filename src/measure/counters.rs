@@ -367,7 +367,8 @@ impl WorkerCounters {
     }
 
     /// Like [`WorkerCounters::open`], the hardware events on the core PMU
-    /// of type `pmu_type` (see [`OnPmu`]) where one is named.
+    /// of type `pmu_type` where one is named: on a machine with a PMU per
+    /// kind of core, the PMU of the CPU the worker is pinned to.
     pub fn open_on(
         hardware: Option<HardwareEvents>,
         pmu_type: Option<u32>,
