@@ -14,7 +14,7 @@
 //! paired by round, and the host's drift cancels inside each pair.
 
 use crate::cpuset::CpuSet;
-use crate::judge::checks::{self, Check, CheckName, ExcludedRep, excluded_reps};
+use crate::judge::checks::{self, Check, CheckName, CheckStatus, ExcludedRep, excluded_reps};
 use crate::judge::stats::{Spread, median, penalty_centre, penalty_ci95, spread};
 use crate::judge::validity::judge_run;
 use crate::measure::{MeasurementSetup, RepSample, WorkerSample};
@@ -269,28 +269,19 @@ pub fn judge_hybrid(
             .map_or(CoreKind::Uniform, |c| c.name.clone())
     };
     // Every baseline CPU's repetitions share the arm and the round number,
-    // so each CPU's exclusions are kept apart.
-    let baseline_excluded: BTreeMap<u32, Vec<ExcludedRep>> = plan
-        .baseline_cpus
-        .iter()
-        .map(|&cpu| {
-            let own: Vec<RepSample> = samples
-                .iter()
-                .filter(|r| {
-                    r.arm == Arm::Baseline
-                        && r.workers.first().and_then(|w| w.pinned_cpu) == Some(cpu)
-                })
-                .cloned()
-                .collect();
-            (cpu, excluded_reps(&own))
-        })
-        .collect();
-    let scheme_samples: Vec<RepSample> = samples
-        .iter()
-        .filter(|r| r.arm != Arm::Baseline)
-        .cloned()
-        .collect();
-    let excluded = excluded_reps(&scheme_samples);
+    // so each CPU's exclusions are kept apart from the schemes'.
+    let mut baseline_excluded: BTreeMap<u32, Vec<ExcludedRep>> = BTreeMap::new();
+    let mut excluded = Vec::new();
+    for rep in samples {
+        for exclusion in excluded_reps(std::slice::from_ref(rep)) {
+            match rep.workers.first().and_then(|w| w.pinned_cpu) {
+                Some(cpu) if rep.arm == Arm::Baseline => {
+                    baseline_excluded.entry(cpu).or_default().push(exclusion)
+                }
+                _ => excluded.push(exclusion),
+            }
+        }
+    }
 
     let baselines = baseline_stats(samples, plan, class_of, &baseline_excluded, rules.cv_bar);
     let groups = measured_groups(samples, &baselines);
@@ -307,19 +298,9 @@ pub fn judge_hybrid(
         .first()
         .map(|group| group_times(samples, &baselines, group))
         .unwrap_or_default();
-    let schemes: Vec<SchemeStats> = SCHEME_ARMS
+    let mut schemes: Vec<SchemeStats> = SCHEME_ARMS
         .iter()
-        .filter_map(|&arm| {
-            scheme_stats(
-                samples,
-                arm,
-                &excluded,
-                &speed_classes,
-                &fastest,
-                ceiling,
-                rules.cv_bar,
-            )
-        })
+        .filter_map(|&arm| scheme_stats(samples, arm, &excluded, &speed_classes, &fastest, ceiling))
         .collect();
 
     let mut all_checks = vec![checks::pinning(samples), checks::multiplexing(samples)];
@@ -331,14 +312,16 @@ pub fn judge_hybrid(
     );
     all_checks.push(invariance);
     all_checks.push(baselines_cv_check(&baselines, rules.cv_bar));
-    for scheme in &schemes {
-        all_checks.push(match &scheme.wall_ms {
+    for scheme in &mut schemes {
+        let check = match &scheme.wall_ms {
             Some(wall) => checks::cv_bar(scheme.arm, wall, rules.cv_bar),
             None => Check::unavailable(
                 CheckName::CvBar(scheme.arm),
                 "fewer than 2 measured repetitions",
             ),
-        });
+        };
+        scheme.quotable = check.status == CheckStatus::Passed;
+        all_checks.push(check);
     }
     let valid = judge_run(&all_checks, rules.strict).is_valid();
     HybridJudgement {
@@ -392,6 +375,18 @@ fn baselines_cv_check(baselines: &[BaselineStats], bar: f64) -> Check {
     }
 }
 
+impl SchemeStats {
+    /// "static, pinned", "stealing, unpinned": how tables and sentences
+    /// name it.
+    pub fn name(&self) -> String {
+        format!(
+            "{}, {}",
+            self.scheme.as_str(),
+            if self.pinned { "pinned" } else { "unpinned" }
+        )
+    }
+}
+
 /// A repetition's wall time in milliseconds.
 fn wall_ms(rep: &RepSample) -> f64 {
     rep.wall_ns as f64 / 1e6
@@ -419,6 +414,15 @@ fn times(rounds: &BTreeMap<usize, &RepSample>) -> BTreeMap<usize, f64> {
         .iter()
         .map(|(round, rep)| (*round, wall_ms(rep)))
         .collect()
+}
+
+/// One baseline CPU's wall time by round, its `excluded` rounds left out.
+fn baseline_times(
+    samples: &[RepSample],
+    cpu: u32,
+    excluded: &[ExcludedRep],
+) -> BTreeMap<usize, f64> {
+    times(&rounds(samples, Arm::Baseline, Some(cpu), excluded))
 }
 
 /// The CPU a worker belongs to in one repetition: where it was pinned, or
@@ -496,10 +500,7 @@ fn median_of(times: &BTreeMap<usize, f64>) -> f64 {
 fn measured_groups(samples: &[RepSample], baselines: &[BaselineStats]) -> Vec<CpuSet> {
     let mut ordered: Vec<(u32, BTreeMap<usize, f64>)> = baselines
         .iter()
-        .map(|b| {
-            let reps = rounds(samples, Arm::Baseline, Some(b.cpu), &b.excluded);
-            (b.cpu, times(&reps))
-        })
+        .map(|b| (b.cpu, baseline_times(samples, b.cpu, &b.excluded)))
         .filter(|(_, t)| !t.is_empty())
         .collect();
     ordered.sort_by(|a, b| median_of(&a.1).total_cmp(&median_of(&b.1)));
@@ -670,7 +671,7 @@ fn group_times(
     let per_cpu: Vec<BTreeMap<usize, f64>> = baselines
         .iter()
         .filter(|b| group.contains(b.cpu))
-        .map(|b| times(&rounds(samples, Arm::Baseline, Some(b.cpu), &b.excluded)))
+        .map(|b| baseline_times(samples, b.cpu, &b.excluded))
         .collect();
     mean_by_round(&per_cpu)
 }
@@ -695,13 +696,13 @@ fn mean_by_round(maps: &[BTreeMap<usize, f64>]) -> BTreeMap<usize, f64> {
 fn ceiling(classes: &[SpeedClass], worker_cpus: &[u32]) -> Option<f64> {
     worker_cpus
         .iter()
-        .map(|cpu| {
-            classes
-                .iter()
-                .find(|c| c.cpus.contains(*cpu))
-                .and_then(|c| c.speed.as_ref().map(|s| s.value))
-        })
+        .map(|cpu| Some(speed_class_of(classes, *cpu)?.speed.as_ref()?.value))
         .sum()
+}
+
+/// The speed class that speaks for `cpu`.
+fn speed_class_of(classes: &[SpeedClass], cpu: u32) -> Option<&SpeedClass> {
+    classes.iter().find(|c| c.cpus.contains(cpu))
 }
 
 /// One scheme's statistics over its measured rounds. `fastest` is the
@@ -713,21 +714,12 @@ fn scheme_stats(
     classes: &[SpeedClass],
     fastest: &BTreeMap<usize, f64>,
     ceiling: Option<f64>,
-    cv_bar: f64,
 ) -> Option<SchemeStats> {
     let scheme = arm.scheme()?;
     let reps = rounds(samples, arm, None, excluded);
     let workers = reps.values().map(|r| r.workers.len()).max().unwrap_or(0);
-    let pinned = reps
-        .values()
-        .flat_map(|r| &r.workers)
-        .all(|w| w.pinned_cpu.is_some());
-    let class_of_cpu = |cpu: u32| {
-        classes
-            .iter()
-            .find(|c| c.cpus.contains(cpu))
-            .map(|c| c.label.clone())
-    };
+    let pinned = arm.pinned();
+    let class_of_cpu = |cpu: u32| speed_class_of(classes, cpu).map(|c| c.label.clone());
     let wall: BTreeMap<usize, f64> = times(&reps);
     let speedup = Ratio::paired(fastest, &wall);
     let idle_of = |rep: &RepSample, members: &dyn Fn(&WorkerSample) -> bool| -> Option<f64> {
@@ -803,8 +795,8 @@ fn scheme_stats(
         scheme,
         pinned,
         workers,
-        quotable: spread(&wall.values().copied().collect::<Vec<f64>>())
-            .is_some_and(|s| s.cv <= cv_bar),
+        // Set from the scheme's CV-bar check.
+        quotable: false,
         wall_ms: spread(&wall.values().copied().collect::<Vec<f64>>()),
         speedup,
         of_ceiling,

@@ -59,6 +59,15 @@ impl Arm {
         }
     }
 
+    /// Whether the arm pins its workers (every arm but the ones that leave
+    /// them to the scheduler).
+    pub fn pinned(self) -> bool {
+        !matches!(
+            self,
+            Arm::Unpinned | Arm::StaticUnpinned | Arm::StealingUnpinned
+        )
+    }
+
     /// The scheme a `hybrid` arm divides its work by; `None` for the arms
     /// that give every worker the same fixed work.
     pub fn scheme(self) -> Option<Scheme> {

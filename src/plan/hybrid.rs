@@ -161,11 +161,10 @@ pub fn hybrid_plan(
         .iter()
         .map(|&arm| Placement {
             arm,
-            cpus: match arm {
-                Arm::StaticPinned | Arm::StealingPinned => {
-                    worker_cpus.iter().map(|c| Some(*c)).collect()
-                }
-                _ => vec![None; worker_cpus.len()],
+            cpus: if arm.pinned() {
+                worker_cpus.iter().map(|c| Some(*c)).collect()
+            } else {
+                vec![None; worker_cpus.len()]
             },
         })
         .collect();

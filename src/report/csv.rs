@@ -5,7 +5,7 @@
 
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
-use crate::measure::RepSample;
+use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
 use std::fmt::Write;
 
@@ -16,40 +16,26 @@ cpu_migrations,time_enabled_ns,time_running_ns,checksum";
 
 /// Renders every worker sample; absent counters are empty fields.
 pub fn samples(samples: &[RepSample]) -> String {
-    let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-    let mut out = String::from(HEADER);
-    out.push('\n');
-    for rep in samples {
-        for w in &rep.workers {
-            let c = &w.counters;
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x}",
-                rep.arm,
-                rep.rep,
-                rep.warmup,
-                w.worker,
-                w.pinned_cpu.map(|c| c.to_string()).unwrap_or_default(),
-                w.cpu_start,
-                w.cpu_end,
-                w.bytes,
-                w.busy_ns,
-                w.tsc_ticks,
-                w.barrier_wait_ns,
-                opt(c.cycles),
-                opt(c.instructions),
-                opt(c.ref_cycles),
-                opt(c.l1i_misses),
-                c.task_clock_ns,
-                c.context_switches,
-                c.cpu_migrations,
-                c.time_enabled_ns,
-                c.time_running_ns,
-                w.checksum
-            );
-        }
-    }
-    out
+    worker_rows(HEADER, samples, |_, w| {
+        let c = &w.counters;
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x}",
+            w.bytes,
+            w.busy_ns,
+            w.tsc_ticks,
+            w.barrier_wait_ns,
+            opt(c.cycles),
+            opt(c.instructions),
+            opt(c.ref_cycles),
+            opt(c.l1i_misses),
+            c.task_clock_ns,
+            c.context_switches,
+            c.cpu_migrations,
+            c.time_enabled_ns,
+            c.time_running_ns,
+            w.checksum
+        )
+    })
 }
 
 /// The columns of a `hybrid` CSV.
@@ -60,20 +46,43 @@ items_per_cpu,busy_ns,idle_ns,wall_ns,tsc_ticks,cycles,instructions,task_clock_n
 /// (and on which CPUs, "cpu:items" joined by ";"), its busy time, and its
 /// idle time (the repetition's wall time minus its busy time).
 pub fn hybrid(samples: &[RepSample]) -> String {
-    let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-    let mut out = String::from(HYBRID_HEADER);
-    out.push('\n');
+    worker_rows(HYBRID_HEADER, samples, |rep, w| {
+        let items = w.items.clone().unwrap_or_default();
+        let per_cpu: Vec<String> = items
+            .per_cpu
+            .iter()
+            .map(|c| format!("{}:{}", c.cpu, c.items))
+            .collect();
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            items.items,
+            items.stolen,
+            per_cpu.join(";"),
+            w.busy_ns,
+            rep.wall_ns.saturating_sub(w.busy_ns),
+            rep.wall_ns,
+            w.tsc_ticks,
+            opt(w.counters.cycles),
+            opt(w.counters.instructions),
+            w.counters.task_clock_ns,
+            w.counters.cpu_migrations,
+        )
+    })
+}
+
+/// `header`, then one line per worker sample: where it ran (arm, rep,
+/// warmup, worker, pinned_cpu, cpu_start, cpu_end), then `rest`'s columns.
+fn worker_rows(
+    header: &str,
+    samples: &[RepSample],
+    rest: impl Fn(&RepSample, &WorkerSample) -> String,
+) -> String {
+    let mut out = format!("{header}\n");
     for rep in samples {
         for w in &rep.workers {
-            let items = w.items.clone().unwrap_or_default();
-            let per_cpu: Vec<String> = items
-                .per_cpu
-                .iter()
-                .map(|c| format!("{}:{}", c.cpu, c.items))
-                .collect();
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{}",
                 rep.arm,
                 rep.rep,
                 rep.warmup,
@@ -81,21 +90,16 @@ pub fn hybrid(samples: &[RepSample]) -> String {
                 w.pinned_cpu.map(|c| c.to_string()).unwrap_or_default(),
                 w.cpu_start,
                 w.cpu_end,
-                items.items,
-                items.stolen,
-                per_cpu.join(";"),
-                w.busy_ns,
-                rep.wall_ns.saturating_sub(w.busy_ns),
-                rep.wall_ns,
-                w.tsc_ticks,
-                opt(w.counters.cycles),
-                opt(w.counters.instructions),
-                w.counters.task_clock_ns,
-                w.counters.cpu_migrations,
+                rest(rep, w)
             );
         }
     }
     out
+}
+
+/// An optional count as a CSV field: empty where it was not counted.
+fn opt(value: Option<u64>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// The columns of a topology CSV.

@@ -112,7 +112,7 @@ pub fn render(result: &HybridResult) -> String {
                 out,
                 "{}: a {} worker took {:.2}× the items of a {} worker; their measured speed \
                  ratio is {:.2} ({:+.1} %)",
-                scheme_name(scheme),
+                scheme.name(),
                 result
                     .judged
                     .speed_classes
@@ -129,7 +129,7 @@ pub fn render(result: &HybridResult) -> String {
         let _ = writeln!(
             out,
             "\nWorkers, {} (median [min–max] over rounds)\n{}",
-            scheme_name(scheme),
+            scheme.name(),
             workers_table(&scheme.worker_rows)
         );
     }
@@ -159,15 +159,6 @@ pub fn render(result: &HybridResult) -> String {
 /// "0-3,8" style list of CPUs, in the order given when not a range.
 fn cpu_list(cpus: &[u32]) -> String {
     crate::cpuset::CpuSet::from_cpus(cpus.iter().copied()).to_string()
-}
-
-/// "static, pinned", "stealing, unpinned".
-pub fn scheme_name(scheme: &SchemeStats) -> String {
-    format!(
-        "{}, {}",
-        scheme.scheme.as_str(),
-        if scheme.pinned { "pinned" } else { "unpinned" }
-    )
 }
 
 /// "2.17 [2.10, 2.24]", or the value alone without an interval.
@@ -315,7 +306,7 @@ fn schemes_table(schemes: &[SchemeStats]) -> String {
     for s in schemes {
         let [median, cv, range, reps] = spread_cells(&s.wall_ms);
         table.push_record([
-            marked(scheme_name(s), s.quotable),
+            marked(s.name(), s.quotable),
             median,
             cv,
             range,
@@ -335,7 +326,7 @@ fn class_share_table(schemes: &[SchemeStats]) -> String {
     for s in schemes {
         for share in &s.classes {
             table.push_record([
-                scheme_name(s),
+                s.name(),
                 share.class.clone(),
                 share.workers.map_or("OS".into(), |n| n.to_string()),
                 share

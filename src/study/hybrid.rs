@@ -14,10 +14,10 @@ use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
 use crate::judge::hybrid::{ClassVerdict, HybridRules, SchemeStats, judge_hybrid};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
+use crate::plan::Placement;
 use crate::plan::hybrid::{
     HybridPlan, ITEMS_PER_WORKER, Scheme, SharedWork, hybrid_plan, item_length,
 };
-use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
 use crate::saved::{
     DocumentKind, Evidence, HybridOptions, HybridResult, HybridWork, RESULT_SCHEMA_VERSION,
@@ -181,7 +181,7 @@ fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVerdict
                 .of_ceiling
                 .map(|f| format!(", {:.0} % of the ceiling", f * 100.0))
                 .unwrap_or_default();
-            Some(format!("{} {speedup:.2}×{of_ceiling}", arm_words(s.arm)))
+            Some(format!("{} {speedup:.2}×{of_ceiling}", s.name()))
         })
         .collect();
     if reached.is_empty() {
@@ -197,11 +197,4 @@ fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVerdict
         ClassVerdict::Inconclusive => "measured classes inconclusive",
     };
     format!("{ceiling}; {}; {classes}", reached.join("; "))
-}
-
-/// "static, pinned", "stealing, unpinned".
-fn arm_words(arm: Arm) -> String {
-    let scheme = arm.scheme().map_or("baseline", Scheme::as_str);
-    let pinned = matches!(arm, Arm::StaticPinned | Arm::StealingPinned);
-    format!("{scheme}, {}", if pinned { "pinned" } else { "unpinned" })
 }
