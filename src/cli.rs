@@ -3,7 +3,8 @@
 //! options; no clap type goes further. Every option here is documented in
 //! man/placement-study.1 (a test keeps the two in step).
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Where do my threads really run, and what does sharing a core cost?
@@ -47,6 +48,8 @@ pub enum Command {
     Run(RunArgs),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
     Hybrid(HybridArgs),
+    /// Where Linux runs a workload nobody pinned: residency per CPU, core and class, migrations, settling.
+    Observe(ObserveArgs),
     /// Re-render one saved result, or compare several hosts' saved results.
     Report(ReportArgs),
 }
@@ -229,9 +232,40 @@ pub struct HybridArgs {
     pub quotable: QuotableArgs,
 }
 
+/// `observe`: one of a command, `--pid` or `--kernel`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["command", "pid", "kernel"])))]
+pub struct ObserveArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Follow this running process: its threads, and their children from now on.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
+    /// Run this built-in kernel (mul) on --threads unpinned threads for --seconds.
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// Threads running --kernel (1 to 1024).
+    #[arg(long, value_name = "K", requires = "kernel")]
+    pub threads: Option<usize>,
+    /// How long: required with --kernel; with --pid, at most this long (otherwise until it exits or Ctrl-C). Seconds, or a number with s, m or h.
+    #[arg(long, value_name = "DURATION")]
+    pub seconds: Option<String>,
+    /// Add a timeline: time on each core class per MS milliseconds (1 to 3600000).
+    #[arg(long, value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Do not count cycles (no busy frequency).
+    #[arg(long)]
+    pub no_hardware_counters: bool,
+    /// The command to run and follow, with its arguments, after --.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Saved `gate --json`, `run --json`, `pairs --json` or `hybrid --json` files ("-" for standard input): one re-renders it, several compare hosts.
+    /// Saved `gate --json`, `run --json`, `pairs --json`, `hybrid --json` or `observe --json` files ("-" for standard input): one re-renders it, several compare hosts.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write the result as JSON: alone to standard output, or --json=FILE

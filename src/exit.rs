@@ -24,6 +24,8 @@ pub enum Outcome {
     InvalidRun,
     /// A signal stopped it; what was measured was saved, marked incomplete.
     Stopped(StopSignal),
+    /// `observe -- COMMAND`: the command's own status, passed through.
+    Passthrough(u8),
 }
 
 /// Any error that is not an outcome: an unreadable file, a failed measurement.
@@ -49,6 +51,7 @@ impl Outcome {
             Outcome::InvalidRun => 6,
             // As a shell reports a process its signal ended: 128 + the number.
             Outcome::Stopped(signal) => 128 + signal.signal_number() as u8,
+            Outcome::Passthrough(status) => status,
         }
     }
 }
@@ -58,7 +61,7 @@ impl Outcome {
 pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (
         0,
-        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; hybrid: a valid study whose measured classes agree with the published ones",
+        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; hybrid: a valid study whose measured classes agree with the published ones; observe --pid or --kernel: a valid observation",
     ),
     (
         ERROR,
@@ -79,7 +82,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         6,
-        "run, hybrid: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
+        "run, hybrid: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar); observe --pid or --kernel: invalid (residency and task-clock differ by more than 1 %, or records were lost)",
     ),
     (
         130,
@@ -91,12 +94,16 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
 ];
 
+/// What `observe -- COMMAND` exits with instead of the table's statuses.
+pub const PASSTHROUGH: &str = "observe -- COMMAND exits with COMMAND's own status (128 + N when signal N ended it), as time and perf stat do; its report says whether the observation was valid";
+
 /// [`EXIT_STATUSES`] as the lines of `--help`'s "Exit status" section.
 pub fn help_text() -> String {
     let mut text = String::from("Exit status:\n");
     for (status, meaning) in EXIT_STATUSES {
         text.push_str(&format!("  {status:>3}  {meaning}\n"));
     }
+    text.push_str(&format!("  {PASSTHROUGH}\n"));
     text
 }
 

@@ -9,6 +9,7 @@
 use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
+use crate::commands::observe::ObserveCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
 use crate::commands::run::RunCommand;
@@ -24,7 +25,9 @@ use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
+use crate::measure::recorder::ObserveTarget;
 use crate::study::hybrid::HybridStudyOptions;
+use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
 use anyhow::{Context, Result, bail};
@@ -48,6 +51,12 @@ pub const HYBRID_REP_MS: RangeInclusive<u64> = 50..=10_000;
 /// `--time-budget`: a second to a week.
 pub const TIME_BUDGET: RangeInclusive<Duration> =
     Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+
+/// `observe --seconds`: a tenth of a second to a week.
+pub const OBSERVE_SECONDS: RangeInclusive<Duration> =
+    Duration::from_millis(100)..=Duration::from_secs(7 * 24 * 3600);
+/// `observe --interval`: a millisecond to an hour.
+pub const OBSERVE_INTERVAL_MS: RangeInclusive<u64> = 1..=3_600_000;
 
 /// Checks the parsed command line and builds the command to run.
 pub fn from_cli(cli: Cli) -> Result<Command> {
@@ -129,6 +138,11 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 outputs: outputs(&args.output, &[])?,
             })
         }
+        cli::Command::Observe(args) => Command::Observe(ObserveCommand {
+            source: source(&args.source)?,
+            outputs: outputs(&args.output, &[])?,
+            study: observe(args)?,
+        }),
         cli::Command::Report(args) => {
             if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
                 bail!("report: \"-\" (standard input) can be named only once");
@@ -189,6 +203,52 @@ fn measure(args: &MeasureArgs) -> Result<MeasureOptions> {
         rep_length: Duration::from_millis(in_range("--rep-ms", args.rep_ms, REP_MS)?),
         warmups: in_range("--warmups", args.warmups, WARMUPS)?,
         hardware_counters: !args.no_hardware_counters,
+    })
+}
+
+/// `observe`'s target and limits (clap has made sure exactly one target
+/// was given).
+fn observe(args: cli::ObserveArgs) -> Result<ObserveStudyOptions> {
+    let duration = args
+        .seconds
+        .as_deref()
+        .map(|text| duration("--seconds", text, OBSERVE_SECONDS))
+        .transpose()?;
+    let target = if let Some(pid) = args.pid {
+        if pid == 0 || pid == std::process::id() {
+            bail!("--pid {pid}: not a process observe can follow; give another process's PID");
+        }
+        ObserveTarget::Pid(pid)
+    } else if let Some(kernel) = args.kernel {
+        if !KERNEL_NAMES.contains(&kernel.as_str()) {
+            bail!(
+                "--kernel {kernel}: unknown kernel; known kernels are {}",
+                KERNEL_NAMES.join(", ")
+            );
+        }
+        if duration.is_none() {
+            bail!("--kernel {kernel} needs --seconds N: how long its threads run");
+        }
+        let threads = in_range("--threads", args.threads.unwrap_or(1), WORKERS)?;
+        ObserveTarget::Kernel { kernel, threads }
+    } else {
+        if let Some(seconds) = &args.seconds {
+            bail!(
+                "--seconds {seconds}: a command is followed until it exits; \
+                 use `timeout` in COMMAND to cut it short"
+            );
+        }
+        ObserveTarget::Command(args.command)
+    };
+    Ok(ObserveStudyOptions {
+        target,
+        duration,
+        interval_ms: args
+            .interval
+            .map(|ms| in_range("--interval", ms, OBSERVE_INTERVAL_MS))
+            .transpose()?
+            .map(|ms| ms as f64),
+        cycles: !args.no_hardware_counters,
     })
 }
 

@@ -107,7 +107,7 @@ fn alder_lake_has_smt_performance_cores_and_single_thread_efficiency_cores() {
         .iter()
         .map(|c| {
             (
-                c.name.clone(),
+                c.name,
                 c.cpus.to_string(),
                 c.source,
                 c.detail.as_deref(),

@@ -24,7 +24,7 @@ fn classes(topology: &Topology) -> Vec<(CoreKind, CpuSet)> {
     topology
         .classes
         .iter()
-        .map(|class| (class.name.clone(), class.cpus.clone()))
+        .map(|class| (class.name, class.cpus.clone()))
         .collect()
 }
 
@@ -379,7 +379,7 @@ fn class_details(topology: &Topology) -> Vec<(CoreKind, ClassSource, Option<&str
     topology
         .classes
         .iter()
-        .map(|class| (class.name.clone(), class.source, class.detail.as_deref()))
+        .map(|class| (class.name, class.source, class.detail.as_deref()))
         .collect()
 }
 

@@ -4,6 +4,7 @@
 
 pub mod gate;
 pub mod hybrid;
+pub mod observe;
 pub mod pairs;
 pub mod report;
 pub mod run;
@@ -27,6 +28,7 @@ pub enum Command {
     Pairs(pairs::PairsCommand),
     Run(run::RunCommand),
     Hybrid(hybrid::HybridCommand),
+    Observe(observe::ObserveCommand),
     Report(report::ReportCommand),
 }
 
@@ -39,6 +41,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Pairs(command) => pairs::run(&command),
         Command::Run(command) => run::run(&command),
         Command::Hybrid(command) => hybrid::run(&command),
+        Command::Observe(command) => observe::run(&command),
         Command::Report(command) => report::run(&command),
     }
 }

@@ -266,7 +266,7 @@ pub fn judge_hybrid(
         classes
             .iter()
             .find(|c| c.cpus.contains(cpu))
-            .map_or(CoreKind::Uniform, |c| c.name.clone())
+            .map_or(CoreKind::Uniform, |c| c.name)
     };
     // Every baseline CPU's repetitions share the arm and the round number,
     // so each CPU's exclusions are kept apart from the schemes'.
@@ -285,7 +285,7 @@ pub fn judge_hybrid(
 
     let baselines = baseline_stats(samples, plan, class_of, &baseline_excluded, rules.cv_bar);
     let groups = measured_groups(samples, &baselines);
-    let published_order: Vec<CoreKind> = classes.iter().map(|c| c.name.clone()).collect();
+    let published_order: Vec<CoreKind> = classes.iter().map(|c| c.name).collect();
     let class_judgement = judge_classes(
         &baselines,
         groups.clone(),
@@ -540,7 +540,7 @@ fn judge_classes(
                     .filter(|b| &b.class == class)
                     .map(|b| b.cpu),
             );
-            (!cpus.is_empty()).then(|| (class.clone(), cpus))
+            (!cpus.is_empty()).then_some((*class, cpus))
         })
         .collect();
     let mut notes = Vec::new();

@@ -24,6 +24,7 @@ pub mod checks;
 pub mod cost;
 pub mod gate;
 pub mod hybrid;
+pub mod observe;
 pub mod pairs;
 pub mod stats;
 pub mod validity;

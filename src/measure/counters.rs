@@ -236,7 +236,7 @@ fn explain_missing(event: HardwareEvent, error: &io::Error) -> String {
 }
 
 /// Says what perf_event_paranoid is now and how to allow what needs `level`.
-fn paranoid_advice(level: u8) -> String {
+pub fn paranoid_advice(level: u8) -> String {
     let current = match std::fs::read_to_string(PARANOID_PATH) {
         Ok(text) => format!("{PARANOID_PATH} is {}", text.trim()),
         Err(error) => format!("{PARANOID_PATH} is unreadable ({error})"),
@@ -285,6 +285,13 @@ fn hardware_builder(event: HardwareEvent, pmu_type: Option<u32>) -> Builder<'sta
         HardwareEvent::RefCycles => user_only(Hardware::REF_CPU_CYCLES, pmu_type),
         HardwareEvent::L1iReadMisses => user_only(L1I_READ_MISS, pmu_type),
     }
+}
+
+/// The `cycles` event on the core PMU `pmu_type` names (the generic event
+/// where the machine has one core PMU), user space only; a caller that
+/// needs the kernel side too asks for it.
+pub fn cycles_builder(pmu_type: Option<u32>) -> Builder<'static> {
+    hardware_builder(HardwareEvent::Cycles, pmu_type)
 }
 
 /// Software events include the kernel side, where migrations and context

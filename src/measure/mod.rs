@@ -10,6 +10,9 @@
 //! * [`clock`]: TSC and CLOCK_MONOTONIC, the fallback clock;
 //! * [`session`]: the [`Measure`] trait the studies drive, and
 //!   [`EngineSession`], the engine behind it;
+//! * [`recorder`]: `observe`'s recorder, perf context-switch records of a
+//!   workload's threads, and [`launch`], a command held before its exec
+//!   while the recorder attaches; [`recording`] is what they produce;
 //! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
@@ -18,7 +21,10 @@ pub mod counters;
 pub mod engine;
 pub mod items;
 pub mod kernel;
+pub mod launch;
 pub mod model;
+pub mod recorder;
+pub mod recording;
 pub mod session;
 pub mod stop;
 

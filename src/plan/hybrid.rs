@@ -114,7 +114,7 @@ pub fn hybrid_plan(
         .flat_map(|((class, _), cores)| {
             cores
                 .into_iter()
-                .map(move |core| (core.threads[0], class.clone()))
+                .map(move |core| (core.threads[0], class))
         })
         .map(|(cpu, class)| {
             let rank = class_order

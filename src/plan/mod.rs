@@ -35,7 +35,7 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(CoreKind, usize), Vec<UsableCo
         cores
             .entry(cpu.core)
             .or_insert_with(|| UsableCore {
-                class: cpu.class.clone(),
+                class: cpu.class,
                 package: cpu.package,
                 threads: Vec::new(),
             })
@@ -45,7 +45,7 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(CoreKind, usize), Vec<UsableCo
     let mut groups: BTreeMap<(CoreKind, usize), Vec<UsableCore>> = BTreeMap::new();
     for core in cores.into_values() {
         groups
-            .entry((core.class.clone(), core.package))
+            .entry((core.class, core.package))
             .or_default()
             .push(core);
     }
@@ -119,7 +119,7 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
         let pairs = |separate| GatePairs {
             siblings: [smt_core.threads[0], smt_core.threads[1]],
             separate,
-            class: class.clone(),
+            class: *class,
             package: *package,
         };
         match cores.iter().find(|c| c.threads[0] != smt_core.threads[0]) {
@@ -243,7 +243,7 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<Run
         })
         .collect();
     Ok(RunPlan {
-        class: class.clone(),
+        class: *class,
         package: *package,
         placements,
     })

@@ -29,7 +29,7 @@ pub fn entries_from_cpuid(report: &CpuidReport) -> Vec<CpuEntry> {
         classes
             .iter()
             .find(|class| class.cpus.contains(cpu))
-            .map_or(CoreKind::Uniform, |class| class.name.clone())
+            .map_or(CoreKind::Uniform, |class| class.name)
     };
 
     per_cpu

@@ -327,7 +327,7 @@ pub struct Crosscheck {
 /// machine with one kind of core), "class N" (the Nth fastest of more kinds
 /// than have names, told apart by capacity or frequency; or, for Arm core
 /// designs that nothing ranks, the Nth in MIDR part-number order, from 0).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CoreKind {
     Performance,
     Efficiency,

@@ -161,3 +161,8 @@ pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
     }
     out
 }
+
+/// `observe --csv`: one row per stretch of a thread on a CPU.
+pub fn observe(_threads: &[crate::judge::observe::ThreadStats]) -> String {
+    todo!("helper")
+}

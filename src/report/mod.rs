@@ -4,6 +4,7 @@ pub mod compare;
 pub mod csv;
 pub mod gate;
 pub mod hybrid;
+pub mod observe;
 pub mod pairs;
 pub mod run;
 pub mod table;

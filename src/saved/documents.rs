@@ -8,6 +8,8 @@ use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
 use crate::judge::hybrid::HybridJudgement;
+use crate::judge::observe::ObserveJudgement;
+use crate::measure::recording::CommandEnd;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
@@ -33,6 +35,8 @@ pub enum DocumentKind {
     Pairs,
     /// `hybrid --json`.
     Hybrid,
+    /// `observe --json`.
+    Observe,
 }
 
 impl fmt::Display for DocumentKind {
@@ -42,6 +46,7 @@ impl fmt::Display for DocumentKind {
             DocumentKind::Run => "run",
             DocumentKind::Pairs => "pairs",
             DocumentKind::Hybrid => "hybrid",
+            DocumentKind::Observe => "observe",
         })
     }
 }
@@ -311,4 +316,69 @@ pub struct HybridResult {
     /// Every repetition, warm-ups included (marked): baselines first in
     /// each round, then the schemes.
     pub samples: Vec<RepSample>,
+}
+
+/// What `observe` followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserveMode {
+    /// `observe -- COMMAND`: a command and its process tree.
+    Command,
+    /// `observe --pid PID`: a running process.
+    Pid,
+    /// `observe --kernel NAME`: the built-in kernel, unpinned.
+    Kernel,
+}
+
+/// Options an observation was made with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObserveOptions {
+    pub mode: ObserveMode,
+    /// The command and its arguments (`command` mode).
+    pub command: Option<Vec<String>>,
+    pub pid: Option<u32>,
+    pub kernel: Option<String>,
+    pub threads: Option<usize>,
+    /// `--seconds`: how long `--kernel` ran, or at most how long `--pid`
+    /// was followed.
+    pub seconds: Option<f64>,
+    /// `--interval`, ms: the timeline's step.
+    pub interval_ms: Option<f64>,
+    /// Whether cycles were asked for (not `--no-hardware-counters`).
+    pub cycles: bool,
+}
+
+/// The whole `observe --json` document. Every time is CLOCK_MONOTONIC in
+/// ms since the recording began; residency comes from the kernel's switch
+/// records, task-clock from its own counter, busy MHz from core cycles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObserveResult {
+    pub schema_version: u32,
+    pub kind: DocumentKind,
+    pub tool_version: String,
+    pub host: String,
+    pub started_unix: u64,
+    /// False when a stop signal ended a recording that had an end of its
+    /// own (`--kernel`, `--pid` with `--seconds`).
+    pub complete: bool,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub options: ObserveOptions,
+    pub model: Option<String>,
+    pub topology: Summary,
+    /// The published classes.
+    pub classes: Vec<CoreClass>,
+    pub evidence: Evidence,
+    /// How the command ended (`command` mode).
+    pub command_end: Option<CommandEnd>,
+    /// The status `observe -- COMMAND` exits with: the command's, as a
+    /// shell reports it.
+    pub exit_status: Option<u8>,
+    /// Why there is no busy frequency, when cycles were not counted.
+    pub cycles_unavailable: Option<String>,
+    /// Threads, residency, migrations, timeline and the reconciliation
+    /// (their fields at the top level of the document).
+    #[serde(flatten)]
+    pub judged: ObserveJudgement,
+    pub warnings: Vec<Warning>,
 }

@@ -2,7 +2,8 @@
 //! every failure a one-line error naming the file and the fix.
 
 use super::documents::{
-    DocumentKind, GateResult, HybridResult, PairsResult, RESULT_SCHEMA_VERSION, RunResult,
+    DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RESULT_SCHEMA_VERSION,
+    RunResult,
 };
 use super::input::{JSON_INPUT_CAP, read_capped};
 use anyhow::{Result, anyhow, bail};
@@ -17,6 +18,7 @@ pub enum SavedDocument {
     Run(Box<RunResult>),
     Pairs(Box<PairsResult>),
     Hybrid(Box<HybridResult>),
+    Observe(Box<ObserveResult>),
 }
 
 /// The two fields every saved document starts with.
@@ -26,7 +28,7 @@ struct Header {
     schema_version: Option<u32>,
 }
 
-/// Reads a `gate --json`, `run --json`, `pairs --json` or `hybrid --json` file ("-" for standard input),
+/// Reads a `gate --json`, `run --json`, `pairs --json`, `hybrid --json` or `observe --json` file ("-" for standard input),
 /// at most [`JSON_INPUT_CAP`] bytes of it.
 pub fn load(path: &Path) -> Result<SavedDocument> {
     from_bytes(&read_capped(path, JSON_INPUT_CAP)?, path)
@@ -45,11 +47,12 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         Some("run") => DocumentKind::Run,
         Some("pairs") => DocumentKind::Pairs,
         Some("hybrid") => DocumentKind::Hybrid,
+        Some("observe") => DocumentKind::Observe,
         Some(other) => bail!(
-            "{shown}: a '{other}' document; `report` reads files written by `gate --json`, `run --json`, `pairs --json` or `hybrid --json`"
+            "{shown}: a '{other}' document; `report` reads files written by `gate --json`, `run --json`, `pairs --json`, `hybrid --json` or `observe --json`"
         ),
         None => bail!(
-            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json`, `run --json`, `pairs --json` or `hybrid --json`"
+            "{shown}: no \"kind\" field: not a file written by placement-study `gate --json`, `run --json`, `pairs --json`, `hybrid --json` or `observe --json`"
         ),
     };
     match header.schema_version {
@@ -65,6 +68,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         DocumentKind::Run => SavedDocument::Run(Box::new(parse(bytes, path, kind)?)),
         DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(bytes, path, kind)?)),
         DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(bytes, path, kind)?)),
+        DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(bytes, path, kind)?)),
     })
 }
 

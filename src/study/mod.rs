@@ -11,11 +11,13 @@
 //! * [`gate`]: [`gate::gate_session`], the SMT co-location gate;
 //! * [`run`]: [`run::run_study`], the placement study;
 //! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map;
+//! * [`observe`]: [`observe::observe_study`], where Linux ran a workload;
 //! * [`hybrid`]: [`hybrid::hybrid_study`], core classes measured, and how
 //!   static shares and work stealing use them.
 
 pub mod gate;
 pub mod hybrid;
+pub mod observe;
 pub mod pairs;
 pub mod run;
 

@@ -1,0 +1,193 @@
+//! Starting a command held at the door: forked, but not yet exec'd, so the
+//! observer can attach its events to the child's pid before the command's
+//! first instruction (as `perf stat` and `perf record` do).
+//!
+//! `std::process::Command` cannot do this: its `spawn` waits for the exec,
+//! so a child that waits for the parent before exec'ing would deadlock it.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use nix::fcntl::OFlag;
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{Pid, pipe2};
+
+use super::recording::CommandEnd;
+
+/// A forked child waiting to exec its command.
+pub struct HeldCommand {
+    pub pid: Pid,
+    /// Written once to let the child exec; closed to make it exit unrun.
+    go: Option<OwnedFd>,
+    /// Closed by a successful exec (close-on-exec); carries errno otherwise.
+    exec_error: OwnedFd,
+    program: String,
+}
+
+/// Finds `program` as a shell would: a name with a slash is a path, any
+/// other is looked up in `PATH`.
+fn resolve(program: &Path) -> Result<PathBuf> {
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return Ok(program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            nix::unistd::access(candidate, nix::unistd::AccessFlags::X_OK).is_ok()
+                && candidate.is_file()
+        })
+        .ok_or_else(|| {
+            anyhow!(
+                "COMMAND '{}' not found in PATH; give its path, or check its spelling",
+                program.display()
+            )
+        })
+}
+
+fn c_string(bytes: &[u8], what: &str) -> Result<CString> {
+    CString::new(bytes).map_err(|_| anyhow!("{what} contains a NUL byte"))
+}
+
+impl HeldCommand {
+    /// Forks a child that will exec `argv` once [`HeldCommand::release`]
+    /// is called. Everything the child needs is prepared before the fork:
+    /// between fork and exec it only makes async-signal-safe calls.
+    pub fn fork(argv: &[OsString]) -> Result<HeldCommand> {
+        let first = argv.first().context("no COMMAND given after --")?;
+        let program = resolve(Path::new(first))?;
+        let path = c_string(program.as_os_str().as_bytes(), "COMMAND")?;
+        let args: Vec<CString> = argv
+            .iter()
+            .map(|arg| c_string(arg.as_bytes(), "an argument of COMMAND"))
+            .collect::<Result<_>>()?;
+        let mut arg_pointers: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        arg_pointers.push(std::ptr::null());
+        let (go_read, go_write) = pipe2(OFlag::O_CLOEXEC).context("pipe for COMMAND")?;
+        let (error_read, error_write) = pipe2(OFlag::O_CLOEXEC).context("pipe for COMMAND")?;
+        // SAFETY: the child only calls async-signal-safe functions (close,
+        // signal, sigprocmask, read, execv, write, _exit) on data prepared
+        // above, then execs or exits.
+        match unsafe { libc::fork() } {
+            -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
+            0 => unsafe {
+                libc::close(go_write.as_raw_fd());
+                libc::close(error_read.as_raw_fd());
+                // Rust ignores SIGPIPE and the stop handlers catch SIGINT and
+                // SIGTERM: the command gets the defaults and no mask.
+                for signal in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                let mut none: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut none);
+                libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+                let mut byte = 0u8;
+                if libc::read(go_read.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 {
+                    libc::execv(path.as_ptr(), arg_pointers.as_ptr());
+                    let errno = *libc::__errno_location();
+                    libc::write(
+                        error_write.as_raw_fd(),
+                        (&raw const errno).cast(),
+                        size_of::<libc::c_int>(),
+                    );
+                }
+                libc::_exit(127)
+            },
+            child => Ok(HeldCommand {
+                pid: Pid::from_raw(child),
+                go: Some(go_write),
+                exec_error: error_read,
+                program: program.display().to_string(),
+            }),
+        }
+    }
+
+    /// Lets the child exec, and waits until it has: an exec that failed is
+    /// an error naming the program (the child is reaped).
+    pub fn release(&mut self) -> Result<()> {
+        let go = self.go.take().context("COMMAND was already released")?;
+        nix::unistd::write(&go, &[1]).context("releasing COMMAND")?;
+        drop(go);
+        let mut errno = [0u8; size_of::<libc::c_int>()];
+        let read = nix::unistd::read(&self.exec_error, &mut errno).unwrap_or(0);
+        if read == errno.len() {
+            let _ = waitpid(self.pid, None);
+            let error = std::io::Error::from_raw_os_error(libc::c_int::from_ne_bytes(errno));
+            bail!("cannot run COMMAND '{}': {error}", self.program);
+        }
+        Ok(())
+    }
+
+    /// The child's end, if it has ended (never blocks).
+    pub fn try_wait(&self) -> Result<Option<CommandEnd>> {
+        match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)).context("waiting for COMMAND")? {
+            WaitStatus::Exited(_, code) => Ok(Some(CommandEnd::Exited { code })),
+            WaitStatus::Signaled(_, signal, _) => Ok(Some(CommandEnd::Signaled {
+                signal: signal as i32,
+            })),
+            _ => Ok(None),
+        }
+    }
+
+    /// Sends `signal` to the child (forwarding a stop request).
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let _ = nix::sys::signal::kill(self.pid, signal);
+    }
+}
+
+impl Drop for HeldCommand {
+    /// A child never released exits unrun (its read sees the pipe close);
+    /// it is reaped here so no zombie is left.
+    fn drop(&mut self) {
+        if self.go.take().is_some() {
+            let _ = waitpid(self.pid, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_command_runs_once_released_and_reports_its_code() {
+        let argv: Vec<OsString> = ["sh", "-c", "exit 7"].iter().map(Into::into).collect();
+        let mut held = HeldCommand::fork(&argv).unwrap();
+        held.release().unwrap();
+        let end = loop {
+            if let Some(end) = held.try_wait().unwrap() {
+                break end;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(end, CommandEnd::Exited { code: 7 });
+    }
+
+    #[test]
+    fn a_missing_program_is_named() {
+        let argv = vec![OsString::from("no-such-program-placement-study")];
+        let error = HeldCommand::fork(&argv).err().unwrap().to_string();
+        assert!(error.contains("'no-such-program-placement-study' not found in PATH"), "{error}");
+    }
+
+    #[test]
+    fn an_exec_that_fails_is_an_error_naming_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_executable = dir.path().join("plain");
+        std::fs::write(&not_executable, "data").unwrap();
+        let argv = vec![not_executable.clone().into_os_string()];
+        let mut held = HeldCommand::fork(&argv).unwrap();
+        let error = held.release().unwrap_err().to_string();
+        assert!(error.contains("cannot run COMMAND"), "{error}");
+        assert!(error.contains("plain"), "{error}");
+    }
+
+    #[test]
+    fn a_command_never_released_exits_unrun() {
+        let argv: Vec<OsString> = ["sh", "-c", "exit 0"].iter().map(Into::into).collect();
+        drop(HeldCommand::fork(&argv).unwrap());
+    }
+}

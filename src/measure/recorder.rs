@@ -1,0 +1,490 @@
+//! `observe`'s recorder: where the kernel ran a workload's threads, from
+//! perf's context-switch records, never from polling `/proc`.
+//!
+//! For every CPU, and every followed thread, one `task-clock` event is
+//! opened with `context_switch`, `task` and `comm` side-band records, and
+//! `sample_id_all` stamping each record with thread, CPU and
+//! CLOCK_MONOTONIC time. It samples nothing: the ring buffer carries only
+//! the side-band records (a switch in or out, a fork, an exit, a new name),
+//! and the event's count is the thread's `task-clock` on that CPU, counted
+//! independently of the records, which is what the residency is checked
+//! against. With `inherit`, every child and thread created later gets
+//! copies that write to the same buffers, and the kernel folds a copy's
+//! counts into its parent's when the copy's thread exits.
+//!
+//! One ring buffer per CPU: the other threads' events on that CPU write
+//! into it (`PERF_EVENT_IOC_SET_OUTPUT`). Where a PMU counts, a `cycles`
+//! event per CPU and thread gives the busy frequency (cycles ÷ task-clock).
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use perf_event::events::Software;
+use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
+
+use super::counters::{cycles_builder, paranoid_advice};
+use super::engine::core_pmu_type;
+use super::kernel::{InputBuffer, kernel_by_name};
+use super::launch::HeldCommand;
+use super::recording::{
+    CpuCounts, ParsedRecord, Recording, SchedEvent, ThreadName, parse_record,
+};
+use super::stop;
+use crate::probe::CorePmu;
+
+/// What `observe` follows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ObserveTarget {
+    /// Run this command (program and arguments) and follow its process tree.
+    Command(Vec<OsString>),
+    /// Attach to this running process: its threads, and their children
+    /// from now on.
+    Pid(u32),
+    /// Run the built-in kernel on this many unpinned threads.
+    Kernel { kernel: String, threads: usize },
+}
+
+/// A recording's options, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordOptions {
+    pub target: ObserveTarget,
+    /// How long to record: required for `--kernel`; for `--pid`, at most
+    /// this long; a command is followed until it exits.
+    pub duration: Option<Duration>,
+    /// The CPUs to open events on: every online CPU.
+    pub cpus: Vec<u32>,
+    /// The core PMUs, so each CPU's cycles event names its own.
+    pub core_pmus: Vec<CorePmu>,
+    /// Count cycles (false with `--no-hardware-counters`).
+    pub cycles: bool,
+}
+
+/// Records a workload: the engine behind `observe`, and in tests a
+/// recording replayed.
+pub trait Record {
+    fn record(&mut self, options: &RecordOptions) -> Result<Recording>;
+}
+
+/// The real recorder: perf events on the live kernel.
+pub struct PerfRecorder;
+
+impl Record for PerfRecorder {
+    fn record(&mut self, options: &RecordOptions) -> Result<Recording> {
+        match &options.target {
+            ObserveTarget::Command(argv) => record_command(argv, options),
+            ObserveTarget::Pid(pid) => record_pid(*pid, options),
+            ObserveTarget::Kernel { kernel, threads } => {
+                record_kernel(kernel, *threads, options)
+            }
+        }
+    }
+}
+
+/// Bytes of ring buffer per CPU (a power of two): room for about 16 000
+/// switch records between two drains.
+const RING_BYTES: usize = 512 * 1024;
+
+/// How often the buffers are drained and the target looked at.
+const POLL: Duration = Duration::from_millis(10);
+
+/// CLOCK_MONOTONIC now, ns: the records' clock.
+fn monotonic_ns() -> u64 {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .expect("CLOCK_MONOTONIC is always readable");
+    now.tv_sec() as u64 * 1_000_000_000 + now.tv_nsec() as u64
+}
+
+/// How the events attach to their threads.
+#[derive(Clone, Copy)]
+struct Attach {
+    /// Start counting at the thread's exec (a held command).
+    on_exec: bool,
+}
+
+/// Every event `observe` opened, and what its buffers gave so far.
+struct OpenEvents {
+    /// One ring per CPU, on the first thread's event there.
+    rings: Vec<(u32, Sampler)>,
+    /// Every task-clock event by CPU (the rings' own included, by index).
+    task_clocks: Vec<(u32, Counter)>,
+    cycles: Vec<(u32, Counter)>,
+    cycles_unavailable: Option<String>,
+    events: Vec<SchedEvent>,
+    lost: u64,
+}
+
+/// perf_event_open's refusal, in one line with the fix.
+fn open_error(error: io::Error, tid: u32) -> anyhow::Error {
+    match error.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => anyhow::anyhow!(
+            "perf_event_open refused to follow thread {tid} ({error}): {}; \
+             a process of another user also needs CAP_SYS_PTRACE",
+            paranoid_advice(1)
+        ),
+        Some(libc::ESRCH) => anyhow::anyhow!("thread {tid} exited before it could be followed"),
+        Some(libc::EMFILE) => anyhow::anyhow!(
+            "out of file descriptors following thread {tid} (one per thread per CPU): \
+             raise the limit (`ulimit -n`)"
+        ),
+        _ => anyhow::anyhow!("perf_event_open for thread {tid}: {error}"),
+    }
+}
+
+impl OpenEvents {
+    /// Opens the events on `tids` on every CPU of `options`, disabled.
+    fn open(tids: &[u32], options: &RecordOptions, attach: Attach) -> Result<OpenEvents> {
+        raise_fd_limit();
+        let mut open = OpenEvents {
+            rings: Vec::new(),
+            task_clocks: Vec::new(),
+            cycles: Vec::new(),
+            cycles_unavailable: (!options.cycles)
+                .then(|| "cycles not counted (--no-hardware-counters)".to_string()),
+            events: Vec::new(),
+            lost: 0,
+        };
+        for &cpu in &options.cpus {
+            for (index, &tid) in tids.iter().enumerate() {
+                let counter = switch_events(tid, cpu, attach)
+                    .build()
+                    .map_err(|e| open_error(e, tid))?;
+                if index == 0 {
+                    let ring = counter
+                        .sampled(RING_BYTES)
+                        .with_context(|| format!("mapping the ring buffer of CPU {cpu}"))?;
+                    open.rings.push((cpu, ring));
+                } else {
+                    let (_, ring) = open.rings.last().expect("the first thread opened a ring");
+                    set_output(&counter, ring)
+                        .with_context(|| format!("sharing CPU {cpu}'s ring buffer"))?;
+                    open.task_clocks.push((cpu, counter));
+                }
+                if open.cycles_unavailable.is_none() {
+                    let pmu = core_pmu_type(&options.core_pmus, cpu);
+                    match cycles_events(tid, cpu, attach, pmu).build() {
+                        Ok(counter) => open.cycles.push((cpu, counter)),
+                        Err(error) => {
+                            open.cycles_unavailable = Some(cycles_reason(&error));
+                            open.cycles.clear();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(open)
+    }
+
+    fn enable(&mut self) -> Result<()> {
+        for (_, counter) in self.task_clock_counters() {
+            counter.enable().context("enabling the observe events")?;
+        }
+        for (_, counter) in &mut self.cycles {
+            counter.enable().context("enabling the cycles events")?;
+        }
+        Ok(())
+    }
+
+    fn disable(&mut self) {
+        for (_, counter) in self.task_clock_counters() {
+            let _ = counter.disable();
+        }
+        for (_, counter) in &mut self.cycles {
+            let _ = counter.disable();
+        }
+    }
+
+    /// Every task-clock event, the rings' own first, with its CPU.
+    fn task_clock_counters(&mut self) -> impl Iterator<Item = (u32, &mut Counter)> {
+        let rings = self.rings.iter_mut().map(|(cpu, ring)| (*cpu, &mut **ring));
+        let others = self.task_clocks.iter_mut().map(|(cpu, c)| (*cpu, c));
+        rings.chain(others)
+    }
+
+    /// Reads every record waiting in the rings.
+    fn drain(&mut self) {
+        for (_, ring) in &mut self.rings {
+            while let Some(record) = ring.next_record() {
+                match parse_record(record.ty(), record.misc(), &record.to_contiguous()) {
+                    Some(ParsedRecord::Event(event)) => self.events.push(event),
+                    Some(ParsedRecord::Lost(count)) => self.lost += count,
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Drains the rings and reads the counts: the recording, but for its
+    /// times, names and the command's end.
+    fn finish(mut self, start_ns: u64, end_ns: u64) -> Result<Recording> {
+        self.drain();
+        let mut per_cpu: Vec<CpuCounts> = Vec::new();
+        for (cpu, counter) in self.task_clock_counters() {
+            let count = counter.read().context("reading task-clock")?;
+            entry(&mut per_cpu, cpu).task_clock_ns += count;
+        }
+        for (cpu, counter) in &mut self.cycles {
+            let data = counter.read_full().context("reading cycles")?;
+            let slot = entry(&mut per_cpu, *cpu);
+            let add = |total: &mut Option<u64>, value: u64| *total = Some(total.unwrap_or(0) + value);
+            add(&mut slot.cycles, data.count());
+            let nanos = |d: Option<Duration>| d.map_or(0, |d| d.as_nanos() as u64);
+            add(&mut slot.cycles_enabled_ns, nanos(data.time_enabled()));
+            add(&mut slot.cycles_running_ns, nanos(data.time_running()));
+        }
+        per_cpu.sort_by_key(|c| c.cpu);
+        self.events.sort_by_key(|e| e.time_ns);
+        Ok(Recording {
+            start_ns,
+            end_ns,
+            events: self.events,
+            names: Vec::new(),
+            per_cpu,
+            cycles_unavailable: self.cycles_unavailable,
+            lost_records: self.lost,
+            command: None,
+            stopped: false,
+        })
+    }
+}
+
+fn entry(per_cpu: &mut Vec<CpuCounts>, cpu: u32) -> &mut CpuCounts {
+    if let Some(index) = per_cpu.iter().position(|c| c.cpu == cpu) {
+        return &mut per_cpu[index];
+    }
+    per_cpu.push(CpuCounts {
+        cpu,
+        task_clock_ns: 0,
+        cycles: None,
+        cycles_enabled_ns: None,
+        cycles_running_ns: None,
+    });
+    per_cpu.last_mut().expect("just pushed")
+}
+
+/// The task-clock event that carries the switch records of `tid` on `cpu`.
+fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
+    let mut builder = Builder::new(Software::TASK_CLOCK);
+    builder
+        .observe_pid(tid as libc::pid_t)
+        .one_cpu(cpu as usize)
+        .include_kernel()
+        .enabled(false)
+        .inherit(true)
+        .enable_on_exec(attach.on_exec)
+        .context_switch(true)
+        .task(true)
+        .comm(true)
+        .comm_exec(true)
+        .sample_id_all(true)
+        .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU)
+        .clockid(Clock::MONOTONIC);
+    builder
+}
+
+/// Cycles of `tid` on `cpu`, kernel side included: the busy frequency is
+/// over all of the thread's time on the CPU.
+fn cycles_events(tid: u32, cpu: u32, attach: Attach, pmu: Option<u32>) -> Builder<'static> {
+    let mut builder = cycles_builder(pmu);
+    builder
+        .observe_pid(tid as libc::pid_t)
+        .one_cpu(cpu as usize)
+        .include_kernel()
+        .enabled(false)
+        .inherit(true)
+        .enable_on_exec(attach.on_exec)
+        .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
+    builder
+}
+
+fn cycles_reason(error: &io::Error) -> String {
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => {
+            format!("no hardware PMU visible (typical of a VM; perf_event_open: {error})")
+        }
+        _ => format!("cannot count cycles ({error}): no busy frequency"),
+    }
+}
+
+/// Sends `counter`'s records to `ring`'s buffer.
+fn set_output(counter: &Counter, ring: &Sampler) -> io::Result<()> {
+    // SAFETY: both are open perf event fds, on the same CPU.
+    let result = unsafe {
+        perf_event_open_sys::ioctls::SET_OUTPUT(counter.as_raw_fd(), ring.as_raw_fd())
+    };
+    if result == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One event per thread per CPU: lift the soft descriptor limit to the
+/// hard one, as `perf` does.
+fn raise_fd_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
+/// Sleeps one poll period, draining the rings first.
+fn drain_and_wait(events: &mut OpenEvents) {
+    events.drain();
+    std::thread::sleep(POLL);
+}
+
+/// `observe -- COMMAND`: the command is forked, held before its exec while
+/// the events attach (counting from the exec on), released, and followed
+/// until it exits. A stop signal is passed on to it (Ctrl-C at a terminal
+/// reaches it anyway): the command decides when it ends, and its end is
+/// recorded.
+fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recording> {
+    let mut held = HeldCommand::fork(argv)?;
+    let tid = held.pid.as_raw() as u32;
+    let mut events = OpenEvents::open(&[tid], options, Attach { on_exec: true })?;
+    let start_ns = monotonic_ns();
+    held.release()?;
+    let mut forwarded = false;
+    let end = loop {
+        if let Some(end) = held.try_wait()? {
+            break end;
+        }
+        if let (Some(signal), false) = (stop::stop_signal(), forwarded) {
+            forwarded = true;
+            let signal = nix::sys::signal::Signal::try_from(signal.signal_number())
+                .expect("SIGINT and SIGTERM are signals");
+            held.signal(signal);
+        }
+        drain_and_wait(&mut events);
+    };
+    let end_ns = monotonic_ns();
+    let mut recording = events.finish(start_ns, end_ns)?;
+    recording.command = Some(end);
+    Ok(recording)
+}
+
+/// The threads of process `pid`, with their names, read once at attach
+/// (the records follow every thread created after).
+fn threads_of(pid: u32) -> Result<Vec<ThreadName>> {
+    let tasks = format!("/proc/{pid}/task");
+    let entries = std::fs::read_dir(&tasks).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => anyhow::anyhow!(
+            "--pid {pid}: no such process (check the number with `ps -p {pid}`)"
+        ),
+        _ => anyhow::anyhow!("--pid {pid}: cannot list {tasks}: {e}"),
+    })?;
+    let mut threads: Vec<ThreadName> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .map(|tid: u32| ThreadName {
+            tid,
+            comm: std::fs::read_to_string(format!("{tasks}/{tid}/comm"))
+                .map(|c| c.trim_end().to_string())
+                .unwrap_or_default(),
+        })
+        .collect();
+    threads.sort_by_key(|t| t.tid);
+    if threads.is_empty() {
+        bail!("--pid {pid}: the process has no threads left (it is exiting)");
+    }
+    Ok(threads)
+}
+
+/// `observe --pid PID`: follows the process's threads (and their children
+/// from now on) until it exits, `--seconds` pass, or a stop signal (the
+/// normal end without `--seconds`).
+fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
+    let names = threads_of(pid)?;
+    let tids: Vec<u32> = names.iter().map(|t| t.tid).collect();
+    let mut events = OpenEvents::open(&tids, options, Attach { on_exec: false })?;
+    let start_ns = monotonic_ns();
+    let started = Instant::now();
+    events.enable()?;
+    let alive = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok();
+    while alive()
+        && !stop::stop_requested()
+        && options.duration.is_none_or(|d| started.elapsed() < d)
+    {
+        drain_and_wait(&mut events);
+    }
+    events.disable();
+    let end_ns = monotonic_ns();
+    let mut recording = events.finish(start_ns, end_ns)?;
+    recording.names = names;
+    // Without --seconds a stop signal is how the observation ends.
+    recording.stopped = options.duration.is_some() && stop::stop_requested();
+    Ok(recording)
+}
+
+/// `observe --kernel NAME --threads K --seconds N`: K threads of this
+/// process run the kernel, unpinned, for N seconds. They start blocked, so
+/// each one's first run is a recorded switch-in.
+fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<Recording> {
+    let kernel = kernel_by_name(name)?;
+    let duration = options.duration.context("--kernel needs --seconds")?;
+    // A buffer that stays in L1d, and blocks of about a millisecond, so a
+    // stop or the deadline is seen at once.
+    const BUFFER_BYTES: usize = 16 * 1024;
+    const PASSES_PER_BLOCK: u64 = 64;
+    kernel.check_buffer(BUFFER_BYTES)?;
+    let input = InputBuffer::new(BUFFER_BYTES);
+    let ready = std::sync::Barrier::new(threads + 1);
+    let go = std::sync::Barrier::new(threads + 1);
+    let abort = std::sync::atomic::AtomicBool::new(false);
+    let (tid_sender, tid_receiver) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| -> Result<Recording> {
+        let mut workers = Vec::new();
+        for _ in 0..threads {
+            let (kernel, input, ready, go, abort) = (&kernel, &input, &ready, &go, &abort);
+            let tid_sender = tid_sender.clone();
+            workers.push(scope.spawn(move || {
+                let _ = tid_sender.send(nix::unistd::gettid().as_raw() as u32);
+                ready.wait();
+                go.wait();
+                if abort.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                let deadline = Instant::now() + duration;
+                while Instant::now() < deadline && !stop::stop_requested() {
+                    kernel.run(input.as_bytes(), PASSES_PER_BLOCK, stop::stop_flag());
+                }
+            }));
+        }
+        drop(tid_sender);
+        ready.wait();
+        let mut tids: Vec<u32> = tid_receiver.iter().take(threads).collect();
+        tids.sort_unstable();
+        let opened = OpenEvents::open(&tids, options, Attach { on_exec: false });
+        let start_ns = monotonic_ns();
+        // The workers wait at `go` whatever happened, so they never hang.
+        let mut events = match opened.and_then(|mut events| events.enable().map(|()| events)) {
+            Ok(events) => events,
+            Err(error) => {
+                abort.store(true, std::sync::atomic::Ordering::SeqCst);
+                go.wait();
+                return Err(error);
+            }
+        };
+        go.wait();
+        while !workers.iter().all(|w| w.is_finished()) {
+            drain_and_wait(&mut events);
+        }
+        // Every worker has exited: each interval is closed by its exit.
+        for worker in workers {
+            let _ = worker.join();
+        }
+        events.disable();
+        let end_ns = monotonic_ns();
+        let mut recording = events.finish(start_ns, end_ns)?;
+        recording.names = tids
+            .iter()
+            .map(|&tid| ThreadName {
+                tid,
+                comm: format!("{name} worker"),
+            })
+            .collect();
+        recording.stopped = stop::stop_requested();
+        Ok(recording)
+    })
+}

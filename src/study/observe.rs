@@ -1,0 +1,152 @@
+//! `observe`: where Linux ran a workload nobody pinned. One recording
+//! (a command, a running process, or the built-in kernel), judged into
+//! residency, migrations and settling, and checked against task-clock.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{host_name, unix_now};
+use crate::judge::observe::{ObserveJudgement, judge_observation};
+use crate::judge::warnings::Warning;
+use crate::measure::recorder::{ObserveTarget, Record, RecordOptions};
+use crate::probe::Topology;
+use crate::saved::{
+    DocumentKind, Evidence, ObserveMode, ObserveOptions, ObserveResult, RESULT_SCHEMA_VERSION,
+};
+
+/// `observe`'s checked options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObserveStudyOptions {
+    pub target: ObserveTarget,
+    /// `--seconds`.
+    pub duration: Option<Duration>,
+    /// `--interval`, ms.
+    pub interval_ms: Option<f64>,
+    /// Count cycles for the busy frequency.
+    pub cycles: bool,
+}
+
+/// Records the target on every CPU of `topology`, and judges it.
+pub fn observe_study<R: Record>(
+    topology: &Topology,
+    options: &ObserveStudyOptions,
+    recorder: &mut R,
+) -> Result<ObserveResult> {
+    let started_unix = unix_now();
+    let recording = recorder.record(&RecordOptions {
+        target: options.target.clone(),
+        duration: options.duration,
+        cpus: topology.cpus.iter().map(|c| c.cpu).collect(),
+        core_pmus: topology.environment.core_pmus.clone(),
+        cycles: options.cycles,
+    })?;
+    let judged = judge_observation(&recording, &topology.cpus, options.interval_ms);
+    let saved_options = saved_options(options);
+    Ok(ObserveResult {
+        schema_version: RESULT_SCHEMA_VERSION,
+        kind: DocumentKind::Observe,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        host: host_name(),
+        started_unix,
+        complete: !recording.stopped,
+        sentence: sentence(&saved_options, &judged),
+        options: saved_options,
+        model: topology.cpu_name(),
+        topology: topology.summary.clone(),
+        classes: topology.classes.clone(),
+        evidence: Evidence::of(topology),
+        command_end: recording.command,
+        exit_status: recording.command.map(|end| end.shell_status()),
+        cycles_unavailable: recording.cycles_unavailable.clone(),
+        judged,
+        warnings: Warning::about_machine(topology),
+    })
+}
+
+fn saved_options(options: &ObserveStudyOptions) -> ObserveOptions {
+    let mut saved = ObserveOptions {
+        mode: ObserveMode::Command,
+        command: None,
+        pid: None,
+        kernel: None,
+        threads: None,
+        seconds: options.duration.map(|d| d.as_secs_f64()),
+        interval_ms: options.interval_ms,
+        cycles: options.cycles,
+    };
+    match &options.target {
+        ObserveTarget::Command(argv) => {
+            saved.command = Some(argv.iter().map(|a| a.to_string_lossy().into()).collect());
+        }
+        ObserveTarget::Pid(pid) => {
+            saved.mode = ObserveMode::Pid;
+            saved.pid = Some(*pid);
+        }
+        ObserveTarget::Kernel { kernel, threads } => {
+            saved.mode = ObserveMode::Kernel;
+            saved.kernel = Some(kernel.clone());
+            saved.threads = Some(*threads);
+        }
+    }
+    saved
+}
+
+/// What was observed, in a few words: "`sh -c …`", "PID 42", "2 mul threads".
+pub fn target_text(options: &ObserveOptions) -> String {
+    match options.mode {
+        ObserveMode::Command => {
+            let words = options.command.as_deref().unwrap_or_default().join(" ");
+            let mut shown: String = words.chars().take(60).collect();
+            if shown.len() < words.len() {
+                shown.push('…');
+            }
+            format!("`{shown}`")
+        }
+        ObserveMode::Pid => format!("PID {}", options.pid.unwrap_or_default()),
+        ObserveMode::Kernel => format!(
+            "{} {} thread{}",
+            options.threads.unwrap_or_default(),
+            options.kernel.as_deref().unwrap_or_default(),
+            if options.threads == Some(1) { "" } else { "s" }
+        ),
+    }
+}
+
+/// The plain sentence printed first.
+fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
+    let classes: Vec<String> = judged
+        .classes
+        .iter()
+        .filter(|c| c.ms > 0.0)
+        .map(|c| format!("{:.1} % on {}", c.share * 100.0, c.class))
+        .collect();
+    let moves = judged.migrations.len();
+    let mut text = format!(
+        "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
+        target_text(options),
+        judged.wall_ms / 1000.0,
+        judged.reconciliation.residency_ms,
+        judged.threads.len(),
+        if judged.threads.len() == 1 { "" } else { "s" },
+        if classes.is_empty() { "nothing on any CPU".into() } else { classes.join(", ") },
+        moves,
+        if moves == 1 { "" } else { "s" },
+    );
+    let reconciliation = &judged.reconciliation;
+    if judged.valid && reconciliation.handovers > 0 {
+        text += &format!(
+            " Σ residency plus {:.1} ms of hand-overs between its threads matches task-clock within {:.2} %.",
+            reconciliation.handover_ms,
+            reconciliation.difference * 100.0
+        );
+    } else if judged.valid {
+        text += &format!(
+            " Σ residency matches task-clock within {:.2} %.",
+            reconciliation.difference * 100.0
+        );
+    } else {
+        text += &format!(" INVALID: {}.", judged.problems.join("; "));
+    }
+    text
+}
