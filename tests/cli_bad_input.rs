@@ -275,3 +275,150 @@ fn one_allowed_cpu_is_an_error_saying_how_to_widen_it() {
         );
     }
 }
+
+#[test]
+fn observe_without_a_target_or_with_two_is_a_usage_error_naming_them() {
+    // clap's own errors (as for every command's missing or conflicting
+    // arguments): several lines, the first naming what is wrong.
+    for (args, expected) in [
+        (
+            &["observe"][..],
+            "the following required arguments were not provided",
+        ),
+        (
+            &["observe", "--pid", "1", "--kernel", "mul"][..],
+            "the argument '--pid <PID>' cannot be used with '--kernel <NAME>'",
+        ),
+    ] {
+        let output = placement_study(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(expected), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("<COMMAND|--pid <PID>|--kernel <NAME>>"),
+            "{args:?} does not show the three targets: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn observe_options_that_cannot_work_are_refused_naming_the_value_and_the_fix() {
+    for (args, expected) in [
+        (
+            &["observe", "--kernel", "nope", "--seconds", "1"][..],
+            "--kernel nope: unknown kernel; known kernels are mul",
+        ),
+        (
+            &["observe", "--kernel", "mul"][..],
+            "--kernel mul needs --seconds N: how long its threads run",
+        ),
+        (
+            &["observe", "--seconds", "1", "--", "true"][..],
+            "--seconds 1: a command is followed until it exits; use `timeout` in COMMAND",
+        ),
+        (
+            &[
+                "observe",
+                "--kernel",
+                "mul",
+                "--seconds",
+                "1",
+                "--threads",
+                "0",
+            ][..],
+            "--threads 0: out of range; use 1 to 1024",
+        ),
+        (
+            &["observe", "--interval", "0", "--", "true"][..],
+            "--interval 0: out of range; use 1 to 3600000",
+        ),
+        (
+            &["observe", "--pid", "0"][..],
+            "--pid 0: not a process observe can follow; give another process's PID",
+        ),
+        (
+            &["observe", "--seconds", "abc", "--", "true"][..],
+            "--seconds abc: unknown unit 'abc'; write seconds like 90, or 90s, 5m, 1h",
+        ),
+        (
+            &["observe", "--kernel", "mul", "--seconds", "abc"][..],
+            "--seconds abc: unknown unit 'abc'",
+        ),
+    ] {
+        let output = placement_study(args);
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let (status, stderr) = one_line_error(&output);
+        assert_eq!(status, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+/// Whether `stderr` says this host does not let observe open its perf
+/// events (the caller skips, saying so).
+fn perf_refused(stderr: &str) -> bool {
+    let refused = stderr.contains("perf_event_open");
+    if refused {
+        eprintln!("skipping: observe cannot record here: {stderr}");
+    }
+    refused
+}
+
+#[test]
+fn observe_of_a_program_that_cannot_run_is_one_line_naming_it_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("observe.json");
+    let csv = dir.path().join("observe.csv");
+    for (program, expected) in [
+        (
+            "/nonexistent/program",
+            "cannot run COMMAND '/nonexistent/program': No such file or directory",
+        ),
+        (
+            "placement-study-no-such-program",
+            "COMMAND 'placement-study-no-such-program' not found in PATH",
+        ),
+    ] {
+        let output = placement_study(&[
+            "observe",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            "--",
+            program,
+        ]);
+        let (status, stderr) = one_line_error(&output);
+        if perf_refused(&stderr) {
+            return;
+        }
+        assert_eq!(status, Some(1), "{program}: {stderr}");
+        assert!(stderr.contains(expected), "{program}: {stderr}");
+        assert!(output.stdout.is_empty(), "{program}: partial output");
+        assert!(
+            !json.exists() && !csv.exists(),
+            "{program}: an output was written"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn observe_of_a_process_that_does_not_exist_is_one_line_saying_so() {
+    // The largest PID Linux can hand out (pid_max is at most 2^22): almost
+    // never in use.
+    let pid = "4194303";
+    if Path::new("/proc").join(pid).exists() {
+        eprintln!("skipping: process {pid} exists here");
+        return;
+    }
+    let output = placement_study(&["observe", "--pid", pid]);
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--pid 4194303: no such process (check the number with `ps -p 4194303`)"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}

@@ -105,14 +105,7 @@ fn alder_lake_has_smt_performance_cores_and_single_thread_efficiency_cores() {
     let classes = classes_from_cpuid(&report).expect("a hybrid part has classes");
     let summary: Vec<(CoreKind, String, ClassSource, Option<&str>)> = classes
         .iter()
-        .map(|c| {
-            (
-                c.name,
-                c.cpus.to_string(),
-                c.source,
-                c.detail.as_deref(),
-            )
-        })
+        .map(|c| (c.name, c.cpus.to_string(), c.source, c.detail.as_deref()))
         .collect();
     assert_eq!(
         summary,

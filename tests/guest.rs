@@ -20,6 +20,11 @@
 //! pins create: agreed, fake and hidden siblings, and placements drawn at
 //! random on every run (all pairs on 6 vCPUs, group testing on 10).
 //!
+//! The `observe_` tests follow unpinned work in [`NO_SMT_GUEST`] on host
+//! CPUs 0 and 1: a CPU-bound command, one moved by `taskset` on a known
+//! schedule, a pipeline of two processes, and two busy threads on the
+//! throttled guest.
+//!
 //! The `arm64_` tests boot `boot-guest-arm64.sh` guests, whose emulated PMU
 //! (armv8_pmuv3) really counts: with icount, instructions are exact on one
 //! vCPU, and leak between vCPUs on two. They check the counters end to end:
@@ -754,4 +759,230 @@ fn arm64_counter_unit_tests_pass_on_a_real_pmu() {
         "{run}"
     );
     assert!(!run.stdout.contains("skipped: no hardware PMU"), "{run}");
+}
+
+/// A number in an observe document, or a failure showing the run.
+fn number(value: &serde_json::Value, what: &str, run: &GuestRun) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number\n{run}"))
+}
+
+/// Boots [`NO_SMT_GUEST`] on host CPUs 0 and 1 and observes `script` (run by
+/// the guest's busybox sh) with `--json -`; checks the observation is valid
+/// and reconciles within the 1 % bar, and that the command's status came
+/// through.
+fn observe_script(script: &str, status: i32) -> (GuestRun, serde_json::Value) {
+    let run = Guest::new().boot(
+        NO_SMT_GUEST,
+        Some("0,1"),
+        &["observe", "--json", "-", "--", "sh", "-c", script],
+    );
+    run.assert_exit(status);
+    let json = run.json();
+    assert_eq!(json["valid"], true, "valid\n{run}");
+    assert_eq!(json["exit_status"], status, "{run}");
+    let difference = number(&json["reconciliation"]["difference"], "difference", &run);
+    assert!(
+        difference <= 0.01,
+        "residency against task-clock {difference}\n{run}"
+    );
+    (run, json)
+}
+
+/// The thread with the most time on a CPU, and its time on `cpu` in ms.
+fn busiest_thread(json: &serde_json::Value) -> &serde_json::Value {
+    &json["threads"][0]
+}
+
+fn ms_on(thread: &serde_json::Value, cpu: u64) -> f64 {
+    thread["intervals"]
+        .as_array()
+        .map(|intervals| {
+            intervals
+                .iter()
+                .filter(|i| i["cpu"] == cpu)
+                .map(|i| {
+                    i["end_ms"].as_f64().unwrap_or(0.0) - i["start_ms"].as_f64().unwrap_or(0.0)
+                })
+                .sum()
+        })
+        .unwrap_or(0.0)
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn observe_a_cpu_bound_command_reconciles() {
+    // About a second of busybox sh arithmetic under TCG, nothing pinned; exit 7.
+    let (run, json) = observe_script(
+        "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; exit 7",
+        7,
+    );
+    let wall = number(&json["wall_ms"], "wall_ms", &run);
+    let residency = number(&json["reconciliation"]["residency_ms"], "residency", &run);
+    assert!(
+        residency > 0.9 * wall && residency < 1.05 * wall,
+        "a CPU-bound command is on a CPU all the time: {residency:.1} of {wall:.1} ms\n{run}"
+    );
+    let share: f64 = json["cpus"]
+        .as_array()
+        .map(|cpus| {
+            cpus.iter()
+                .map(|c| c["share"].as_f64().unwrap_or(0.0))
+                .sum()
+        })
+        .unwrap_or(0.0);
+    assert!(
+        (share - 1.0).abs() < 1e-6,
+        "per-CPU shares add up to {share}\n{run}"
+    );
+    println!(
+        "guest: observe CPU-bound command: wall {wall:.1} ms, residency {residency:.1} ms, task-clock {:.1} ms",
+        number(
+            &json["reconciliation"]["task_clock_ms"],
+            "task_clock_ms",
+            &run
+        )
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn observe_sees_taskset_moves_when_they_happen() {
+    // A busy loop started on CPU 0, moved to CPU 1 after 0.6 s and back to
+    // CPU 0 after 1.2 s, stopped at 1.8 s.
+    let (run, json) = observe_script(
+        "taskset -c 0 sh -c 'while :; do :; done' & p=$!; \
+         sleep 0.6; taskset -pc 1 $p >/dev/null; sleep 0.6; taskset -pc 0 $p >/dev/null; \
+         sleep 0.6; kill $p; wait $p; exit 0",
+        0,
+    );
+    let busy = busiest_thread(&json);
+    // The moves the script made: each `taskset -pc` process, from its first
+    // stretch on a CPU to its last. (The loop's own start, on whichever CPU
+    // `taskset -c 0` was forked on, may add a first move.)
+    let mut tasksets: Vec<(f64, f64)> = json["threads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["comm"] == "taskset")
+        .map(|t| {
+            let intervals = t["intervals"].as_array().expect("intervals");
+            let first = number(&intervals[0]["start_ms"], "start_ms", &run);
+            let last = number(&intervals[intervals.len() - 1]["end_ms"], "end_ms", &run);
+            (first, last)
+        })
+        .collect();
+    tasksets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let moves: Vec<(f64, u64, u64)> = json["migrations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["tid"] == busy["tid"])
+        .map(|m| {
+            (
+                number(&m["time_ms"], "time_ms", &run),
+                m["from_cpu"].as_u64().unwrap_or(99),
+                m["to_cpu"].as_u64().unwrap_or(99),
+            )
+        })
+        .filter(|m| tasksets.first().is_some_and(|t| m.0 > t.0))
+        .collect();
+    assert_eq!(
+        (
+            moves.iter().map(|m| (m.1, m.2)).collect::<Vec<_>>(),
+            tasksets.len()
+        ),
+        (vec![(0, 1), (1, 0)], 2),
+        "the busy loop's moves {moves:.1?}, the taskset runs {tasksets:.1?}\n{run}"
+    );
+    // Each move lands while its taskset runs, or just after it exits.
+    for ((at, _, _), (first, last)) in moves.iter().zip(&tasksets) {
+        assert!(
+            *at >= *first && *at <= last + 10.0,
+            "a move at {at:.1} ms, its taskset ran {first:.1}-{last:.1} ms\n{run}"
+        );
+    }
+    let (on_0, on_1) = (ms_on(busy, 0), ms_on(busy, 1));
+    // The schedule: CPU 1 from the first move to the second, CPU 0 the rest.
+    let on_cpu = number(&busy["on_cpu_ms"], "on_cpu_ms", &run);
+    let planned_1 = moves[1].0 - moves[0].0;
+    let within = |value: f64, expected: f64| (value / expected - 1.0).abs() <= 0.05;
+    assert!(
+        within(on_1, planned_1) && within(on_0, on_cpu - planned_1),
+        "busy loop on CPU 0 {on_0:.1} ms (schedule {:.1}), on CPU 1 {on_1:.1} ms ({planned_1:.1})\n{run}",
+        on_cpu - planned_1
+    );
+    println!(
+        "guest: observe taskset schedule: moves {moves:.1?} ms, tasksets {tasksets:.1?}; CPU 0 {on_0:.1} ms, CPU 1 {on_1:.1} ms"
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn observe_follows_both_processes_of_a_pipeline() {
+    // Two busy loops joined by a pipe: the left one prints when done, the
+    // right one loops, then reads. Few context switches, so under TCG too
+    // the records' own cost stays far below the 1 % bar.
+    let busy = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done";
+    let (run, json) = observe_script(
+        &format!("sh -c '{busy}; echo left' | sh -c '{busy}; cat'"),
+        0,
+    );
+    let total = number(&json["reconciliation"]["residency_ms"], "residency", &run);
+    let pids: std::collections::BTreeSet<u64> = json["threads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["on_cpu_ms"].as_f64().unwrap_or(0.0) > 0.3 * total)
+        .filter_map(|t| t["pid"].as_u64())
+        .collect();
+    assert_eq!(
+        pids.len(),
+        2,
+        "two busy processes, each over 30 % of {total:.1} ms\n{run}"
+    );
+    println!("guest: observe pipeline: two processes {pids:?}, {total:.1} ms on CPUs");
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn observe_two_busy_threads_on_a_slow_second_core() {
+    let run = boot_with_a_slow_second_core(&[
+        "observe",
+        "--kernel",
+        "mul",
+        "--threads",
+        "2",
+        "--seconds",
+        "2",
+        "--interval",
+        "500",
+        "--json",
+        "-",
+    ]);
+    run.assert_exit(0);
+    let json = run.json();
+    assert_eq!(json["valid"], true, "valid\n{run}");
+    assert_eq!(
+        json["classes"].as_array().map(Vec::len),
+        Some(1),
+        "one class\n{run}"
+    );
+    let shares: Vec<f64> = json["cpus"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| number(&c["share"], "share", &run))
+        .collect();
+    // Two busy threads, two vCPUs: each vCPU carries about half, however
+    // slow its host makes it (the guest counts its stolen time as running).
+    assert_eq!(shares.len(), 2, "{run}");
+    assert!(
+        shares.iter().all(|s| (s - 0.5).abs() < 0.1),
+        "per-vCPU shares {shares:.3?}\n{run}"
+    );
+    let rows = json["timeline"].as_array().map_or(0, Vec::len);
+    assert!((4..=5).contains(&rows), "timeline rows {rows}\n{run}");
+    println!("guest: observe two threads, vCPU 1 at 46 %: per-vCPU shares {shares:.3?}");
 }

@@ -5,7 +5,8 @@
 
 use nix::sys::stat::{Mode, SFlag, makedev, mknod};
 use placement_study::saved::{
-    JSON_INPUT_CAP, OutputTarget, check_distinct, read_capped, write_all_to,
+    JSON_INPUT_CAP, ObserveMode, OutputTarget, SavedDocument, check_distinct, load, read_capped,
+    write_all_to,
 };
 use std::fs;
 use std::io::Write;
@@ -504,6 +505,67 @@ fn a_path_to_what_stdout_is_open_on_is_stdout() {
             output.status.success(),
             "{}",
             String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// A saved `observe --json` from a real run: `sh -c 'yes | head -c
+/// 300000000 | md5sum >/dev/null; exit 3'` on a 2-vCPU VM.
+const OBSERVE_PIPELINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/results/observe-pipeline-vm.json"
+);
+
+#[test]
+fn a_saved_observation_loads_as_an_observe_document() {
+    let document = load(Path::new(OBSERVE_PIPELINE)).unwrap_or_else(|e| panic!("{e:#}"));
+    let SavedDocument::Observe(observed) = document else {
+        panic!("{OBSERVE_PIPELINE}: loaded as {document:?}");
+    };
+    assert_eq!(observed.options.mode, ObserveMode::Command);
+    assert_eq!(observed.exit_status, Some(3));
+    assert_eq!(observed.judged.threads.len(), 4);
+    assert!(observed.judged.valid, "{:?}", observed.judged.problems);
+}
+
+#[test]
+fn a_truncated_observation_is_a_one_line_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(OBSERVE_PIPELINE).unwrap()).unwrap();
+    // Cut after its first fields: still JSON, still an observe document,
+    // but the judgement and the rest are gone.
+    let head: serde_json::Map<String, serde_json::Value> = whole
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(key, _)| {
+            [
+                "schema_version",
+                "kind",
+                "tool_version",
+                "host",
+                "started_unix",
+                "options",
+            ]
+            .contains(&key.as_str())
+        })
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let cut_fields = dir.path().join("observe-fields.json");
+    fs::write(&cut_fields, serde_json::to_vec(&head).unwrap()).unwrap();
+    // Cut mid-document, as a full disk or a killed copy leaves it.
+    let cut_bytes = dir.path().join("observe-bytes.json");
+    fs::write(&cut_bytes, &fs::read(OBSERVE_PIPELINE).unwrap()[..4096]).unwrap();
+    for (path, expected) in [
+        (&cut_fields, "damaged observe file: missing field"),
+        (&cut_bytes, "not a placement-study JSON file"),
+    ] {
+        let error = format!("{:#}", load(path).unwrap_err());
+        assert_eq!(error.lines().count(), 1, "not one line: {error:?}");
+        assert!(
+            error.starts_with(&format!("{}: {expected}", path.display())),
+            "{error}"
         );
     }
 }

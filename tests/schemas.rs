@@ -179,6 +179,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
         "run" => Some("run.schema.json"),
         "pairs" => Some("pairs.schema.json"),
         "hybrid" => Some("hybrid.schema.json"),
+        "observe" => Some("observe.schema.json"),
         _ => None,
     }
 }
@@ -312,7 +313,7 @@ fn saved_results_validate() {
             let kind = name.split_once('-').map_or("", |(kind, _)| kind);
             let schema = saved_kind_schema(kind).unwrap_or_else(|| {
                 panic!(
-                    "{name}: name a saved result KIND-*.json, KIND one of gate, run, pairs, hybrid"
+                    "{name}: name a saved result KIND-*.json, KIND one of gate, run, pairs, hybrid, observe"
                 )
             });
             assert_eq!(document["kind"], kind, "{name}: its kind is not its name's");
@@ -323,10 +324,13 @@ fn saved_results_validate() {
             }
         })
         .collect();
-    assert!(
-        cases.iter().any(|case| case.schema == "pairs.schema.json"),
-        "the pairs results of fixtures/results/ are missing"
-    );
+    for kind in ["pairs", "observe"] {
+        let schema = saved_kind_schema(kind).unwrap();
+        assert!(
+            cases.iter().any(|case| case.schema == schema),
+            "the {kind} results of fixtures/results/ are missing"
+        );
+    }
     assert_valid(&cases);
 }
 
@@ -411,6 +415,91 @@ fn hybrid_document_validates() {
         schema: "hybrid.schema.json",
         document: document.clone(),
     }]);
+}
+
+/// `observe ARGS --json`'s document, or `None` (the caller skips, saying
+/// why) where this host does not let it open its perf events. Its exit
+/// status must be one of `codes`.
+fn live_observe(args: &[&str], codes: &[i32]) -> Option<Value> {
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["observe", "--json", "-"])
+        .args(args)
+        .output()
+        .expect("the test binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(1) && stderr.contains("perf_event_open") {
+        eprintln!("skipping: observe cannot record here: {stderr}");
+        return None;
+    }
+    assert!(
+        output.status.code().is_some_and(|c| codes.contains(&c)),
+        "observe {args:?} exited {:?}: {stderr}",
+        output.status
+    );
+    Some(
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!("observe {args:?}: stdout is not JSON ({e}); stderr: {stderr}")
+        }),
+    )
+}
+
+#[test]
+fn observe_documents_validate() {
+    // The kernel (0 valid, 6 invalid), with a timeline; a command that
+    // exits 3 and one a signal ends (observe exits with their statuses).
+    let runs: [(&[&str], &[i32]); 3] = [
+        (
+            &[
+                "--kernel",
+                "mul",
+                "--threads",
+                "2",
+                "--seconds",
+                "0.2",
+                "--interval",
+                "50",
+            ],
+            &[0, 6],
+        ),
+        (&["--", "sh", "-c", "exit 3"], &[3]),
+        (&["--", "sh", "-c", "kill -TERM $$"], &[143]),
+    ];
+    let mut cases = Vec::new();
+    for (args, codes) in runs {
+        let Some(document) = live_observe(args, codes) else {
+            return;
+        };
+        cases.push(Case {
+            what: format!("observe --json {args:?}"),
+            schema: "observe.schema.json",
+            document,
+        });
+    }
+    // A running process of our own for a moment (a sleeping one: little
+    // or no time on a CPU, so 6 is as likely as 0).
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    let document = live_observe(&["--pid", &pid, "--seconds", "0.2"], &[0, 6]);
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    let Some(document) = document else {
+        return;
+    };
+    assert_eq!(document["options"]["mode"], "pid");
+    cases.push(Case {
+        what: format!("observe --json --pid {pid} --seconds 0.2"),
+        schema: "observe.schema.json",
+        document,
+    });
+    assert_eq!(
+        cases[1].document["command_end"],
+        json!({"how": "exited", "code": 3})
+    );
+    assert_eq!(
+        cases[2].document["command_end"],
+        json!({"how": "signaled", "signal": 15})
+    );
+    assert_valid(&cases);
 }
 
 /// Each mutation of `document` (a JSON pointer, what the change is, the
@@ -630,6 +719,84 @@ fn the_hybrid_schema_bites() {
         .unwrap()
         .remove("items");
     assert!(violations("gate.schema.json#/$defs/RepSample", &sample).is_empty());
+}
+
+#[test]
+fn the_observe_schema_bites() {
+    let (_, observe) = saved_results("observe")
+        .into_iter()
+        .find(|(path, _)| path.ends_with("observe-kernel-vm.json"))
+        .expect("the kernel observation fixture");
+    assert_rejected_at(
+        "observe.schema.json",
+        &observe,
+        &[
+            ("/kind", "another kind", json!("hybrid")),
+            ("/schema_version", "another schema version", json!(2)),
+            ("/options/mode", "a mode observe lacks", json!("process")),
+            (
+                "/options/threads",
+                "a string where a count belongs",
+                json!("2"),
+            ),
+            ("/cpus/0/class", "a class no topology names", json!("fast")),
+            (
+                "/class_residency/0/class",
+                "the Rust name for the saved one",
+                json!("LowPowerEfficiency"),
+            ),
+            (
+                "/threads/0/intervals/0/cpu",
+                "a negative CPU number",
+                json!(-1),
+            ),
+            ("/timeline/0/class_ms", "a number for a list", json!(1.0)),
+            ("/reconciliation/holds", "null for a boolean", Value::Null),
+            (
+                "/command_end",
+                "an end without how it ended",
+                json!({"code": 0}),
+            ),
+            (
+                "/command_end",
+                "a signal under the exit's tag",
+                json!({"how": "exited", "signal": 9}),
+            ),
+            ("/exit_status", "a status no shell reports", json!(256)),
+        ],
+    );
+    assert_required(
+        "observe.schema.json",
+        &observe,
+        &[
+            ("", "kind"),
+            ("", "command_end"),
+            ("", "reconciliation"),
+            ("", "class_residency"),
+            ("/options", "seconds"),
+            ("/threads/0", "settled_after_ms"),
+            ("/cpus/0", "task_clock_ms"),
+            ("/class_residency/0", "busy_mhz_unavailable"),
+            ("/reconciliation", "handover_ms"),
+        ],
+    );
+    // A command's end either way, a "class N" class, a thread that never
+    // settled, and a field added later are fine.
+    for end in [
+        json!({"how": "exited", "code": 3}),
+        json!({"how": "signaled", "signal": 15}),
+    ] {
+        let mut accepted = observe.clone();
+        accepted["options"]["mode"] = json!("command");
+        accepted["options"]["command"] = json!(["sh", "-c", "exit 3"]);
+        accepted["command_end"] = end;
+        accepted["exit_status"] = json!(3);
+        accepted["cpus"][0]["class"] = json!("class 3");
+        accepted["threads"][0]["settled_after_ms"] = Value::Null;
+        accepted["a_field_added_later"] = json!(true);
+        let errors = violations("observe.schema.json", &accepted);
+        assert!(errors.is_empty(), "{errors:?}");
+    }
 }
 
 /// Each `(parent, field)` removed from `document` on its own must fail

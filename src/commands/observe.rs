@@ -21,7 +21,7 @@ pub fn run(command: &ObserveCommand) -> Result<Outcome> {
     command.outputs.write(
         &report::observe::render(&result),
         || to_json(&result),
-        || report::csv::observe(&result.judged.threads),
+        || report::csv::observe(&result.judged),
     )?;
     Ok(match (result.exit_status, stop::stop_signal()) {
         // A command's own status, whatever it was: as `time` and `perf stat`.

@@ -36,6 +36,11 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             || to_json(hybrid),
             || report::csv::hybrid(&hybrid.samples),
         )?,
+        [SavedDocument::Observe(observe)] => command.outputs.write(
+            &report::observe::render(observe),
+            || to_json(observe),
+            || report::csv::observe(&observe.judged),
+        )?,
         [SavedDocument::Pairs(pairs)] => command.outputs.write(
             &report::pairs::render(pairs),
             || to_json(pairs),

@@ -170,7 +170,10 @@ mod tests {
     fn a_missing_program_is_named() {
         let argv = vec![OsString::from("no-such-program-placement-study")];
         let error = HeldCommand::fork(&argv).err().unwrap().to_string();
-        assert!(error.contains("'no-such-program-placement-study' not found in PATH"), "{error}");
+        assert!(
+            error.contains("'no-such-program-placement-study' not found in PATH"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -30,7 +30,7 @@ use super::engine::core_pmu_type;
 use super::kernel::{InputBuffer, kernel_by_name};
 use super::launch::HeldCommand;
 use super::recording::{
-    CpuCounts, ParsedRecord, Recording, SchedEvent, ThreadName, parse_record,
+    CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName, parse_record,
 };
 use super::stop;
 use crate::probe::CorePmu;
@@ -76,9 +76,7 @@ impl Record for PerfRecorder {
         match &options.target {
             ObserveTarget::Command(argv) => record_command(argv, options),
             ObserveTarget::Pid(pid) => record_pid(*pid, options),
-            ObserveTarget::Kernel { kernel, threads } => {
-                record_kernel(kernel, *threads, options)
-            }
+            ObserveTarget::Kernel { kernel, threads } => record_kernel(kernel, *threads, options),
         }
     }
 }
@@ -87,14 +85,21 @@ impl Record for PerfRecorder {
 /// switch records between two drains.
 const RING_BYTES: usize = 512 * 1024;
 
-/// How often the buffers are drained and the target looked at.
-const POLL: Duration = Duration::from_millis(10);
+/// The longest wait between two looks at the target. The observer wakes
+/// sooner when a ring is half full, the target exits (a pidfd), a worker
+/// finishes or a signal arrives; otherwise it stays off the CPUs it
+/// watches, since each wake-up takes a CPU from the workload.
+const POLL: Duration = Duration::from_secs(1);
 
 /// CLOCK_MONOTONIC now, ns: the records' clock.
 fn monotonic_ns() -> u64 {
     let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
         .expect("CLOCK_MONOTONIC is always readable");
     now.tv_sec() as u64 * 1_000_000_000 + now.tv_nsec() as u64
+}
+
+fn midpoint(a: u64, b: u64) -> u64 {
+    a + (b.saturating_sub(a)) / 2
 }
 
 /// How the events attach to their threads.
@@ -177,23 +182,26 @@ impl OpenEvents {
         Ok(open)
     }
 
-    fn enable(&mut self) -> Result<()> {
-        for (_, counter) in self.task_clock_counters() {
-            counter.enable().context("enabling the observe events")?;
+    /// Enables every event at once, and returns when (CLOCK_MONOTONIC ns):
+    /// one prctl enables all the events this thread opened inside the
+    /// kernel, where a loop of ioctls could be preempted half-way and leave
+    /// a running thread's first stretch longer than its task-clock.
+    fn enable(&mut self) -> Result<u64> {
+        let before = monotonic_ns();
+        // SAFETY: prctl with this option takes no pointers.
+        if unsafe { libc::prctl(libc::PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0) } == -1 {
+            return Err(io::Error::last_os_error()).context("enabling the observe events");
         }
-        for (_, counter) in &mut self.cycles {
-            counter.enable().context("enabling the cycles events")?;
-        }
-        Ok(())
+        Ok(midpoint(before, monotonic_ns()))
     }
 
-    fn disable(&mut self) {
-        for (_, counter) in self.task_clock_counters() {
-            let _ = counter.disable();
-        }
-        for (_, counter) in &mut self.cycles {
-            let _ = counter.disable();
-        }
+    /// Disables every event at once (see [`OpenEvents::enable`]), and
+    /// returns when.
+    fn disable(&mut self) -> u64 {
+        let before = monotonic_ns();
+        // SAFETY: as in `enable`.
+        unsafe { libc::prctl(libc::PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) };
+        midpoint(before, monotonic_ns())
     }
 
     /// Every task-clock event, the rings' own first, with its CPU.
@@ -228,7 +236,8 @@ impl OpenEvents {
         for (cpu, counter) in &mut self.cycles {
             let data = counter.read_full().context("reading cycles")?;
             let slot = entry(&mut per_cpu, *cpu);
-            let add = |total: &mut Option<u64>, value: u64| *total = Some(total.unwrap_or(0) + value);
+            let add =
+                |total: &mut Option<u64>, value: u64| *total = Some(total.unwrap_or(0) + value);
             add(&mut slot.cycles, data.count());
             let nanos = |d: Option<Duration>| d.map_or(0, |d| d.as_nanos() as u64);
             add(&mut slot.cycles_enabled_ns, nanos(data.time_enabled()));
@@ -278,6 +287,7 @@ fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
         .task(true)
         .comm(true)
         .comm_exec(true)
+        .wakeup_watermark(RING_BYTES / 2)
         .sample_id_all(true)
         .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU)
         .clockid(Clock::MONOTONIC);
@@ -311,9 +321,8 @@ fn cycles_reason(error: &io::Error) -> String {
 /// Sends `counter`'s records to `ring`'s buffer.
 fn set_output(counter: &Counter, ring: &Sampler) -> io::Result<()> {
     // SAFETY: both are open perf event fds, on the same CPU.
-    let result = unsafe {
-        perf_event_open_sys::ioctls::SET_OUTPUT(counter.as_raw_fd(), ring.as_raw_fd())
-    };
+    let result =
+        unsafe { perf_event_open_sys::ioctls::SET_OUTPUT(counter.as_raw_fd(), ring.as_raw_fd()) };
     if result == -1 {
         return Err(io::Error::last_os_error());
     }
@@ -329,10 +338,34 @@ fn raise_fd_limit() {
     }
 }
 
-/// Sleeps one poll period, draining the rings first.
-fn drain_and_wait(events: &mut OpenEvents) {
+/// Drains the rings, then waits until a ring is half full, `wake` is
+/// readable (the target exited, a worker finished), a signal arrives, or
+/// `timeout` (at most [`POLL`]) passes.
+fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Duration) {
     events.drain();
-    std::thread::sleep(POLL);
+    let mut fds: Vec<libc::pollfd> = events
+        .rings
+        .iter()
+        .map(|(_, ring)| ring.as_raw_fd())
+        .chain(wake.map(|fd| fd.as_raw_fd()))
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let timeout_ms = timeout.as_millis().clamp(1, POLL.as_millis()) as i32;
+    // SAFETY: `fds` is a valid array of open descriptors for the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+}
+
+/// A descriptor that becomes readable when process `pid` exits, where the
+/// kernel has pidfds (5.3+); otherwise the wait just times out.
+fn exit_notice(pid: u32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags, and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a non-negative return is a descriptor this process now owns.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// `observe -- COMMAND`: the command is forked, held before its exec while
@@ -346,6 +379,7 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
     let mut events = OpenEvents::open(&[tid], options, Attach { on_exec: true })?;
     let start_ns = monotonic_ns();
     held.release()?;
+    let exited = exit_notice(tid);
     let mut forwarded = false;
     let end = loop {
         if let Some(end) = held.try_wait()? {
@@ -357,10 +391,17 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
                 .expect("SIGINT and SIGTERM are signals");
             held.signal(signal);
         }
-        drain_and_wait(&mut events);
+        drain_and_wait(&mut events, exited.as_ref().map(AsFd::as_fd), POLL);
     };
-    let end_ns = monotonic_ns();
-    let mut recording = events.finish(start_ns, end_ns)?;
+    let mut recording = events.finish(start_ns, monotonic_ns())?;
+    // The command ended at its exit, not when this loop noticed.
+    if let Some(exit) = recording
+        .events
+        .iter()
+        .find(|e| e.tid == tid && e.kind == SchedEventKind::Exit)
+    {
+        recording.end_ns = exit.time_ns;
+    }
     recording.command = Some(end);
     Ok(recording)
 }
@@ -370,9 +411,9 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
 fn threads_of(pid: u32) -> Result<Vec<ThreadName>> {
     let tasks = format!("/proc/{pid}/task");
     let entries = std::fs::read_dir(&tasks).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => anyhow::anyhow!(
-            "--pid {pid}: no such process (check the number with `ps -p {pid}`)"
-        ),
+        io::ErrorKind::NotFound => {
+            anyhow::anyhow!("--pid {pid}: no such process (check the number with `ps -p {pid}`)")
+        }
         _ => anyhow::anyhow!("--pid {pid}: cannot list {tasks}: {e}"),
     })?;
     let mut threads: Vec<ThreadName> = entries
@@ -398,18 +439,20 @@ fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
     let names = threads_of(pid)?;
     let tids: Vec<u32> = names.iter().map(|t| t.tid).collect();
     let mut events = OpenEvents::open(&tids, options, Attach { on_exec: false })?;
-    let start_ns = monotonic_ns();
+    let exited = exit_notice(pid);
+    let start_ns = events.enable()?;
     let started = Instant::now();
-    events.enable()?;
     let alive = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok();
     while alive()
         && !stop::stop_requested()
         && options.duration.is_none_or(|d| started.elapsed() < d)
     {
-        drain_and_wait(&mut events);
+        let left = options
+            .duration
+            .map_or(POLL, |d| d.saturating_sub(started.elapsed()));
+        drain_and_wait(&mut events, exited.as_ref().map(AsFd::as_fd), left);
     }
-    events.disable();
-    let end_ns = monotonic_ns();
+    let end_ns = events.disable();
     let mut recording = events.finish(start_ns, end_ns)?;
     recording.names = names;
     // Without --seconds a stop signal is how the observation ends.
@@ -431,12 +474,19 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
     let input = InputBuffer::new(BUFFER_BYTES);
     let ready = std::sync::Barrier::new(threads + 1);
     let go = std::sync::Barrier::new(threads + 1);
+    let done = std::sync::Barrier::new(threads + 1);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
     let abort = std::sync::atomic::AtomicBool::new(false);
     let (tid_sender, tid_receiver) = std::sync::mpsc::channel();
+    // Each worker writes a byte here when its work is done.
+    let (finished_read, finished_write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("pipe for the workers")?;
     std::thread::scope(|scope| -> Result<Recording> {
         let mut workers = Vec::new();
         for _ in 0..threads {
-            let (kernel, input, ready, go, abort) = (&kernel, &input, &ready, &go, &abort);
+            let (kernel, input, abort) = (&kernel, &input, &abort);
+            let (ready, go, done, finished) = (&ready, &go, &done, &finished);
+            let finished_write = &finished_write;
             let tid_sender = tid_sender.clone();
             workers.push(scope.spawn(move || {
                 let _ = tid_sender.send(nix::unistd::gettid().as_raw() as u32);
@@ -449,6 +499,9 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
                 while Instant::now() < deadline && !stop::stop_requested() {
                     kernel.run(input.as_bytes(), PASSES_PER_BLOCK, stop::stop_flag());
                 }
+                finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = nix::unistd::write(finished_write, &[1]);
+                done.wait();
             }));
         }
         drop(tid_sender);
@@ -456,10 +509,11 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
         let mut tids: Vec<u32> = tid_receiver.iter().take(threads).collect();
         tids.sort_unstable();
         let opened = OpenEvents::open(&tids, options, Attach { on_exec: false });
-        let start_ns = monotonic_ns();
         // The workers wait at `go` whatever happened, so they never hang.
-        let mut events = match opened.and_then(|mut events| events.enable().map(|()| events)) {
-            Ok(events) => events,
+        let (mut events, start_ns) = match opened
+            .and_then(|mut events| events.enable().map(|start_ns| (events, start_ns)))
+        {
+            Ok(opened) => opened,
             Err(error) => {
                 abort.store(true, std::sync::atomic::Ordering::SeqCst);
                 go.wait();
@@ -467,15 +521,16 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
             }
         };
         go.wait();
-        while !workers.iter().all(|w| w.is_finished()) {
-            drain_and_wait(&mut events);
+        while finished.load(std::sync::atomic::Ordering::SeqCst) < threads {
+            drain_and_wait(&mut events, Some(finished_read.as_fd()), POLL);
         }
-        // Every worker has exited: each interval is closed by its exit.
+        // The work is done and the workers wait to exit: the recording ends
+        // here, before their teardown (thread exit is not the workload).
+        let end_ns = events.disable();
+        done.wait();
         for worker in workers {
             let _ = worker.join();
         }
-        events.disable();
-        let end_ns = monotonic_ns();
         let mut recording = events.finish(start_ns, end_ns)?;
         recording.names = tids
             .iter()

@@ -173,7 +173,8 @@ pub fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<ParsedRecord> {
             event(pid, tid, time_ns, kind)
         }
         // pid, ppid, tid, ptid, time: the record's own task and time.
-        PERF_RECORD_FORK | PERF_RECORD_EXIT => {
+        // Four u32s and a u64 before the trailer.
+        PERF_RECORD_FORK | PERF_RECORD_EXIT if trailer >= 24 => {
             let (pid, ptid) = (u32_at(body, 0)?, u32_at(body, 12)?);
             let (tid, time) = (u32_at(body, 8)?, u64_at(body, 16)?);
             let kind = if ty == PERF_RECORD_FORK {
@@ -192,7 +193,7 @@ pub fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<ParsedRecord> {
             };
             event(u32_at(body, 0)?, u32_at(body, 4)?, time_ns, kind)
         }
-        PERF_RECORD_LOST => Some(ParsedRecord::Lost(u64_at(body, 8)?)),
+        PERF_RECORD_LOST if trailer >= 16 => Some(ParsedRecord::Lost(u64_at(body, 8)?)),
         _ => None,
     }
 }
@@ -224,7 +225,12 @@ mod tests {
         let body = sample_id(10, 11, 5_000, 3);
         let switch_in = event(parse_record(PERF_RECORD_SWITCH, 0, &body));
         assert_eq!(
-            (switch_in.pid, switch_in.tid, switch_in.time_ns, switch_in.cpu),
+            (
+                switch_in.pid,
+                switch_in.tid,
+                switch_in.time_ns,
+                switch_in.cpu
+            ),
             (10, 11, 5_000, 3)
         );
         assert_eq!(switch_in.kind, SchedEventKind::SwitchIn);
@@ -245,7 +251,10 @@ mod tests {
         body.extend(7_000u64.to_ne_bytes());
         body.extend(sample_id(10, 11, 6_999, 1));
         let fork = event(parse_record(PERF_RECORD_FORK, 0, &body));
-        assert_eq!((fork.pid, fork.tid, fork.time_ns, fork.cpu), (20, 21, 7_000, 1));
+        assert_eq!(
+            (fork.pid, fork.tid, fork.time_ns, fork.cpu),
+            (20, 21, 7_000, 1)
+        );
         assert_eq!(fork.kind, SchedEventKind::Fork { parent_tid: 11 });
         let exit = event(parse_record(PERF_RECORD_EXIT, 0, &body));
         assert_eq!(exit.kind, SchedEventKind::Exit);
@@ -279,7 +288,10 @@ mod tests {
             Some(ParsedRecord::Lost(42))
         );
         assert_eq!(parse_record(PERF_RECORD_SWITCH, 0, &[0; 10]), None);
-        assert_eq!(parse_record(PERF_RECORD_FORK, 0, &sample_id(1, 1, 1, 1)), None);
+        assert_eq!(
+            parse_record(PERF_RECORD_FORK, 0, &sample_id(1, 1, 1, 1)),
+            None
+        );
     }
 
     #[test]

@@ -111,11 +111,7 @@ pub fn hybrid_plan(
     let class_order: Vec<&CoreKind> = topology.classes.iter().map(|c| &c.name).collect();
     let mut cores: Vec<(usize, u32, CoreKind)> = groups
         .into_iter()
-        .flat_map(|((class, _), cores)| {
-            cores
-                .into_iter()
-                .map(move |core| (core.threads[0], class))
-        })
+        .flat_map(|((class, _), cores)| cores.into_iter().map(move |core| (core.threads[0], class)))
         .map(|(cpu, class)| {
             let rank = class_order
                 .iter()

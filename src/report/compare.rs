@@ -9,8 +9,11 @@ use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::report::units::{percent_change, sig4};
-use crate::saved::{DocumentKind, GateResult, HybridResult, PairsResult, RunResult, SavedDocument};
+use crate::report::csv::{opt, quoted};
+use crate::report::units::{count, percent, percent_change, sig4};
+use crate::saved::{
+    DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult, SavedDocument,
+};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -55,6 +58,24 @@ pub struct HostSummary {
     pub map: Option<SiblingMaps>,
     /// `hybrid`: the classes, the ceiling and the pinned schemes.
     pub hybrid: Option<HybridSummary>,
+    /// `observe`: where the workload ran, and whether that adds up.
+    pub observe: Option<ObserveSummary>,
+}
+
+/// An `observe` result in one row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObserveSummary {
+    /// What was followed: "`cmd …`", "PID 42", "2 mul threads".
+    pub target: String,
+    /// Each class's share of the on-CPU time, as "performance 99.8 %".
+    pub classes: Vec<String>,
+    pub threads: usize,
+    pub migrations: usize,
+    pub wall_ms: f64,
+    /// |Σ residency + hand-overs − Σ task-clock| ÷ Σ task-clock.
+    pub reconciliation_difference: f64,
+    /// The difference is within its bar.
+    pub reconciled: bool,
 }
 
 /// A `hybrid` result in one row: the classes' verdict, the ceiling, and
@@ -117,6 +138,7 @@ fn of_gate(file: String, gate: &GateResult) -> HostSummary {
         valid: true,
         map: None,
         hybrid: None,
+        observe: None,
     }
 }
 
@@ -143,6 +165,7 @@ fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
             measured: map_text(&pairs.map.measured),
         }),
         hybrid: None,
+        observe: None,
     }
 }
 
@@ -176,6 +199,7 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
             static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
             stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
         }),
+        observe: None,
     }
 }
 
@@ -223,6 +247,7 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
         valid: run.valid,
         map: None,
         hybrid: None,
+        observe: None,
     }
 }
 
@@ -246,6 +271,8 @@ struct HostRow {
     map: String,
     /// `hybrid`: the classes' speeds, the ceiling, the pinned schemes.
     classes: String,
+    /// `observe`: the classes' shares, the migrations, the reconciliation.
+    observed: String,
     checks: String,
 }
 
@@ -262,21 +289,23 @@ fn row(host: &HostSummary) -> HostRow {
         ),
         None => dash(),
     };
-    let mut checks = if host.failed_checks.is_empty() {
-        "passed".to_string()
-    } else {
-        let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
-        format!("FAILED: {}", names.join(", "))
-    };
-    for (holds, mark) in [
-        (host.valid, "INVALID"),
-        (host.gated, "UNGATED"),
+    // An invalid `observe` has no failed check to name: it is "INVALID" alone.
+    let mut marks: Vec<String> = [
         (host.complete, "INCOMPLETE"),
-    ] {
-        if !holds {
-            checks = format!("{mark}; {checks}");
-        }
+        (host.gated, "UNGATED"),
+        (host.valid, "INVALID"),
+    ]
+    .into_iter()
+    .filter(|(holds, _)| !holds)
+    .map(|(_, mark)| mark.to_string())
+    .collect();
+    if !host.failed_checks.is_empty() {
+        let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
+        marks.push(format!("FAILED: {}", names.join(", ")));
+    } else if host.valid {
+        marks.push("passed".into());
     }
+    let checks = marks.join("; ");
     HostRow {
         file: host.file.clone(),
         host: host.host.clone().unwrap_or_else(dash),
@@ -324,6 +353,19 @@ fn row(host: &HostSummary) -> HostRow {
                 share(h.stealing_pinned_of_ceiling)
             )
         }),
+        observed: host.observe.as_ref().map_or_else(dash, |o| {
+            format!(
+                "{}; {}; {} {}",
+                o.classes.join(", "),
+                count(o.migrations, "migration"),
+                if o.reconciled {
+                    "reconciled"
+                } else {
+                    "NOT reconciled"
+                },
+                percent(o.reconciliation_difference)
+            )
+        }),
         checks,
     }
 }
@@ -339,39 +381,40 @@ pub fn render(hosts: &[HostSummary]) -> String {
 pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
 one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
 change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map,\
-class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling";
+class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,observed_target,\
+observed_classes,observed_threads,migrations,observed_wall_ms,reconciliation_difference,reconciled";
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
-    let quoted = |text: &str| format!("\"{}\"", text.replace('"', "\"\""));
-    let opt = |v: Option<String>| v.map(|v| quoted(&v)).unwrap_or_default();
-    let number = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let text = |v: Option<String>| v.map(|v| quoted(&v)).unwrap_or_default();
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
     for host in hosts {
         let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
+        let hybrid = host.hybrid.as_ref();
+        let observe = host.observe.as_ref();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&host.file),
             host.kind,
-            opt(host.host.clone()),
-            opt(host.model.clone()),
-            host.cores.map(|c| c.to_string()).unwrap_or_default(),
-            host.cpus.map(|c| c.to_string()).unwrap_or_default(),
-            opt(host.hypervisor.clone()),
+            text(host.host.clone()),
+            text(host.model.clone()),
+            opt(host.cores),
+            opt(host.cpus),
+            text(host.hypervisor.clone()),
             host.verdict.map(|v| v.as_str()).unwrap_or_default(),
-            number(host.penalty),
-            number(arm(Arm::OnePerCore).map(|a| a.cost.median)),
-            number(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
-            number(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
-            number(arm(Arm::SiblingPacked).map(|a| a.cost.cv)),
+            opt(host.penalty),
+            opt(arm(Arm::OnePerCore).map(|a| a.cost.median)),
+            opt(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
+            opt(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
+            opt(arm(Arm::SiblingPacked).map(|a| a.cost.cv)),
             host.arms
                 .first()
                 .map(|a| a.clock.as_str())
                 .unwrap_or_default(),
-            number(host.change_vs_one_per_core),
+            opt(host.change_vs_one_per_core),
             quoted(&names.join(";")),
             host.complete,
             host.gated,
@@ -380,28 +423,56 @@ pub fn csv(hosts: &[HostSummary]) -> String {
                 .as_ref()
                 .map(|m| m.verdict.as_str())
                 .unwrap_or_default(),
-            opt(host.map.as_ref().map(|m| m.published.clone())),
-            opt(host.map.as_ref().map(|m| m.measured.clone())),
-            host.hybrid
-                .as_ref()
-                .map(|h| h.classes.as_str())
-                .unwrap_or_default(),
-            number(host.hybrid.as_ref().and_then(|h| h.ceiling)),
-            number(
-                host.hybrid
-                    .as_ref()
-                    .and_then(|h| h.static_pinned_of_ceiling)
-            ),
-            number(
-                host.hybrid
-                    .as_ref()
-                    .and_then(|h| h.stealing_pinned_of_ceiling)
-            ),
+            text(host.map.as_ref().map(|m| m.published.clone())),
+            text(host.map.as_ref().map(|m| m.measured.clone())),
+            hybrid.map(|h| h.classes.as_str()).unwrap_or_default(),
+            opt(hybrid.and_then(|h| h.ceiling)),
+            opt(hybrid.and_then(|h| h.static_pinned_of_ceiling)),
+            opt(hybrid.and_then(|h| h.stealing_pinned_of_ceiling)),
+            text(observe.map(|o| o.target.clone())),
+            text(observe.map(|o| o.classes.join(";"))),
+            opt(observe.map(|o| o.threads)),
+            opt(observe.map(|o| o.migrations)),
+            opt(observe.map(|o| o.wall_ms)),
+            opt(observe.map(|o| o.reconciliation_difference)),
+            opt(observe.map(|o| o.reconciled)),
         );
     }
     out
 }
 
-fn of_observe(_file: String, _observe: &crate::saved::ObserveResult) -> HostSummary {
-    todo!("helper: observe summary")
+fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
+    let judged = &observe.judged;
+    HostSummary {
+        file,
+        kind: DocumentKind::Observe,
+        host: Some(observe.host.clone()),
+        model: observe.model.clone(),
+        cores: Some(observe.topology.cores),
+        cpus: Some(observe.topology.cpus),
+        hypervisor: observe.topology.hypervisor.clone(),
+        verdict: None,
+        penalty: None,
+        arms: Vec::new(),
+        change_vs_one_per_core: None,
+        failed_checks: Vec::new(),
+        complete: observe.complete,
+        gated: true,
+        valid: judged.valid,
+        map: None,
+        hybrid: None,
+        observe: Some(ObserveSummary {
+            target: observe.options.target_text(),
+            classes: judged
+                .classes
+                .iter()
+                .map(|c| format!("{} {:.1} %", c.class, c.share * 100.0))
+                .collect(),
+            threads: judged.threads.len(),
+            migrations: judged.migrations.len(),
+            wall_ms: judged.wall_ms,
+            reconciliation_difference: judged.reconciliation.difference,
+            reconciled: judged.reconciliation.holds,
+        }),
+    }
 }

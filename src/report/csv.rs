@@ -1,8 +1,9 @@
 //! `--csv`: for `gate` and `run` one row per worker per repetition,
 //! warm-ups included (marked); for `hybrid` the same with the items each
 //! worker did; for `pairs` one row per comparison; for `topology` one row
-//! per CPU.
+//! per CPU; for `observe` one row per stretch of a thread on a CPU.
 
+use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
 use crate::measure::{RepSample, WorkerSample};
@@ -97,9 +98,14 @@ fn worker_rows(
     out
 }
 
-/// An optional count as a CSV field: empty where it was not counted.
-fn opt(value: Option<u64>) -> String {
+/// An optional value as a CSV field, unformatted: empty where there is none.
+pub fn opt(value: Option<impl ToString>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Text as a CSV field: quoted, its quotes doubled.
+pub fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }
 
 /// The columns of a topology CSV.
@@ -107,7 +113,6 @@ pub const TOPOLOGY_HEADER: &str = "cpu,core,package,die,cluster,class,siblings,a
 
 /// One row per online CPU; the sibling list is quoted (it holds commas).
 pub fn topology(topology: &Topology) -> String {
-    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
     let mut out = String::from(TOPOLOGY_HEADER);
     out.push('\n');
     for cpu in &topology.cpus {
@@ -135,7 +140,6 @@ penalty_of_medians,reps,alone_median,loaded_median,excluded_reps,seconds";
 
 /// One row per comparison, numbers unformatted.
 pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
-    let number = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     let middle = |costs: &[f64]| (!costs.is_empty()).then(|| median(costs));
     let mut out = String::from(COMPARISONS_HEADER);
     out.push('\n');
@@ -148,13 +152,13 @@ pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
             c.comparison.probe,
             c.comparison.against,
             c.outcome.as_str(),
-            number(e.map(|e| e.penalty)),
-            number(e.map(|e| e.ci95.low)),
-            number(e.map(|e| e.ci95.high)),
-            number(e.map(|e| e.penalty_of_medians)),
+            opt(e.map(|e| e.penalty)),
+            opt(e.map(|e| e.ci95.low)),
+            opt(e.map(|e| e.ci95.high)),
+            opt(e.map(|e| e.penalty_of_medians)),
             e.map_or(0, |e| e.reps),
-            number(middle(&c.alone_costs)),
-            number(middle(&c.loaded_costs)),
+            opt(middle(&c.alone_costs)),
+            opt(middle(&c.loaded_costs)),
             c.excluded.len(),
             c.seconds
         );
@@ -162,7 +166,34 @@ pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
     out
 }
 
-/// `observe --csv`: one row per stretch of a thread on a CPU.
-pub fn observe(_threads: &[crate::judge::observe::ThreadStats]) -> String {
-    todo!("helper")
+/// The columns of an `observe` CSV: times are CLOCK_MONOTONIC ms since
+/// the recording began, to the nanosecond; where the CPU is comes from the
+/// topology (empty when it does not know the CPU).
+pub const OBSERVE_HEADER: &str = "tid,pid,comm,cpu,package,core,class,start_ms,end_ms,ms";
+
+/// `observe --csv`: one row per stretch of a thread on a CPU, the busiest
+/// thread first, each thread's stretches in time order.
+pub fn observe(judged: &ObserveJudgement) -> String {
+    let mut out = String::from(OBSERVE_HEADER);
+    out.push('\n');
+    for thread in &judged.threads {
+        for interval in &thread.intervals {
+            let place = judged.cpus.iter().find(|c| c.cpu == interval.cpu);
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{:.6},{:.6},{:.6}",
+                thread.tid,
+                thread.pid,
+                quoted(&thread.comm),
+                interval.cpu,
+                opt(place.and_then(|p| p.package)),
+                opt(place.and_then(|p| p.core)),
+                opt(place.map(|p| p.class)),
+                interval.start_ms,
+                interval.end_ms,
+                interval.end_ms - interval.start_ms
+            );
+        }
+    }
+    out
 }

@@ -1,7 +1,593 @@
-//! The human view of an `observe` result.
+//! The human view of an `observe` result (printed by `observe`,
+//! re-rendered by `report FILE`): residency per class, CPU and core, the
+//! reconciliation against task-clock, the threads, the migrations and the
+//! timeline. Every time is CLOCK_MONOTONIC in ms since the recording began.
 
-use crate::saved::ObserveResult;
+use crate::cpuset::CpuSet;
+use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
+use crate::measure::recording::CommandEnd;
+use crate::report::gate::evidence_and_notes;
+use crate::report::table::host_line;
+use crate::report::units::{capitalise, count, percent};
+use crate::saved::{ObserveMode, ObserveResult};
+use std::fmt::Write;
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+const DASH: &str = "—";
+
+/// Threads shown in the text; the JSON and CSV have all of them.
+const THREADS_SHOWN: usize = 20;
+
+/// Migrations shown in the text: the first half and the last half.
+const MIGRATIONS_SHOWN: usize = 30;
 
 pub fn render(result: &ObserveResult) -> String {
-    format!("{}\n", result.sentence)
+    let judged = &result.judged;
+    let mut out = String::new();
+    if !result.complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: stopped by a signal; only the time recorded until then is shown ***\n"
+        );
+    }
+    let _ = writeln!(out, "{}\n", capitalise(&result.sentence));
+    let _ = writeln!(
+        out,
+        "{}",
+        host_line(&result.host, result.model.as_deref(), &result.topology)
+    );
+    let _ = writeln!(out, "observed: {}", observed_line(result));
+    let _ = writeln!(
+        out,
+        "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
+         context-switch records; task-clock is the kernel's own counter, per CPU"
+    );
+    // A number that failed its bar is marked wherever it is shown.
+    let mark = if judged.valid {
+        ""
+    } else {
+        let _ = writeln!(
+            out,
+            "\n*** INVALID OBSERVATION: the numbers below failed their validity checks; \
+             none of them may be quoted ***"
+        );
+        for problem in &judged.problems {
+            let _ = writeln!(out, "  {problem}");
+        }
+        " (INVALID)"
+    };
+    let _ = writeln!(
+        out,
+        "\nResidency per core class{mark}\n{}",
+        classes_table(judged)
+    );
+    for (reason, classes) in busy_mhz_unavailable(judged) {
+        let _ = writeln!(out, "busy MHz unavailable{classes}: {reason}");
+    }
+    let idle = judged
+        .cpus
+        .iter()
+        .filter(|c| c.ms <= 0.0 && c.task_clock_ms <= 0.0)
+        .count();
+    let _ = writeln!(
+        out,
+        "\nResidency per CPU{mark}{}\n{}",
+        if idle > 0 {
+            format!("; {} with no time omitted", count(idle, "CPU"))
+        } else {
+            String::new()
+        },
+        cpus_table(judged)
+    );
+    if judged.cores.iter().any(|c| c.cpus.len() > 1) {
+        let _ = writeln!(
+            out,
+            "\nResidency per core, all of its hardware threads{mark}\n{}",
+            cores_table(judged)
+        );
+    }
+    let _ = writeln!(out, "\nReconciliation\n{}", reconciliation(judged));
+    let shown = judged.threads.len().min(THREADS_SHOWN);
+    let _ = writeln!(
+        out,
+        "\nThreads{mark}{}\n{}",
+        if shown < judged.threads.len() {
+            format!(
+                ": the {shown} busiest of {} (the JSON and CSV have all)",
+                judged.threads.len()
+            )
+        } else {
+            String::new()
+        },
+        threads_table(judged, shown)
+    );
+    out.push_str(&migrations(judged, mark));
+    if let (Some(step), false) = (judged.interval_ms, judged.timeline.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\nTimeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)\n{}",
+            timeline_table(judged)
+        );
+    }
+    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out
+}
+
+/// What was followed, for how long, and how a command ended.
+fn observed_line(result: &ObserveResult) -> String {
+    let options = &result.options;
+    let target = options.target_text();
+    let seconds = |how: &str| {
+        options
+            .seconds
+            .map_or_else(String::new, |s| format!(", {how} {s} s"))
+    };
+    let what = match options.mode {
+        ObserveMode::Command => format!("command {target} and every process it started"),
+        ObserveMode::Pid => format!(
+            "running process {target}, its threads and their new children{}",
+            seconds("for at most")
+        ),
+        ObserveMode::Kernel => format!("built-in kernel, {target}, unpinned{}", seconds("for")),
+    };
+    let end = match result.command_end {
+        Some(CommandEnd::Exited { code }) => format!("; exited {code}"),
+        Some(end @ CommandEnd::Signaled { signal }) => format!(
+            "; killed by signal {signal} (exit status {})",
+            end.shell_status()
+        ),
+        None => String::new(),
+    };
+    format!("{what}; {:.1} ms wall{end}", result.judged.wall_ms)
+}
+
+/// Milliseconds to a tenth; −0.0 (an empty sum) as 0.0.
+fn ms(value: f64) -> String {
+    format!("{:.1}", value + 0.0)
+}
+
+fn classes_table(judged: &ObserveJudgement) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "class",
+        "CPUs",
+        "ms",
+        "of on-CPU time",
+        "busy MHz (core cycles ÷ task-clock)",
+    ]);
+    for class in &judged.classes {
+        table.push_record([
+            class.class.to_string(),
+            CpuSet::from_cpus(class.cpus.iter().copied()).to_string(),
+            ms(class.ms),
+            percent(class.share),
+            match (class.busy_mhz, &class.busy_mhz_unavailable) {
+                (Some(mhz), _) => format!("{mhz:.0}"),
+                (None, Some(_)) => "unavailable".into(),
+                (None, None) => DASH.into(),
+            },
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+/// Each reason there is no busy frequency, once, with the classes it
+/// holds for when they are not all of them: (reason, " (efficiency)").
+fn busy_mhz_unavailable(judged: &ObserveJudgement) -> Vec<(&str, String)> {
+    let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+    for class in &judged.classes {
+        let Some(reason) = class.busy_mhz_unavailable.as_deref() else {
+            continue;
+        };
+        match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, classes)) => classes.push(class.class.to_string()),
+            None => reasons.push((reason, vec![class.class.to_string()])),
+        }
+    }
+    reasons
+        .into_iter()
+        .map(|(reason, classes)| {
+            let which = if classes.len() == judged.classes.len() {
+                String::new()
+            } else {
+                format!(" ({})", classes.join(", "))
+            };
+            (reason, which)
+        })
+        .collect()
+}
+
+fn cpus_table(judged: &ObserveJudgement) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "CPU",
+        "package/core",
+        "class",
+        "ms",
+        "of on-CPU time",
+        "hand-over ms",
+        "task-clock ms",
+    ]);
+    for cpu in judged
+        .cpus
+        .iter()
+        .filter(|c| c.ms > 0.0 || c.task_clock_ms > 0.0)
+    {
+        table.push_record([
+            cpu.cpu.to_string(),
+            match (cpu.package, cpu.core) {
+                (Some(package), Some(core)) => format!("{package}/{core}"),
+                _ => DASH.into(),
+            },
+            cpu.class.to_string(),
+            ms(cpu.ms),
+            percent(cpu.share),
+            ms(cpu.handover_ms),
+            ms(cpu.task_clock_ms),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+fn cores_table(judged: &ObserveJudgement) -> String {
+    let mut table = Builder::default();
+    table.push_record(["package/core", "class", "CPUs", "ms", "of on-CPU time"]);
+    for core in &judged.cores {
+        table.push_record([
+            format!("{}/{}", core.package, core.core),
+            core.class.to_string(),
+            CpuSet::from_cpus(core.cpus.iter().copied()).to_string(),
+            ms(core.ms),
+            percent(core.share),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+/// Σ residency plus the hand-overs against Σ task-clock, and the bar.
+fn reconciliation(judged: &ObserveJudgement) -> String {
+    let r = &judged.reconciliation;
+    let mut table = Builder::default();
+    table.push_record(["", "ms", "from"]);
+    table.push_record([
+        "Σ residency".into(),
+        ms(r.residency_ms),
+        format!(
+            "switch records of {}",
+            count(judged.threads.len(), "thread")
+        ),
+    ]);
+    table.push_record([
+        "+ hand-overs".into(),
+        ms(r.handover_ms),
+        format!(
+            "{} between followed threads, ≤ {} µs apart",
+            count(r.handovers, "hand-over"),
+            HANDOVER_MAX_NS / 1000
+        ),
+    ]);
+    table.push_record([
+        "= total".into(),
+        ms(r.residency_ms + r.handover_ms),
+        String::new(),
+    ]);
+    table.push_record([
+        "Σ task-clock".into(),
+        ms(r.task_clock_ms),
+        "the kernel's task-clock counter on every CPU".into(),
+    ]);
+    let mut out = table.build().with(Style::sharp()).to_string();
+    let _ = write!(
+        out,
+        "\ndifference {} of task-clock, bar {}: {}",
+        percent(r.difference),
+        percent(r.bar),
+        if r.holds { "holds" } else { "FAILED" }
+    );
+    if r.handovers > 0 {
+        out.push_str(
+            "\ntask-clock counts the hand-overs: perf swaps the threads' equivalent contexts \
+             there without stopping it",
+        );
+    }
+    if judged.lost_records > 0 {
+        let _ = write!(
+            out,
+            "\nlost records: {} (a ring buffer was full): the residency misses their time",
+            judged.lost_records
+        );
+    }
+    out
+}
+
+fn threads_table(judged: &ObserveJudgement, shown: usize) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "tid",
+        "comm",
+        "on-CPU ms",
+        "first CPU",
+        "home CPU (share)",
+        "settled after ms",
+        "migrations",
+    ]);
+    for thread in judged.threads.iter().take(shown) {
+        table.push_record([
+            thread.tid.to_string(),
+            thread.comm.clone(),
+            ms(thread.on_cpu_ms),
+            thread.first_cpu.map_or(DASH.into(), |cpu| cpu.to_string()),
+            thread.home_cpu.map_or(DASH.into(), |cpu| {
+                format!("{cpu} ({})", percent(thread.home_share))
+            }),
+            thread.settled_after_ms.map_or("never".into(), ms),
+            thread.migrations.to_string(),
+        ]);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+/// The count, then the moves in time order: all of them, or the first and
+/// the last [`MIGRATIONS_SHOWN`] / 2 with a row marking the gap.
+fn migrations(judged: &ObserveJudgement, mark: &str) -> String {
+    let moves = &judged.migrations;
+    if moves.is_empty() {
+        return "\nMigrations: none\n".into();
+    }
+    // On a machine of one class, the class of every move says nothing.
+    let classes = judged.classes.len() > 1;
+    let mut out = format!("\nMigrations{mark}: {}", moves.len());
+    if classes {
+        let across = moves.iter().filter(|m| m.from_class != m.to_class).count();
+        let _ = write!(out, ", {across} between classes");
+    }
+    let half = MIGRATIONS_SHOWN / 2;
+    let left_out = moves.len().saturating_sub(MIGRATIONS_SHOWN);
+    if left_out > 0 {
+        let _ = write!(
+            out,
+            "; the first {half} and the last {half} (the JSON has all)"
+        );
+    }
+    out.push_str("\na wake-up on another CPU counts, as in the kernel's cpu-migrations");
+    let mut table = Builder::default();
+    let mut header = vec!["time ms", "tid", "comm", "CPU"];
+    if classes {
+        header.push("class");
+    }
+    table.push_record(header);
+    for (index, m) in moves.iter().enumerate() {
+        if left_out > 0 && index == half {
+            let mut gap = vec!["…".to_string(), String::new(), format!("{left_out} more")];
+            gap.resize(if classes { 5 } else { 4 }, String::new());
+            table.push_record(gap);
+        }
+        if left_out > 0 && (half..half + left_out).contains(&index) {
+            continue;
+        }
+        let mut record = vec![
+            format!("{:.3}", m.time_ms),
+            m.tid.to_string(),
+            m.comm.clone(),
+            format!("{} → {}", m.from_cpu, m.to_cpu),
+        ];
+        if classes {
+            record.push(format!("{} → {}", m.from_class, m.to_class));
+        }
+        table.push_record(record);
+    }
+    let _ = writeln!(out, "\n{}", table.build().with(Style::sharp()));
+    out
+}
+
+/// One row per interval: each class's ms, as a share of its CPUs' time
+/// in the interval, then the migrations that began in it.
+fn timeline_table(judged: &ObserveJudgement) -> String {
+    let mut table = Builder::default();
+    let mut header = vec!["time ms".to_string()];
+    header.extend(
+        judged
+            .classes
+            .iter()
+            .map(|class| format!("{} ({})", class.class, count(class.cpus.len(), "CPU"))),
+    );
+    header.push("migrations".into());
+    table.push_record(header);
+    for row in &judged.timeline {
+        let length = row.end_ms - row.start_ms;
+        let mut record = vec![format!("{:.0}–{:.0}", row.start_ms, row.end_ms)];
+        record.extend(
+            row.class_ms
+                .iter()
+                .zip(&judged.classes)
+                .map(|(&ms, class)| {
+                    let capacity = length * class.cpus.len() as f64;
+                    if capacity > 0.0 {
+                        format!("{ms:.1} ({})", percent(ms / capacity))
+                    } else {
+                        DASH.into()
+                    }
+                }),
+        );
+        record.push(row.migrations.to_string());
+        table.push_record(record);
+    }
+    table.build().with(Style::sharp()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::observe::{Migration, ThreadStats};
+    use crate::probe::CoreKind;
+    use crate::report::{compare, csv};
+    use crate::saved::SavedDocument;
+    use std::path::Path;
+
+    /// `observe --kernel mul --threads 2 --seconds 0.5 --interval 100` on a
+    /// 2-vCPU VM without a PMU.
+    const KERNEL_VM: &str = include_str!("../../fixtures/results/observe-kernel-vm.json");
+
+    fn kernel_vm() -> ObserveResult {
+        serde_json::from_str(KERNEL_VM).unwrap_or_else(|e| panic!("observe-kernel-vm.json: {e}"))
+    }
+
+    /// The line of `text` holding `label`.
+    fn line<'a>(text: &'a str, label: &str) -> &'a str {
+        text.lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no line with {label:?} in\n{text}"))
+    }
+
+    #[test]
+    fn the_view_has_every_section_and_the_reconciliation() {
+        let text = render(&kernel_vm());
+        assert!(text.starts_with("2 mul threads ran 0.51 s"), "{text}");
+        assert!(
+            text.contains(
+                "observed: built-in kernel, 2 mul threads, unpinned, for 0.5 s; 509.8 ms wall\n"
+            ),
+            "{text}"
+        );
+        for heading in [
+            "\nResidency per core class\n",
+            "\nResidency per CPU\n",
+            "\nReconciliation\n",
+            "\nThreads\n",
+            "\nMigrations: none\n",
+            "\nTimeline, every 100 ms",
+            "\nEvidence (shown, never deciding)\n",
+            "\nNotes\n",
+        ] {
+            assert!(text.contains(heading), "no {heading:?} in\n{text}");
+        }
+        // One hardware thread per core: the core table would repeat the CPUs.
+        assert!(!text.contains("Residency per core,"), "{text}");
+        assert!(!text.contains("INVALID") && !text.contains("INCOMPLETE"));
+        assert!(line(&text, "│ Σ residency").contains("│ 572.1 │"));
+        assert!(line(&text, "│ Σ task-clock").contains("│ 572.6 │"));
+        assert!(text.contains("difference 0.09 % of task-clock, bar 1.00 %: holds\n"));
+        assert!(line(&text, "│ uniform │ 0-1").contains("│ unavailable"));
+        assert!(text.contains("busy MHz unavailable: no hardware PMU visible"));
+        assert!(line(&text, "│ 1249 ").contains("│ 0 (100.00 %) "));
+        assert!(line(&text, "│ 0–100 ").contains("│ 95.4 (47.72 %) "));
+    }
+
+    #[test]
+    fn a_failed_observation_is_marked_everywhere() {
+        let mut result = kernel_vm();
+        result.complete = false;
+        result.command_end = Some(CommandEnd::Signaled { signal: 9 });
+        result.judged.valid = false;
+        result.judged.reconciliation.holds = false;
+        result.judged.lost_records = 3;
+        result.judged.problems = vec!["the kernel dropped 3 records".into()];
+        let text = render(&result);
+        assert!(text.starts_with("*** INCOMPLETE: "), "{text}");
+        assert!(text.contains("; killed by signal 9 (exit status 137)\n"));
+        assert!(text.contains("*** INVALID OBSERVATION: "));
+        assert!(text.contains("\n  the kernel dropped 3 records\n"));
+        for heading in [
+            "Residency per core class (INVALID)",
+            "Residency per CPU (INVALID)",
+            "Threads (INVALID)",
+            "Timeline (INVALID)",
+        ] {
+            assert!(text.contains(heading), "no {heading:?} in\n{text}");
+        }
+        assert!(text.contains(": FAILED\n"));
+        assert!(text.contains("lost records: 3 "));
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_say_what_is_left_out() {
+        let mut result = kernel_vm();
+        let thread = result.judged.threads[0].clone();
+        result.judged.threads = (0..25)
+            .map(|i| ThreadStats {
+                tid: 3000 + i,
+                ..thread.clone()
+            })
+            .collect();
+        let migration = Migration {
+            time_ms: 0.0,
+            tid: 3000,
+            comm: "mul worker".into(),
+            from_cpu: 0,
+            to_cpu: 1,
+            from_class: CoreKind::Uniform,
+            to_class: CoreKind::Uniform,
+        };
+        result.judged.migrations = (0..40)
+            .map(|i| Migration {
+                time_ms: f64::from(i),
+                ..migration.clone()
+            })
+            .collect();
+        let text = render(&result);
+        assert!(text.contains("Threads: the 20 busiest of 25 (the JSON and CSV have all)"));
+        assert!(
+            text.contains("│ 3019 ") && !text.contains("│ 3020 "),
+            "{text}"
+        );
+        assert!(text.contains("Migrations: 40; the first 15 and the last 15 (the JSON has all)"));
+        assert!(line(&text, "│ …").contains("10 more"));
+        assert!(
+            text.contains("│ 14.000 ") && text.contains("│ 25.000 "),
+            "{text}"
+        );
+        assert!(
+            !text.contains("│ 15.000 ") && !text.contains("│ 24.000 "),
+            "{text}"
+        );
+        // One class: the class of a move says nothing.
+        assert!(!text.contains("uniform → uniform"));
+    }
+
+    #[test]
+    fn the_csv_has_one_row_per_stretch_on_a_cpu() {
+        let result = kernel_vm();
+        let text = csv::observe(&result.judged);
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(csv::OBSERVE_HEADER));
+        let stretches: usize = result
+            .judged
+            .threads
+            .iter()
+            .map(|t| t.intervals.len())
+            .sum();
+        assert_eq!(lines.count(), stretches);
+        assert!(
+            text.contains("\n1248,1246,\"mul worker\",1,0,1,uniform,0.104178,1.850636,1.746458\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_comparison_has_the_observed_column() {
+        let document = SavedDocument::Observe(Box::new(kernel_vm()));
+        let hosts: Vec<_> = ["a.json", "b.json"]
+            .iter()
+            .map(|file| compare::summarise(Path::new(file), &document))
+            .collect();
+        let table = compare::render(&hosts);
+        assert!(line(&table, "│ file ").contains("│ observed "), "{table}");
+        assert!(
+            line(&table, "│ a.json ")
+                .contains("│ uniform 100.0 %; 0 migrations; reconciled 0.09 % "),
+            "{table}"
+        );
+        let rows = compare::csv(&hosts);
+        assert!(compare::CSV_HEADER.ends_with(
+            ",observed_target,observed_classes,observed_threads,migrations,observed_wall_ms,\
+             reconciliation_difference,reconciled"
+        ));
+        let row = line(&rows, "\"a.json\",observe,");
+        assert!(
+            row.contains(",\"2 mul threads\",\"uniform 100.0 %\",2,0,509.820757,"),
+            "{row}"
+        );
+        assert!(row.ends_with(",true"), "{row}");
+    }
 }

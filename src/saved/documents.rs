@@ -9,9 +9,9 @@ use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, Verdict};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::observe::ObserveJudgement;
-use crate::measure::recording::CommandEnd;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
+use crate::measure::recording::CommandEnd;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
@@ -346,6 +346,29 @@ pub struct ObserveOptions {
     pub interval_ms: Option<f64>,
     /// Whether cycles were asked for (not `--no-hardware-counters`).
     pub cycles: bool,
+}
+
+impl ObserveOptions {
+    /// What was observed, in a few words: "`sh -c …`", "PID 42", "2 mul threads".
+    pub fn target_text(&self) -> String {
+        match self.mode {
+            ObserveMode::Command => {
+                let words = self.command.as_deref().unwrap_or_default().join(" ");
+                let mut shown: String = words.chars().take(60).collect();
+                if shown.len() < words.len() {
+                    shown.push('…');
+                }
+                format!("`{shown}`")
+            }
+            ObserveMode::Pid => format!("PID {}", self.pid.unwrap_or_default()),
+            ObserveMode::Kernel => format!(
+                "{} {} thread{}",
+                self.threads.unwrap_or_default(),
+                self.kernel.as_deref().unwrap_or_default(),
+                if self.threads == Some(1) { "" } else { "s" }
+            ),
+        }
+    }
 }
 
 /// The whole `observe --json` document. Every time is CLOCK_MONOTONIC in

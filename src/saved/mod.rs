@@ -24,8 +24,8 @@ pub mod output;
 
 pub use documents::{
     DocumentKind, Evidence, GateResult, HybridOptions, HybridResult, HybridWork, ObserveMode,
-    ObserveOptions, ObserveResult, PairsEffort,
-    PairsOptions, PairsResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
+    ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
+    RunOptions, RunResult,
 };
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};

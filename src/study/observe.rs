@@ -92,27 +92,6 @@ fn saved_options(options: &ObserveStudyOptions) -> ObserveOptions {
     saved
 }
 
-/// What was observed, in a few words: "`sh -c …`", "PID 42", "2 mul threads".
-pub fn target_text(options: &ObserveOptions) -> String {
-    match options.mode {
-        ObserveMode::Command => {
-            let words = options.command.as_deref().unwrap_or_default().join(" ");
-            let mut shown: String = words.chars().take(60).collect();
-            if shown.len() < words.len() {
-                shown.push('…');
-            }
-            format!("`{shown}`")
-        }
-        ObserveMode::Pid => format!("PID {}", options.pid.unwrap_or_default()),
-        ObserveMode::Kernel => format!(
-            "{} {} thread{}",
-            options.threads.unwrap_or_default(),
-            options.kernel.as_deref().unwrap_or_default(),
-            if options.threads == Some(1) { "" } else { "s" }
-        ),
-    }
-}
-
 /// The plain sentence printed first.
 fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
     let classes: Vec<String> = judged
@@ -124,12 +103,16 @@ fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
     let moves = judged.migrations.len();
     let mut text = format!(
         "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
-        target_text(options),
+        options.target_text(),
         judged.wall_ms / 1000.0,
         judged.reconciliation.residency_ms,
         judged.threads.len(),
         if judged.threads.len() == 1 { "" } else { "s" },
-        if classes.is_empty() { "nothing on any CPU".into() } else { classes.join(", ") },
+        if classes.is_empty() {
+            "nothing on any CPU".into()
+        } else {
+            classes.join(", ")
+        },
         moves,
         if moves == 1 { "" } else { "s" },
     );
