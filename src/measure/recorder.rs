@@ -273,16 +273,24 @@ fn entry(per_cpu: &mut Vec<CpuCounts>, cpu: u32) -> &mut CpuCounts {
     per_cpu.last_mut().expect("just pushed")
 }
 
-/// The task-clock event that carries the switch records of `tid` on `cpu`.
-fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
-    let mut builder = Builder::new(Software::TASK_CLOCK);
+/// `builder` on `tid` (and, inherited, every thread it creates) on `cpu`,
+/// kernel side included, disabled until enabled all at once (or until the
+/// exec of a held command).
+fn attached(mut builder: Builder<'static>, tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
     builder
         .observe_pid(tid as libc::pid_t)
         .one_cpu(cpu as usize)
         .include_kernel()
         .enabled(false)
         .inherit(true)
-        .enable_on_exec(attach.on_exec)
+        .enable_on_exec(attach.on_exec);
+    builder
+}
+
+/// The task-clock event that carries the switch records of `tid` on `cpu`.
+fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
+    let mut builder = attached(Builder::new(Software::TASK_CLOCK), tid, cpu, attach);
+    builder
         .context_switch(true)
         .task(true)
         .comm(true)
@@ -297,15 +305,8 @@ fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
 /// Cycles of `tid` on `cpu`, kernel side included: the busy frequency is
 /// over all of the thread's time on the CPU.
 fn cycles_events(tid: u32, cpu: u32, attach: Attach, pmu: Option<u32>) -> Builder<'static> {
-    let mut builder = cycles_builder(pmu);
-    builder
-        .observe_pid(tid as libc::pid_t)
-        .one_cpu(cpu as usize)
-        .include_kernel()
-        .enabled(false)
-        .inherit(true)
-        .enable_on_exec(attach.on_exec)
-        .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
+    let mut builder = attached(cycles_builder(pmu), tid, cpu, attach);
+    builder.read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
     builder
 }
 
@@ -542,4 +543,26 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
         recording.stopped = stop::stop_requested();
         Ok(recording)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_the_setting_the_capabilities_and_the_fix() {
+        let error = open_error(io::Error::from_raw_os_error(libc::EACCES), 42).to_string();
+        for needed in [
+            "thread 42",
+            "/proc/sys/kernel/perf_event_paranoid",
+            "sysctl kernel.perf_event_paranoid=1",
+            "CAP_PERFMON",
+            "CAP_SYS_PTRACE",
+        ] {
+            assert!(error.contains(needed), "no {needed:?} in: {error}");
+        }
+        assert!(!error.contains('\n'));
+        let gone = open_error(io::Error::from_raw_os_error(libc::ESRCH), 7).to_string();
+        assert_eq!(gone, "thread 7 exited before it could be followed");
+    }
 }

@@ -5,8 +5,8 @@
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
 use crate::judge::stats::Spread;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::{check_lines, excluded_lines, host_line, validity_verdict};
-use crate::report::units::{bytes, capitalise, count, sig4};
+use crate::report::table::{check_lines, excluded_lines, headline, validity_verdict};
+use crate::report::units::{bytes, count, sig4};
 use crate::saved::HybridResult;
 use std::fmt::Write;
 use tabled::builder::Builder;
@@ -16,18 +16,14 @@ const DASH: &str = "—";
 
 pub fn render(result: &HybridResult) -> String {
     let mut out = String::new();
-    if !result.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: stopped by a signal; only the rounds done are shown ***\n"
-        );
-    }
-    let _ = writeln!(out, "{}\n", capitalise(&result.sentence));
-    let _ = writeln!(
-        out,
-        "{}",
-        host_line(&result.host, result.model.as_deref(), &result.topology)
-    );
+    out.push_str(&headline(
+        result.complete,
+        "the rounds done are",
+        &result.sentence,
+        &result.host,
+        result.model.as_deref(),
+        &result.topology,
+    ));
     let rounds = result
         .judged
         .baselines

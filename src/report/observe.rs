@@ -7,8 +7,8 @@ use crate::cpuset::CpuSet;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
 use crate::measure::recording::CommandEnd;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::host_line;
-use crate::report::units::{capitalise, count, percent};
+use crate::report::table::headline;
+use crate::report::units::{count, percent};
 use crate::saved::{ObserveMode, ObserveResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
@@ -25,18 +25,14 @@ const MIGRATIONS_SHOWN: usize = 30;
 pub fn render(result: &ObserveResult) -> String {
     let judged = &result.judged;
     let mut out = String::new();
-    if !result.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: stopped by a signal; only the time recorded until then is shown ***\n"
-        );
-    }
-    let _ = writeln!(out, "{}\n", capitalise(&result.sentence));
-    let _ = writeln!(
-        out,
-        "{}",
-        host_line(&result.host, result.model.as_deref(), &result.topology)
-    );
+    out.push_str(&headline(
+        result.complete,
+        "the time recorded until then is",
+        &result.sentence,
+        &result.host,
+        result.model.as_deref(),
+        &result.topology,
+    ));
     let _ = writeln!(out, "observed: {}", observed_line(result));
     let _ = writeln!(
         out,

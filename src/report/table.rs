@@ -9,7 +9,7 @@ use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::probe::Summary;
-use crate::report::units::{count, percent, percent_change, sig4};
+use crate::report::units::{capitalise, count, percent, percent_change, sig4};
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
@@ -162,5 +162,28 @@ pub fn host_line(host: &str, model: Option<&str>, summary: &Summary) -> String {
         count(summary.cpus, "CPU"),
         count(summary.cores, "core"),
         if summary.smt { "on" } else { "off" }
+    )
+}
+
+/// The top of a study's view: an INCOMPLETE banner when a signal stopped it
+/// (saying that only `kept`, "the rounds done", is shown), the sentence,
+/// and the [`host_line`].
+pub fn headline(
+    complete: bool,
+    kept: &str,
+    sentence: &str,
+    host: &str,
+    model: Option<&str>,
+    summary: &Summary,
+) -> String {
+    let banner = if complete {
+        String::new()
+    } else {
+        format!("*** INCOMPLETE: stopped by a signal; only {kept} shown ***\n\n")
+    };
+    format!(
+        "{banner}{}\n\n{}\n",
+        capitalise(sentence),
+        host_line(host, model, summary)
     )
 }
