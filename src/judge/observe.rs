@@ -561,6 +561,9 @@ fn busy_mhz(recording: &Recording, cpus: &[u32]) -> Result<Option<f64>, String> 
     Ok(Some(cycles as f64 / task_clock_ns as f64 * 1000.0))
 }
 
+/// The `--interval` rows. Each stretch and each migration is added to the
+/// rows it falls in, so the cost grows with stretches plus rows, not their
+/// product (a long recording at `--interval 1` has both by the thousand).
 fn timeline(
     threads: &[ThreadStats],
     migrations: &[Migration],
@@ -570,30 +573,31 @@ fn timeline(
     step: f64,
 ) -> Vec<TimelineRow> {
     let rows = (end_ms / step).ceil().max(1.0) as usize;
-    (0..rows)
-        .map(|row| {
-            let (start, end) = (row as f64 * step, ((row + 1) as f64 * step).min(end_ms));
-            let mut class_ms = vec![0.0; classes.len()];
-            for interval in threads.iter().flat_map(|t| &t.intervals) {
-                let overlap = interval.end_ms.min(end) - interval.start_ms.max(start);
-                if overlap > 0.0 {
-                    let class = place(cpus, interval.cpu).2;
-                    if let Some(index) = classes.iter().position(|c| c.class == class) {
-                        class_ms[index] += overlap;
-                    }
-                }
-            }
-            TimelineRow {
-                start_ms: start,
-                end_ms: end,
-                class_ms,
-                migrations: migrations
-                    .iter()
-                    .filter(|m| m.time_ms >= start && m.time_ms < end)
-                    .count(),
-            }
+    let row_of = |ms: f64| ((ms / step).floor().max(0.0) as usize).min(rows - 1);
+    let mut timeline: Vec<TimelineRow> = (0..rows)
+        .map(|row| TimelineRow {
+            start_ms: row as f64 * step,
+            end_ms: ((row + 1) as f64 * step).min(end_ms),
+            class_ms: vec![0.0; classes.len()],
+            migrations: 0,
         })
-        .collect()
+        .collect();
+    for interval in threads.iter().flat_map(|t| &t.intervals) {
+        let class = place(cpus, interval.cpu).2;
+        let Some(index) = classes.iter().position(|c| c.class == class) else {
+            continue;
+        };
+        for row in &mut timeline[row_of(interval.start_ms)..=row_of(interval.end_ms)] {
+            let overlap = interval.end_ms.min(row.end_ms) - interval.start_ms.max(row.start_ms);
+            if overlap > 0.0 {
+                row.class_ms[index] += overlap;
+            }
+        }
+    }
+    for migration in migrations.iter().filter(|m| m.time_ms < end_ms) {
+        timeline[row_of(migration.time_ms)].migrations += 1;
+    }
+    timeline
 }
 
 #[cfg(test)]
