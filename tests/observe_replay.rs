@@ -57,11 +57,7 @@ fn openssl() -> Recording {
         end_ns: 61_000 * MS,
         events: vec![
             event(1_000 * MS, 12, exec),
-            event(
-                1_135 * MS,
-                12,
-                SchedEventKind::SwitchOut { preempted: true },
-            ),
+            event(1_135 * MS, 12, SchedEventKind::SwitchOut),
             event(1_136 * MS, 2, SchedEventKind::SwitchIn),
             event(61_000 * MS, 2, SchedEventKind::Exit),
         ],

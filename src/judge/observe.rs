@@ -237,7 +237,7 @@ fn intervals(recording: &Recording) -> (BTreeMap<u32, Following>, Handovers) {
                     }
                 }
             }
-            SchedEventKind::SwitchOut { .. } => {
+            SchedEventKind::SwitchOut => {
                 close(thread, event.time_ns);
                 last_out.insert(event.cpu, (event.tid, event.time_ns));
             }
@@ -644,12 +644,7 @@ mod tests {
     }
 
     fn switch_out(ms: u64, cpu: u32, tid: u32) -> SchedEvent {
-        event(
-            ms * MS,
-            cpu,
-            tid,
-            SchedEventKind::SwitchOut { preempted: true },
-        )
+        event(ms * MS, cpu, tid, SchedEventKind::SwitchOut)
     }
 
     /// A recording from 0 to `end_ms`, its task-clock per CPU as given.
@@ -806,12 +801,7 @@ mod tests {
         // hand-overs that task-clock counts and the records do not. A gap of
         // 1 ms (another task ran) is no hand-over.
         let mut events = vec![switch_in(0, 0, 100)];
-        events.push(event(
-            10 * MS,
-            0,
-            100,
-            SchedEventKind::SwitchOut { preempted: true },
-        ));
+        events.push(event(10 * MS, 0, 100, SchedEventKind::SwitchOut));
         events.push(event(10 * MS + 10_000, 0, 101, SchedEventKind::SwitchIn));
         events.push(switch_out(20, 0, 101));
         events.push(switch_in(21, 0, 100));

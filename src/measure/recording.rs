@@ -29,9 +29,8 @@ pub struct SchedEvent {
 pub enum SchedEventKind {
     /// `PERF_RECORD_SWITCH`: the thread was switched in on `cpu`.
     SwitchIn,
-    /// `PERF_RECORD_SWITCH` with `SWITCH_OUT`: it left `cpu`; `preempted`
-    /// when it was still runnable (`SWITCH_OUT_PREEMPT`), not blocked.
-    SwitchOut { preempted: bool },
+    /// `PERF_RECORD_SWITCH` with `SWITCH_OUT`: it left `cpu`.
+    SwitchOut,
     /// `PERF_RECORD_FORK`: the thread was created by `parent_tid`.
     Fork { parent_tid: u32 },
     /// `PERF_RECORD_EXIT`: the thread exited; it runs no more.
@@ -118,8 +117,6 @@ pub mod abi {
     pub const PERF_RECORD_SWITCH: u32 = 14;
     /// On a SWITCH record: the thread is leaving the CPU.
     pub const MISC_SWITCH_OUT: u16 = 1 << 13;
-    /// On a SWITCH-out record: the thread was still runnable (Linux 4.17+).
-    pub const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
     /// On a COMM record: an exec set the name.
     pub const MISC_COMM_EXEC: u16 = 1 << 13;
     /// The `sample_id` trailer of every record with `sample_id_all` and
@@ -164,9 +161,7 @@ pub fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<ParsedRecord> {
     match ty {
         PERF_RECORD_SWITCH => {
             let kind = if misc & MISC_SWITCH_OUT != 0 {
-                SchedEventKind::SwitchOut {
-                    preempted: misc & MISC_SWITCH_OUT_PREEMPT != 0,
-                }
+                SchedEventKind::SwitchOut
             } else {
                 SchedEventKind::SwitchIn
             };
@@ -221,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn switch_records_say_in_out_and_preempted() {
+    fn switch_records_say_in_or_out() {
         let body = sample_id(10, 11, 5_000, 3);
         let switch_in = event(parse_record(PERF_RECORD_SWITCH, 0, &body));
         assert_eq!(
@@ -234,12 +229,8 @@ mod tests {
             (10, 11, 5_000, 3)
         );
         assert_eq!(switch_in.kind, SchedEventKind::SwitchIn);
-        let out = event(parse_record(
-            PERF_RECORD_SWITCH,
-            MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT,
-            &body,
-        ));
-        assert_eq!(out.kind, SchedEventKind::SwitchOut { preempted: true });
+        let out = event(parse_record(PERF_RECORD_SWITCH, MISC_SWITCH_OUT, &body));
+        assert_eq!(out.kind, SchedEventKind::SwitchOut);
     }
 
     #[test]
