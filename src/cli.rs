@@ -4,6 +4,8 @@
 //! man/placement-study.1 (a test keeps the two in step).
 
 use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap_complete::generate;
+use clap_complete::shells::{Bash, Fish, Zsh};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -18,7 +20,13 @@ pub struct Cli {
 impl Cli {
     /// Parses the process arguments, with the exit-status table in `--help`.
     pub fn parse_args() -> Result<Cli, clap::Error> {
-        let command = Cli::command()
+        let mut matches = Cli::full_command().try_get_matches()?;
+        Cli::from_arg_matches_mut(&mut matches)
+    }
+
+    /// The whole command as `--help` and the completion scripts show it.
+    fn full_command() -> clap::Command {
+        Cli::command()
             .after_help(crate::exit::help_text())
             // hybrid's repetition is a worker's share of items: its own range and meaning.
             .mut_subcommand("hybrid", |hybrid| {
@@ -28,9 +36,31 @@ impl Cli {
                          (50 to 10000); each item is calibrated to a 50th of it",
                     )
                 })
-            });
-        let mut matches = command.try_get_matches()?;
-        Cli::from_arg_matches_mut(&mut matches)
+            })
+    }
+}
+
+/// The completion script for `shell`, as `placement-study completions`
+/// prints it.
+pub fn completion_script(shell: CompletionShell) -> String {
+    let mut script = Vec::new();
+    let mut command = Cli::full_command();
+    let name = command.get_name().to_string();
+    match shell {
+        CompletionShell::Bash => generate(Bash, &mut command, name, &mut script),
+        CompletionShell::Zsh => generate(Zsh, &mut command, name, &mut script),
+        CompletionShell::Fish => generate(Fish, &mut command, name, &mut script),
+    }
+    // clap_complete writes what clap's own names and help texts hold: UTF-8.
+    let script = String::from_utf8_lossy(&script).into_owned();
+    match shell {
+        // clap_complete's bash script tracks the command as
+        // placement__study__subcmd__gate but labels its cases
+        // placement__subcmd__study__subcmd__gate (the hyphen in the name is
+        // escaped twice), so no option after a command would complete
+        // (clap-rs/clap#6421).
+        CompletionShell::Bash => script.replace("placement__subcmd__study", "placement__study"),
+        CompletionShell::Zsh | CompletionShell::Fish => script,
     }
 }
 
@@ -50,8 +80,10 @@ pub enum Command {
     Hybrid(HybridArgs),
     /// Where Linux runs a workload nobody pinned: residency per CPU, core and class, migrations, settling.
     Observe(ObserveArgs),
-    /// Re-render one saved result, or compare several hosts' saved results.
+    /// Re-render one saved result, compare several hosts' saved results, or sum up a fleet's (--fleet).
     Report(ReportArgs),
+    /// Print the completion script for a shell to standard output.
+    Completions(CompletionsArgs),
 }
 
 /// Where the machine's facts come from.
@@ -68,15 +100,37 @@ pub struct SourceArgs {
     pub no_cpuid: bool,
 }
 
-/// Where results go: the same two options on every command.
+/// Where results go, and how wide the tables are: the same options on
+/// every command but `report` (which spells them with "=").
 #[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
     /// Write the result as JSON to FILE ("-", or --json alone, for standard output).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Write the same JSON document on one line to FILE ("-" for standard output): for pdsh, clush and `report --fleet`.
+    #[arg(long, value_name = "FILE")]
+    pub json_line: Option<PathBuf>,
     /// Write the result as CSV to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// How the human view's tables are laid out.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ViewArgs {
+    /// Show every column, however wide the tables get (default: fit 80 columns, or the terminal's width).
+    #[arg(long)]
+    pub wide: bool,
+}
+
+/// `--prom`: the result as node_exporter textfile-collector metrics.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PromArgs {
+    /// Write the result as Prometheus metrics to FILE (node_exporter's textfile collector; "-" for standard output), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub prom: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -136,8 +190,10 @@ pub struct GateArgs {
     pub rule: GateRuleArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
     /// Print only the verdict word.
-    #[arg(short, long, conflicts_with_all = ["json", "csv"])]
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "prom"])]
     pub quiet: bool,
 }
 
@@ -178,6 +234,8 @@ pub struct RunArgs {
     pub rule: GateRuleArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
     /// Workers per arm (1 to 1024; even with sibling-packed); default: the
     /// largest N both arms can place on cores of one class in one package.
     #[arg(long, value_name = "N")]
@@ -219,6 +277,8 @@ pub struct HybridArgs {
     pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
     /// Workers of each scheme, one per core (2 to 1024); default: one per allowed core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
@@ -240,6 +300,8 @@ pub struct ObserveArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
     /// Follow this running process: its threads, and their children from now on.
     #[arg(long, value_name = "PID")]
     pub pid: Option<u32>,
@@ -265,16 +327,31 @@ pub struct ObserveArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Saved `gate --json`, `run --json`, `pairs --json`, `hybrid --json` or `observe --json` files ("-" for standard input): one re-renders it, several compare hosts.
-    #[arg(required = true, value_name = "FILE")]
+    /// Saved `gate`, `run`, `pairs`, `hybrid` or `observe` results ("-" for standard input): one re-renders it, several compare hosts; with --fleet, saved results or pdsh/clush output (standard input when none is named).
+    #[arg(required_unless_present = "fleet", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Sum up a fleet: hosts by verdict, CPU model and hypervisor, the outliers, the missing and broken hosts.
+    #[arg(long)]
+    pub fleet: bool,
+    /// With --fleet: the hosts that should have answered, in pdsh/ClusterShell syntax (node[01-40],login1); those without a result are named missing.
+    #[arg(long, value_name = "HOSTLIST", requires = "fleet")]
+    pub hosts: Option<String>,
     /// Write the result as JSON: alone to standard output, or --json=FILE
     /// (the "=" is required here: a word after --json is an input file).
+    /// With --fleet, one line per host.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Write the same JSON on one line to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
+    pub json_line: Option<PathBuf>,
     /// Write the result as CSV: alone to standard output, or --csv=FILE.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub csv: Option<PathBuf>,
+    /// Write one saved result as Prometheus metrics to FILE ("-" for standard output), atomically.
+    #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
+    pub prom: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 impl ReportArgs {
@@ -282,7 +359,24 @@ impl ReportArgs {
     pub fn output(&self) -> OutputArgs {
         OutputArgs {
             json: self.json.clone(),
+            json_line: self.json_line.clone(),
             csv: self.csv.clone(),
+            view: self.view.clone(),
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+/// A shell `completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }

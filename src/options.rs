@@ -7,6 +7,7 @@
 //! An error here is a usage error: `main` exits with status 2.
 
 use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
+use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
 use crate::commands::observe::ObserveCommand;
@@ -24,6 +25,7 @@ use crate::measure::recorder::ObserveTarget;
 use crate::plan::Arm;
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
+use crate::report::fleet::{FleetOptions, parse_host_list};
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
 use crate::study::hybrid::HybridStudyOptions;
@@ -63,14 +65,14 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
         cli::Command::Topology(args) => Command::Topology(TopologyCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, &[])?,
+            outputs: outputs(&args.output, None, &[])?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
         cli::Command::Gate(args) => Command::Gate(GateCommand {
             source: source(&args.source)?,
             measure: measure(&args.measure)?,
             rule: gate_rule(&args.rule)?,
-            outputs: outputs(&args.output, &[])?,
+            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
             quiet: args.quiet,
         }),
         cli::Command::Pairs(args) => Command::Pairs(PairsCommand {
@@ -85,7 +87,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     .transpose()?,
                 measure: measure(&args.gate.measure)?,
             },
-            outputs: outputs(&args.gate.output, &[])?,
+            outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), &[])?,
             quiet: args.gate.quiet,
         }),
         cli::Command::Run(args) => {
@@ -116,7 +118,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             Command::Run(RunCommand {
                 source: source(&args.source)?,
                 study,
-                outputs: outputs(&args.output, &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
             })
         }
         cli::Command::Hybrid(args) => {
@@ -135,24 +137,42 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     strict: args.quotable.strict,
                     measure: measure(&args.measure)?,
                 },
-                outputs: outputs(&args.output, &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
             })
         }
         cli::Command::Observe(args) => Command::Observe(ObserveCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, &[])?,
+            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
             study: observe(args)?,
         }),
         cli::Command::Report(args) => {
             if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
                 bail!("report: \"-\" (standard input) can be named only once");
             }
-            let outputs = outputs(&args.output(), &args.files)?;
+            if args.prom.is_some() && args.files.len() > 1 {
+                bail!(
+                    "--prom: metrics describe one host's result; name one FILE, or run `report \
+                     FILE --prom OUT` for each"
+                );
+            }
+            let outputs = outputs(&args.output(), args.prom.as_ref(), &args.files)?;
+            // `--fleet`'s hosts are checked here, before any input is read.
+            let fleet = match (args.fleet, &args.hosts) {
+                (false, _) => None,
+                (true, None) => Some(FleetOptions::default()),
+                (true, Some(hosts)) => Some(FleetOptions {
+                    expected_hosts: parse_host_list(hosts)?,
+                }),
+            };
             Command::Report(ReportCommand {
                 files: args.files,
                 outputs,
+                fleet,
             })
         }
+        cli::Command::Completions(args) => Command::Completions(CompletionsCommand {
+            script: cli::completion_script(args.shell),
+        }),
     })
 }
 
@@ -369,11 +389,16 @@ pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Re
     Ok(value)
 }
 
-/// The `--json`/`--csv` targets, checked now: they exist or can be
-/// created, are not the same, and (for `report`) are none of the inputs.
-fn outputs(args: &OutputArgs, inputs: &[std::path::PathBuf]) -> Result<Outputs> {
+/// The `--json`, `--json-line`, `--csv` and `--prom` targets, checked
+/// now: they exist or can be created, are not the same, and (for
+/// `report`) are none of the inputs.
+fn outputs(
+    args: &OutputArgs,
+    prom: Option<&std::path::PathBuf>,
+    inputs: &[std::path::PathBuf],
+) -> Result<Outputs> {
     let target =
-        |option: &str, path: &Option<std::path::PathBuf>| -> Result<Option<OutputTarget>> {
+        |option: &str, path: Option<&std::path::PathBuf>| -> Result<Option<OutputTarget>> {
             let Some(path) = path else {
                 return Ok(None);
             };
@@ -388,13 +413,21 @@ fn outputs(args: &OutputArgs, inputs: &[std::path::PathBuf]) -> Result<Outputs> 
                 .with_context(|| format!("{option} {}", path.display()))
         };
     let outputs = Outputs {
-        json: target("--json", &args.json)?,
-        csv: target("--csv", &args.csv)?,
+        json: target("--json", args.json.as_ref())?,
+        json_line: target("--json-line", args.json_line.as_ref())?,
+        csv: target("--csv", args.csv.as_ref())?,
+        prom: target("--prom", prom)?,
+        wide: args.view.wide,
     };
-    let named: Vec<(&str, &OutputTarget)> = [("--json", &outputs.json), ("--csv", &outputs.csv)]
-        .into_iter()
-        .filter_map(|(name, target)| Some((name, target.as_ref()?)))
-        .collect();
+    let named: Vec<(&str, &OutputTarget)> = [
+        ("--json", &outputs.json),
+        ("--json-line", &outputs.json_line),
+        ("--csv", &outputs.csv),
+        ("--prom", &outputs.prom),
+    ]
+    .into_iter()
+    .filter_map(|(name, target)| Some((name, target.as_ref()?)))
+    .collect();
     check_distinct(&named)?;
     Ok(outputs)
 }

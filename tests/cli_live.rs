@@ -414,7 +414,13 @@ fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
 
 #[test]
 fn report_compares_saved_pairs_searches_side_by_side() {
-    let output = placement_study(&["report", &saved_result(CROSSED), &saved_result(HIDDEN)]);
+    // The wide table: one column per finding, each cell on one line.
+    let output = placement_study(&[
+        "report",
+        &saved_result(CROSSED),
+        &saved_result(HIDDEN),
+        "--wide",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("sibling map"), "{text}");
@@ -449,7 +455,11 @@ const SLOW_SECOND_CORE: &str = "hybrid-guest-slow-second-core.json";
 fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
     let output = placement_study(&["report", &saved_result(SLOW_SECOND_CORE)]);
     assert_eq!(output.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&output.stdout);
+    // The sentences wrap at 80 columns: compare their words.
+    let words = String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     for expected in [
         "measured classes DIFFER from the published ones",
         "Per-class speed: pinned single-worker baselines",
@@ -459,12 +469,13 @@ fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
         "Workers, stealing, unpinned",
         "valid study",
     ] {
-        assert!(text.contains(expected), "{expected}\n{text}");
+        assert!(words.contains(expected), "{expected}\n{words}");
     }
     let compared = placement_study(&[
         "report",
         &saved_result(SLOW_SECOND_CORE),
         &saved_result(HIDDEN),
+        "--wide",
     ]);
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
@@ -481,4 +492,110 @@ fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
     let row = csv.lines().nth(1).unwrap();
     assert!(row.starts_with("\"") && row.contains(",hybrid,"), "{csv}");
     assert!(row.contains(",differ,1.47"), "{csv}");
+}
+
+#[test]
+fn json_line_is_the_json_document_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let pretty = dir.path().join("topology.json");
+    let line = dir.path().join("topology.jsonl");
+    let output = placement_study(&[
+        "topology",
+        "--json",
+        pretty.to_str().unwrap(),
+        "--json-line",
+        line.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line_text = std::fs::read_to_string(&line).unwrap();
+    assert_eq!(line_text.matches('\n').count(), 1, "{line_text}");
+    assert!(line_text.ends_with('\n'));
+    let from_line: Value = serde_json::from_str(&line_text).unwrap();
+    let from_pretty: Value =
+        serde_json::from_str(&std::fs::read_to_string(&pretty).unwrap()).unwrap();
+    assert_eq!(from_line, from_pretty);
+}
+
+#[test]
+fn gate_json_line_on_stdout_names_the_host_and_moves_the_view_to_stderr() {
+    let output = placement_study(&["gate", "--json-line", "-", "--rep-ms", "5"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let gate: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(gate["kind"], "gate");
+    let host = nix::unistd::gethostname().unwrap();
+    assert_eq!(gate["host"].as_str(), host.to_str());
+    assert!(gate["topology"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(!output.stderr.is_empty(), "the human view went nowhere");
+}
+
+#[test]
+fn completions_cover_every_command_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = placement_study(&["completions", shell]);
+        assert!(output.status.success(), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        for word in [
+            "topology",
+            "gate",
+            "pairs",
+            "run",
+            "hybrid",
+            "observe",
+            "report",
+            "json-line",
+            "fleet",
+        ] {
+            assert!(script.contains(word), "{shell} script lacks {word}");
+        }
+    }
+    let output = placement_study(&["completions", "tcsh"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// What bash offers for the words `line` (the cursor after the last one),
+/// through the script `completions bash` prints.
+fn bash_completes(script: &Path, line: &[&str]) -> Vec<String> {
+    let words = line
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let program = format!(
+        "source '{}'; COMP_WORDS=({words}); COMP_CWORD={}; \
+         _placement__study placement-study '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        line.len() - 1,
+        line[line.len() - 1],
+        line[line.len() - 2],
+    );
+    let output = Command::new("bash")
+        .args(["-c", &program])
+        .output()
+        .expect("bash runs");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_commands_and_each_commands_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("placement-study.bash");
+    let output = placement_study(&["completions", "bash"]);
+    std::fs::write(&script, &output.stdout).unwrap();
+    assert!(bash_completes(&script, &["placement-study", "ga"]).contains(&"gate".into()));
+    assert_eq!(
+        bash_completes(&script, &["placement-study", "gate", "--thr"]),
+        ["--threshold"]
+    );
+    assert!(
+        bash_completes(&script, &["placement-study", "report", "--fl"]).contains(&"--fleet".into())
+    );
 }

@@ -25,6 +25,8 @@ use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
+use placement_study::report;
+use placement_study::report::view::View;
 use placement_study::saved::{GateResult, RunResult};
 use placement_study::saved::{HybridResult, PairsResult};
 use placement_study::study::gate::gate_session;
@@ -479,7 +481,7 @@ fn a_replayed_instructions_spread_invalidates_the_study_and_the_report_says_why(
     // The report re-derives the reasons from the saved checks: one rule.
     let validity = judge_run(&result.checks, result.options.strict);
     assert_eq!(validity.reasons, [InvalidReason::CountersNotOnWorkers]);
-    let text = placement_study::report::run::render(&result);
+    let text = placement_study::report::run::render(&result, &View::default());
     assert!(text.contains("INVALID run (exit 6)"), "{text}");
     assert!(
         text.contains("the counters were not on the workers"),
@@ -858,4 +860,93 @@ fn saved_replay(saved: &HybridResult) -> Replay {
     });
     replay.setup = saved.setup.clone();
     replay
+}
+
+/// The widest line of `text`'s tables (lines drawn with box characters),
+/// in characters: the tables use single-width ones.
+fn widest_table_line(text: &str) -> usize {
+    text.lines()
+        .filter(|line| line.starts_with(['┌', '│', '├', '└']))
+        .map(|line| line.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Every replayed result's tables fit the view (80 columns, or 120), with
+/// the not-quotable arms still marked; `--wide` has every column.
+#[test]
+fn replayed_views_fit_the_width_and_wide_has_every_column() {
+    let (physical, _) = gate(
+        &topology("laptop-i5-11300H"),
+        Replay::recorded("gate-physical.json", ClockKind::CoreCycles),
+    );
+    let (excluded, _) = gate(
+        &topology("laptop-i5-11300H"),
+        Replay::recorded("gate-excluded.json", ClockKind::CoreCycles),
+    );
+    let arms = [Arm::OnePerCore, Arm::SiblingPacked];
+    let valid = study(
+        &study_options(&arms, 4),
+        Replay::recorded("run-invariant.json", ClockKind::CoreCycles),
+    );
+    let invalid = study(
+        &study_options(&arms, 4),
+        Replay::recorded("run-ipb-spread.json", ClockKind::CoreCycles),
+    );
+    let noisy = study(
+        &study_options(&[Arm::OnePerCore, Arm::SameCpu], 2),
+        Replay::synthetic(|arm, rep| around(if arm == Arm::SameCpu { 2.0 } else { 1.0 }, 0.1, rep)),
+    );
+    let crossed = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        units(|cpu| cpu % 2, &[]),
+    );
+    let server = pairs(
+        &topology("server-2s-xeon-8462Y"),
+        &pairs_options(false, None),
+        units(|cpu| cpu % 64, &[]),
+    );
+    for width in [80, 120] {
+        let view = View { width, wide: false };
+        let views = [
+            ("physical gate", report::gate::render(&physical, &view)),
+            (
+                "gate with exclusions",
+                report::gate::render(&excluded, &view),
+            ),
+            ("valid run", report::run::render(&valid, &view)),
+            ("invalid run", report::run::render(&invalid, &view)),
+            ("noisy run", report::run::render(&noisy, &view)),
+            ("crossed pairs", report::pairs::render(&crossed, &view)),
+            ("128-CPU pairs", report::pairs::render(&server, &view)),
+        ];
+        for (what, text) in views {
+            assert!(
+                (1..=width).contains(&widest_table_line(&text)),
+                "{what}: tables wider than {width} columns\n{text}"
+            );
+        }
+    }
+    // A noisy arm is marked in the default view too, with the mark's legend.
+    let text = report::run::render(&noisy, &View::default());
+    assert!(noisy.arms.iter().any(|a| !a.quotable));
+    assert!(text.contains("│ one-per-core* "), "{text}");
+    assert!(text.contains("\n* not quotable: "), "{text}");
+    // `--wide`: every column, today's headings.
+    let wide = View {
+        wide: true,
+        ..View::default()
+    };
+    for text in [
+        report::run::render(&valid, &wide),
+        report::gate::render(&physical, &wide),
+    ] {
+        assert!(text.contains("│ eff. GHz │"), "{text}");
+        assert!(widest_table_line(&text) > 80, "{text}");
+    }
+    let text = report::run::render(&noisy, &wide);
+    assert!(text.contains("│ one-per-core (not quotable) "), "{text}");
+    assert!(text.contains("│ instructions │"), "{text}");
+    assert!(!report::run::render(&valid, &View::default()).contains("eff. GHz"));
 }

@@ -3,6 +3,7 @@
 
 use placement_study::cpuset::CpuSet;
 use placement_study::probe::{ClassSource, CoreKind, Topology, probe};
+use placement_study::report::view::View;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -306,7 +307,7 @@ fn dgx_spark_classes_come_from_capacity_and_name_their_parts() {
         t.cpu_name().as_deref(),
         Some("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10")
     );
-    let text = placement_study::report::topology::render(&t);
+    let text = placement_study::report::topology::render(&t, &View::default());
     assert!(
         text.starts_with("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10\n"),
         "{text}"
@@ -367,7 +368,7 @@ fn jetson_tx2_identity_comes_from_cpuinfo_and_its_classes_are_not_ranked() {
         Some("ARMv8 Processor rev 3 (v8l)"),
         "this kernel prints a model name: it is kept"
     );
-    let text = placement_study::report::topology::render(&t);
+    let text = placement_study::report::topology::render(&t, &View::default());
     assert_has_line(
         &text,
         "  cpuid           not part of aarch64 (CPU identity from the MIDR fields of /proc/cpuinfo)",

@@ -1,6 +1,6 @@
 //! `placement-study gate`: the SMT co-location gate and its verdict.
 
-use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::judge::gate::GateRule;
 use crate::measure::{EngineSession, MeasureOptions};
@@ -27,11 +27,14 @@ pub fn run(command: &GateCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
+    command
+        .outputs
+        .write_metrics(|| report::prom::gate(&result))?;
     command.outputs.write_verdict(
         command.quiet,
         result.verdict.as_str(),
-        &report::gate::render(&result),
-        || to_json(&result),
+        &report::gate::render(&result, &command.outputs.view()),
+        &result,
         || report::csv::samples(&result.samples),
     )?;
     Ok(unless_stopped(

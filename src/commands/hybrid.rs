@@ -1,7 +1,7 @@
 //! `placement-study hybrid`: core classes measured, and static shares
 //! against work stealing across them.
 
-use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report;
@@ -25,9 +25,12 @@ pub fn run(command: &HybridCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
+    command
+        .outputs
+        .write_metrics(|| report::prom::hybrid(&result))?;
     command.outputs.write(
-        &report::hybrid::render(&result),
-        || to_json(&result),
+        &report::hybrid::render(&result, &command.outputs.view()),
+        &result,
         || report::csv::hybrid(&result.samples),
     )?;
     let judged = if result.judged.valid {

@@ -2,6 +2,7 @@
 //! probe → study → render → [`Outcome`]. The options come from
 //! [`crate::options`]; no command sees a clap type.
 
+pub mod completions;
 pub mod gate;
 pub mod hybrid;
 pub mod observe;
@@ -14,10 +15,13 @@ pub mod topology;
 use crate::exit::Outcome;
 use crate::measure::stop;
 use crate::probe::{self, CpuidSource, Topology};
+use crate::report::view::View;
 use crate::saved::{OutputTarget, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;
+use serde::Serialize;
 use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 
 /// A subcommand with its checked options.
@@ -30,6 +34,7 @@ pub enum Command {
     Hybrid(hybrid::HybridCommand),
     Observe(observe::ObserveCommand),
     Report(report::ReportCommand),
+    Completions(completions::CompletionsCommand),
 }
 
 /// Runs one subcommand to its outcome.
@@ -43,6 +48,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Hybrid(command) => hybrid::run(&command),
         Command::Observe(command) => observe::run(&command),
         Command::Report(command) => report::run(&command),
+        Command::Completions(command) => completions::run(&command),
     }
 }
 
@@ -69,29 +75,56 @@ impl Source {
     }
 }
 
-/// The `--json` and `--csv` targets, checked before anything ran.
+/// Where a command's result goes, checked before anything ran, and how
+/// wide its human view may be.
 #[derive(Default)]
 pub struct Outputs {
+    /// `--json`: the document, pretty.
     pub json: Option<OutputTarget>,
+    /// `--json-line`: the same document on one line.
+    pub json_line: Option<OutputTarget>,
     pub csv: Option<OutputTarget>,
+    /// `--prom`: node_exporter textfile-collector metrics.
+    pub prom: Option<OutputTarget>,
+    /// `--wide`: every column of every table.
+    pub wide: bool,
 }
 
 impl Outputs {
-    /// Writes the JSON and CSV renderings where they were asked for, then
-    /// the human view: to stdout, or to stderr when stdout carries a file,
-    /// so the two never mix.
+    /// Writes `--prom`'s metrics, when asked for (before [`Outputs::write`],
+    /// which writes the human view last).
+    pub fn write_metrics(&self, prom: impl FnOnce() -> String) -> Result<()> {
+        match &self.prom {
+            Some(target) => target.write(prom().as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the result files that were asked for (the document as JSON
+    /// and as one line, CSV), then the human view: to stdout, or to stderr
+    /// when stdout carries a file, so the two never mix. Each rendering is
+    /// made only when its file was asked for.
     pub fn write(
         &self,
         human: &str,
-        json: impl FnOnce() -> Result<String>,
+        document: &impl Serialize,
         csv: impl FnOnce() -> String,
     ) -> Result<()> {
         if let Some(target) = &self.json {
-            target.write(json()?.as_bytes())?;
+            target.write(to_json(document)?.as_bytes())?;
+        }
+        if let Some(target) = &self.json_line {
+            target.write((serde_json::to_string(document)? + "\n").as_bytes())?;
         }
         if let Some(target) = &self.csv {
             target.write(csv().as_bytes())?;
         }
+        self.write_human(human)
+    }
+
+    /// Writes the human view, after every result file: to stdout, or to
+    /// stderr when stdout carries a file, so the two never mix.
+    pub fn write_human(&self, human: &str) -> Result<()> {
         if self.carry_stdout() {
             write_all_to(
                 &mut std::io::stderr().lock(),
@@ -110,23 +143,53 @@ impl Outputs {
         quiet: bool,
         word: &str,
         human: &str,
-        json: impl FnOnce() -> Result<String>,
+        document: &impl Serialize,
         csv: impl FnOnce() -> String,
     ) -> Result<()> {
         if quiet {
             write_stdout(&format!("{word}\n"))
         } else {
-            self.write(human, json, csv)
+            self.write(human, document, csv)
         }
+    }
+
+    /// How wide the human view may be: the width of the terminal it goes
+    /// to (stdout, or stderr when stdout carries a file), or 80 columns
+    /// when it goes to no terminal.
+    pub fn view(&self) -> View {
+        let columns = if self.carry_stdout() {
+            terminal_columns(&std::io::stderr())
+        } else {
+            terminal_columns(&std::io::stdout())
+        };
+        View::for_terminal(columns, self.wide)
     }
 
     /// Does a result file go to standard output?
     fn carry_stdout(&self) -> bool {
-        [&self.json, &self.csv]
+        [&self.json, &self.json_line, &self.csv, &self.prom]
             .into_iter()
             .flatten()
             .any(OutputTarget::is_stdout)
     }
+}
+
+/// The width of the terminal `stream` is, or `None` when it is no
+/// terminal (or the terminal says 0 columns, as a serial console may).
+fn terminal_columns(stream: &(impl AsFd + IsTerminal)) -> Option<usize> {
+    if !stream.is_terminal() {
+        return None;
+    }
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into `size`, which lives
+    // across the call; the descriptor is borrowed from an open stream.
+    let status = unsafe { libc::ioctl(stream.as_fd().as_raw_fd(), libc::TIOCGWINSZ, &mut size) };
+    (status == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 /// How a command that measured ended: the signal that stopped it, when

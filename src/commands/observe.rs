@@ -1,7 +1,7 @@
 //! `placement-study observe`: where Linux ran a workload, per CPU, core
 //! and class.
 
-use super::{Outputs, Source, to_json};
+use super::{Outputs, Source};
 use crate::exit::Outcome;
 use crate::measure::recorder::PerfRecorder;
 use crate::measure::stop;
@@ -18,9 +18,12 @@ pub struct ObserveCommand {
 pub fn run(command: &ObserveCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
     let result = observe_study(&topology, &command.study, &mut PerfRecorder)?;
+    command
+        .outputs
+        .write_metrics(|| report::prom::observe(&result))?;
     command.outputs.write(
-        &report::observe::render(&result),
-        || to_json(&result),
+        &report::observe::render(&result, &command.outputs.view()),
+        &result,
         || report::csv::observe(&result.judged),
     )?;
     Ok(match (result.exit_status, stop::stop_signal()) {

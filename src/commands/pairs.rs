@@ -1,6 +1,6 @@
 //! `placement-study pairs`: the measured sibling map against the published one.
 
-use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report;
@@ -25,11 +25,14 @@ pub fn run(command: &PairsCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
+    command
+        .outputs
+        .write_metrics(|| report::prom::pairs(&result))?;
     command.outputs.write_verdict(
         command.quiet,
         result.verdict.as_str(),
-        &report::pairs::render(&result),
-        || to_json(&result),
+        &report::pairs::render(&result, &command.outputs.view()),
+        &result,
         || report::csv::comparisons(&result.comparisons),
     )?;
     Ok(unless_stopped(

@@ -1,6 +1,6 @@
 //! `placement-study run`: the placement study.
 
-use super::{Outputs, Source, TerminalProgress, to_json, unless_stopped};
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report;
@@ -28,24 +28,28 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
             let stopped_here = format!(
                 "{}run: stopped at the gate ({}): the study would measure nothing physical here; \
                  --skip-gate runs it anyway, marked UNGATED\n",
-                report::gate::render(&gate),
+                report::gate::render(&gate, &command.outputs.view()),
                 gate.verdict.as_str()
             );
             // The gate's document is the result: it says why nothing else was measured.
-            command.outputs.write(
-                &stopped_here,
-                || to_json(&gate),
-                || report::csv::samples(&gate.samples),
-            )?;
+            command
+                .outputs
+                .write_metrics(|| report::prom::gate(&gate))?;
+            command
+                .outputs
+                .write(&stopped_here, &gate, || report::csv::samples(&gate.samples))?;
             Ok(unless_stopped(
                 gate.complete,
                 Outcome::Verdict(gate.verdict),
             ))
         }
         RunOutcome::Studied(result) => {
+            command
+                .outputs
+                .write_metrics(|| report::prom::run(&result))?;
             command.outputs.write(
-                &report::run::render(&result),
-                || to_json(&result),
+                &report::run::render(&result, &command.outputs.view()),
+                &result,
                 || report::csv::samples(&result.samples),
             )?;
             let judged = if result.valid {

@@ -1,6 +1,6 @@
 //! `placement-study topology`: probe and print.
 
-use super::{Outputs, Source, to_json};
+use super::{Outputs, Source};
 use crate::exit::Outcome;
 use crate::report;
 use anyhow::Result;
@@ -13,8 +13,8 @@ pub struct TopologyCommand {
 pub fn run(command: &TopologyCommand) -> Result<Outcome> {
     let topology = command.source.probe()?;
     command.outputs.write(
-        &report::topology::render(&topology),
-        || to_json(&topology),
+        &report::topology::render(&topology, &command.outputs.view()),
+        &topology,
         || report::csv::topology(&topology),
     )?;
     Ok(Outcome::Success)

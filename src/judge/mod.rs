@@ -16,12 +16,14 @@
 //!   sibling map against the published one.
 //! * [`hybrid`] turns baselines into class speeds, measured classes and a
 //!   ceiling, and judges what each work-sharing scheme made of them.
+//! * [`fleet`] flags the hosts whose penalty is far from their CPU model's.
 //! * [`validity`] is the one rule saying whether a run may be quoted.
 //! * [`warnings`] are the notes on the machine and the measurement.
 
 pub mod arms;
 pub mod checks;
 pub mod cost;
+pub mod fleet;
 pub mod gate;
 pub mod hybrid;
 pub mod observe;

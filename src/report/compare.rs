@@ -10,14 +10,16 @@ use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::csv::{opt, quoted};
+use crate::report::table::fit;
 use crate::report::units::{count, percent, percent_change, sig4};
+use crate::report::view::View;
 use crate::saved::{
     DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult, SavedDocument,
 };
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
-use tabled::settings::Style;
+use tabled::builder::Builder;
 use tabled::{Table, Tabled};
 
 /// One arm's cost on one host.
@@ -119,15 +121,21 @@ fn failed<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Vec<CheckName> {
         .collect()
 }
 
+/// A gate saved before 0.2.0 records no host, model or topology: those stay
+/// unknown, and the hypervisor comes from its evidence.
 fn of_gate(file: String, gate: &GateResult) -> HostSummary {
+    let topology = gate.topology.as_ref();
     HostSummary {
         file,
         kind: DocumentKind::Gate,
-        host: None,
-        model: None,
-        cores: None,
-        cpus: None,
-        hypervisor: gate.evidence.cpuid_hypervisor_signature.clone(),
+        host: gate.host.clone(),
+        model: gate.model.clone(),
+        cores: topology.map(|t| t.cores),
+        cpus: topology.map(|t| t.cpus),
+        hypervisor: match topology {
+            Some(topology) => topology.hypervisor.clone(),
+            None => gate.evidence.cpuid_hypervisor_signature.clone(),
+        },
         verdict: Some(gate.verdict),
         penalty: gate.penalty,
         arms: Vec::new(),
@@ -370,11 +378,45 @@ fn row(host: &HostSummary) -> HostRow {
     }
 }
 
-/// The hosts table.
-pub fn render(hosts: &[HostSummary]) -> String {
-    Table::new(hosts.iter().map(row))
-        .with(Style::sharp())
-        .to_string()
+/// The hosts table. The wide view has a column per finding; the default
+/// one names the host and its CPU in one cell, puts the gate's verdict and
+/// what each file found in one "result" cell, a line a finding, leaves the
+/// core counts and the hypervisor out, and gives each mark of the checks
+/// its own line.
+pub fn render(hosts: &[HostSummary], view: &View) -> String {
+    let rows = hosts.iter().map(row);
+    if view.wide {
+        return fit(Table::new(rows), view);
+    }
+    let mut table = Builder::default();
+    table.push_record(["file", "host, CPU", "result", "checks"]);
+    for (host, row) in hosts.iter().zip(rows) {
+        let gate = host.verdict.map(|_| row.gate.as_str());
+        let findings: Vec<String> = [
+            ("gate", gate.unwrap_or("—")),
+            ("one-per-core", &row.one_per_core),
+            ("sibling-packed", &row.packed),
+            ("change", &row.change),
+            ("sibling map", &row.map),
+            ("classes", &row.classes),
+            ("observed", &row.observed),
+        ]
+        .into_iter()
+        .filter(|(_, finding)| *finding != "—")
+        .map(|(name, finding)| format!("{name}: {finding}"))
+        .collect();
+        table.push_record([
+            row.file.clone(),
+            format!("{}\n{}", row.host, row.model),
+            if findings.is_empty() {
+                "—".into()
+            } else {
+                findings.join("\n")
+            },
+            row.checks.replace("; ", "\n"),
+        ]);
+    }
+    fit(table.build(), view)
 }
 
 /// The columns of `report --csv` over several files.

@@ -6,13 +6,14 @@ use crate::judge::warnings::Warning;
 use crate::probe::virtual_board;
 use crate::report::table::{arms_table, excluded_lines};
 use crate::report::units::capitalise;
+use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::{Evidence, GateResult};
 use std::fmt::Write;
 
 /// The whole human view.
-pub fn render(result: &GateResult) -> String {
-    let mut out = verdict_heading(result.complete, "repetitions", &result.sentence);
+pub fn render(result: &GateResult, view: &View) -> String {
+    let mut out = verdict_heading(result.complete, "repetitions", &result.sentence, view);
     let _ = writeln!(
         out,
         "verdict: {} (exit {}){}",
@@ -28,9 +29,9 @@ pub fn render(result: &GateResult) -> String {
             Some([a, b]) => format!("separate CPUs {a},{b}"),
             None => format!("one worker alone on CPU {}", pairs.siblings[0]),
         };
-        let _ = writeln!(
-            out,
-            "\nsiblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per worker per repetition",
+        let siblings = format!(
+            "siblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per \
+             worker per repetition",
             pairs.siblings[0],
             pairs.siblings[1],
             pairs.class,
@@ -38,35 +39,40 @@ pub fn render(result: &GateResult) -> String {
             setup.kernel,
             setup.bytes_per_worker
         );
-        let _ = writeln!(out, "{}", clock_note(setup));
+        let _ = writeln!(out, "\n{}", view.wrap(&siblings, 2));
+        let _ = writeln!(out, "{}", view.wrap(&clock_note(setup), 2));
         for note in counter_notes(setup) {
-            let _ = writeln!(out, "{note}");
+            let _ = writeln!(out, "{}", view.wrap(&note, 2));
         }
         let _ = writeln!(
             out,
             "\n{}",
-            arms_table(&result.arms, setup.tick_clock, false)
+            arms_table(&result.arms, setup.tick_clock, false, view)
         );
     }
     if let Some(control) = &result.control {
-        let _ = writeln!(
-            out,
+        let control = format!(
             "control (both workers on one CPU): {} — {}",
             control.status.as_str(),
             control.detail
         );
+        let _ = writeln!(out, "{}", view.wrap(&control, 2));
     }
     for line in excluded_lines(&result.excluded) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
-    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out.push_str(&evidence_and_notes(
+        &result.evidence,
+        &result.warnings,
+        view,
+    ));
     out
 }
 
 /// A verdict's first lines: an INCOMPLETE banner for a result a signal
 /// cut short (`done` names what was measured: "repetitions"), then the
-/// sentence.
-pub fn verdict_heading(complete: bool, done: &str, sentence: &str) -> String {
+/// sentence, wrapped at the view's width.
+pub fn verdict_heading(complete: bool, done: &str, sentence: &str, view: &View) -> String {
     let mut out = String::new();
     if !complete {
         let _ = writeln!(
@@ -74,18 +80,18 @@ pub fn verdict_heading(complete: bool, done: &str, sentence: &str) -> String {
             "*** INCOMPLETE: no verdict; only the {done} done are shown ***\n"
         );
     }
-    let _ = writeln!(out, "{}", capitalise(sentence));
+    let _ = writeln!(out, "{}", view.wrap(&capitalise(sentence), 0));
     out
 }
 
 /// The evidence block ("shown, never deciding") and the notes: how a
-/// verdict's view ends.
-pub fn evidence_and_notes(evidence: &Evidence, warnings: &[Warning]) -> String {
+/// verdict's view ends; both wrapped at the view's width.
+pub fn evidence_and_notes(evidence: &Evidence, warnings: &[Warning], view: &View) -> String {
     let mut out = String::from("\nEvidence (shown, never deciding)\n");
     for line in evidence_lines(evidence) {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
     }
-    out + &notes_block(warnings)
+    out + &notes_block(warnings, view)
 }
 
 /// The VM evidence, one fact per line.

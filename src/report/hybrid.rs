@@ -5,16 +5,18 @@
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
 use crate::judge::stats::Spread;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::{check_lines, excluded_lines, headline, validity_verdict};
+use crate::report::table::{
+    check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
+};
 use crate::report::units::{bytes, count, sig4};
+use crate::report::view::View;
 use crate::saved::HybridResult;
 use std::fmt::Write;
 use tabled::builder::Builder;
-use tabled::settings::Style;
 
 const DASH: &str = "—";
 
-pub fn render(result: &HybridResult) -> String {
+pub fn render(result: &HybridResult, view: &View) -> String {
     let mut out = String::new();
     out.push_str(&headline(
         result.complete,
@@ -23,6 +25,7 @@ pub fn render(result: &HybridResult) -> String {
         &result.host,
         result.model.as_deref(),
         &result.topology,
+        view,
     ));
     let rounds = result
         .judged
@@ -31,8 +34,7 @@ pub fn render(result: &HybridResult) -> String {
         .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
         .max()
         .unwrap_or(0);
-    let _ = writeln!(
-        out,
+    let work = format!(
         "work: {} items, each {} passes of kernel {} over a worker's {} buffer ({} per item); \
          {} per scheme on CPUs {} (one per core), {} items each in equal shares",
         result.work.items,
@@ -44,30 +46,29 @@ pub fn render(result: &HybridResult) -> String {
         cpu_list(&result.plan.worker_cpus),
         result.options.items_per_worker,
     );
-    let _ = writeln!(
-        out,
+    let _ = writeln!(out, "{}", view.wrap(&work, 2));
+    let times = format!(
         "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} \
          (after {}; baselines and schemes interleaved by round)",
         count(rounds, "round"),
         count(result.options.warmups, "warm-up"),
     );
+    let _ = writeln!(out, "{}", view.wrap(&times, 2));
     if !result.judged.valid {
-        let _ = writeln!(
-            out,
-            "\n*** INVALID STUDY: the numbers below failed their validity checks (see Checks); \
-             none of them may be quoted ***"
-        );
+        let banner = "*** INVALID STUDY: the numbers below failed their validity checks (see \
+                      Checks); none of them may be quoted ***";
+        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
     let _ = writeln!(
         out,
         "\nPer-class speed: pinned single-worker baselines, all {} items on one CPU\n{}",
         result.work.items,
-        baselines_table(result)
+        baselines_table(result, view)
     );
     let _ = writeln!(
         out,
         "\nMeasured classes, fastest first\n{}",
-        classes_table(result)
+        classes_table(result, view)
     );
     let judgement = &result.judged.class_judgement;
     let published: Vec<String> = result
@@ -75,8 +76,7 @@ pub fn render(result: &HybridResult) -> String {
         .iter()
         .map(|c| format!("{} (CPUs {})", c.name, c.cpus))
         .collect();
-    let _ = writeln!(
-        out,
+    let published = format!(
         "published: {}; measured classes {}",
         published.join(", "),
         match judgement.verdict {
@@ -85,27 +85,31 @@ pub fn render(result: &HybridResult) -> String {
             ClassVerdict::Inconclusive => "inconclusive",
         }
     );
+    let _ = writeln!(out, "{}", view.wrap(&published, 2));
     for note in &judgement.notes {
-        let _ = writeln!(out, "  {note}");
+        let _ = writeln!(out, "{}", view.wrap(&format!("  {note}"), 4));
     }
-    let _ = writeln!(out, "ceiling: {}", ceiling_line(result));
-    let _ = writeln!(
-        out,
-        "\nSchemes: the same {} items on {}; speedup against the fastest class's pinned \
-         baseline\n{}",
+    let ceiling = format!("ceiling: {}", ceiling_line(result));
+    let _ = writeln!(out, "{}", view.wrap(&ceiling, 2));
+    let schemes = format!(
+        "Schemes: the same {} items on {}; speedup against the fastest class's pinned baseline",
         result.work.items,
         count(result.options.workers, "worker"),
-        schemes_table(&result.judged.schemes)
+    );
+    let _ = writeln!(
+        out,
+        "\n{}\n{}",
+        view.wrap(&schemes, 2),
+        schemes_table(&result.judged.schemes, view)
     );
     let _ = writeln!(
         out,
         "\nIdle and work per class\n{}",
-        class_share_table(&result.judged.schemes)
+        class_share_table(&result.judged.schemes, view)
     );
     for scheme in &result.judged.schemes {
         for ratio in &scheme.work_ratios {
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "{}: a {} worker took {:.2}× the items of a {} worker; their measured speed \
                  ratio is {:.2} ({:+.1} %)",
                 scheme.name(),
@@ -119,6 +123,7 @@ pub fn render(result: &HybridResult) -> String {
                 ratio.speed_ratio,
                 ratio.difference * 100.0
             );
+            let _ = writeln!(out, "{}", view.wrap(&line, 2));
         }
     }
     for scheme in &result.judged.schemes {
@@ -126,12 +131,12 @@ pub fn render(result: &HybridResult) -> String {
             out,
             "\nWorkers, {} (median [min–max] over rounds)\n{}",
             scheme.name(),
-            workers_table(&scheme.worker_rows)
+            workers_table(&scheme.worker_rows, view)
         );
     }
     let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.judged.checks) {
-        let _ = writeln!(out, "  {line}");
+    for line in check_lines(&result.judged.checks, view) {
+        let _ = writeln!(out, "{line}");
     }
     let baseline_excluded = result.judged.baselines.iter().flat_map(|b| {
         excluded_lines(&b.excluded)
@@ -139,7 +144,7 @@ pub fn render(result: &HybridResult) -> String {
             .map(move |line| format!("{line} (CPU {})", b.cpu))
     });
     for line in baseline_excluded.chain(excluded_lines(&result.judged.excluded)) {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
     }
     let verdict = validity_verdict(
         "study",
@@ -147,8 +152,12 @@ pub fn render(result: &HybridResult) -> String {
         &result.judged.checks,
         result.options.strict,
     );
-    let _ = writeln!(out, "\n{verdict}");
-    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
+    out.push_str(&evidence_and_notes(
+        &result.evidence,
+        &result.warnings,
+        view,
+    ));
     out
 }
 
@@ -170,12 +179,19 @@ fn ratio(r: &Option<Ratio>) -> String {
     }
 }
 
-/// The median, CV, min–max and repetitions columns of a spread.
-fn spread_cells(s: &Option<Spread>) -> [String; 4] {
+/// The median, CV, min–max and repetitions columns of a spread; the CV a
+/// bare number in the default view, whose heading says "CV %".
+fn spread_cells(s: &Option<Spread>, view: &View) -> [String; 4] {
     match s {
-        Some(s) => [
+        Some(s) if view.wide => [
             sig4(s.median),
             format!("{:.1} %", s.cv * 100.0),
+            format!("{}–{}", sig4(s.min), sig4(s.max)),
+            s.reps.to_string(),
+        ],
+        Some(s) => [
+            sig4(s.median),
+            format!("{:.1}", s.cv * 100.0),
             format!("{}–{}", sig4(s.min), sig4(s.max)),
             s.reps.to_string(),
         ],
@@ -195,55 +211,70 @@ fn percent_spread(s: &Option<Spread>) -> String {
     })
 }
 
-/// `name`, marked when it is over the CV bar.
-fn marked(name: String, quotable: bool) -> String {
-    if quotable {
-        name
-    } else {
-        format!("{name} (not quotable)")
-    }
-}
-
-fn baselines_table(result: &HybridResult) -> String {
+/// Each CPU's pinned baseline; the default view leaves out the min–max.
+fn baselines_table(result: &HybridResult, view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "CPU",
-        "class",
-        "wall ms",
-        "CV",
-        "min–max",
-        "reps",
-        "items/ms",
-        "× fastest [95 % CI]",
-    ]);
-    for b in &result.judged.baselines {
-        let [median, cv, range, reps] = spread_cells(&b.wall_ms);
+    if view.wide {
         table.push_record([
-            marked(b.cpu.to_string(), b.quotable),
+            "CPU",
+            "class",
+            "wall ms",
+            "CV",
+            "min–max",
+            "reps",
+            "items/ms",
+            "× fastest [95 % CI]",
+        ]);
+    } else {
+        table.push_record([
+            "CPU",
+            "class",
+            "wall ms",
+            "CV %",
+            "n",
+            "items/ms",
+            "× fastest [95 % CI]",
+        ]);
+    }
+    for b in &result.judged.baselines {
+        let [median, cv, range, reps] = spread_cells(&b.wall_ms, view);
+        let mut row = vec![
+            marked(b.cpu, b.quotable, view),
             b.class.to_string(),
             median,
             cv,
-            range,
+        ];
+        if view.wide {
+            row.push(range);
+        }
+        row.extend([
             reps,
             b.items_per_ms.map_or(DASH.into(), sig4),
             ratio(&b.slowdown),
         ]);
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    let marks = result.judged.baselines.iter().any(|b| !b.quotable);
+    legend(fit(table.build(), view), marks, view)
 }
 
-fn classes_table(result: &HybridResult) -> String {
+/// The measured classes; the default view leaves out how much slower each
+/// is (the inverse of its speed).
+fn classes_table(result: &HybridResult, view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
+    let mut header = vec![
         "class",
         "measured on",
         "worker CPUs",
         "wall ms [min–max]",
         "speed [95 % CI]",
-        "slower by",
-    ]);
+    ];
+    if view.wide {
+        header.push("slower by");
+    }
+    table.push_record(header);
     for class in &result.judged.speed_classes {
-        table.push_record([
+        let mut row = vec![
             class.label.clone(),
             class.measured_cpus.to_string(),
             class.cpus.to_string(),
@@ -251,13 +282,18 @@ fn classes_table(result: &HybridResult) -> String {
                 format!("{} [{}–{}]", sig4(w.median), sig4(w.min), sig4(w.max))
             }),
             ratio(&class.speed),
-            class
-                .slowdown
-                .as_ref()
-                .map_or(DASH.into(), |s| format!("{:.2}×", s.value)),
-        ]);
+        ];
+        if view.wide {
+            row.push(
+                class
+                    .slowdown
+                    .as_ref()
+                    .map_or(DASH.into(), |s| format!("{:.2}×", s.value)),
+            );
+        }
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 /// "1.46 fastest-class CPUs over 2 worker CPUs (1 × 1.00 + 1 × 0.46)".
@@ -287,36 +323,53 @@ fn ceiling_line(result: &HybridResult) -> String {
     )
 }
 
-fn schemes_table(schemes: &[SchemeStats]) -> String {
+/// Each scheme against the ceiling; the default view leaves out the
+/// min–max and the idle share (the next table has it per class).
+fn schemes_table(schemes: &[SchemeStats], view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "scheme",
-        "wall ms",
-        "CV",
-        "min–max",
-        "reps",
-        "speedup [95 % CI]",
-        "of ceiling",
-        "idle [min–max]",
-    ]);
-    for s in schemes {
-        let [median, cv, range, reps] = spread_cells(&s.wall_ms);
+    if view.wide {
         table.push_record([
-            marked(s.name(), s.quotable),
-            median,
-            cv,
-            range,
+            "scheme",
+            "wall ms",
+            "CV",
+            "min–max",
+            "reps",
+            "speedup [95 % CI]",
+            "of ceiling",
+            "idle [min–max]",
+        ]);
+    } else {
+        table.push_record([
+            "scheme",
+            "wall ms",
+            "CV %",
+            "n",
+            "speedup [95 % CI]",
+            "of ceiling",
+        ]);
+    }
+    for s in schemes {
+        let [median, cv, range, reps] = spread_cells(&s.wall_ms, view);
+        let mut row = vec![marked(s.name(), s.quotable, view), median, cv];
+        if view.wide {
+            row.push(range);
+        }
+        row.extend([
             reps,
             ratio(&s.speedup),
             s.of_ceiling
                 .map_or(DASH.into(), |f| format!("{:.0} %", f * 100.0)),
-            percent_spread(&s.idle),
         ]);
+        if view.wide {
+            row.push(percent_spread(&s.idle));
+        }
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    let marks = schemes.iter().any(|s| !s.quotable);
+    legend(fit(table.build(), view), marks, view)
 }
 
-fn class_share_table(schemes: &[SchemeStats]) -> String {
+fn class_share_table(schemes: &[SchemeStats], view: &View) -> String {
     let mut table = Builder::default();
     table.push_record(["scheme", "class", "workers", "items", "idle [min–max]"]);
     for s in schemes {
@@ -332,14 +385,20 @@ fn class_share_table(schemes: &[SchemeStats]) -> String {
             ]);
         }
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
-fn workers_table(rows: &[WorkerRow]) -> String {
+/// Each worker's items, steals, busy and idle time; the default view
+/// leaves out its items per ms (its items over its busy time).
+fn workers_table(rows: &[WorkerRow], view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "worker", "CPU", "class", "items", "stolen", "busy ms", "idle ms", "items/ms",
-    ]);
+    let mut header = vec![
+        "worker", "CPU", "class", "items", "stolen", "busy ms", "idle ms",
+    ];
+    if view.wide {
+        header.push("items/ms");
+    }
+    table.push_record(header);
     // The median, then the range over rounds: "70.6 [69.9–71.2]", "68 [66–70]".
     let ranged = |s: &Option<Spread>, digits: usize| {
         s.as_ref().map_or(DASH.into(), |s| {
@@ -350,7 +409,7 @@ fn workers_table(rows: &[WorkerRow]) -> String {
         })
     };
     for row in rows {
-        table.push_record([
+        let mut record = vec![
             row.worker.to_string(),
             match row.pinned_cpu {
                 Some(cpu) => cpu.to_string(),
@@ -361,8 +420,11 @@ fn workers_table(rows: &[WorkerRow]) -> String {
             row.stolen.map_or(DASH.into(), |n| format!("{n:.0}")),
             ranged(&row.busy_ms, 1),
             ranged(&row.idle_ms, 1),
-            row.items_per_ms.map_or(DASH.into(), sig4),
-        ]);
+        ];
+        if view.wide {
+            record.push(row.items_per_ms.map_or(DASH.into(), sig4));
+        }
+        table.push_record(record);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }

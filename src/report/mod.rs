@@ -1,13 +1,16 @@
-//! Report: human tables, JSON and CSV.
+//! Report: human tables, JSON, CSV and Prometheus metrics.
 
 pub mod compare;
 pub mod csv;
+pub mod fleet;
 pub mod gate;
 pub mod hybrid;
 pub mod observe;
 pub mod pairs;
+pub mod prom;
 pub mod run;
 pub mod table;
 pub mod topology;
 pub mod units;
+pub mod view;
 pub mod warnings;

@@ -7,12 +7,12 @@ use crate::cpuset::CpuSet;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
 use crate::measure::recording::CommandEnd;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::headline;
+use crate::report::table::{fit, headline};
 use crate::report::units::{count, percent};
+use crate::report::view::View;
 use crate::saved::{ObserveMode, ObserveResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
-use tabled::settings::Style;
 
 const DASH: &str = "—";
 
@@ -22,7 +22,7 @@ const THREADS_SHOWN: usize = 20;
 /// Migrations shown in the text: the first half and the last half.
 const MIGRATIONS_SHOWN: usize = 30;
 
-pub fn render(result: &ObserveResult) -> String {
+pub fn render(result: &ObserveResult, view: &View) -> String {
     let judged = &result.judged;
     let mut out = String::new();
     out.push_str(&headline(
@@ -32,34 +32,36 @@ pub fn render(result: &ObserveResult) -> String {
         &result.host,
         result.model.as_deref(),
         &result.topology,
+        view,
     ));
-    let _ = writeln!(out, "observed: {}", observed_line(result));
-    let _ = writeln!(
-        out,
-        "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
-         context-switch records; task-clock is the kernel's own counter, per CPU"
-    );
+    let observed = format!("observed: {}", observed_line(result));
+    let _ = writeln!(out, "{}", view.wrap(&observed, 2));
+    let times = "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
+                 context-switch records; task-clock is the kernel's own counter, per CPU";
+    let _ = writeln!(out, "{}", view.wrap(times, 2));
     // A number that failed its bar is marked wherever it is shown.
     let mark = if judged.valid {
         ""
     } else {
-        let _ = writeln!(
-            out,
-            "\n*** INVALID OBSERVATION: the numbers below failed their validity checks; \
-             none of them may be quoted ***"
-        );
+        let banner = "*** INVALID OBSERVATION: the numbers below failed their validity \
+                      checks; none of them may be quoted ***";
+        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
         for problem in &judged.problems {
-            let _ = writeln!(out, "  {problem}");
+            let _ = writeln!(out, "{}", view.wrap(&format!("  {problem}"), 4));
         }
         " (INVALID)"
     };
     let _ = writeln!(
         out,
         "\nResidency per core class{mark}\n{}",
-        classes_table(judged)
+        classes_table(judged, view)
     );
+    if !view.wide && judged.classes.iter().any(|c| c.busy_mhz.is_some()) {
+        let _ = writeln!(out, "busy MHz: core cycles ÷ task-clock");
+    }
     for (reason, classes) in busy_mhz_unavailable(judged) {
-        let _ = writeln!(out, "busy MHz unavailable{classes}: {reason}");
+        let line = format!("busy MHz unavailable{classes}: {reason}");
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     let idle = judged
         .cpus
@@ -74,16 +76,16 @@ pub fn render(result: &ObserveResult) -> String {
         } else {
             String::new()
         },
-        cpus_table(judged)
+        cpus_table(judged, view)
     );
     if judged.cores.iter().any(|c| c.cpus.len() > 1) {
         let _ = writeln!(
             out,
             "\nResidency per core, all of its hardware threads{mark}\n{}",
-            cores_table(judged)
+            cores_table(judged, view)
         );
     }
-    let _ = writeln!(out, "\nReconciliation\n{}", reconciliation(judged));
+    let _ = writeln!(out, "\nReconciliation\n{}", reconciliation(judged, view));
     let shown = judged.threads.len().min(THREADS_SHOWN);
     let _ = writeln!(
         out,
@@ -96,17 +98,21 @@ pub fn render(result: &ObserveResult) -> String {
         } else {
             String::new()
         },
-        threads_table(judged, shown)
+        threads_table(judged, shown, view)
     );
-    out.push_str(&migrations(judged, mark));
+    out.push_str(&migrations(judged, mark, view));
     if let (Some(step), false) = (judged.interval_ms, judged.timeline.is_empty()) {
         let _ = writeln!(
             out,
             "\nTimeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)\n{}",
-            timeline_table(judged)
+            timeline_table(judged, view)
         );
     }
-    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out.push_str(&evidence_and_notes(
+        &result.evidence,
+        &result.warnings,
+        view,
+    ));
     out
 }
 
@@ -143,21 +149,44 @@ fn ms(value: f64) -> String {
     format!("{:.1}", value + 0.0)
 }
 
-fn classes_table(judged: &ObserveJudgement) -> String {
+/// A share of the on-CPU time: "99.80 %", or "99.80" under a heading
+/// that says "%" in the default view.
+fn share(fraction: f64, view: &View) -> String {
+    if view.wide {
+        percent(fraction)
+    } else {
+        format!("{:.2}", fraction * 100.0)
+    }
+}
+
+/// The heading of [`share`]'s column.
+fn share_heading(view: &View) -> &'static str {
+    if view.wide {
+        "of on-CPU time"
+    } else {
+        "on-CPU %"
+    }
+}
+
+fn classes_table(judged: &ObserveJudgement, view: &View) -> String {
     let mut table = Builder::default();
     table.push_record([
         "class",
         "CPUs",
         "ms",
-        "of on-CPU time",
-        "busy MHz (core cycles ÷ task-clock)",
+        share_heading(view),
+        if view.wide {
+            "busy MHz (core cycles ÷ task-clock)"
+        } else {
+            "busy MHz"
+        },
     ]);
     for class in &judged.classes {
         table.push_record([
             class.class.to_string(),
             CpuSet::from_cpus(class.cpus.iter().copied()).to_string(),
             ms(class.ms),
-            percent(class.share),
+            share(class.share, view),
             match (class.busy_mhz, &class.busy_mhz_unavailable) {
                 (Some(mhz), _) => format!("{mhz:.0}"),
                 (None, Some(_)) => "unavailable".into(),
@@ -165,7 +194,7 @@ fn classes_table(judged: &ObserveJudgement) -> String {
             },
         ]);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 /// Each reason there is no busy frequency, once, with the classes it
@@ -194,55 +223,63 @@ fn busy_mhz_unavailable(judged: &ObserveJudgement) -> Vec<(&str, String)> {
         .collect()
 }
 
-fn cpus_table(judged: &ObserveJudgement) -> String {
+/// Each CPU with time on it; the default view leaves out its package and
+/// core (the cores table has them).
+fn cpus_table(judged: &ObserveJudgement, view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "CPU",
-        "package/core",
+    let mut header = vec!["CPU"];
+    if view.wide {
+        header.push("package/core");
+    }
+    header.extend([
         "class",
         "ms",
-        "of on-CPU time",
+        share_heading(view),
         "hand-over ms",
         "task-clock ms",
     ]);
+    table.push_record(header);
     for cpu in judged
         .cpus
         .iter()
         .filter(|c| c.ms > 0.0 || c.task_clock_ms > 0.0)
     {
-        table.push_record([
-            cpu.cpu.to_string(),
-            match (cpu.package, cpu.core) {
+        let mut row = vec![cpu.cpu.to_string()];
+        if view.wide {
+            row.push(match (cpu.package, cpu.core) {
                 (Some(package), Some(core)) => format!("{package}/{core}"),
                 _ => DASH.into(),
-            },
+            });
+        }
+        row.extend([
             cpu.class.to_string(),
             ms(cpu.ms),
-            percent(cpu.share),
+            share(cpu.share, view),
             ms(cpu.handover_ms),
             ms(cpu.task_clock_ms),
         ]);
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
-fn cores_table(judged: &ObserveJudgement) -> String {
+fn cores_table(judged: &ObserveJudgement, view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record(["package/core", "class", "CPUs", "ms", "of on-CPU time"]);
+    table.push_record(["package/core", "class", "CPUs", "ms", share_heading(view)]);
     for core in &judged.cores {
         table.push_record([
             format!("{}/{}", core.package, core.core),
             core.class.to_string(),
             CpuSet::from_cpus(core.cpus.iter().copied()).to_string(),
             ms(core.ms),
-            percent(core.share),
+            share(core.share, view),
         ]);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 /// Σ residency plus the hand-overs against Σ task-clock, and the bar.
-fn reconciliation(judged: &ObserveJudgement) -> String {
+fn reconciliation(judged: &ObserveJudgement, view: &View) -> String {
     let r = &judged.reconciliation;
     let mut table = Builder::default();
     table.push_record(["", "ms", "from"]);
@@ -273,7 +310,7 @@ fn reconciliation(judged: &ObserveJudgement) -> String {
         ms(r.task_clock_ms),
         "the kernel's task-clock counter on every CPU".into(),
     ]);
-    let mut out = table.build().with(Style::sharp()).to_string();
+    let mut out = fit(table.build(), view);
     let _ = write!(
         out,
         "\ndifference {} of task-clock, bar {}: {}",
@@ -282,10 +319,9 @@ fn reconciliation(judged: &ObserveJudgement) -> String {
         if r.holds { "holds" } else { "FAILED" }
     );
     if r.handovers > 0 {
-        out.push_str(
-            "\ntask-clock counts the hand-overs: perf swaps the threads' equivalent contexts \
-             there without stopping it",
-        );
+        let why = "task-clock counts the hand-overs: perf swaps the threads' equivalent \
+                   contexts there without stopping it";
+        let _ = write!(out, "\n{}", view.wrap(why, 2));
     }
     if judged.lost_records > 0 {
         let _ = write!(
@@ -297,55 +333,60 @@ fn reconciliation(judged: &ObserveJudgement) -> String {
     out
 }
 
-fn threads_table(judged: &ObserveJudgement, shown: usize) -> String {
+/// The busiest `shown` threads; the default view leaves out the CPU each
+/// first ran on.
+fn threads_table(judged: &ObserveJudgement, shown: usize, view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "tid",
-        "comm",
-        "on-CPU ms",
-        "first CPU",
-        "home CPU (share)",
-        "settled after ms",
-        "migrations",
-    ]);
+    let mut header = vec!["tid", "comm", "on-CPU ms"];
+    if view.wide {
+        header.push("first CPU");
+    }
+    header.extend(["home CPU (share)", "settled after ms", "migrations"]);
+    table.push_record(header);
     for thread in judged.threads.iter().take(shown) {
-        table.push_record([
+        let mut row = vec![
             thread.tid.to_string(),
             thread.comm.clone(),
             ms(thread.on_cpu_ms),
-            thread.first_cpu.map_or(DASH.into(), |cpu| cpu.to_string()),
+        ];
+        if view.wide {
+            row.push(thread.first_cpu.map_or(DASH.into(), |cpu| cpu.to_string()));
+        }
+        row.extend([
             thread.home_cpu.map_or(DASH.into(), |cpu| {
                 format!("{cpu} ({})", percent(thread.home_share))
             }),
             thread.settled_after_ms.map_or("never".into(), ms),
             thread.migrations.to_string(),
         ]);
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 /// The count, then the moves in time order: all of them, or the first and
 /// the last [`MIGRATIONS_SHOWN`] / 2 with a row marking the gap.
-fn migrations(judged: &ObserveJudgement, mark: &str) -> String {
+fn migrations(judged: &ObserveJudgement, mark: &str, view: &View) -> String {
     let moves = &judged.migrations;
     if moves.is_empty() {
         return "\nMigrations: none\n".into();
     }
     // On a machine of one class, the class of every move says nothing.
     let classes = judged.classes.len() > 1;
-    let mut out = format!("\nMigrations{mark}: {}", moves.len());
+    let mut heading = format!("Migrations{mark}: {}", moves.len());
     if classes {
         let across = moves.iter().filter(|m| m.from_class != m.to_class).count();
-        let _ = write!(out, ", {across} between classes");
+        let _ = write!(heading, ", {across} between classes");
     }
     let half = MIGRATIONS_SHOWN / 2;
     let left_out = moves.len().saturating_sub(MIGRATIONS_SHOWN);
     if left_out > 0 {
         let _ = write!(
-            out,
+            heading,
             "; the first {half} and the last {half} (the JSON has all)"
         );
     }
+    let mut out = format!("\n{}", view.wrap(&heading, 2));
     out.push_str("\na wake-up on another CPU counts, as in the kernel's cpu-migrations");
     let mut table = Builder::default();
     let mut header = vec!["time ms", "tid", "comm", "CPU"];
@@ -373,13 +414,13 @@ fn migrations(judged: &ObserveJudgement, mark: &str) -> String {
         }
         table.push_record(record);
     }
-    let _ = writeln!(out, "\n{}", table.build().with(Style::sharp()));
+    let _ = writeln!(out, "\n{}", fit(table.build(), view));
     out
 }
 
 /// One row per interval: each class's ms, as a share of its CPUs' time
 /// in the interval, then the migrations that began in it.
-fn timeline_table(judged: &ObserveJudgement) -> String {
+fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
     let mut table = Builder::default();
     let mut header = vec!["time ms".to_string()];
     header.extend(
@@ -409,7 +450,7 @@ fn timeline_table(judged: &ObserveJudgement) -> String {
         record.push(row.migrations.to_string());
         table.push_record(record);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 #[cfg(test)]
@@ -438,7 +479,7 @@ mod tests {
 
     #[test]
     fn the_view_has_every_section_and_the_reconciliation() {
-        let text = render(&kernel_vm());
+        let text = render(&kernel_vm(), &View::default());
         assert!(text.starts_with("2 mul threads ran 0.51 s"), "{text}");
         assert!(
             text.contains(
@@ -479,9 +520,11 @@ mod tests {
         result.judged.reconciliation.holds = false;
         result.judged.lost_records = 3;
         result.judged.problems = vec!["the kernel dropped 3 records".into()];
-        let text = render(&result);
+        let text = render(&result, &View::default());
         assert!(text.starts_with("*** INCOMPLETE: "), "{text}");
-        assert!(text.contains("; killed by signal 9 (exit status 137)\n"));
+        // The observed line, wrapped at 80 columns.
+        let observed = text.replace("\n  ", " ");
+        assert!(observed.contains("; killed by signal 9 (exit status 137)\n"));
         assert!(text.contains("*** INVALID OBSERVATION: "));
         assert!(text.contains("\n  the kernel dropped 3 records\n"));
         for heading in [
@@ -521,7 +564,7 @@ mod tests {
                 ..migration.clone()
             })
             .collect();
-        let text = render(&result);
+        let text = render(&result, &View::default());
         assert!(text.contains("Threads: the 20 busiest of 25 (the JSON and CSV have all)"));
         assert!(
             text.contains("│ 3019 ") && !text.contains("│ 3020 "),
@@ -567,11 +610,26 @@ mod tests {
             .iter()
             .map(|file| compare::summarise(Path::new(file), &document))
             .collect();
-        let table = compare::render(&hosts);
+        let wide = View {
+            wide: true,
+            ..View::default()
+        };
+        let table = compare::render(&hosts, &wide);
         assert!(line(&table, "│ file ").contains("│ observed "), "{table}");
         assert!(
             line(&table, "│ a.json ")
                 .contains("│ uniform 100.0 %; 0 migrations; reconciled 0.09 % "),
+            "{table}"
+        );
+        // The default view: the finding named in the result column, wrapped.
+        let table = compare::render(&hosts, &View::default());
+        assert!(line(&table, "│ file ").contains("│ result "), "{table}");
+        assert!(
+            line(&table, "│ a.json ").contains("│ observed: uniform 100.0 %; "),
+            "{table}"
+        );
+        assert!(
+            line(&table, "reconciled 0.09 % ").starts_with("│ "),
             "{table}"
         );
         let rows = compare::csv(&hosts);

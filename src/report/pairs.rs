@@ -6,18 +6,19 @@ use crate::exit::Outcome;
 use crate::judge::pairs::{ComparisonRecord, PairFinding, PairStatus, map_text};
 use crate::judge::stats::spread;
 use crate::report::gate::{evidence_and_notes, verdict_heading};
+use crate::report::table::fit;
 use crate::report::units::{capitalise, count, percent_change, sig4};
+use crate::report::view::View;
 use crate::saved::PairsResult;
 use std::fmt::Write;
 use tabled::builder::Builder;
-use tabled::settings::Style;
 
 /// Comparisons listed in the text view; more are in `--json` and `--csv`.
 const LISTED_COMPARISONS: usize = 40;
 
 /// The whole human view.
-pub fn render(result: &PairsResult) -> String {
-    let mut out = verdict_heading(result.complete, "comparisons", &result.sentence);
+pub fn render(result: &PairsResult, view: &View) -> String {
+    let mut out = verdict_heading(result.complete, "comparisons", &result.sentence, view);
     let _ = writeln!(
         out,
         "verdict: {} (exit {})",
@@ -25,17 +26,17 @@ pub fn render(result: &PairsResult) -> String {
         Outcome::Map(result.verdict).exit_status()
     );
     let map = &result.map;
-    let _ = writeln!(
-        out,
-        "\npublished  {}   (the kernel's sibling lists)",
+    let published = format!(
+        "published  {}   (the kernel's sibling lists)",
         map_text(&map.published)
     );
-    let _ = writeln!(
-        out,
+    let measured = format!(
         "measured   {}   (co-location penalty ≥ {:.0} %)",
         map_text(&map.measured),
         result.options.threshold * 100.0
     );
+    let _ = writeln!(out, "\n{}", view.wrap(&published, 11));
+    let _ = writeln!(out, "{}", view.wrap(&measured, 11));
 
     let mut cpus = Builder::default();
     cpus.push_record(["CPU", "published", "measured", "relation"]);
@@ -47,23 +48,26 @@ pub fn render(result: &PairsResult) -> String {
             entry.relation.as_str().to_string(),
         ]);
     }
-    let _ = writeln!(out, "\n{}", cpus.build().with(Style::sharp()));
+    let _ = writeln!(out, "\n{}", fit(cpus.build(), view));
 
     if !map.pairs.is_empty() {
         let _ = writeln!(
             out,
             "\nPairs published as siblings, measured sharing, or undecided"
         );
-        let _ = writeln!(out, "{}", pairs_table(&map.pairs, &result.comparisons));
+        let _ = writeln!(
+            out,
+            "{}",
+            pairs_table(&map.pairs, &result.comparisons, view)
+        );
     }
     for note in &map.notes {
-        let _ = writeln!(out, "! {note}");
+        let _ = writeln!(out, "{}", view.wrap(&format!("! {note}"), 2));
     }
 
     let effort = &result.effort;
-    let _ = writeln!(
-        out,
-        "\n{}: {} ({} of two workers; every pair would be {}), {}, {:.1} s measuring{}",
+    let search = format!(
+        "{}: {} ({} of two workers; every pair would be {}), {}, {:.1} s measuring{}",
         capitalise(result.search.as_str()),
         count(effort.comparisons, "comparison"),
         effort.pair_comparisons,
@@ -79,9 +83,9 @@ pub fn render(result: &PairsResult) -> String {
             String::new()
         }
     );
+    let _ = writeln!(out, "\n{}", view.wrap(&search, 2));
     let unit = result.clock.unit();
-    let _ = writeln!(
-        out,
+    let cost = format!(
         "cost: the probe worker's {unit} per byte (wall time, which sees a vCPU waiting for its \
          host CPU); kernel {}, {} bytes per worker per repetition; each comparison pairs the \
          probe beside its set with the probe alone, {}–{} repetitions each",
@@ -90,10 +94,11 @@ pub fn render(result: &PairsResult) -> String {
         result.options.min_reps,
         result.options.max_reps
     );
+    let _ = writeln!(out, "{}", view.wrap(&cost, 2));
     let _ = writeln!(
         out,
         "\n{}",
-        comparisons_table(&result.comparisons, result.clock.column())
+        comparisons_table(&result.comparisons, result.clock.column(), view)
     );
     if result.comparisons.len() > LISTED_COMPARISONS {
         let _ = writeln!(
@@ -103,65 +108,84 @@ pub fn render(result: &PairsResult) -> String {
         );
     }
     if let Some(control) = &result.control {
-        let _ = writeln!(
-            out,
+        let control = format!(
             "control (both workers on CPU {}): {} — {}",
             result.tested.first().unwrap_or_default(),
             control.status.as_str(),
             control.detail
         );
+        let _ = writeln!(out, "{}", view.wrap(&control, 2));
     }
-    let _ = writeln!(
-        out,
+    let pinning = format!(
         "pinning: {} — {}",
         result.pinning.status.as_str(),
         result.pinning.detail
     );
+    let _ = writeln!(out, "{}", view.wrap(&pinning, 2));
     let excluded: usize = result.comparisons.iter().map(|c| c.excluded.len()).sum();
     if excluded > 0 {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{} left out of the comparisons (a worker moved, or a counter multiplexed; see --json)",
             count(excluded, "repetition")
         );
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
-    out.push_str(&evidence_and_notes(&result.evidence, &result.warnings));
+    out.push_str(&evidence_and_notes(
+        &result.evidence,
+        &result.warnings,
+        view,
+    ));
     out
 }
 
-/// "+96.1 % [+91.0, +101.3]", or a dash.
-fn penalty_text(record: &ComparisonRecord) -> (String, String) {
+/// The penalty and its interval: "+96.1 %" and "[+91.0 %, +101.3 %]", or
+/// dashes; the default view gives the numbers alone ("+96.1", "[+91.0,
+/// +101.3]") under headings that say "%".
+fn penalty_text(record: &ComparisonRecord, view: &View) -> (String, String) {
+    let change = |fraction: f64| {
+        let text = percent_change(fraction);
+        match view.wide {
+            true => text,
+            false => text.trim_end_matches(" %").to_string(),
+        }
+    };
     match &record.estimate {
         Some(e) => (
-            percent_change(e.penalty),
-            format!(
-                "[{}, {}]",
-                percent_change(e.ci95.low),
-                percent_change(e.ci95.high)
-            ),
+            change(e.penalty),
+            format!("[{}, {}]", change(e.ci95.low), change(e.ci95.high)),
         ),
         None => ("—".into(), "—".into()),
     }
 }
 
-fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord]) -> String {
+/// The heading of [`penalty_text`]'s penalty.
+fn penalty_heading(view: &View) -> &'static str {
+    if view.wide { "penalty" } else { "penalty %" }
+}
+
+/// The pairs that matter: each penalty with its interval and repetitions.
+/// The default view leaves out what was measured (the relation says it).
+fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord], view: &View) -> String {
     let mut table = Builder::default();
-    table.push_record([
-        "pair",
-        "published",
-        "measured",
-        "penalty",
+    let mut header = vec!["pair", "published"];
+    if view.wide {
+        header.push("measured");
+    }
+    header.extend([
+        penalty_heading(view),
         "95 % CI",
-        "reps",
+        if view.wide { "reps" } else { "n" },
         "relation",
     ]);
+    table.push_record(header);
     for pair in pairs {
         let record = pair
             .comparison
             .and_then(|index| comparisons.iter().find(|c| c.index == index));
-        let (penalty, ci) = match record {
-            Some(record) => penalty_text(record),
-            None => ("inferred".into(), String::new()),
+        let (penalty, ci) = match (record, pair.measured) {
+            (Some(record), _) => penalty_text(record, view),
+            (None, PairStatus::NotMeasured) => ("—".into(), String::new()),
+            (None, _) => ("inferred".into(), String::new()),
         };
         let reps = record
             .and_then(|r| r.estimate.as_ref())
@@ -173,54 +197,64 @@ fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord]) -> Strin
             PairStatus::Inconclusive => "inconclusive",
             PairStatus::NotMeasured => "not measured",
         };
-        table.push_record([
+        let mut row = vec![
             format!("{},{}", pair.cpus[0], pair.cpus[1]),
             if pair.published { "yes" } else { "no" }.into(),
-            measured.into(),
-            penalty,
-            ci,
-            reps,
-            pair.relation.as_str().into(),
-        ]);
+        ];
+        if view.wide {
+            row.push(measured.into());
+        }
+        let relation = match (view.wide, pair.measured) {
+            (false, PairStatus::NotMeasured) => {
+                format!("{} (not measured)", pair.relation.as_str())
+            }
+            _ => pair.relation.as_str().into(),
+        };
+        row.extend([penalty, ci, reps, relation]);
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }
 
 /// Every comparison (the first [`LISTED_COMPARISONS`]): its penalty with
-/// interval, the probe's median cost alone and beside the set with CVs,
-/// repetitions and outcome. `unit` names the clock ("TSC").
-fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str) -> String {
+/// interval, repetitions and outcome; the wide view adds the probe's median
+/// cost alone and beside the set, with CVs. `unit` names the clock ("TSC").
+fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) -> String {
     let mut table = Builder::default();
     let alone = format!("alone {unit}/B (CV)");
     let loaded = format!("beside {unit}/B (CV)");
-    table.push_record([
-        "#",
-        "probe",
-        "beside",
-        "penalty",
-        "95 % CI",
-        alone.as_str(),
-        loaded.as_str(),
-        "reps",
-        "outcome",
-    ]);
+    let mut header = vec!["#", "probe", "beside", penalty_heading(view), "95 % CI"];
+    if view.wide {
+        header.extend([alone.as_str(), loaded.as_str(), "reps"]);
+    } else {
+        header.push("n");
+    }
+    header.push("outcome");
+    table.push_record(header);
     let median_cv = |costs: &[f64]| match spread(costs) {
         Some(s) => format!("{} ({:.1} %)", sig4(s.median), s.cv * 100.0),
         None => "—".into(),
     };
     for record in comparisons.iter().take(LISTED_COMPARISONS) {
-        let (penalty, ci) = penalty_text(record);
-        table.push_record([
+        let (penalty, ci) = penalty_text(record, view);
+        let mut row = vec![
             record.index.to_string(),
             record.comparison.probe.to_string(),
             record.comparison.against.to_string(),
             penalty,
             ci,
-            median_cv(&record.alone_costs),
-            median_cv(&record.loaded_costs),
+        ];
+        if view.wide {
+            row.extend([
+                median_cv(&record.alone_costs),
+                median_cv(&record.loaded_costs),
+            ]);
+        }
+        row.extend([
             record.loaded_costs.len().to_string(),
             record.outcome.as_str().into(),
         ]);
+        table.push_record(row);
     }
-    table.build().with(Style::sharp()).to_string()
+    fit(table.build(), view)
 }

@@ -6,24 +6,25 @@ use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
 use crate::report::table::{
-    arms_table, check_lines, excluded_lines, headline_table, host_line, validity_verdict,
+    arms_table, check_lines, excluded_lines, fit, headline_table, host_line, validity_verdict,
 };
 use crate::report::units::{count, percent, sig4};
+use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::RunResult;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use tabled::settings::Style;
+use tabled::builder::Builder;
 use tabled::{Table, Tabled};
 
 /// The banner an ungated run carries on every output.
 pub const UNGATED: &str = "UNGATED: --skip-gate was given, so nothing shows that placement on this host is \
 physical; on a VM these numbers may describe the hypervisor's scheduling, not SMT";
 
-pub fn render(result: &RunResult) -> String {
+pub fn render(result: &RunResult, view: &View) -> String {
     let mut out = String::new();
     if !result.gated {
-        let _ = writeln!(out, "*** {UNGATED} ***\n");
+        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
     }
     if !result.complete {
         let _ = writeln!(
@@ -32,15 +33,11 @@ pub fn render(result: &RunResult) -> String {
         );
     }
     if let Some(gate) = &result.gate {
-        let _ = writeln!(out, "gate: {}", gate.sentence);
+        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        host_line(&result.host, result.model.as_deref(), &result.topology)
-    );
-    let _ = writeln!(
-        out,
+    let host = host_line(&result.host, result.model.as_deref(), &result.topology);
+    let _ = writeln!(out, "{}", view.wrap(&host, 2));
+    let setup = format!(
         "{} per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
          {} after {}, arms interleaved",
@@ -54,41 +51,40 @@ pub fn render(result: &RunResult) -> String {
         repetitions_done(result),
         count(result.options.warmups, "warm-up")
     );
-    let _ = writeln!(out, "{}", clock_note(&result.setup));
+    let _ = writeln!(out, "{}", view.wrap(&setup, 2));
+    let _ = writeln!(out, "{}", view.wrap(&clock_note(&result.setup), 2));
     for note in counter_notes(&result.setup) {
-        let _ = writeln!(out, "{note}");
+        let _ = writeln!(out, "{}", view.wrap(&note, 2));
     }
     if !result.valid {
-        let _ = writeln!(
-            out,
-            "\n*** INVALID RUN: the numbers below failed their validity checks (see Checks); \
-             none of them may be quoted ***"
-        );
+        let banner = "*** INVALID RUN: the numbers below failed their validity checks (see \
+                      Checks); none of them may be quoted ***";
+        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
-    let _ = writeln!(out, "\n{}", headline_table(&result.arms));
+    let _ = writeln!(out, "\n{}", headline_table(&result.arms, view));
     let _ = writeln!(
         out,
         "\n{}",
-        arms_table(&result.arms, result.setup.tick_clock, true)
+        arms_table(&result.arms, result.setup.tick_clock, true, view)
     );
     let _ = writeln!(
         out,
         "\nWhere the time went (medians over repetitions)\n{}",
-        worker_table(result)
+        worker_table(result, view)
     );
     let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.checks) {
-        let _ = writeln!(out, "  {line}");
+    for line in check_lines(&result.checks, view) {
+        let _ = writeln!(out, "{line}");
     }
     for line in excluded_lines(&result.excluded) {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "  {}", view.wrap(&line, 4));
     }
     if let Some(share) = dispatcher_share(result) {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
             percent(share)
         );
+        let _ = writeln!(out, "{}", view.wrap(&line, 4));
     }
     let status_of = |name: CheckName| {
         result
@@ -98,14 +94,14 @@ pub fn render(result: &RunResult) -> String {
             .map_or("not run", |c| c.status.as_str())
     };
     let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
-    let _ = writeln!(
-        out,
-        "\n{verdict} (pinning {}, multiplexing {}, invariance {})",
+    let verdict = format!(
+        "{verdict} (pinning {}, multiplexing {}, invariance {})",
         status_of(CheckName::Pinning),
         status_of(CheckName::Multiplexing),
         status_of(CheckName::Invariance)
     );
-    out.push_str(&notes_block(&result.warnings));
+    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
+    out.push_str(&notes_block(&result.warnings, view));
     out
 }
 
@@ -132,7 +128,8 @@ struct WorkerRow {
 
 /// Per arm and worker: where it ran and where its time went, over the
 /// repetitions the statistics kept (excluded ones are listed, not counted).
-fn worker_table(result: &RunResult) -> String {
+/// The default view leaves out the core, the bytes and the counts.
+fn worker_table(result: &RunResult, view: &View) -> String {
     let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
     let order: Vec<Arm> = result.plan.placements.iter().map(|p| p.arm).collect();
     for (arm_index, &arm) in order.iter().enumerate() {
@@ -202,7 +199,32 @@ fn worker_table(result: &RunResult) -> String {
             instructions: median_count(&|w| w.counters.instructions),
         }
     });
-    Table::new(rows).with(Style::sharp()).to_string()
+    if view.wide {
+        return fit(Table::new(rows), view);
+    }
+    let mut table = Builder::default();
+    let cost_header = format!("{}/B", result.setup.clock.column());
+    table.push_record([
+        "arm",
+        "worker",
+        "CPU",
+        "class",
+        "busy ms",
+        "idle ms",
+        &cost_header,
+    ]);
+    for row in rows {
+        table.push_record([
+            row.arm.to_string(),
+            row.worker.to_string(),
+            row.cpu,
+            row.class,
+            row.busy,
+            row.idle,
+            row.cost,
+        ]);
+    }
+    fit(table.build(), view)
 }
 
 /// "15 repetitions", or for a stopped run "3 of 15 repetitions".

@@ -1,5 +1,6 @@
 //! The arms tables shared by `gate`, `run` and `report`: every median with
-//! its CV, min, max and repetitions, and the clock it came from.
+//! its CV, min, max and repetitions, and the clock it came from; and how
+//! every table of the tool is drawn and fitted to the view's width.
 
 use crate::exit::Outcome;
 use crate::judge::arms::ArmStats;
@@ -9,9 +10,96 @@ use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::probe::Summary;
-use crate::report::units::{capitalise, count, percent, percent_change, sig4};
+use crate::report::units::{capitalise, count, percent, percent_change, sig4, wrap_words};
+use crate::report::view::View;
+use tabled::Table;
 use tabled::builder::Builder;
-use tabled::settings::Style;
+use tabled::settings::object::Columns;
+use tabled::settings::{Format, Style};
+
+/// A word longer than this may be broken when its column must narrow (a
+/// path, a long CPU list); shorter ones, every number among them, never are.
+const LONGEST_UNBROKEN: usize = 16;
+
+/// The line under a default view's table whose rows carry [`marked`]'s "*".
+pub const NOT_QUOTABLE_LEGEND: &str = "* not quotable: its CV is above the bar";
+
+/// Draws `table`. In the default view a table wider than the view has
+/// columns wrapped between words until it fits: first the headings wider
+/// than their column's cells, then the widest columns, the widest first. A
+/// column never narrows below its longest word (up to `LONGEST_UNBROKEN`
+/// characters), so no number is cut, and a table that cannot shrink that
+/// far stays wider. `--wide` draws every cell on one line.
+pub fn fit(mut table: Table, view: &View) -> String {
+    table.with(Style::sharp());
+    let mut excess = table.total_width().saturating_sub(view.width);
+    if view.wide || excess == 0 {
+        return table.to_string();
+    }
+    let columns = table.count_columns();
+    let longest =
+        |words: &mut dyn Iterator<Item = &str>| words.map(|w| w.chars().count()).max().unwrap_or(0);
+    // Per column: its width, its widest cell below the heading, its longest word.
+    let mut widths = vec![0; columns];
+    let mut cells = vec![0; columns];
+    let mut words = vec![1; columns];
+    for (row, records) in table.get_records().iter().enumerate() {
+        for (column, cell) in records.iter().enumerate() {
+            let text = cell.as_ref();
+            let width = longest(&mut text.lines());
+            widths[column] = widths[column].max(width);
+            if row > 0 {
+                cells[column] = cells[column].max(width);
+            }
+            let word = longest(&mut text.split_whitespace()).min(LONGEST_UNBROKEN);
+            words[column] = words[column].max(word);
+        }
+    }
+    let natural = widths.clone();
+    let headings_only: Vec<usize> = cells.iter().zip(&words).map(|(&c, &w)| c.max(w)).collect();
+    for floors in [headings_only, words] {
+        while excess > 0 {
+            // The widest column that can still narrow; of equals, the rightmost.
+            let Some(column) = (0..columns)
+                .filter(|&c| widths[c] > floors[c])
+                .max_by_key(|&c| (widths[c], c))
+            else {
+                break;
+            };
+            widths[column] -= 1;
+            excess -= 1;
+        }
+    }
+    for (column, (&width, &natural)) in widths.iter().zip(&natural).enumerate() {
+        if width < natural {
+            table.modify(
+                Columns::one(column),
+                Format::content(move |text| wrap_words(text, width, width).join("\n")),
+            );
+        }
+    }
+    table.to_string()
+}
+
+/// `name`, marked when its CV is over the bar: "(not quotable)" in the wide
+/// view; "*" in the default one, explained by [`legend`] under the table.
+pub fn marked(name: impl std::fmt::Display, quotable: bool, view: &View) -> String {
+    match (quotable, view.wide) {
+        (true, _) => name.to_string(),
+        (false, true) => format!("{name} (not quotable)"),
+        (false, false) => format!("{name}*"),
+    }
+}
+
+/// `table`, with the [`NOT_QUOTABLE_LEGEND`] under it when [`marked`] put
+/// a "*" in it (`any_not_quotable`, in the default view).
+pub fn legend(table: String, any_not_quotable: bool, view: &View) -> String {
+    if any_not_quotable && !view.wide {
+        format!("{table}\n{NOT_QUOTABLE_LEGEND}")
+    } else {
+        table
+    }
+}
 
 fn median_or_dash(s: &Option<Spread>) -> String {
     s.as_ref()
@@ -27,89 +115,143 @@ pub fn cpus_label(cpus: &[Option<u32>]) -> String {
         .join(",")
 }
 
-/// An arm's name, marked when its CV is over the bar.
-pub fn marked_name(arm: &ArmStats) -> String {
-    if arm.quotable {
-        arm.name.to_string()
+/// The detailed per-arm table: the cost with its clock, CV, min, max and
+/// repetitions (`mark_quotable`: arms over the CV bar marked). The wide
+/// view names the clock in a column and adds the cost on `tick_clock`
+/// (headed "TSC/byte" or "generic-timer/byte") and the effective GHz; the
+/// default one names the clock in the cost's heading ("cycles/B").
+pub fn arms_table(
+    arms: &[ArmStats],
+    tick_clock: ClockKind,
+    mark_quotable: bool,
+    view: &View,
+) -> String {
+    let name = |a: &ArmStats| marked(a.name, a.quotable || !mark_quotable, view);
+    let or_dash =
+        |s: Option<&Spread>, f: &dyn Fn(&Spread) -> String| s.map(f).unwrap_or_else(|| "—".into());
+    let reps = |a: &ArmStats| a.cost.as_ref().map_or(0, |s| s.reps).to_string();
+    let mut table = Builder::default();
+    if view.wide {
+        let tick_header = format!("{}/byte", tick_clock.column());
+        table.push_record([
+            "arm",
+            "CPUs",
+            "cost/byte",
+            "clock",
+            "CV",
+            "min",
+            "max",
+            "reps",
+            tick_header.as_str(),
+            "eff. GHz",
+        ]);
+        for a in arms {
+            let cost = a.cost.as_ref();
+            table.push_record([
+                name(a),
+                cpus_label(&a.cpus),
+                median_or_dash(&a.cost),
+                a.clock.as_str().into(),
+                or_dash(cost, &|s| percent(s.cv)),
+                or_dash(cost, &|s| sig4(s.min)),
+                or_dash(cost, &|s| sig4(s.max)),
+                reps(a),
+                median_or_dash(&a.tsc_per_byte),
+                median_or_dash(&a.effective_ghz),
+            ]);
+        }
     } else {
-        format!("{} (not quotable)", arm.name)
+        let cost_header = format!("{}/B", arms_clock(arms).column());
+        table.push_record(["arm", "CPUs", &cost_header, "CV %", "min", "max", "n"]);
+        for a in arms {
+            let cost = a.cost.as_ref();
+            table.push_record([
+                name(a),
+                cpus_label(&a.cpus),
+                median_or_dash(&a.cost),
+                or_dash(cost, &|s| format!("{:.2}", s.cv * 100.0)),
+                or_dash(cost, &|s| sig4(s.min)),
+                or_dash(cost, &|s| sig4(s.max)),
+                reps(a),
+            ]);
+        }
     }
+    let marks = mark_quotable && arms.iter().any(|a| !a.quotable);
+    legend(fit(table.build(), view), marks, view)
 }
 
-/// The detailed per-arm table: the cost with its clock, CV, min, max and
-/// repetitions, then the cost on `tick_clock` (headed "TSC/byte" or
-/// "generic-timer/byte") and the effective GHz.
-pub fn arms_table(arms: &[ArmStats], tick_clock: ClockKind, mark_quotable: bool) -> String {
-    let tick_header = format!("{}/byte", tick_clock.column());
-    let mut table = Builder::default();
-    table.push_record([
-        "arm",
-        "CPUs",
-        "cost/byte",
-        "clock",
-        "CV",
-        "min",
-        "max",
-        "reps",
-        tick_header.as_str(),
-        "eff. GHz",
-    ]);
-    for a in arms {
-        let cost = a.cost.as_ref();
-        let or_dash = |f: &dyn Fn(&Spread) -> String| cost.map(f).unwrap_or_else(|| "—".into());
-        table.push_record([
-            if mark_quotable {
-                marked_name(a)
-            } else {
-                a.name.to_string()
-            },
-            cpus_label(&a.cpus),
-            median_or_dash(&a.cost),
-            a.clock.as_str().into(),
-            or_dash(&|s| percent(s.cv)),
-            or_dash(&|s| sig4(s.min)),
-            or_dash(&|s| sig4(s.max)),
-            cost.map(|s| s.reps.to_string())
-                .unwrap_or_else(|| "0".into()),
-            median_or_dash(&a.tsc_per_byte),
-            median_or_dash(&a.effective_ghz),
-        ]);
-    }
-    table.build().with(Style::sharp()).to_string()
+/// The clock the arms' costs are in: one per study.
+fn arms_clock(arms: &[ArmStats]) -> ClockKind {
+    arms.first().map_or(ClockKind::CoreCycles, |a| a.clock)
 }
 
 /// The study's headline table: rows one-per-core and sibling-packed (and any
 /// other arm), columns cost per byte (headed by its clock: "cycles/byte",
 /// "TSC ticks/byte" or "generic-timer ticks/byte"), L1i misses per 1000
 /// instructions, instructions per byte, and the change against one-per-core.
-pub fn headline_table(arms: &[ArmStats]) -> String {
-    let clock = arms.first().map_or(ClockKind::CoreCycles, |a| a.clock);
-    let cost_header = format!("{}/byte", clock.unit());
+/// The default view shortens the headings ("cycles/B") and puts the cost's
+/// CV and repetitions beside it.
+pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
+    let clock = arms_clock(arms);
     let mut table = Builder::default();
-    table.push_record([
-        "arm",
-        &cost_header,
-        "L1i miss/1k instr",
-        "instr/byte",
-        "vs one-per-core",
-    ]);
-    for a in arms {
+    let instructions = |a: &ArmStats| {
+        a.instructions_per_byte
+            .as_ref()
+            .map(|s| format!("{:.6}", s.median))
+            .unwrap_or_else(|| "unavailable".into())
+    };
+    let change = |a: &ArmStats| match (a.name, a.change_vs_one_per_core) {
+        (Arm::OnePerCore, _) => "baseline".into(),
+        (_, Some(c)) => percent_change(c),
+        _ => "—".into(),
+    };
+    if view.wide {
+        let cost_header = format!("{}/byte", clock.unit());
         table.push_record([
-            marked_name(a),
-            median_or_dash(&a.cost),
-            median_or_dash(&a.l1i_misses_per_kilo_instruction),
-            a.instructions_per_byte
-                .as_ref()
-                .map(|s| format!("{:.6}", s.median))
-                .unwrap_or_else(|| "unavailable".into()),
-            match (a.name, a.change_vs_one_per_core) {
-                (Arm::OnePerCore, _) => "baseline".into(),
-                (_, Some(c)) => percent_change(c),
-                _ => "—".into(),
-            },
+            "arm",
+            &cost_header,
+            "L1i miss/1k instr",
+            "instr/byte",
+            "vs one-per-core",
         ]);
+        for a in arms {
+            table.push_record([
+                marked(a.name, a.quotable, view),
+                median_or_dash(&a.cost),
+                median_or_dash(&a.l1i_misses_per_kilo_instruction),
+                instructions(a),
+                change(a),
+            ]);
+        }
+    } else {
+        let cost_header = format!("{}/B", clock.column());
+        table.push_record([
+            "arm",
+            &cost_header,
+            "CV %",
+            "n",
+            "L1i miss/1k instr",
+            "instr/B",
+            "change",
+        ]);
+        for a in arms {
+            let cost = a.cost.as_ref();
+            table.push_record([
+                marked(a.name, a.quotable, view),
+                median_or_dash(&a.cost),
+                cost.map_or_else(|| "—".into(), |s| format!("{:.2}", s.cv * 100.0)),
+                cost.map_or(0, |s| s.reps).to_string(),
+                median_or_dash(&a.l1i_misses_per_kilo_instruction),
+                instructions(a),
+                change(a),
+            ]);
+        }
     }
-    table.build().with(Style::sharp()).to_string()
+    legend(
+        fit(table.build(), view),
+        arms.iter().any(|a| !a.quotable),
+        view,
+    )
 }
 
 /// One line per repetition left out of the statistics, with the reason.
@@ -120,8 +262,9 @@ pub fn excluded_lines(excluded: &[ExcludedRep]) -> Vec<String> {
         .collect()
 }
 
-/// One line per check: its status, name and detail.
-pub fn check_lines(checks: &[Check]) -> Vec<String> {
+/// One line per check, indented by two spaces: its status, name and
+/// detail, the detail wrapped at the view's width under itself.
+pub fn check_lines(checks: &[Check], view: &View) -> Vec<String> {
     checks
         .iter()
         .map(|check| {
@@ -130,7 +273,12 @@ pub fn check_lines(checks: &[Check]) -> Vec<String> {
                 CheckStatus::Failed => "FAILED",
                 CheckStatus::Unavailable => "unavailable",
             };
-            format!("{mark:<12} {:<22} {}", check.name.to_string(), check.detail)
+            let line = format!(
+                "  {mark:<12} {:<22} {}",
+                check.name.to_string(),
+                check.detail
+            );
+            view.wrap(&line, 38)
         })
         .collect()
 }
@@ -167,7 +315,7 @@ pub fn host_line(host: &str, model: Option<&str>, summary: &Summary) -> String {
 
 /// The top of a study's view: an INCOMPLETE banner when a signal stopped it
 /// (saying that only `kept`, "the rounds done", is shown), the sentence,
-/// and the [`host_line`].
+/// and the [`host_line`], wrapped at the view's width.
 pub fn headline(
     complete: bool,
     kept: &str,
@@ -175,15 +323,17 @@ pub fn headline(
     host: &str,
     model: Option<&str>,
     summary: &Summary,
+    view: &View,
 ) -> String {
     let banner = if complete {
         String::new()
     } else {
-        format!("*** INCOMPLETE: stopped by a signal; only {kept} shown ***\n\n")
+        let banner = format!("*** INCOMPLETE: stopped by a signal; only {kept} shown ***");
+        format!("{}\n\n", view.wrap(&banner, 4))
     };
     format!(
         "{banner}{}\n\n{}\n",
-        capitalise(sentence),
-        host_line(host, model, summary)
+        view.wrap(&capitalise(sentence), 0),
+        view.wrap(&host_line(host, model, summary), 2)
     )
 }

@@ -6,17 +6,21 @@ use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology};
 use crate::report::units::bytes;
+use crate::report::view::View;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// Renders the whole human view.
-pub fn render(topology: &Topology) -> String {
+/// The longest aligned line (a core class, the CPUID summary) kept whole.
+const LONGEST_KEPT: usize = 100;
+
+/// Renders the whole human view; the counts and the notes wrap at the
+/// view's width, and so do the few aligned lines too long to keep.
+pub fn render(topology: &Topology, view: &View) -> String {
     let mut out = String::new();
     let s = &topology.summary;
     let model = topology.cpu_name().unwrap_or_else(|| "unknown CPU".into());
     let _ = writeln!(out, "{model}");
-    let _ = writeln!(
-        out,
+    let counts = format!(
         "{} CPUs ({} allowed), {} cores, {} package{}, threads per core {}, {} core class{}, SMT {}",
         s.cpus,
         s.allowed,
@@ -28,6 +32,7 @@ pub fn render(topology: &Topology) -> String {
         if s.core_classes == 1 { "" } else { "es" },
         if s.smt { "on" } else { "off" },
     );
+    let _ = writeln!(out, "{}", view.wrap(&counts, 2));
     let _ = writeln!(out, "structure from {}", s.structure_from);
 
     let mut packages: BTreeMap<usize, BTreeMap<usize, Vec<&crate::probe::CpuEntry>>> =
@@ -68,8 +73,7 @@ pub fn render(topology: &Topology) -> String {
     if topology.classes.len() > 1 {
         let _ = writeln!(out, "\nCore classes");
         for class in &topology.classes {
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "  {:<22} CPUs {:<12} from {}{}",
                 class.name,
                 class.cpus.to_string(),
@@ -80,6 +84,7 @@ pub fn render(topology: &Topology) -> String {
                     .map(|d| format!(" ({d})"))
                     .unwrap_or_default()
             );
+            let _ = writeln!(out, "{}", aligned(&line, 43, view));
         }
     }
 
@@ -181,8 +186,7 @@ pub fn render(topology: &Topology) -> String {
         );
     }
     if let Some(cpuid) = &topology.cpuid {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  cpuid           {} family {:#x} model {:#x} stepping {}, topology leaf {}, hybrid {}, hypervisor {}",
             cpuid.vendor,
             cpuid.family,
@@ -197,6 +201,7 @@ pub fn render(topology: &Topology) -> String {
                 _ => "no".into(),
             }
         );
+        let _ = writeln!(out, "{}", aligned(&line, 18, view));
     }
     if let Some(absent) = &topology.source.cpuid_absent {
         let identity = match topology.midr.as_ref().map(|midr| midr.source.as_str()) {
@@ -234,10 +239,21 @@ pub fn render(topology: &Topology) -> String {
     if !warnings.is_empty() {
         let _ = writeln!(out, "\nNotes");
         for w in warnings {
-            let _ = writeln!(out, "  ! {w}");
+            let _ = writeln!(out, "{}", view.wrap(&format!("  ! {w}"), 4));
         }
     }
     out
+}
+
+/// A line of the aligned listing: whole up to [`LONGEST_KEPT`] columns, so
+/// the usual ones read (and grep) as one line; a longer one wraps at the
+/// view's width, under its value (`indent`).
+fn aligned(line: &str, indent: usize, view: &View) -> String {
+    if line.chars().count() <= LONGEST_KEPT {
+        line.to_string()
+    } else {
+        view.wrap(line, indent)
+    }
 }
 
 /// One line per kind of cache: level, type, size, how many instances, and

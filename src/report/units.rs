@@ -58,6 +58,56 @@ pub fn capitalise(s: &str) -> String {
     }
 }
 
+/// `text` cut into lines between words: the first at most `first`
+/// characters, the others at most `rest`. A number keeps its " %", and a
+/// " / " between CPU lists ends a line rather than starts one. A word
+/// longer than its line is broken after its last ",", "/", "-" or "_"
+/// that fits (a CPU list, a path), else where the line ends. Line breaks
+/// already in `text` are kept, and so are the spaces a line starts with.
+pub fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.split('\n') {
+        let mut left = paragraph;
+        loop {
+            let width = if lines.is_empty() { first } else { rest }.max(1);
+            if left.chars().count() <= width {
+                lines.push(left.to_string());
+                break;
+            }
+            // Byte offsets of the first character past the line, and of the one after it.
+            let end = left
+                .char_indices()
+                .nth(width)
+                .map_or(left.len(), |(i, _)| i);
+            let past = end + left[end..].chars().next().map_or(0, char::len_utf8);
+            let indent = left.len() - left.trim_start().len();
+            // A space right after the line's last character still breaks it.
+            let breaks = |&(i, c): &(usize, char)| {
+                c == ' '
+                    && i > indent
+                    && !left[i + 1..].starts_with('%')
+                    && !left[i + 1..].starts_with("/ ")
+            };
+            let space = left[..past]
+                .char_indices()
+                .rev()
+                .find(breaks)
+                .map(|(i, _)| i);
+            let cut = space
+                .or_else(|| {
+                    left[..end]
+                        .rfind([',', '/', '-', '_'])
+                        .map(|mark| mark + 1)
+                        .filter(|&cut| cut > indent)
+                })
+                .unwrap_or(end);
+            lines.push(left[..cut].trim_end().to_string());
+            left = left[cut..].trim_start();
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +128,35 @@ mod tests {
         assert_eq!(percent_change(-0.357), "\u{2212}35.7 %");
         assert_eq!(sig4(0.6312), "0.6312");
         assert_eq!(sig4(12.3456), "12.35");
+    }
+
+    #[test]
+    fn words_wrap_without_cutting_a_word_that_fits() {
+        assert_eq!(
+            wrap_words("  ! the guest's sibling map is whatever", 16, 12),
+            ["  ! the guest's", "sibling map", "is whatever"]
+        );
+        // No space to break at: after a comma or slash, else at the width.
+        assert_eq!(wrap_words("0,2,4,6,8,10,12", 8, 8), ["0,2,4,6,", "8,10,12"]);
+        assert_eq!(
+            wrap_words("results/run.json", 10, 10),
+            ["results/", "run.json"]
+        );
+        assert_eq!(wrap_words("abcdefghij", 4, 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_words("a\nb c", 3, 3), ["a", "b c"]);
+        assert_eq!(wrap_words("fits", 4, 4), ["fits"]);
+        assert_eq!(wrap_words("share 15 %", 8, 8), ["share", "15 %"]);
+        assert_eq!(wrap_words("0-1 / 2-3", 6, 6), ["0-1 /", "2-3"]);
+        assert_eq!(wrap_words("see /sys/bus", 6, 6), ["see", "/sys/", "bus"]);
+        // Characters of several bytes: the dash of a range, the minus sign.
+        assert_eq!(
+            wrap_words("45.3 [43.8–58.7]", 12, 12),
+            ["45.3", "[43.8–58.7]"]
+        );
+        assert_eq!(wrap_words("−5.9 −14.8 ×2", 5, 5), ["−5.9", "−14.8", "×2"]);
+        assert_eq!(
+            wrap_words("cv-bar static-unpinned", 12, 12),
+            ["cv-bar", "static-", "unpinned"]
+        );
     }
 }

@@ -4,15 +4,18 @@
 
 use crate::judge::warnings::Warning;
 use crate::measure::{HardwareCounters, MeasurementSetup};
+use crate::report::view::View;
 
-/// The "Notes" block, one "! …" line per warning; empty without any.
-pub fn notes_block(warnings: &[Warning]) -> String {
+/// The "Notes" block, one "! …" line per warning, wrapped at the view's
+/// width; empty without any.
+pub fn notes_block(warnings: &[Warning], view: &View) -> String {
     if warnings.is_empty() {
         return String::new();
     }
     let mut block = String::from("\nNotes\n");
     for warning in warnings {
-        block.push_str(&format!("  ! {warning}\n"));
+        block.push_str(&view.wrap(&format!("  ! {warning}"), 4));
+        block.push('\n');
     }
     block
 }

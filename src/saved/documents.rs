@@ -97,10 +97,23 @@ pub struct GateResult {
     pub schema_version: u32,
     pub kind: DocumentKind,
     pub tool_version: String,
+    /// The host's name. Absent from files written before the gate recorded
+    /// it, as are `started_unix`, `model`, `topology` and `environment`.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Seconds since the Unix epoch when the gate started.
+    #[serde(default)]
+    pub started_unix: Option<u64>,
     /// False when a stop signal ended the gate before a verdict.
     #[serde(default = "complete_by_default")]
     pub complete: bool,
     pub verdict: Verdict,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub topology: Option<Summary>,
+    #[serde(default)]
+    pub environment: Option<Environment>,
     /// What the siblings were measured against; null for `no-smt`.
     #[serde(default)]
     pub baseline: Option<GateBaseline>,
@@ -242,6 +255,10 @@ pub struct PairsResult {
     pub tested: CpuSet,
     pub model: Option<String>,
     pub topology: Summary,
+    /// The kernel, SMT control, frequency settings. Absent from files
+    /// written before it was recorded.
+    #[serde(default)]
+    pub environment: Option<Environment>,
     pub evidence: Evidence,
     pub map: MapJudgement,
     pub comparisons: Vec<ComparisonRecord>,
@@ -302,6 +319,10 @@ pub struct HybridResult {
     pub options: HybridOptions,
     pub model: Option<String>,
     pub topology: Summary,
+    /// The kernel, SMT control, frequency settings. Absent from files
+    /// written before it was recorded.
+    #[serde(default)]
+    pub environment: Option<Environment>,
     /// The published classes.
     pub classes: Vec<CoreClass>,
     pub evidence: Evidence,
@@ -389,6 +410,10 @@ pub struct ObserveResult {
     pub options: ObserveOptions,
     pub model: Option<String>,
     pub topology: Summary,
+    /// The kernel, SMT control, frequency settings. Absent from files
+    /// written before it was recorded.
+    #[serde(default)]
+    pub environment: Option<Environment>,
     /// The published classes.
     pub classes: Vec<CoreClass>,
     pub evidence: Evidence,

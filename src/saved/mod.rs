@@ -16,8 +16,11 @@
 //! * [`input`]: [`read_capped`] reads a saved document (or stdin) with a
 //!   size cap, so pointing `report` at `/dev/zero` fails fast instead of
 //!   eating memory.
+//! * [`fleet`]: `report --fleet`'s input, many hosts' documents in files or
+//!   in pdsh and clush output, gathered per host; and the hostlist syntax.
 
 pub mod documents;
+pub mod fleet;
 pub mod input;
 pub mod load;
 pub mod output;
@@ -27,6 +30,7 @@ pub use documents::{
     ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
     RunOptions, RunResult,
 };
+pub use fleet::{FleetHost, Origin, parse_host_list};
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};

@@ -5,7 +5,7 @@
 //! the threshold either way; and a same-CPU control that proves pinning
 //! works at all.
 
-use super::{LazyMeasure, Progress, Recorded};
+use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
@@ -29,8 +29,13 @@ pub fn gate_session<M: Measure>(
         schema_version: RESULT_SCHEMA_VERSION,
         kind: DocumentKind::Gate,
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        host: Some(host_name()),
+        started_unix: Some(unix_now()),
         complete: true,
         verdict: Verdict::NoSmt,
+        model: topology.cpu_name(),
+        topology: Some(topology.summary.clone()),
+        environment: Some(topology.environment.clone()),
         baseline: None,
         sentence: String::new(),
         penalty: None,

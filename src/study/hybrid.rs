@@ -138,6 +138,7 @@ pub fn hybrid_study<M: Measure>(
         },
         model: topology.cpu_name(),
         topology: topology.summary.clone(),
+        environment: Some(topology.environment.clone()),
         classes: topology.classes.clone(),
         evidence: Evidence::of(topology),
         work: HybridWork {

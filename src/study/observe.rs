@@ -54,6 +54,7 @@ pub fn observe_study<R: Record>(
         options: saved_options,
         model: topology.cpu_name(),
         topology: topology.summary.clone(),
+        environment: Some(topology.environment.clone()),
         classes: topology.classes.clone(),
         evidence: Evidence::of(topology),
         command_end: recording.command,

@@ -152,6 +152,7 @@ pub fn pairs_study<M: Measure>(
         tested,
         model: topology.cpu_name(),
         topology: topology.summary.clone(),
+        environment: Some(topology.environment.clone()),
         evidence: Evidence::of(topology),
         map,
         comparisons,

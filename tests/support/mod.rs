@@ -40,7 +40,9 @@ static STATIC_BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// A place to boot guests from: the boot script, found and opted in to.
 pub struct Guest {
-    boot_script: PathBuf,
+    /// boot-guest.sh itself, for a test whose guests another program boots
+    /// (the fleet test's pdsh runs it once per host).
+    pub boot_script: PathBuf,
 }
 
 /// What one guest boot produced.
@@ -107,7 +109,7 @@ impl Guest {
         throttle: Option<&str>,
         args: &[&str],
     ) -> GuestRun {
-        let binary = built(&STATIC_BINARY, build_static_binary);
+        let binary = static_binary();
         let invocation = format!(
             "boot-guest.sh smp={smp} PIN={}{} placement-study {}",
             pin.unwrap_or("(none)"),
@@ -313,6 +315,12 @@ impl Arm64Guest {
             _ => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
         }
     }
+}
+
+/// The static x86_64 `placement-study` that [`Guest::boot`] runs, built on
+/// first use; panics with cargo's output when it does not build.
+pub fn static_binary() -> &'static Path {
+    built(&STATIC_BINARY, build_static_binary)
 }
 
 /// The binary a `OnceLock` holds, built with `build` on first use; panics

@@ -1,0 +1,919 @@
+//! Reading a fleet's results for `report --fleet`: saved documents and the
+//! output of the fleet engines that ran the tool on many hosts, gathered
+//! per host.
+//!
+//! Each input (a file, or `-` for standard input) is one of:
+//!
+//! * **one saved document**, pretty as `--json` writes it (its first line
+//!   is `{` alone): the result of the host named in its `host` field, or of
+//!   the file itself (named by its path) for a gate saved before gates
+//!   recorded their host;
+//! * **text lines**, as pdsh and clush print them. `HOST: REST` gives REST
+//!   to HOST (both engines prefix every output line of a host that way); a
+//!   bare line `{…}` (what `--json-line` writes) is a document of the host
+//!   named inside it, else of the file. The engines' own lines about a host
+//!   (`pdsh@head: HOST: ssh exited with exit code 255`, `clush: HOST:
+//!   command timeout`) are kept as that host's engine message. Anything
+//!   else is ignored: the human view may be mixed in with `2>&1`. Engines
+//!   prefix every line, so in an input with a bare document line (`gate
+//!   --json-line - 2>&1`, Ansible's output) a `word: text` line is that
+//!   human view ("verdict: no-smt"), not a host's line.
+//!
+//! Of a host's lines, those starting with `{` are candidate documents; the
+//! rest is remembered only to say why a host without a document is broken.
+//! A host that sends several documents of one kind (a gate run twice) keeps
+//! the **last** one, the newest as the engine printed it, and counts the
+//! others as replaced; documents of different kinds (a gate and a pairs
+//! search) are all kept. The same host in several inputs is one host.
+//!
+//! Nothing here fails: an input that cannot be read, or holds no result
+//! line, is a broken source named by its path, and a host without a
+//! parseable document is broken with a one-line reason. Deciding what that
+//! means for the command is the report's business.
+
+use super::documents::DocumentKind;
+use super::input::read_capped;
+use super::load::{SavedDocument, from_bytes};
+use anyhow::{Result, bail};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Largest fleet input read, per FILE (or standard input): 512 MiB. One
+/// saved document is capped at [`super::JSON_INPUT_CAP`], but a fleet input
+/// holds one per host: a thousand hosts' gates with every raw sample are
+/// tens of MB, their `observe` or `pairs` documents a few hundred. The
+/// input is held whole while it is read, so the cap stays well below a
+/// head node's memory; a bigger fleet is split over several FILEs.
+pub const FLEET_INPUT_CAP: u64 = 512 * 1024 * 1024;
+
+/// Most hosts a hostlist may expand to: far more than a cluster has, and
+/// few enough that a typo such as `node[1-99999999]` fails at once instead
+/// of filling memory.
+pub const MAX_HOSTS: usize = 100_000;
+
+/// Where a document or a line came from: the input (its path, or "standard
+/// input") and the line (1-based), absent for a whole-file document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    pub file: String,
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// One document a host sent, after `keep` made what the caller needs of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Received<T> {
+    pub source: Origin,
+    pub kind: DocumentKind,
+    pub document: T,
+    /// Earlier documents of the same kind from the same host, replaced by
+    /// this one.
+    pub replaced: usize,
+}
+
+/// Why a host (or an input) has no document, and where that was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    pub source: Origin,
+    /// One line: the parse error, the engine's message, or the last line.
+    pub reason: String,
+}
+
+/// Everything one host sent, over every input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetHost<T> {
+    /// The host's name as the engine labelled it, as the document names it,
+    /// or the input's path.
+    pub host: String,
+    /// The last document of each kind, in the order the kinds first came.
+    pub documents: Vec<Received<T>>,
+    /// Set exactly when `documents` is empty.
+    pub broken: Option<Broken>,
+    /// Candidate lines (starting with `{`) that did not parse, on a host
+    /// that has a document nonetheless.
+    pub unreadable: usize,
+}
+
+/// Reads every input (`-` is standard input) and gathers it per host, in
+/// the order hosts first appear. `keep` turns each parsed document into
+/// what the caller holds on to, so a thousand hosts' raw samples are not.
+pub fn read<T>(
+    files: &[PathBuf],
+    mut keep: impl FnMut(&Origin, SavedDocument) -> T,
+) -> Vec<FleetHost<T>> {
+    let mut gathering = Gathering::default();
+    for path in files {
+        let file = if path.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            path.display().to_string()
+        };
+        match read_capped(path, FLEET_INPUT_CAP) {
+            Ok(bytes) => gathering.input(&file, &bytes, &mut keep),
+            Err(e) => gathering.broken_source(
+                &file,
+                Broken {
+                    source: Origin {
+                        file: file.clone(),
+                        line: None,
+                    },
+                    reason: format!("{e:#}"),
+                },
+            ),
+        }
+    }
+    gathering.finish()
+}
+
+/// What has come from one host so far.
+struct Sent<T> {
+    documents: Vec<Received<T>>,
+    /// Candidate lines that did not parse: the count, and the last error.
+    unreadable: usize,
+    parse_error: Option<Broken>,
+    /// The engine's last message about the host.
+    engine: Option<Broken>,
+    /// The host's last line that was neither a document nor a candidate.
+    last_line: Option<Broken>,
+    /// An input that could not be read, or held no result line.
+    source_error: Option<Broken>,
+}
+
+impl<T> Default for Sent<T> {
+    fn default() -> Sent<T> {
+        Sent {
+            documents: Vec::new(),
+            unreadable: 0,
+            parse_error: None,
+            engine: None,
+            last_line: None,
+            source_error: None,
+        }
+    }
+}
+
+impl<T> Sent<T> {
+    fn document(&mut self, source: Origin, kind: DocumentKind, document: T) {
+        let mut received = Received {
+            source,
+            kind,
+            document,
+            replaced: 0,
+        };
+        match self.documents.iter_mut().find(|d| d.kind == kind) {
+            Some(earlier) => {
+                received.replaced = earlier.replaced + 1;
+                *earlier = received;
+            }
+            None => self.documents.push(received),
+        }
+    }
+
+    /// The host as the report sees it: its documents, or the most telling
+    /// reason it has none (a document that did not parse says more than
+    /// the engine's exit status, which says more than a stray line).
+    fn into_host(self, host: String) -> FleetHost<T> {
+        let broken = if self.documents.is_empty() {
+            Some(
+                self.source_error
+                    .or(self.parse_error)
+                    .or_else(|| {
+                        self.engine.map(|engine| match &self.last_line {
+                            Some(last) => Broken {
+                                reason: format!("{}; last line: {}", engine.reason, last.reason),
+                                ..engine
+                            },
+                            None => engine,
+                        })
+                    })
+                    .or_else(|| {
+                        self.last_line.map(|last| Broken {
+                            reason: format!("no result line; last line: {}", last.reason),
+                            ..last
+                        })
+                    })
+                    // Every host was made by a line; this is for the types.
+                    .unwrap_or_else(|| Broken {
+                        source: Origin {
+                            file: host.clone(),
+                            line: None,
+                        },
+                        reason: "no result line".into(),
+                    }),
+            )
+        } else {
+            None
+        };
+        FleetHost {
+            host,
+            unreadable: if broken.is_some() { 0 } else { self.unreadable },
+            documents: self.documents,
+            broken,
+        }
+    }
+}
+
+/// Hosts as they come, by name.
+struct Gathering<T> {
+    order: Vec<String>,
+    hosts: HashMap<String, Sent<T>>,
+}
+
+impl<T> Default for Gathering<T> {
+    fn default() -> Gathering<T> {
+        Gathering {
+            order: Vec::new(),
+            hosts: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Gathering<T> {
+    fn host(&mut self, name: &str) -> &mut Sent<T> {
+        if !self.hosts.contains_key(name) {
+            self.order.push(name.to_string());
+        }
+        self.hosts.entry(name.to_string()).or_default()
+    }
+
+    /// An input without a result: a host named by its path (so its reason
+    /// does not say the path again).
+    fn broken_source(&mut self, file: &str, mut broken: Broken) {
+        if let Some(reason) = broken.reason.strip_prefix(&format!("{file}: ")) {
+            broken.reason = reason.to_string();
+        }
+        self.host(file).source_error = Some(broken);
+    }
+
+    fn input(
+        &mut self,
+        file: &str,
+        bytes: &[u8],
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) {
+        let text = String::from_utf8_lossy(bytes);
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+        if first == Some("{") {
+            self.whole_document(file, bytes, keep);
+        } else {
+            self.lines(file, &text, keep);
+        }
+    }
+
+    /// An input that is one pretty document.
+    fn whole_document(
+        &mut self,
+        file: &str,
+        bytes: &[u8],
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) {
+        let source = Origin {
+            file: file.to_string(),
+            line: None,
+        };
+        match from_bytes(bytes, Path::new(file)) {
+            Ok(document) => {
+                let host = host_of(&document).unwrap_or(file).to_string();
+                let kind = kind_of(&document);
+                let kept = keep(&source, document);
+                self.host(&host).document(source, kind, kept);
+            }
+            Err(e) => self.broken_source(
+                file,
+                Broken {
+                    source,
+                    reason: e.to_string(),
+                },
+            ),
+        }
+    }
+
+    /// An input of lines: engine output, `--json-line` documents, or both.
+    fn lines(
+        &mut self,
+        file: &str,
+        text: &str,
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) {
+        // Engines prefix every line: one bare document means the input is
+        // not engine output, and "verdict: …" is the human view, not a host.
+        let bare = text.lines().any(|line| line.starts_with('{'));
+        let mut found = false;
+        let mut last_stray: Option<Broken> = None;
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim_end();
+            if line.trim().is_empty() {
+                continue;
+            }
+            let source = Origin {
+                file: file.to_string(),
+                line: Some(index + 1),
+            };
+            found |= match classify(line, bare) {
+                Line::Engine { host, message } => {
+                    self.host(host).engine = Some(Broken {
+                        source,
+                        reason: message,
+                    });
+                    true
+                }
+                Line::Bare(json) => {
+                    self.candidate(None, file, source, json, keep);
+                    true
+                }
+                Line::Host { host, rest } if rest.trim_start().starts_with('{') => {
+                    self.candidate(Some(host), file, source, rest.trim_start(), keep);
+                    true
+                }
+                // An empty line: the host is there, with nothing to say
+                // unless it says nothing else.
+                Line::Host { host, rest } if rest.trim().is_empty() => {
+                    self.host(host).last_line.get_or_insert(Broken {
+                        source,
+                        reason: "(an empty line)".into(),
+                    });
+                    true
+                }
+                Line::Host { host, rest } => {
+                    self.host(host).last_line = Some(Broken {
+                        source,
+                        reason: rest.trim().to_string(),
+                    });
+                    true
+                }
+                Line::Stray => {
+                    last_stray = Some(Broken {
+                        source,
+                        reason: line.trim().to_string(),
+                    });
+                    false
+                }
+            };
+        }
+        if !found {
+            let broken = match last_stray {
+                Some(last) => Broken {
+                    reason: format!("no result line; last line: {}", last.reason),
+                    ..last
+                },
+                None => Broken {
+                    source: Origin {
+                        file: file.to_string(),
+                        line: None,
+                    },
+                    reason: format!("{file}: empty"),
+                },
+            };
+            self.broken_source(file, broken);
+        }
+    }
+
+    /// A line that starts with `{`: a document of `host` (the engine's
+    /// label), or of the host it names, or of the input `file`.
+    fn candidate(
+        &mut self,
+        host: Option<&str>,
+        file: &str,
+        source: Origin,
+        json: &str,
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) {
+        let shown = source.to_string();
+        match from_bytes(json.as_bytes(), Path::new(&shown)) {
+            Ok(document) => {
+                let owner = host.or(host_of(&document)).unwrap_or(file).to_string();
+                let kind = kind_of(&document);
+                let kept = keep(&source, document);
+                self.host(&owner).document(source, kind, kept);
+            }
+            Err(e) => {
+                let reason = if json.trim() == "{" {
+                    format!(
+                        "{shown}: a --json document split over lines; run the command with \
+                         --json-line - so that each host prints its result on one line"
+                    )
+                } else {
+                    e.to_string()
+                };
+                let sent = self.host(host.unwrap_or(file));
+                sent.unreadable += 1;
+                sent.parse_error = Some(Broken { source, reason });
+            }
+        }
+    }
+
+    fn finish(mut self) -> Vec<FleetHost<T>> {
+        self.order
+            .into_iter()
+            .map(|name| {
+                let sent = self.hosts.remove(&name).unwrap_or_default();
+                sent.into_host(name)
+            })
+            .collect()
+    }
+}
+
+/// What one line of engine output is.
+#[derive(Debug, PartialEq)]
+enum Line<'a> {
+    /// `pdsh@head: HOST: MESSAGE` or `clush: HOST: MESSAGE`: the engine
+    /// about HOST (kept whole, engine name included).
+    Engine { host: &'a str, message: String },
+    /// `HOST: REST`.
+    Host { host: &'a str, rest: &'a str },
+    /// `{…}` with no prefix: a `--json-line` document.
+    Bare(&'a str),
+    /// Anything else.
+    Stray,
+}
+
+/// What `line` is; in an input of `bare` documents, `HOST: REST` is not a
+/// host's line.
+fn classify(line: &str, bare: bool) -> Line<'_> {
+    if line.starts_with('{') {
+        return Line::Bare(line);
+    }
+    if let Some((engine, rest)) = line.split_once(": ")
+        && (engine.starts_with("pdsh@") || engine == "clush")
+        && let Some((host, message)) = rest.split_once(": ")
+        && is_host_name(host)
+    {
+        return Line::Engine {
+            host,
+            message: format!("{engine}: {}", message.trim()),
+        };
+    }
+    if bare {
+        return Line::Stray;
+    }
+    match line.split_once(": ") {
+        Some((host, rest)) if is_host_name(host) => Line::Host { host, rest },
+        // A host that printed an empty line: pdsh writes "HOST: ".
+        _ => match line.strip_suffix(':') {
+            Some(host) if is_host_name(host) => Line::Host { host, rest: "" },
+            _ => Line::Stray,
+        },
+    }
+}
+
+/// A name pdsh or clush could have labelled a host with: a DNS name, an
+/// IPv4 address, or a short name with `_`. No spaces, so a sentence with a
+/// colon in it ("Note: …" aside) is not taken for a host.
+fn is_host_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 253
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+        && text.as_bytes()[0].is_ascii_alphanumeric()
+}
+
+fn kind_of(document: &SavedDocument) -> DocumentKind {
+    match document {
+        SavedDocument::Gate(_) => DocumentKind::Gate,
+        SavedDocument::Run(_) => DocumentKind::Run,
+        SavedDocument::Pairs(_) => DocumentKind::Pairs,
+        SavedDocument::Hybrid(_) => DocumentKind::Hybrid,
+        SavedDocument::Observe(_) => DocumentKind::Observe,
+    }
+}
+
+/// The host a document says it ran on (a gate saved before 0.2.0 names none).
+fn host_of(document: &SavedDocument) -> Option<&str> {
+    match document {
+        SavedDocument::Gate(gate) => gate.host.as_deref(),
+        SavedDocument::Run(run) => Some(&run.host),
+        SavedDocument::Pairs(pairs) => Some(&pairs.host),
+        SavedDocument::Hybrid(hybrid) => Some(&hybrid.host),
+        SavedDocument::Observe(observe) => Some(&observe.host),
+    }
+}
+
+/// Expands a hostlist as pdsh and ClusterShell write it: names separated by
+/// commas, each with any number of bracketed ranges, `node[1-3,07]` being
+/// node1, node2, node3 and node07 (a bound written with leading zeros pads
+/// every number of its range to its width: `[08-10]` is 08, 09, 10), and a
+/// step after a slash (`[1-9/4]` is 1, 5, 9). Several brackets in one name
+/// multiply: `r[1-2]n[1-2]` is four hosts. Duplicates are dropped, the
+/// order kept. At most [`MAX_HOSTS`] hosts.
+pub fn parse_host_list(text: &str) -> Result<Vec<String>> {
+    let mut hosts = Vec::new();
+    let mut seen = HashSet::new();
+    for item in split_outside_brackets(text)? {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let groups = name_groups(text, item)?;
+        let count = groups
+            .iter()
+            .try_fold(1usize, |n, g| n.checked_mul(g.len()))
+            .filter(|&n| n <= MAX_HOSTS - hosts.len().min(MAX_HOSTS));
+        if count.is_none() {
+            bail!(too_many(text));
+        }
+        let mut expanded = vec![String::new()];
+        for group in &groups {
+            expanded = expanded
+                .iter()
+                .flat_map(|prefix| group.iter().map(move |part| format!("{prefix}{part}")))
+                .collect();
+        }
+        for host in expanded {
+            if seen.insert(host.clone()) {
+                hosts.push(host);
+            }
+        }
+    }
+    if hosts.is_empty() {
+        bail!("--hosts \"{text}\": names no host; write hosts as node[1-3,07],login1");
+    }
+    Ok(hosts)
+}
+
+/// Writes `hosts` back as a hostlist, the inverse of [`parse_host_list`]:
+/// names that differ only in their last number are folded into a bracket
+/// (`node1`, `node2`, `node3`, `node7` → `node[1-3,7]`), zero padding kept.
+/// Names keep the order of their first appearance; numbers are sorted.
+pub fn fold_host_list(hosts: &[String]) -> String {
+    // Names as (prefix, suffix) around their last number, with the numbers'
+    // digits; a name without a number is a group of its own.
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    let mut index: HashMap<(&str, &str, bool), usize> = HashMap::new();
+    for host in hosts {
+        let end = host
+            .rfind(|c: char| c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        let start = host[..end]
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        let (prefix, digits, suffix) = if end == 0 {
+            (host.as_str(), "", "")
+        } else {
+            (&host[..start], &host[start..end], &host[end..])
+        };
+        let at = *index
+            .entry((prefix, suffix, digits.is_empty()))
+            .or_insert_with(|| {
+                groups.push((prefix, suffix, Vec::new()));
+                groups.len() - 1
+            });
+        groups[at].2.push(digits);
+    }
+    groups
+        .into_iter()
+        .map(|(prefix, suffix, mut digits)| {
+            digits.sort_by_key(|d| (d.len(), *d));
+            digits.dedup();
+            match digits.as_slice() {
+                [one] => format!("{prefix}{one}{suffix}"),
+                _ => format!("{prefix}[{}]{suffix}", fold_numbers(&digits)),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Sorted digit strings as ranges: `1,2,3,7` → `1-3,7`; a range keeps one
+/// width (`08,09,10` → `08-10`; `9,10` → `9-10`).
+fn fold_numbers(digits: &[&str]) -> String {
+    let padded = |d: &str| d.len() > 1 && d.starts_with('0');
+    let mut ranges: Vec<(&str, &str)> = Vec::new();
+    for &d in digits {
+        if let Some((low, high)) = ranges.last_mut() {
+            let next = high.parse::<u64>().ok().and_then(|n| n.checked_add(1));
+            let width = if padded(low) { low.len() } else { 0 };
+            if next.is_some_and(|n| format!("{n:0width$}") == d) {
+                *high = d;
+                continue;
+            }
+        }
+        ranges.push((d, d));
+    }
+    ranges
+        .iter()
+        .map(|(low, high)| {
+            if low == high {
+                low.to_string()
+            } else {
+                format!("{low}-{high}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn too_many(text: &str) -> String {
+    format!("--hosts \"{text}\": expands to more than {MAX_HOSTS} hosts; is a range mistyped?")
+}
+
+/// The list's names: split at the commas outside brackets.
+fn split_outside_brackets(text: &str) -> Result<Vec<&str>> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    let mut open: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        match c {
+            '[' if open.is_some() => bail!(syntax(text, at, "a \"[\" inside brackets")),
+            '[' => open = Some(at),
+            ']' if open.is_none() => bail!(syntax(text, at, "a \"]\" that closes nothing")),
+            ']' => open = None,
+            ',' if open.is_none() => {
+                items.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    if let Some(at) = open {
+        bail!(syntax(text, at, "a \"[\" that is never closed"));
+    }
+    items.push(&text[start..]);
+    Ok(items)
+}
+
+fn syntax(text: &str, at: usize, what: &str) -> String {
+    format!(
+        "--hosts \"{text}\": {what} at character {}; write hosts as node[1-3,07],login1",
+        text[..at].chars().count() + 1
+    )
+}
+
+/// One name of the list as its parts: each literal text a group of one,
+/// each bracket the group of its numbers.
+fn name_groups(text: &str, item: &str) -> Result<Vec<Vec<String>>> {
+    let mut groups = Vec::new();
+    let mut rest = item;
+    while let Some(open) = rest.find('[') {
+        let close = open + rest[open..].find(']').unwrap_or(rest.len() - open);
+        check_name_part(text, &rest[..open])?;
+        if open > 0 {
+            groups.push(vec![rest[..open].to_string()]);
+        }
+        groups.push(expand_ranges(text, &rest[open + 1..close])?);
+        rest = rest.get(close + 1..).unwrap_or("");
+    }
+    check_name_part(text, rest)?;
+    if !rest.is_empty() {
+        groups.push(vec![rest.to_string()]);
+    }
+    Ok(groups)
+}
+
+fn check_name_part(text: &str, part: &str) -> Result<()> {
+    if let Some(bad) = part.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        bail!(
+            "--hosts \"{text}\": {bad:?} in a host name; separate hosts with commas, as in \
+             node[1-3,07],login1"
+        );
+    }
+    Ok(())
+}
+
+/// The numbers of one bracket: `1-3,07,10-20/5`.
+fn expand_ranges(text: &str, ranges: &str) -> Result<Vec<String>> {
+    let mut numbers = Vec::new();
+    for range in ranges.split(',') {
+        let range = range.trim();
+        let (span, step) = match range.split_once('/') {
+            Some((span, step)) => (span, number(text, step)?),
+            None => (range, 1),
+        };
+        let (low_text, high_text) = span.split_once('-').unwrap_or((span, span));
+        let (low, high) = (number(text, low_text)?, number(text, high_text)?);
+        if low > high {
+            bail!("--hosts \"{text}\": the range {span} runs backwards; write it low-high");
+        }
+        if step == 0 {
+            bail!("--hosts \"{text}\": the step of {range} is 0; a step is 1 or more");
+        }
+        if (high - low) / step >= MAX_HOSTS as u64 {
+            bail!(too_many(text));
+        }
+        let width = if low_text.len() > 1 && low_text.starts_with('0') {
+            low_text.len()
+        } else {
+            0
+        };
+        numbers.extend(
+            (low..=high)
+                .step_by(step as usize)
+                .map(|n| format!("{n:0width$}")),
+        );
+        if numbers.len() > MAX_HOSTS {
+            bail!(too_many(text));
+        }
+    }
+    Ok(numbers)
+}
+
+fn number(text: &str, digits: &str) -> Result<u64> {
+    let digits = digits.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        bail!(
+            "--hosts \"{text}\": \"{digits}\" in brackets is not a number; ranges are written \
+             as [1-3,07]"
+        );
+    }
+    digits
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--hosts \"{text}\": {digits} is too large a number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(text: &str) -> Vec<String> {
+        parse_host_list(text).unwrap()
+    }
+
+    #[test]
+    fn hostlists_expand_as_pdsh_and_clush_do() {
+        assert_eq!(
+            hosts("node[1-3,07],login1"),
+            ["node1", "node2", "node3", "node07", "login1"]
+        );
+        assert_eq!(hosts("n[08-10]"), ["n08", "n09", "n10"]);
+        assert_eq!(hosts("n[1-9/4]"), ["n1", "n5", "n9"]);
+        assert_eq!(hosts("r[1-2]n[1-2]"), ["r1n1", "r1n2", "r2n1", "r2n2"]);
+        assert_eq!(hosts("[1-2].example"), ["1.example", "2.example"]);
+        assert_eq!(hosts(" a, b ,a,"), ["a", "b"]);
+        assert_eq!(hosts("node[1-3]").len(), 3);
+    }
+
+    #[test]
+    fn hostlists_fold_back() {
+        let fold = |text: &str| fold_host_list(&hosts(text));
+        assert_eq!(fold("node[1-3,7],login1"), "node[1-3,7],login1");
+        assert_eq!(fold("n[08-10]"), "n[08-10]");
+        assert_eq!(fold("n[9-11]"), "n[9-11]");
+        assert_eq!(fold("n[7,1-2],gw,n5"), "n[1-2,5,7],gw");
+        assert_eq!(fold("r1n[1-2],r2n1"), "r1n[1-2],r2n1");
+        assert_eq!(fold("a,b"), "a,b");
+        for text in [
+            "node[1-3,07],login1,x[001-003]y",
+            "r[1-2]n[1-3]",
+            "n[1-9/4],m",
+        ] {
+            let folded = fold_host_list(&hosts(text));
+            let mut again = hosts(&folded);
+            let mut first = hosts(text);
+            again.sort();
+            first.sort();
+            assert_eq!(again, first, "{text} → {folded}");
+        }
+    }
+
+    #[test]
+    fn bad_hostlists_are_one_line_errors() {
+        for (text, says) in [
+            ("node[1-", "never closed"),
+            ("node1-3]", "closes nothing"),
+            ("node[[1]]", "inside brackets"),
+            ("node[3-1]", "runs backwards"),
+            ("node[a-b]", "not a number"),
+            ("node[]", "not a number"),
+            ("node[1-3/0]", "step"),
+            ("node1 node2", "separate hosts with commas"),
+            ("node[1-200000]", "more than 100000 hosts"),
+            ("a[1-1000]b[1-1000]", "more than 100000 hosts"),
+            (",", "names no host"),
+        ] {
+            let error = parse_host_list(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
+            assert!(!error.contains('\n'), "{text}: {error}");
+        }
+    }
+
+    /// Gathers `text` as one input named "in", each document kept as its kind.
+    fn gather(text: &str) -> Vec<FleetHost<DocumentKind>> {
+        let mut gathering = Gathering::default();
+        gathering.input(
+            "in",
+            text.as_bytes(),
+            &mut |_: &Origin, d: SavedDocument| kind_of(&d),
+        );
+        gathering.finish()
+    }
+
+    fn gate_line(host: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet/vm-gate.json");
+        let mut gate: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        gate["host"] = host.into();
+        gate.to_string()
+    }
+
+    #[test]
+    fn hosts_gather_their_documents_and_the_reason_they_have_none() {
+        let gate = gate_line("inside");
+        let text = format!(
+            "a: {gate}\na: human view\nb: {gate}\nb: {gate}\nb: {{\"kind\nc: Permission denied\n\
+             pdsh@head: c: ssh exited with exit code 255\nd:\nd: {{\ne: last words\n"
+        );
+        let hosts = gather(&text);
+        let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        // The engine's label names the host, not the document's field.
+        assert_eq!(hosts[0].documents.len(), 1);
+        assert_eq!(hosts[0].documents[0].source.line, Some(1));
+        assert_eq!(hosts[1].documents[0].replaced, 1);
+        assert_eq!(hosts[1].documents[0].source.line, Some(4));
+        assert_eq!(hosts[1].unreadable, 1);
+        let reason = |i: usize| hosts[i].broken.as_ref().unwrap().reason.clone();
+        assert_eq!(
+            reason(2),
+            "pdsh@head: ssh exited with exit code 255; last line: Permission denied"
+        );
+        assert!(reason(3).contains("split over lines"), "{}", reason(3));
+        assert_eq!(reason(4), "no result line; last line: last words");
+        assert_eq!(
+            hosts[4].broken.as_ref().unwrap().source.to_string(),
+            "in:10"
+        );
+    }
+
+    #[test]
+    fn bare_documents_belong_to_the_host_they_name() {
+        let text = format!(
+            "{}\nverdict: no-smt (exit 4)\n{}\n{{broken\n",
+            gate_line("n1"),
+            gate_line("n2")
+        );
+        let hosts = gather(&text);
+        let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        // The human view's "verdict:" is no host; the bad line is the input's.
+        assert_eq!(names, ["n1", "n2", "in"]);
+        assert!(
+            hosts[2]
+                .broken
+                .as_ref()
+                .unwrap()
+                .reason
+                .starts_with("in:4: ")
+        );
+        let nothing = gather("just a human view\n");
+        assert_eq!(nothing[0].host, "in");
+        assert_eq!(
+            nothing[0].broken.as_ref().unwrap().reason,
+            "no result line; last line: just a human view"
+        );
+    }
+
+    #[test]
+    fn engine_lines_are_told_apart() {
+        assert_eq!(
+            classify("pdsh@head: node2: ssh exited with exit code 255", false),
+            Line::Engine {
+                host: "node2",
+                message: "pdsh@head: ssh exited with exit code 255".into()
+            }
+        );
+        assert_eq!(
+            classify("clush: node3: command timeout", false),
+            Line::Engine {
+                host: "node3",
+                message: "clush: command timeout".into()
+            }
+        );
+        assert_eq!(
+            classify("node1: {\"kind\": 1}", false),
+            Line::Host {
+                host: "node1",
+                rest: "{\"kind\": 1}"
+            }
+        );
+        assert_eq!(
+            classify("{\"kind\":\"gate\"}", false),
+            Line::Bare("{\"kind\":\"gate\"}")
+        );
+        assert_eq!(
+            classify("node1:", false),
+            Line::Host {
+                host: "node1",
+                rest: ""
+            }
+        );
+        assert_eq!(
+            classify("sending signal 15 to node3 [sh] pid 23266", false),
+            Line::Stray
+        );
+        assert_eq!(classify("  CPUID hypervisor bit: set", false), Line::Stray);
+        assert_eq!(classify("verdict: no-smt (exit 4)", true), Line::Stray);
+        assert!(matches!(
+            classify("clush: node3: command timeout", true),
+            Line::Engine { .. }
+        ));
+    }
+}
