@@ -1,8 +1,9 @@
 //! `report --fleet` on the captured fleet of `fixtures/fleet/` (see its
 //! README): real pdsh and clush output, a `--json-line` capture with the
 //! human view mixed in, a pretty saved gate and a file that does not
-//! exist. The counts, the outliers, the missing and broken hosts, one JSON
-//! line per host and kind, and exit 0 whatever the hosts sent.
+//! exist; and, apart, a real Ansible `--tree` folder. The counts, the
+//! outliers, the missing and broken hosts, one JSON line per host and kind,
+//! and exit 0 whatever the hosts sent.
 
 use serde_json::Value;
 use std::io::Write;
@@ -216,4 +217,85 @@ fn a_bad_hostlist_is_a_one_line_usage_error() {
     let stderr = text(&output.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("never closed"), "{stderr}");
+}
+
+/// The files of `fixtures/fleet/ansible-tree/`, named as the glob
+/// `ansible-tree/*` names them.
+fn ansible_tree_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(fleet_folder().join("ansible-tree"))
+        .unwrap()
+        .map(|entry| {
+            format!(
+                "ansible-tree/{}",
+                entry.unwrap().file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn an_ansible_tree_folder_is_read_directly() {
+    let hosts = "--hosts=app[1-6],ghost.invalid";
+    let output = report(&[hosts, "ansible-tree"], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let view = text(&output.stdout);
+    // The folder and its files, as a shell's glob names them, are one fleet.
+    let files = ansible_tree_files();
+    let args: Vec<&str> = [hosts]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    assert_eq!(text(&report(&args, b"").stdout), view);
+    assert!(
+        view.starts_with("7 hosts: 3 with a result, 3 broken, 1 missing\n"),
+        "{view}"
+    );
+    for row in [
+        "│ gate  │ no-smt   │     2 │       0 │",
+        "│ gate  │ physical │     1 │       0 │",
+    ] {
+        assert!(view.contains(row), "no row {row:?} in:\n{view}");
+    }
+    assert!(view.contains("\nMissing (1): app6\n"), "{view}");
+    let broken = section(&view, "Broken (3)");
+    for (host, why) in [
+        // The human view alone: the exit code and its last line.
+        ("app4", "ansible: exit code 4; last line: "),
+        (
+            "app5",
+            "ansible: The module interpreter '/nonexistent/python3' was not found. (exit code \
+             127); last line: /bin/sh: 1: /nonexistent/python3: not found",
+        ),
+        (
+            "ghost.invalid",
+            "ansible: Task failed: Failed to connect to the host via ssh: ssh: Could not \
+             resolve hostname ghost.invalid",
+        ),
+    ] {
+        assert!(
+            broken.contains(&format!("  {host}: {why}")),
+            "{host}: {broken}"
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    let json = format!("--json={}", path.display());
+    report(&[hosts, &json, "ansible-tree/"], b"");
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 7);
+    // Each host is its file's name, not the `host` its document records
+    // (the machine's, "vm", for both live gates).
+    let gate = lines.iter().find(|l| l["host"] == "app1").unwrap();
+    assert_eq!(gate["status"], "ok");
+    assert_eq!(gate["verdict"], "no-smt");
+    assert_eq!(gate["source"]["file"], "ansible-tree/app1");
+    assert!(gate["source"]["line"].is_null());
+    assert_eq!(lines.iter().filter(|l| l["host"] == "vm").count(), 0);
 }

@@ -15,11 +15,10 @@ use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
 use crate::report::units::{count, percent_change};
 use crate::report::view::View;
-use crate::saved::fleet::{FleetHost, Origin, fold_host_list};
+use crate::saved::fleet::{FleetHost, Origin, fold_host_list, natural};
 use crate::saved::{DocumentKind, Evidence, SavedDocument};
 use anyhow::Result;
 use serde::Serialize;
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 use std::path::Path;
@@ -369,43 +368,6 @@ fn kind_rank(kind: Option<DocumentKind>) -> usize {
     }
 }
 
-/// Host names as people sort them: the numbers in them by value, so that
-/// node2 comes before node10.
-fn natural(a: &str, b: &str) -> Ordering {
-    /// The leading run of digits or of other characters, and the rest.
-    fn split(s: &str) -> (bool, &str, &str) {
-        let digits = s.starts_with(|c: char| c.is_ascii_digit());
-        let end = s
-            .find(|c: char| c.is_ascii_digit() != digits)
-            .unwrap_or(s.len());
-        (digits, &s[..end], &s[end..])
-    }
-    let (mut a, mut b) = (a, b);
-    loop {
-        match (a.is_empty(), b.is_empty()) {
-            (true, true) => return Ordering::Equal,
-            (true, false) => return Ordering::Less,
-            (false, true) => return Ordering::Greater,
-            _ => {}
-        }
-        let ((a_digits, a_run, a_rest), (b_digits, b_run, b_rest)) = (split(a), split(b));
-        let order = if a_digits && b_digits {
-            let (a_value, b_value) = (a_run.trim_start_matches('0'), b_run.trim_start_matches('0'));
-            a_value
-                .len()
-                .cmp(&b_value.len())
-                .then_with(|| a_value.cmp(b_value))
-                .then_with(|| a_run.len().cmp(&b_run.len()))
-        } else {
-            a_run.cmp(b_run)
-        };
-        if order != Ordering::Equal {
-            return order;
-        }
-        (a, b) = (a_rest, b_rest);
-    }
-}
-
 /// The row of a host that the gate counts come from: its gate document,
 /// else its run's gate.
 fn gate_rows(rows: &[FleetRow]) -> Vec<usize> {
@@ -732,16 +694,6 @@ pub fn csv(fleet: &Fleet) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hosts_sort_by_their_numbers() {
-        let mut hosts = vec!["node10", "node2", "login1", "node02", "node1", "node1b"];
-        hosts.sort_by(|a, b| natural(a, b));
-        assert_eq!(
-            hosts,
-            ["login1", "node1", "node1b", "node2", "node02", "node10"]
-        );
-    }
 
     #[test]
     fn no_signature_is_bare_metal_only_when_the_cpu_says_so() {

@@ -2,12 +2,21 @@
 //! output of the fleet engines that ran the tool on many hosts, gathered
 //! per host.
 //!
-//! Each input (a file, or `-` for standard input) is one of:
+//! Each input (a file, `-` for standard input, or a folder: each regular
+//! file in it, in natural order) is one of:
 //!
 //! * **one saved document**, pretty as `--json` writes it (its first line
 //!   is `{` alone): the result of the host named in its `host` field, or of
 //!   the file itself (named by its path) for a gate saved before gates
 //!   recorded their host;
+//! * **one Ansible result**, the file that `ansible --tree FOLDER` writes
+//!   for each host: a JSON object with no `kind`, holding the command's
+//!   `stdout` (the host's lines: documents and anything else), or Ansible's
+//!   `msg` about a host that did not run it (`unreachable`, `failed`, or
+//!   the `rc` of a module that never started). The host is the file's name,
+//!   as Ansible names it; without a document the reason is Ansible's
+//!   message or the exit code, with the last line of `stderr` (else of
+//!   `stdout`). Any other object without `kind` is a damaged document;
 //! * **text lines**, as pdsh and clush print them. `HOST: REST` gives REST
 //!   to HOST (both engines prefix every output line of a host that way); a
 //!   bare line `{…}` (what `--json-line` writes) is a document of the host
@@ -35,9 +44,13 @@ use super::documents::DocumentKind;
 use super::input::read_capped;
 use super::load::{SavedDocument, from_bytes};
 use anyhow::{Result, bail};
-use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Largest fleet input read, per FILE (or standard input): 512 MiB. One
@@ -104,35 +117,60 @@ pub struct FleetHost<T> {
     pub unreadable: usize,
 }
 
-/// Reads every input (`-` is standard input) and gathers it per host, in
-/// the order hosts first appear. `keep` turns each parsed document into
-/// what the caller holds on to, so a thousand hosts' raw samples are not.
+/// Reads every input (`-` is standard input, a folder each regular file in
+/// it) and gathers it per host, in the order hosts first appear. `keep`
+/// turns each parsed document into what the caller holds on to, so a
+/// thousand hosts' raw samples are not.
 pub fn read<T>(
     files: &[PathBuf],
     mut keep: impl FnMut(&Origin, SavedDocument) -> T,
 ) -> Vec<FleetHost<T>> {
     let mut gathering = Gathering::default();
     for path in files {
-        let file = if path.as_os_str() == "-" {
-            "standard input".to_string()
+        if fs::metadata(path).is_ok_and(|meta| meta.is_dir()) {
+            gathering.folder(path, &mut keep);
         } else {
-            path.display().to_string()
-        };
-        match read_capped(path, FLEET_INPUT_CAP) {
-            Ok(bytes) => gathering.input(&file, &bytes, &mut keep),
-            Err(e) => gathering.broken_source(
-                &file,
-                Broken {
-                    source: Origin {
-                        file: file.clone(),
-                        line: None,
-                    },
-                    reason: format!("{e:#}"),
-                },
-            ),
+            gathering.file(path, &mut keep);
         }
     }
     gathering.finish()
+}
+
+/// Host names, and the file names of a folder, as people sort them: the
+/// numbers in them by value, so that node2 comes before node10.
+pub fn natural(a: &str, b: &str) -> Ordering {
+    /// The leading run of digits or of other characters, and the rest.
+    fn split(s: &str) -> (bool, &str, &str) {
+        let digits = s.starts_with(|c: char| c.is_ascii_digit());
+        let end = s
+            .find(|c: char| c.is_ascii_digit() != digits)
+            .unwrap_or(s.len());
+        (digits, &s[..end], &s[end..])
+    }
+    let (mut a, mut b) = (a, b);
+    loop {
+        match (a.is_empty(), b.is_empty()) {
+            (true, true) => return Ordering::Equal,
+            (true, false) => return Ordering::Less,
+            (false, true) => return Ordering::Greater,
+            _ => {}
+        }
+        let ((a_digits, a_run, a_rest), (b_digits, b_run, b_rest)) = (split(a), split(b));
+        let order = if a_digits && b_digits {
+            let (a_value, b_value) = (a_run.trim_start_matches('0'), b_run.trim_start_matches('0'));
+            a_value
+                .len()
+                .cmp(&b_value.len())
+                .then_with(|| a_value.cmp(b_value))
+                .then_with(|| a_run.len().cmp(&b_run.len()))
+        } else {
+            a_run.cmp(b_run)
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+        (a, b) = (a_rest, b_rest);
+    }
 }
 
 /// What has come from one host so far.
@@ -246,6 +284,72 @@ impl<T> Gathering<T> {
         self.hosts.entry(name.to_string()).or_default()
     }
 
+    /// Reads one input (`-` is standard input); one that cannot be read is
+    /// a broken source.
+    fn file(&mut self, path: &Path, keep: &mut impl FnMut(&Origin, SavedDocument) -> T) {
+        let file = if path.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            path.display().to_string()
+        };
+        match read_capped(path, FLEET_INPUT_CAP) {
+            Ok(bytes) => self.input(&file, &bytes, keep),
+            Err(e) => self.broken_source(&file, whole_file(&file, format!("{e:#}"))),
+        }
+    }
+
+    /// Reads each regular file of `folder` (an Ansible `--tree` folder, or
+    /// rpdcp's results), in natural order. What is not read is named, not
+    /// skipped: a folder inside (not descended into), a FIFO or a device
+    /// (which could block or never end), or an empty folder, each a broken
+    /// source.
+    fn folder(&mut self, folder: &Path, keep: &mut impl FnMut(&Origin, SavedDocument) -> T) {
+        let shown = folder.display().to_string();
+        let listed = fs::read_dir(folder).and_then(|entries| {
+            entries
+                .map(|entry| entry.map(|e| e.path()))
+                .collect::<std::io::Result<Vec<PathBuf>>>()
+        });
+        let mut paths = match listed {
+            Ok(paths) => paths,
+            Err(e) => {
+                let reason = format!("{shown}: cannot list the folder: {e}");
+                return self.broken_source(&shown, whole_file(&shown, reason));
+            }
+        };
+        if paths.is_empty() {
+            let reason = format!("{shown}: an empty folder");
+            return self.broken_source(&shown, whole_file(&shown, reason));
+        }
+        let name = |path: &Path| {
+            path.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        paths.sort_by(|a, b| natural(&name(a), &name(b)));
+        for path in paths {
+            let skipped = match fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => Some(format!(
+                    "a folder inside {shown}, not read (a folder is read one level deep); \
+                     name it to read its files"
+                )),
+                Ok(meta) if !meta.is_file() => Some(format!(
+                    "not a regular file (a FIFO, socket or device), not read from {shown}"
+                )),
+                // A file, or what cannot be opened: reading it says why.
+                _ => None,
+            };
+            match skipped {
+                Some(reason) => {
+                    let file = path.display().to_string();
+                    self.broken_source(&file, whole_file(&file, reason));
+                }
+                None => self.file(&path, keep),
+            }
+        }
+    }
+
     /// An input without a result: a host named by its path (so its reason
     /// does not say the path again).
     fn broken_source(&mut self, file: &str, mut broken: Broken) {
@@ -261,6 +365,9 @@ impl<T> Gathering<T> {
         bytes: &[u8],
         keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
     ) {
+        if let Some(result) = AnsibleResult::of(bytes) {
+            return self.ansible(file, result, keep);
+        }
         let text = String::from_utf8_lossy(bytes);
         let first = text.lines().map(str::trim).find(|l| !l.is_empty());
         if first == Some("{") {
@@ -295,6 +402,51 @@ impl<T> Gathering<T> {
                     reason: e.to_string(),
                 },
             ),
+        }
+    }
+
+    /// An Ansible `--tree` file: the host is the file's name (standard
+    /// input is a host of that name), its documents the `{` lines of
+    /// `stdout`, Ansible's message and the last other line the reason it
+    /// has none.
+    fn ansible(
+        &mut self,
+        file: &str,
+        result: AnsibleResult,
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) {
+        let host = Path::new(file)
+            .file_name()
+            .map_or(file.to_string(), |name| name.to_string_lossy().into_owned());
+        let source = Origin {
+            file: file.to_string(),
+            line: None,
+        };
+        let stdout = result.stdout.as_deref().unwrap_or("");
+        let stderr = result.stderr.as_deref().or(result.module_stderr.as_deref());
+        let last = |text: &str| {
+            text.lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .map(String::from)
+        };
+        let mut last_line = None;
+        for line in stdout.lines().map(str::trim_end) {
+            if line.starts_with('{') {
+                self.candidate(Some(&host), file, source.clone(), line, keep);
+            } else if !line.trim().is_empty() {
+                last_line = Some(line.trim().to_string());
+            }
+        }
+        // The command's stderr says more than its human view on stdout.
+        last_line = stderr.and_then(last).or(last_line);
+        let sent = self.host(&host);
+        sent.engine = Some(Broken {
+            source: source.clone(),
+            reason: format!("ansible: {}", result.message()),
+        });
+        if let Some(reason) = last_line {
+            sent.last_line = Some(Broken { source, reason });
         }
     }
 
@@ -420,6 +572,74 @@ impl<T> Gathering<T> {
                 sent.into_host(name)
             })
             .collect()
+    }
+}
+
+/// A broken source's reason, seen in the whole of `file`.
+fn whole_file(file: &str, reason: String) -> Broken {
+    Broken {
+        source: Origin {
+            file: file.to_string(),
+            line: None,
+        },
+        reason,
+    }
+}
+
+/// What `report --fleet` reads of an Ansible result (the object a `--tree`
+/// file holds, one per host; the other fields, `cmd`, `start`,
+/// `stdout_lines` and the like, are skipped unread).
+#[derive(Deserialize)]
+struct AnsibleResult {
+    /// Present in every placement-study document, never in Ansible's.
+    kind: Option<IgnoredAny>,
+    stdout: Option<String>,
+    stderr: Option<String>,
+    /// What a module that failed to start printed (Ansible's Python not
+    /// found, say), in place of the command's stderr.
+    module_stderr: Option<String>,
+    msg: Option<Value>,
+    rc: Option<Value>,
+    unreachable: Option<IgnoredAny>,
+    failed: Option<IgnoredAny>,
+}
+
+impl AnsibleResult {
+    /// `bytes` as an Ansible result, when they are one JSON object of that
+    /// shape: no `kind`, and either the command's `stdout` or Ansible's
+    /// `msg` with `unreachable`, `failed` or an `rc`. Anything else (a
+    /// placement-study document, even a damaged one without its `kind`, or
+    /// lines of documents) is left to be read as it always was.
+    fn of(bytes: &[u8]) -> Option<AnsibleResult> {
+        if bytes.trim_ascii_start().first() != Some(&b'{') {
+            return None;
+        }
+        let result: AnsibleResult = serde_json::from_slice(bytes).ok()?;
+        let failed = result.msg.is_some()
+            && (result.unreachable.is_some() || result.failed.is_some() || result.rc.is_some());
+        (result.kind.is_none() && (result.stdout.is_some() || failed)).then_some(result)
+    }
+
+    /// Ansible's word on the host, one line: its message (for a command that
+    /// exited non-zero only "non-zero return code", which the exit code says
+    /// better) and the exit code.
+    fn message(&self) -> String {
+        let text = |value: &Value| match value {
+            Value::String(text) => text.trim().to_string(),
+            other => other.to_string(),
+        };
+        let msg = self
+            .msg
+            .as_ref()
+            .map(text)
+            .filter(|msg| !msg.is_empty() && msg != "non-zero return code")
+            .map(|msg| msg.replace('\n', " "));
+        let rc = self.rc.as_ref().map(|rc| format!("exit code {}", text(rc)));
+        match (msg, rc) {
+            (Some(msg), Some(rc)) => format!("{msg} ({rc})"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => "no result line".into(),
+        }
     }
 }
 
@@ -868,6 +1088,162 @@ mod tests {
         assert_eq!(
             nothing[0].broken.as_ref().unwrap().reason,
             "no result line; last line: just a human view"
+        );
+    }
+
+    /// An Ansible `--tree` object of a command that printed `stdout` and
+    /// `stderr` and exited `rc`, as Ansible 2.19 writes it.
+    fn tree_file(stdout: &str, stderr: &str, rc: i32) -> String {
+        let msg = if rc == 0 { "" } else { "non-zero return code" };
+        serde_json::json!({
+            "changed": true, "cmd": ["placement-study", "gate", "--json-line", "-"],
+            "msg": msg, "rc": rc, "stdout": stdout, "stderr": stderr,
+            "stdout_lines": stdout.lines().collect::<Vec<_>>(),
+        })
+        .to_string()
+    }
+
+    /// Gathers each (file, text) as one input.
+    fn gather_files(files: &[(&str, String)]) -> Vec<FleetHost<DocumentKind>> {
+        let mut gathering = Gathering::default();
+        for (file, text) in files {
+            gathering.input(
+                file,
+                text.as_bytes(),
+                &mut |_: &Origin, d: SavedDocument| kind_of(&d),
+            );
+        }
+        gathering.finish()
+    }
+
+    #[test]
+    fn ansible_tree_files_are_the_hosts_they_are_named_after() {
+        let gate = gate_line("inside");
+        let hosts = gather_files(&[
+            // Twice the gate with a stray line between: the last one counts.
+            (
+                "tree/n1",
+                tree_file(&format!("{gate}\nverdict: no-smt\n{gate}"), "view", 4),
+            ),
+            ("tree/n2", tree_file("", "first\nlast words\n\n", 1)),
+            // The human view only, without --json-line.
+            ("tree/n3", tree_file("human view\nits last line", "", 4)),
+            (
+                "tree/n4",
+                serde_json::json!({
+                    "changed": false, "unreachable": true,
+                    "msg": "Task failed: Failed to connect to the host via ssh",
+                })
+                .to_string(),
+            ),
+            // A module that never started: no stdout, Ansible's own stderr.
+            (
+                "tree/n5",
+                serde_json::json!({
+                    "changed": false, "rc": 127, "module_stdout": "",
+                    "module_stderr": "/bin/sh: 1: python3: not found\n",
+                    "msg": "The module interpreter 'python3' was not found.",
+                })
+                .to_string(),
+            ),
+            ("tree/n6", tree_file("{\"kind\": \"gate\", \"cut", "", 1)),
+            // Pretty, as Ansible writes it with -vvv.
+            (
+                "tree/n7",
+                serde_json::to_string_pretty(&serde_json::json!({"rc": 0, "stdout": gate}))
+                    .unwrap(),
+            ),
+        ]);
+        let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        // The file names the host, not the document's own `host` field.
+        assert_eq!(names, ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]);
+        assert_eq!(hosts[0].documents[0].replaced, 1);
+        assert_eq!(hosts[0].documents[0].source.to_string(), "tree/n1");
+        assert_eq!(hosts[6].documents[0].kind, DocumentKind::Gate);
+        let reason = |i: usize| hosts[i].broken.as_ref().unwrap().reason.clone();
+        assert_eq!(reason(1), "ansible: exit code 1; last line: last words");
+        assert_eq!(reason(2), "ansible: exit code 4; last line: its last line");
+        assert_eq!(
+            reason(3),
+            "ansible: Task failed: Failed to connect to the host via ssh"
+        );
+        assert_eq!(
+            reason(4),
+            "ansible: The module interpreter 'python3' was not found. (exit code 127); \
+             last line: /bin/sh: 1: python3: not found"
+        );
+        assert!(
+            reason(5).starts_with("tree/n6: not a placement-study JSON file"),
+            "{}",
+            reason(5)
+        );
+    }
+
+    #[test]
+    fn a_damaged_document_is_not_taken_for_an_ansible_file() {
+        let mut gate: serde_json::Value = serde_json::from_str(&gate_line("n1")).unwrap();
+        let kindless = {
+            gate.as_object_mut().unwrap().remove("kind");
+            gate.to_string()
+        };
+        for (text, shape) in [
+            (kindless.as_str(), false),
+            // Ansible's fields, but a `kind`: a document, however odd.
+            (r#"{"kind": "gate", "stdout": ""}"#, false),
+            // A message alone is no Ansible result.
+            (r#"{"msg": "hello"}"#, false),
+            (r#"{"msg": "down", "failed": true}"#, true),
+            (r#"{"stdout": ""}"#, true),
+            // Two objects, as `cat tree/*` would make: not one result.
+            (r#"{"stdout": ""}{"stdout": ""}"#, false),
+            ("node1: {\"stdout\": \"\"}", false),
+        ] {
+            assert_eq!(
+                AnsibleResult::of(text.as_bytes()).is_some(),
+                shape,
+                "{text}"
+            );
+        }
+        let hosts = gather_files(&[("saved/n1.json", kindless)]);
+        assert_eq!(hosts[0].host, "saved/n1.json");
+        let reason = &hosts[0].broken.as_ref().unwrap().reason;
+        assert!(reason.contains("no \"kind\" field"), "{reason}");
+    }
+
+    #[test]
+    fn a_folder_is_its_regular_files_in_natural_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for host in ["n10", "n2", "n1"] {
+            let stdout = gate_line("inside");
+            std::fs::write(dir.path().join(host), tree_file(&stdout, "", 4)).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("n3")).unwrap();
+        // Read, it would wait for a writer forever.
+        let fifo = dir.path().join("n4");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let hosts = read(
+            &[dir.path().to_path_buf(), empty.path().to_path_buf()],
+            |_, d| kind_of(&d),
+        );
+        let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        let shown = |path: &Path| path.display().to_string();
+        let (folder, fifo) = (shown(&dir.path().join("n3")), shown(&fifo));
+        let empty_name = shown(empty.path());
+        assert_eq!(names, ["n1", "n2", &folder, &fifo, "n10", &empty_name]);
+        let reason = |i: usize| hosts[i].broken.as_ref().unwrap().reason.clone();
+        assert!(reason(2).starts_with("a folder inside "), "{}", reason(2));
+        assert!(reason(3).starts_with("not a regular file"), "{}", reason(3));
+        assert_eq!(reason(5), "an empty folder");
+    }
+
+    #[test]
+    fn hosts_sort_by_their_numbers() {
+        let mut hosts = vec!["node10", "node2", "login1", "node02", "node1", "node1b"];
+        hosts.sort_by(|a, b| natural(a, b));
+        assert_eq!(
+            hosts,
+            ["login1", "node1", "node1b", "node2", "node02", "node10"]
         );
     }
 
