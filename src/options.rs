@@ -33,6 +33,7 @@ use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
 use anyhow::{Context, Result, bail};
+use std::io::IsTerminal;
 use std::ops::RangeInclusive;
 use std::path::Path;
 use std::time::Duration;
@@ -151,8 +152,8 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             }
             if args.prom.is_some() && args.files.len() > 1 {
                 bail!(
-                    "--prom: metrics describe one host's result; name one FILE, or run `report \
-                     FILE --prom OUT` for each"
+                    "--prom: a textfile folder holds one host's metrics; name one FILE, and write \
+                     each host's metrics into that host's own node_exporter folder"
                 );
             }
             let outputs = outputs(&args.output(), args.prom.as_ref(), &args.files)?;
@@ -164,6 +165,9 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     expected_hosts: parse_host_list(hosts)?,
                 }),
             };
+            if fleet.is_some() {
+                fleet_input(!args.files.is_empty(), std::io::stdin().is_terminal())?;
+            }
             Command::Report(ReportCommand {
                 files: args.files,
                 outputs,
@@ -174,6 +178,18 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             script: cli::completion_script(args.shell),
         }),
     })
+}
+
+/// `report --fleet` with no FILE reads standard input: from a terminal it
+/// would wait, silently, for lines nobody is going to type.
+fn fleet_input(files_named: bool, stdin_is_terminal: bool) -> Result<()> {
+    if !files_named && stdin_is_terminal {
+        bail!(
+            "report --fleet: no FILE given and standard input is a terminal; pipe pdsh or clush \
+             output in, or name saved files or an `ansible --tree` folder"
+        );
+    }
+    Ok(())
 }
 
 /// Which CPUID source the options ask for. Without options: the live CPU
@@ -467,5 +483,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(error, "--rep-ms 20000: out of range; use 1 to 10000");
+    }
+
+    #[test]
+    fn a_fleet_report_never_waits_on_a_terminal() {
+        let error = fleet_input(false, true).unwrap_err().to_string();
+        assert!(error.contains("standard input is a terminal"), "{error}");
+        // Piped in, or files named (even "-", asked for by name): read.
+        for (files_named, stdin_is_terminal) in [(false, false), (true, true), (true, false)] {
+            assert!(fleet_input(files_named, stdin_is_terminal).is_ok());
+        }
     }
 }

@@ -98,6 +98,7 @@ fn pdsh_fleet_of_guests_is_counted_by_verdict() {
                 row["hypervisor"], rows["physical"]["hypervisor"],
                 "one hypervisor\n{row:#}"
             );
+            assert_penalty(row, verdict);
         }
     }
     assert_row(&report, &[label(&rows["physical"]["hypervisor"]), "3"]);
@@ -192,6 +193,48 @@ fn clush_fleet_of_saved_results_names_outliers_and_broken_hosts() {
     assert!(
         report.contains("Broken (1)\n  truncated: "),
         "the broken host is named\n{report}"
+    );
+}
+
+/// Panics unless a gate `row` of the pdsh fleet carries its penalty as its
+/// `verdict` implies: none for no-smt; else the paired estimate inside its
+/// 95 % interval, from at least 3 repetitions per arm, the clock named,
+/// the guests' 40 % threshold, and no doubt (a gate cut short or with a
+/// failed control says inconclusive).
+fn assert_penalty(row: &Value, verdict: &str) {
+    if verdict == "no-smt" {
+        for field in ["penalty", "penalty_ci95", "penalty_reps", "penalty_clock"] {
+            assert!(row[field].is_null(), "no-smt has no {field}\n{row:#}");
+        }
+        return;
+    }
+    let number = |value: &Value| {
+        value
+            .as_f64()
+            .unwrap_or_else(|| panic!("not a number: {value}\n{row:#}"))
+    };
+    let penalty = number(&row["penalty"]);
+    let (low, high) = (
+        number(&row["penalty_ci95"]["low"]),
+        number(&row["penalty_ci95"]["high"]),
+    );
+    assert!(
+        low <= penalty && penalty <= high,
+        "the penalty inside its interval\n{row:#}"
+    );
+    assert!(
+        row["penalty_reps"].as_u64().is_some_and(|n| n >= 3),
+        "repetitions per arm\n{row:#}"
+    );
+    assert!(row["penalty_clock"].is_string(), "the clock\n{row:#}");
+    assert!(
+        (number(&row["penalty_threshold"]) - 0.40).abs() < 1e-9,
+        "guest-host's --threshold 40%\n{row:#}"
+    );
+    assert_eq!(
+        row["penalty_doubts"],
+        Value::Array(Vec::new()),
+        "a decided gate has no doubt\n{row:#}"
     );
 }
 

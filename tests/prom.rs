@@ -1,8 +1,11 @@
 //! `--prom`: every kind's exposition, rendered from the saved results in
-//! `fixtures/results/`, is what node_exporter's textfile collector reads:
-//! every sample's metric has its HELP and TYPE before it, each family's
-//! lines stay together, names are `placement_study_…`, no series is written
-//! twice, and the files of different kinds can share one textfile folder.
+//! `fixtures/results/` (and, from each gate result, the metrics of a run
+//! that stopped at that gate), is what node_exporter's textfile collector
+//! reads: every sample's metric has its HELP and TYPE before it, each
+//! family's lines stay together, names are `placement_study_…`, no series
+//! is written twice, no label changes a unit, every median comes with its
+//! spread and repetitions, a run's file keeps its kind whatever its gate
+//! said, and the files of different kinds can share one textfile folder.
 //!
 //! The ignored test hands each exposition to `promtool check metrics`
 //! (Debian package `prometheus`), which parses and lints it; `.ci/run` runs
@@ -11,9 +14,10 @@
 use placement_study::report::prom;
 use placement_study::saved::{self, SavedDocument};
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// One rendered file: the saved result it came from, its kind, its text.
 struct Rendered {
@@ -22,9 +26,8 @@ struct Rendered {
     text: String,
 }
 
-/// Every saved result in `fixtures/results/`, rendered; every kind must be
-/// among them.
-fn rendered() -> Vec<Rendered> {
+/// The saved results in `fixtures/results/`, sorted by name.
+fn fixture_paths() -> Vec<PathBuf> {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&folder)
         .unwrap()
@@ -32,24 +35,39 @@ fn rendered() -> Vec<Rendered> {
         .filter(|path| path.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
-    let all: Vec<Rendered> = paths
-        .iter()
-        .map(|path| {
-            let document = saved::load(path).unwrap();
-            let kind = match &document {
-                SavedDocument::Gate(_) => "gate",
-                SavedDocument::Run(_) => "run",
-                SavedDocument::Pairs(_) => "pairs",
-                SavedDocument::Hybrid(_) => "hybrid",
-                SavedDocument::Observe(_) => "observe",
-            };
-            Rendered {
-                name: path.file_name().unwrap().to_string_lossy().into_owned(),
-                kind,
-                text: prom::document(&document),
+    paths
+}
+
+/// Every saved result in `fixtures/results/`, rendered, then for each gate
+/// result the metrics of a run that stopped at it; every kind must be
+/// among them.
+fn rendered() -> Vec<Rendered> {
+    let mut all = Vec::new();
+    let mut stopped_runs = Vec::new();
+    for path in fixture_paths() {
+        let document = saved::load(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let kind = match &document {
+            SavedDocument::Gate(gate) => {
+                stopped_runs.push(Rendered {
+                    name: format!("a run stopped at {name}"),
+                    kind: "run",
+                    text: prom::run_stopped_at_gate(gate),
+                });
+                "gate"
             }
-        })
-        .collect();
+            SavedDocument::Run(_) => "run",
+            SavedDocument::Pairs(_) => "pairs",
+            SavedDocument::Hybrid(_) => "hybrid",
+            SavedDocument::Observe(_) => "observe",
+        };
+        all.push(Rendered {
+            name,
+            kind,
+            text: prom::document(&document),
+        });
+    }
+    all.extend(stopped_runs);
     let kinds: BTreeSet<&str> = all.iter().map(|r| r.kind).collect();
     assert_eq!(
         kinds,
@@ -66,6 +84,8 @@ struct Exposition {
     types: BTreeMap<String, String>,
     /// Each sample's series, `name{labels}` as written, with its value.
     samples: Vec<(String, f64)>,
+    /// Each family's label names.
+    labels: BTreeMap<String, Vec<String>>,
 }
 
 /// `^placement_study_[a-z_]+$`.
@@ -120,11 +140,14 @@ fn parse(name: &str, text: &str) -> Exposition {
     let mut exposition = Exposition::default();
     let mut finished: BTreeSet<String> = BTreeSet::new();
     let mut current: Option<String> = None;
-    let mut label_sets: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in text.lines() {
         let family = if let Some(rest) = line.strip_prefix("# HELP ") {
             let (metric, help) = rest.split_once(' ').unwrap();
             assert!(!help.is_empty(), "{name}: empty HELP for {metric}");
+            assert!(
+                !help.contains("  "),
+                "{name}: a run of spaces in {metric}'s HELP"
+            );
             assert!(
                 exposition
                     .help
@@ -167,7 +190,8 @@ fn parse(name: &str, text: &str) -> Exposition {
             } else {
                 label_names(labels, line)
             };
-            let earlier = label_sets
+            let earlier = exposition
+                .labels
                 .entry(metric.to_string())
                 .or_insert_with(|| names.clone());
             assert_eq!(*earlier, names, "{name}: {metric}'s label names vary");
@@ -215,32 +239,217 @@ fn every_kind_is_well_formed() {
     }
 }
 
-/// One file per kind in one textfile folder: a family two files write must
-/// have the same HELP and TYPE in both (node_exporter refuses it
-/// otherwise), and no series may be in both.
+/// The series of `exposition`'s family `metric`, each as its labels (the
+/// part in braces, empty for none).
+fn series_labels<'e>(exposition: &'e Exposition, metric: &str) -> BTreeSet<&'e str> {
+    exposition
+        .samples
+        .iter()
+        .filter_map(|(series, _)| {
+            let labels = series.strip_prefix(metric)?;
+            (labels.is_empty() || labels.starts_with('{')).then_some(labels)
+        })
+        .collect()
+}
+
+/// A unit is in a metric's name, never in a label: only `_info` metrics
+/// say which clock (a cost on another clock is another name).
 #[test]
-fn one_file_per_kind_can_share_a_textfile_folder() {
-    let mut one_per_kind: BTreeMap<&str, Rendered> = BTreeMap::new();
+fn no_label_changes_a_unit() {
     for file in rendered() {
-        one_per_kind.entry(file.kind).or_insert(file);
-    }
-    let mut help: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut series: BTreeMap<String, String> = BTreeMap::new();
-    for file in one_per_kind.values() {
         let exposition = parse(&file.name, &file.text);
-        for (metric, text) in exposition.help {
-            if let Some((other, earlier)) = help.get(&metric) {
+        for (metric, names) in &exposition.labels {
+            assert!(
+                metric.ends_with("_info") || !names.iter().any(|n| n == "clock"),
+                "{}: {metric} has a clock label; put the unit in the name",
+                file.name
+            );
+        }
+    }
+}
+
+/// A median's CV and repetitions come in threes: for every
+/// `{stem}_cv_ratio` a `{stem}_repetitions` and one median `{stem}_{unit}`,
+/// each with the same series.
+#[test]
+fn every_spread_has_its_median_and_repetitions() {
+    for file in rendered() {
+        let exposition = parse(&file.name, &file.text);
+        for cv in exposition.help.keys() {
+            let Some(stem) = cv.strip_suffix("_cv_ratio") else {
+                continue;
+            };
+            let series = series_labels(&exposition, cv);
+            let repetitions = format!("{stem}_repetitions");
+            assert_eq!(
+                series_labels(&exposition, &repetitions),
+                series,
+                "{}: {repetitions}",
+                file.name
+            );
+            let medians: Vec<&String> = exposition
+                .help
+                .keys()
+                .filter(|m| {
+                    m.strip_prefix(stem)
+                        .is_some_and(|unit| unit.starts_with('_') && *m != cv && **m != repetitions)
+                })
+                .collect();
+            assert_eq!(
+                medians.len(),
+                1,
+                "{}: medians of {stem}: {medians:?}",
+                file.name
+            );
+            assert_eq!(
+                series_labels(&exposition, medians[0]),
+                series,
+                "{}: {}",
+                file.name,
+                medians[0]
+            );
+        }
+    }
+}
+
+/// Whatever the gate said, a run's file is run metrics: the same HELP for
+/// every family the files share, no other kind's family, and the families
+/// that say why no arm was measured.
+#[test]
+fn a_run_keeps_its_kind_whatever_its_gate_said() {
+    let runs: Vec<Rendered> = rendered().into_iter().filter(|r| r.kind == "run").collect();
+    assert!(runs.iter().any(|r| r.name.starts_with("a run stopped at")));
+    let mut help: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for file in &runs {
+        let exposition = parse(&file.name, &file.text);
+        for (metric, text) in &exposition.help {
+            assert!(
+                !metric.starts_with("placement_study_gate_"),
+                "{}: {metric}",
+                file.name
+            );
+            if let Some((other, earlier)) = help.get(metric) {
                 assert_eq!(
-                    earlier, &text,
+                    earlier, text,
                     "{metric}: HELP differs between {other} and {}",
                     file.name
                 );
             }
-            help.insert(metric, (file.name.clone(), text));
+            help.insert(metric.clone(), (file.name.clone(), text.clone()));
         }
-        for (sample, _) in exposition.samples {
-            if let Some(other) = series.insert(sample.clone(), file.name.clone()) {
-                panic!("{sample} is in both {other} and {}", file.name);
+        let kinds: BTreeSet<&str> = exposition
+            .samples
+            .iter()
+            .filter_map(|(series, _)| series.split_once("kind=\"")?.1.split_once('"'))
+            .map(|(kind, _)| kind)
+            .collect();
+        assert_eq!(kinds, BTreeSet::from(["run"]), "{}", file.name);
+        for metric in [
+            "placement_study_run_info",
+            "placement_study_run_gate_verdict",
+            "placement_study_run_stopped_at_gate",
+            "placement_study_run_gated",
+        ] {
+            assert!(
+                !series_labels(&exposition, metric).is_empty(),
+                "{}: no {metric}",
+                file.name
+            );
+        }
+    }
+}
+
+/// `report FILE --prom OUT` writes what the command that saved FILE wrote
+/// (the rendering the tests above check), whole: no temporary file is left
+/// in the folder.
+#[test]
+fn report_writes_each_saved_result_as_its_command_did() {
+    let folder = tempfile::tempdir().unwrap();
+    for path in fixture_paths() {
+        let out = folder.path().join("placement-study.prom");
+        let output = placement_study(&[
+            "report".as_ref(),
+            path.as_os_str(),
+            "--prom".as_ref(),
+            out.as_os_str(),
+        ]);
+        assert!(output.status.success(), "{}: {output:?}", path.display());
+        let written = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            written,
+            prom::document(&saved::load(&path).unwrap()),
+            "{}",
+            path.display()
+        );
+        let names: Vec<_> = std::fs::read_dir(folder.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["placement-study.prom"], "{}", path.display());
+    }
+}
+
+/// A textfile folder is one host's: `report --prom` of several hosts'
+/// files is refused with a one-line error (exit 2), and nothing is written.
+#[test]
+fn report_refuses_several_files_with_prom() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("hosts.prom");
+    let paths = fixture_paths();
+    let output = placement_study(&[
+        "report".as_ref(),
+        paths[0].as_os_str(),
+        paths[1].as_os_str(),
+        "--prom".as_ref(),
+        out.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--prom"), "{stderr}");
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+}
+
+/// The binary with `args`, standard input empty.
+fn placement_study(args: &[&OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// One file per kind in one textfile folder: a family two files write must
+/// have the same HELP and TYPE in both (node_exporter refuses it
+/// otherwise), and no series may be in both. The run's file is each run
+/// rendered in turn, a run stopped at its gate too.
+#[test]
+fn one_file_per_kind_can_share_a_textfile_folder() {
+    let (runs, others): (Vec<Rendered>, Vec<Rendered>) =
+        rendered().into_iter().partition(|r| r.kind == "run");
+    let mut one_per_kind: BTreeMap<&str, Rendered> = BTreeMap::new();
+    for file in others {
+        one_per_kind.entry(file.kind).or_insert(file);
+    }
+    for run in &runs {
+        let mut help: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut series: BTreeMap<String, String> = BTreeMap::new();
+        for file in one_per_kind.values().chain([run]) {
+            let exposition = parse(&file.name, &file.text);
+            for (metric, text) in exposition.help {
+                if let Some((other, earlier)) = help.get(&metric) {
+                    assert_eq!(
+                        earlier, &text,
+                        "{metric}: HELP differs between {other} and {}",
+                        file.name
+                    );
+                }
+                help.insert(metric, (file.name.clone(), text));
+            }
+            for (sample, _) in exposition.samples {
+                if let Some(other) = series.insert(sample.clone(), file.name.clone()) {
+                    panic!("{sample} is in both {other} and {}", file.name);
+                }
             }
         }
     }

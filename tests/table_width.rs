@@ -11,6 +11,7 @@
 mod conformance;
 
 use conformance::Corpus;
+use placement_study::measure::ClockKind;
 use placement_study::probe::probe;
 use placement_study::report::{self, compare, view::View};
 use placement_study::saved::{SavedDocument, load};
@@ -143,6 +144,15 @@ fn wide_shows_the_full_column_set() {
     let wide_only = |document: &SavedDocument| -> &[&str] {
         match document {
             SavedDocument::Gate(_) => &[],
+            // The tick column is headed by the tick clock: "TSC/byte" on
+            // x86_64, "generic-timer/byte" on aarch64.
+            SavedDocument::Run(run) if run.setup.tick_clock == ClockKind::GenericTimer => &[
+                "│ eff. GHz ",
+                "│ clock ",
+                "│ generic-timer/byte ",
+                "│ instructions ",
+                "│ idle at barrier ms ",
+            ],
             SavedDocument::Run(_) => &[
                 "│ eff. GHz ",
                 "│ clock ",

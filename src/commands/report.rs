@@ -6,7 +6,7 @@ use crate::exit::Outcome;
 use crate::report::fleet::{Fleet, FleetOptions};
 use crate::report::{self, compare};
 use crate::saved::{self, SavedDocument, load};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 pub struct ReportCommand {
@@ -77,8 +77,10 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
 }
 
 /// `report --fleet`: whatever the hosts sent, missing and broken hosts
-/// included, is a report, not an error (exit 0); only an output that
-/// cannot be written fails. `--json` is one line per host and kind.
+/// included, is a report, not an error (exit 0). What fails is what the
+/// user can fix: a named FILE that is not there or cannot be read (found
+/// while reading, before anything is written), or an output that cannot
+/// be written. `--json` is one line per host and kind.
 fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     let stdin = [PathBuf::from("-")];
     let files = if command.files.is_empty() {
@@ -86,7 +88,15 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     } else {
         &command.files[..]
     };
-    let fleet = Fleet::of(saved::fleet::read(files, report::fleet::answer), options);
+    let hosts = saved::fleet::read(files, report::fleet::answer)?;
+    if hosts.is_empty() && options.expected_hosts.is_empty() {
+        bail!(
+            "report --fleet: standard input holds no host's line; pipe in pdsh or clush output \
+             (not clush -b, which drops the host names), or give --hosts to list every host as \
+             missing"
+        );
+    }
+    let fleet = Fleet::of(hosts, options);
     let outputs = &command.outputs;
     if let Some(target) = &outputs.json {
         target.write(report::fleet::json_lines(&fleet)?.as_bytes())?;

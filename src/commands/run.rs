@@ -31,10 +31,12 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 report::gate::render(&gate, &command.outputs.view()),
                 gate.verdict.as_str()
             );
-            // The gate's document is the result: it says why nothing else was measured.
+            // Run metrics, so a textfile folder's run.prom keeps its kind
+            // whatever the verdict; the gate's document is the saved
+            // result: it says why nothing else was measured.
             command
                 .outputs
-                .write_metrics(|| report::prom::gate(&gate))?;
+                .write_metrics(|| report::prom::run_stopped_at_gate(&gate))?;
             command
                 .outputs
                 .write(&stopped_here, &gate, || report::csv::samples(&gate.samples))?;

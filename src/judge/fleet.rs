@@ -1,26 +1,34 @@
 //! The fleet's outlier rule: which hosts' SMT penalty is far from that of
-//! the other hosts with the same CPU model.
+//! the other hosts with the same CPU model, measured on the same clock.
 //!
 //! Hosts of one model that place threads the same way pay the same penalty
 //! for sharing a core, give or take the gate's noise; one that does not is
 //! set up differently (SMT off in the firmware, a hypervisor that pins
-//! vCPUs otherwise, a noisy neighbour). Per model, over the hosts with a
-//! measured penalty: the median, and the median absolute deviation (MAD),
-//! which one wild host cannot drag along as it would a mean and standard
-//! deviation. A host is an outlier when
+//! vCPUs otherwise, a noisy neighbour). Per model and clock, over the hosts
+//! whose gate measured a penalty it can stand by: the median, and the
+//! median absolute deviation (MAD), which one wild host cannot drag along
+//! as it would a mean and standard deviation. A host is an outlier when
 //!
 //! ```text
 //! |penalty − median| > max(SIGMAS × MAD_TO_SIGMA × MAD, FLOOR)
 //! ```
 //!
-//! and only in a model with at least [`MIN_PEERS`] such hosts.
+//! and only in a group with at least [`MIN_PEERS`] such hosts.
+//!
+//! A penalty counted in core cycles and one counted in TSC ticks are not
+//! one quantity: with turbo, or with a worker descheduled, the two clocks
+//! run apart, so hosts on different clocks are never pooled. A gate that a
+//! signal cut short, or whose same-CPU control failed, has a penalty that
+//! failed its validity bar ([`PenaltyDoubt`]): it neither moves its
+//! group's median nor is judged against it.
 
 use super::stats::median;
+use crate::measure::ClockKind;
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Fewest hosts of one model with a measured penalty for the rule to
-/// apply: of two hosts that disagree, neither is the odd one out.
+/// Fewest hosts of one model and clock with a valid penalty for the rule
+/// to apply: of two hosts that disagree, neither is the odd one out.
 pub const MIN_PEERS: usize = 3;
 
 /// How many standard deviations away is far: three, which leaves 0.3 % of
@@ -39,47 +47,95 @@ pub const MAD_TO_SIGMA: f64 = 1.4826;
 /// to change its verdict is caught.
 pub const FLOOR: f64 = 0.10;
 
-/// Why one host's penalty is an outlier among its model's.
+/// Why a gate's penalty failed its validity bar: it is shown marked, and
+/// takes no part in the outlier rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PenaltyDoubt {
+    /// A stop signal ended the gate before its verdict: the penalty comes
+    /// from fewer repetitions than the gate needed to decide.
+    Incomplete,
+    /// Two workers pinned to one CPU did not take turns on it: pinning did
+    /// not hold, so the arms did not measure the placements they name.
+    ControlFailed,
+}
+
+impl PenaltyDoubt {
+    /// The word JSON and CSV spell it with: "incomplete", "control-failed".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PenaltyDoubt::Incomplete => "incomplete",
+            PenaltyDoubt::ControlFailed => "control-failed",
+        }
+    }
+}
+
+/// One host's gate penalty, as the outlier rule sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostPenalty<'a> {
+    pub model: &'a str,
+    /// The clock the gate's costs were counted on.
+    pub clock: ClockKind,
+    /// The paired estimate (a fraction).
+    pub penalty: f64,
+    /// Why the penalty failed its validity bar; empty when it held.
+    pub doubts: &'a [PenaltyDoubt],
+}
+
+impl HostPenalty<'_> {
+    /// Whether it takes part: a finite penalty without a doubt.
+    fn counts(&self) -> bool {
+        self.penalty.is_finite() && self.doubts.is_empty()
+    }
+
+    /// The hosts it is compared with: those of its model on its clock.
+    fn group(&self) -> (&str, &'static str) {
+        (self.model, self.clock.as_str())
+    }
+}
+
+/// Why one host's penalty is an outlier among its model's on its clock.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PenaltyOutlier {
-    /// The median penalty of the model's hosts (a fraction), this one included.
+    /// The median penalty of the group's hosts (a fraction), this one included.
     pub median: f64,
-    /// How far from it a penalty may be: max(3 × 1.4826 × MAD, FLOOR).
+    /// The median absolute deviation from it (a fraction): the group's spread.
+    pub mad: f64,
+    /// How far from the median a penalty may be: max(3 × 1.4826 × MAD, FLOOR).
     pub bound: f64,
-    /// Hosts of the model with a measured penalty, this one included.
+    /// Hosts of the group with a valid penalty, this one included.
     pub peers: usize,
 }
 
-/// For each `(model, penalty)`, in order, whether it is an outlier among
-/// those of the same model. A penalty that is not a finite number takes no
-/// part.
-pub fn penalty_outliers(penalties: &[(&str, f64)]) -> Vec<Option<PenaltyOutlier>> {
-    let mut by_model: HashMap<&str, Vec<f64>> = HashMap::new();
-    for &(model, penalty) in penalties.iter().filter(|(_, p)| p.is_finite()) {
-        by_model.entry(model).or_default().push(penalty);
+/// For each host, in order, whether its penalty is an outlier among those
+/// of the hosts with the same CPU model and clock. A host whose penalty is
+/// not a finite number, or has a doubt, takes no part and is never one.
+pub fn penalty_outliers(hosts: &[HostPenalty]) -> Vec<Option<PenaltyOutlier>> {
+    let mut groups: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+    for host in hosts.iter().filter(|h| h.counts()) {
+        groups.entry(host.group()).or_default().push(host.penalty);
     }
-    let rules: HashMap<&str, PenaltyOutlier> = by_model
+    let rules: HashMap<(&str, &str), PenaltyOutlier> = groups
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_PEERS)
-        .map(|(model, values)| {
+        .map(|(group, values)| {
             let centre = median(&values);
             let deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-            let bound = (SIGMAS * MAD_TO_SIGMA * median(&deviations)).max(FLOOR);
-            (
-                model,
-                PenaltyOutlier {
-                    median: centre,
-                    bound,
-                    peers: values.len(),
-                },
-            )
+            let mad = median(&deviations);
+            let rule = PenaltyOutlier {
+                median: centre,
+                mad,
+                bound: (SIGMAS * MAD_TO_SIGMA * mad).max(FLOOR),
+                peers: values.len(),
+            };
+            (group, rule)
         })
         .collect();
-    penalties
+    hosts
         .iter()
-        .map(|&(model, penalty)| {
-            let rule = rules.get(model)?;
-            ((penalty - rule.median).abs() > rule.bound).then(|| rule.clone())
+        .map(|host| {
+            let rule = rules.get(&host.group()).filter(|_| host.counts())?;
+            ((host.penalty - rule.median).abs() > rule.bound).then(|| rule.clone())
         })
         .collect()
 }
@@ -88,55 +144,155 @@ pub fn penalty_outliers(penalties: &[(&str, f64)]) -> Vec<Option<PenaltyOutlier>
 mod tests {
     use super::*;
 
-    fn flagged(penalties: &[(&str, f64)]) -> Vec<usize> {
-        penalty_outliers(penalties)
+    const TSC: ClockKind = ClockKind::Tsc;
+    const CYCLES: ClockKind = ClockKind::CoreCycles;
+    const INCOMPLETE: &[PenaltyDoubt] = &[PenaltyDoubt::Incomplete];
+    const CONTROL_FAILED: &[PenaltyDoubt] = &[PenaltyDoubt::ControlFailed];
+
+    /// The model of the QEMU TCG guests in `fixtures/fleet/documents/`.
+    const TCG: &str = "QEMU TCG CPU version 2.5+";
+
+    /// The penalties the gates of `fixtures/fleet/documents/` recorded,
+    /// all on TSC ticks: three physical guests, then the virtual one.
+    const RECORDED: [f64; 4] = [
+        0.7771307130122245,
+        0.7576319279011725,
+        0.9267074495616032,
+        0.08990286601581188,
+    ];
+
+    fn host(model: &str, clock: ClockKind, penalty: f64) -> HostPenalty<'_> {
+        HostPenalty {
+            model,
+            clock,
+            penalty,
+            doubts: &[],
+        }
+    }
+
+    /// The recorded guests as hosts on `clock`.
+    fn recorded(clock: ClockKind) -> Vec<HostPenalty<'static>> {
+        RECORDED.iter().map(|&p| host(TCG, clock, p)).collect()
+    }
+
+    fn flagged(hosts: &[HostPenalty]) -> Vec<usize> {
+        penalty_outliers(hosts)
             .iter()
             .enumerate()
             .filter_map(|(i, o)| o.as_ref().map(|_| i))
             .collect()
     }
 
+    /// Shorthand for hosts of one model on one clock, all valid.
+    fn alike(penalties: &[(&'static str, f64)]) -> Vec<HostPenalty<'static>> {
+        penalties.iter().map(|&(m, p)| host(m, TSC, p)).collect()
+    }
+
     #[test]
-    fn the_odd_host_of_a_model_is_flagged() {
-        let fleet = [
-            ("epyc", 0.30),
-            ("epyc", 0.31),
-            ("epyc", 0.29),
-            ("epyc", 0.02),
-            ("xeon", 0.60),
-        ];
+    fn the_recorded_virtual_guest_is_the_odd_one_of_its_model() {
+        let fleet = recorded(TSC);
         assert_eq!(flagged(&fleet), [3]);
         let rule = penalty_outliers(&fleet)[3].clone().unwrap();
-        assert!((rule.median - 0.295).abs() < 1e-12);
         assert_eq!(rule.peers, 4);
-        // MAD 0.01: 3 × 1.4826 × 0.01 < 10 points, so the floor decides.
-        assert_eq!(rule.bound, FLOOR);
+        assert!((rule.median - (RECORDED[0] + RECORDED[1]) / 2.0).abs() < 1e-12);
+        // Deviations 0.0097, 0.0097, 0.1593, 0.6775: MAD is the middle two's mean.
+        let mad = ((RECORDED[0] - RECORDED[1]) / 2.0 + RECORDED[2] - rule.median) / 2.0;
+        assert!((rule.mad - mad).abs() < 1e-12, "{rule:?}");
+        assert!((rule.bound - SIGMAS * MAD_TO_SIGMA * mad).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_incomplete_or_uncontrolled_gate_takes_no_part() {
+        // A fifth gate cut short at +5 %: not flagged itself, and the
+        // median and the count stay those of the four that finished.
+        let mut fleet = recorded(TSC);
+        fleet.push(HostPenalty {
+            doubts: INCOMPLETE,
+            ..host(TCG, TSC, 0.05)
+        });
+        assert_eq!(flagged(&fleet), [3]);
+        assert_eq!(penalty_outliers(&fleet)[3].as_ref().unwrap().peers, 4);
+        // The virtual guest with a failed control is no outlier: its
+        // number measured nothing. Without its spread the three physical
+        // guests' MAD is 2 points, so the floor decides, and +92.7 % is
+        // more than 10 points from their median +77.7 %.
+        let mut fleet = recorded(TSC);
+        fleet[3].doubts = CONTROL_FAILED;
+        assert_eq!(flagged(&fleet), [2]);
+        assert_eq!(penalty_outliers(&fleet)[2].as_ref().unwrap().peers, 3);
+        // A physical guest cut short leaves three that finished: the
+        // virtual one is still judged, against those three.
+        let mut fleet = recorded(TSC);
+        fleet[2].doubts = INCOMPLETE;
+        assert_eq!(flagged(&fleet), [3]);
+        let rule = penalty_outliers(&fleet)[3].clone().unwrap();
+        assert_eq!(rule.peers, 3);
+        assert_eq!(rule.median, RECORDED[1]);
+    }
+
+    #[test]
+    fn penalties_on_different_clocks_are_not_pooled() {
+        // The three physical guests on TSC ticks, the virtual one in core
+        // cycles: alone on its clock, it is judged against no one.
+        let mut fleet = recorded(TSC);
+        fleet[3].clock = CYCLES;
+        assert!(!flagged(&fleet).contains(&3));
+        assert_eq!(penalty_outliers(&fleet)[2].as_ref().unwrap().peers, 3);
+        // Two and two: neither group is big enough.
+        let mut fleet = recorded(TSC);
+        fleet[1].clock = CYCLES;
+        fleet[3].clock = CYCLES;
+        assert!(flagged(&fleet).is_empty());
+        // Each clock judged on its own: the odd host of each is flagged.
+        let mut fleet = recorded(TSC);
+        fleet.extend(recorded(CYCLES));
+        assert_eq!(flagged(&fleet), [3, 7]);
+        assert_eq!(penalty_outliers(&fleet)[7].as_ref().unwrap().peers, 4);
+    }
+
+    #[test]
+    fn fewer_than_three_valid_hosts_decide_nothing() {
+        let mut fleet = recorded(TSC);
+        fleet[0].doubts = INCOMPLETE;
+        fleet[1].doubts = CONTROL_FAILED;
+        assert!(flagged(&fleet).is_empty());
+        assert!(flagged(&alike(&[("m", 0.0), ("m", 0.9)])).is_empty());
+        assert!(flagged(&alike(&[("a", 0.0), ("a", 0.0), ("b", 0.9), ("b", 0.9)])).is_empty());
+        assert_eq!(
+            flagged(&alike(&[
+                ("m", 0.1),
+                ("m", 0.1),
+                ("m", f64::NAN),
+                ("m", 0.9)
+            ])),
+            [3]
+        );
     }
 
     #[test]
     fn the_floor_keeps_identical_hosts_from_flagging_noise() {
         // MAD 0: any difference would be "infinitely many sigmas" away.
-        let fleet = [("m", 0.30), ("m", 0.30), ("m", 0.30), ("m", 0.35)];
+        let fleet = alike(&[("m", 0.30), ("m", 0.30), ("m", 0.30), ("m", 0.35)]);
         assert!(flagged(&fleet).is_empty());
-        let fleet = [("m", 0.30), ("m", 0.30), ("m", 0.30), ("m", 0.41)];
+        let fleet = alike(&[("m", 0.30), ("m", 0.30), ("m", 0.30), ("m", 0.41)]);
         assert_eq!(flagged(&fleet), [3]);
+        assert_eq!(penalty_outliers(&fleet)[3].as_ref().unwrap().bound, FLOOR);
     }
 
     #[test]
     fn a_widely_spread_model_widens_its_bound() {
         // MAD 0.2: bound 3 × 1.4826 × 0.2 ≈ 0.89; the 1.0 host is inside it.
-        let fleet = [("m", 0.0), ("m", 0.2), ("m", 0.4), ("m", 0.6), ("m", 1.0)];
+        let fleet = alike(&[("m", 0.0), ("m", 0.2), ("m", 0.4), ("m", 0.6), ("m", 1.0)]);
         assert!(flagged(&fleet).is_empty());
-        assert!(flagged(&[("m", 0.0), ("m", 0.2), ("m", 0.4), ("m", 2.0)]) == [3]);
+        let fleet = alike(&[("m", 0.0), ("m", 0.2), ("m", 0.4), ("m", 2.0)]);
+        assert_eq!(flagged(&fleet), [3]);
     }
 
     #[test]
-    fn too_few_peers_or_no_number_decide_nothing() {
-        assert!(flagged(&[("m", 0.0), ("m", 0.9)]).is_empty());
-        assert!(flagged(&[("a", 0.0), ("a", 0.0), ("b", 0.9), ("b", 0.9)]).is_empty());
-        assert_eq!(
-            flagged(&[("m", 0.1), ("m", 0.1), ("m", f64::NAN), ("m", 0.9)]),
-            [3]
-        );
+    fn doubts_are_spelled_as_json_spells_them() {
+        for doubt in [PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed] {
+            let json = serde_json::to_string(&doubt).unwrap();
+            assert_eq!(json, format!("\"{}\"", doubt.as_str()));
+        }
     }
 }

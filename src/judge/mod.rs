@@ -16,7 +16,8 @@
 //!   sibling map against the published one.
 //! * [`hybrid`] turns baselines into class speeds, measured classes and a
 //!   ceiling, and judges what each work-sharing scheme made of them.
-//! * [`fleet`] flags the hosts whose penalty is far from their CPU model's.
+//! * [`fleet`] flags the hosts whose penalty is far from that of their CPU
+//!   model's hosts on the same clock.
 //! * [`validity`] is the one rule saying whether a run may be quoted.
 //! * [`warnings`] are the notes on the machine and the measurement.
 

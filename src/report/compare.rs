@@ -3,7 +3,8 @@
 //! as the table's formatted strings.
 
 use crate::judge::checks::{Check, CheckName, CheckStatus};
-use crate::judge::gate::Verdict;
+use crate::judge::fleet::PenaltyDoubt;
+use crate::judge::gate::{Interval, Verdict};
 use crate::judge::hybrid::ClassVerdict;
 use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
@@ -44,8 +45,9 @@ pub struct HostSummary {
     pub hypervisor: Option<String>,
     /// The gate's verdict, when a gate ran.
     pub verdict: Option<Verdict>,
-    /// The gate's paired penalty (a fraction), when measured.
-    pub penalty: Option<f64>,
+    /// The gate's paired penalty, with what it rests on.
+    #[serde(flatten)]
+    pub penalty: GatePenalty,
     /// The study's arms (none for a gate file).
     pub arms: Vec<ArmCost>,
     /// median(sibling-packed) / median(one-per-core) − 1, when both ran.
@@ -62,6 +64,138 @@ pub struct HostSummary {
     pub hybrid: Option<HybridSummary>,
     /// `observe`: where the workload ran, and whether that adds up.
     pub observe: Option<ObserveSummary>,
+}
+
+/// A gate's penalty as the hosts' tables carry it: never the number
+/// without its interval, its repetitions and the clock it was counted on,
+/// and marked when the gate that measured it failed its validity bar. In
+/// JSON its fields sit beside the host's others, each named `penalty…`;
+/// all are null (the doubts empty) when no penalty was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GatePenalty {
+    /// The paired estimate (a fraction): 0.37 is 37 % more.
+    #[serde(rename = "penalty")]
+    pub value: Option<f64>,
+    /// Its 95 % confidence interval.
+    #[serde(rename = "penalty_ci95")]
+    pub ci95: Option<Interval>,
+    /// Repetitions per arm it comes from.
+    #[serde(rename = "penalty_reps")]
+    pub reps: Option<usize>,
+    /// The clock the costs were counted on.
+    #[serde(rename = "penalty_clock")]
+    pub clock: Option<ClockKind>,
+    /// The gate's threshold (a fraction): physical at or above it.
+    #[serde(rename = "penalty_threshold")]
+    pub threshold: Option<f64>,
+    /// Why it failed its validity bar; empty when it held.
+    #[serde(rename = "penalty_doubts")]
+    pub doubts: Vec<PenaltyDoubt>,
+}
+
+impl GatePenalty {
+    /// What a saved gate says about its penalty.
+    pub fn of(gate: &GateResult) -> GatePenalty {
+        let Some(value) = gate.penalty else {
+            return GatePenalty::default();
+        };
+        let control_failed = gate
+            .control
+            .as_ref()
+            .is_some_and(|c| c.status == CheckStatus::Failed);
+        let doubts = [
+            (!gate.complete, PenaltyDoubt::Incomplete),
+            (control_failed, PenaltyDoubt::ControlFailed),
+        ]
+        .into_iter()
+        .filter_map(|(doubted, doubt)| doubted.then_some(doubt))
+        .collect();
+        GatePenalty {
+            value: Some(value),
+            ci95: gate.ci95.clone(),
+            reps: Some(gate.reps),
+            clock: gate.clock,
+            threshold: Some(gate.threshold),
+            doubts,
+        }
+    }
+
+    /// The estimate and its interval, in per cent: "+9.0 %" and "[3.3,
+    /// 15.0]" (a bound below zero with its minus sign), or "(no interval)";
+    /// `None` without a penalty.
+    pub fn estimate_parts(&self) -> Option<(String, String)> {
+        let value = percent_change(self.value?);
+        let interval = match &self.ci95 {
+            Some(ci95) => {
+                let bound = |b: f64| {
+                    let text = percent_change(b);
+                    text.trim_start_matches('+')
+                        .trim_end_matches(" %")
+                        .to_string()
+                };
+                format!("[{}, {}]", bound(ci95.low), bound(ci95.high))
+            }
+            None => "(no interval)".into(),
+        };
+        Some((value, interval))
+    }
+
+    /// [`Self::estimate_parts`] on one line: "+9.0 % [3.3, 15.0]".
+    pub fn estimate_text(&self) -> Option<String> {
+        let (value, interval) = self.estimate_parts()?;
+        Some(format!("{value} {interval}"))
+    }
+
+    /// What the estimate rests on, each part when known: the repetitions
+    /// per arm ("n=5"), the clock's unit ("TSC ticks") and the threshold
+    /// ("threshold +15.0 %").
+    pub fn basis(&self) -> [Option<String>; 3] {
+        [
+            self.reps.map(|n| format!("n={n}")),
+            self.clock.map(|c| c.unit().to_string()),
+            self.threshold
+                .map(|t| format!("threshold {}", percent_change(t))),
+        ]
+    }
+
+    /// The doubts as words, ";"-separated as the CSVs join lists:
+    /// "incomplete;control-failed".
+    fn doubts_list(&self) -> String {
+        let words: Vec<&str> = self.doubts.iter().map(|d| d.as_str()).collect();
+        words.join(";")
+    }
+
+    /// Its [`PENALTY_CSV_COLUMNS`]: the interval's bounds, the repetitions,
+    /// the clock, the threshold and the doubts (";"-separated); empty
+    /// fields where unknown.
+    pub fn csv_cells(&self) -> String {
+        let ci95 = self.ci95.as_ref();
+        format!(
+            "{},{},{},{},{},{}",
+            opt(ci95.map(|c| c.low)),
+            opt(ci95.map(|c| c.high)),
+            opt(self.reps),
+            self.clock.map(ClockKind::as_str).unwrap_or_default(),
+            opt(self.threshold),
+            quoted(&self.doubts_list())
+        )
+    }
+
+    /// The whole penalty in one cell: "+9.0 % [3.3, 15.0] (n=27, TSC
+    /// ticks, threshold +15.0 %)", then "not valid: incomplete" when it
+    /// failed its bar; `None` without a penalty.
+    fn text(&self) -> Option<String> {
+        let basis: Vec<String> = self.basis().into_iter().flatten().collect();
+        let mut text = format!("{} ({})", self.estimate_text()?, basis.join(", "));
+        if !self.doubts.is_empty() {
+            let _ = write!(
+                text,
+                " not valid: {}",
+                self.doubts_list().replace(';', ", ")
+            );
+        }
+        Some(text)
+    }
 }
 
 /// An `observe` result in one row.
@@ -137,7 +271,7 @@ fn of_gate(file: String, gate: &GateResult) -> HostSummary {
             None => gate.evidence.cpuid_hypervisor_signature.clone(),
         },
         verdict: Some(gate.verdict),
-        penalty: gate.penalty,
+        penalty: GatePenalty::of(gate),
         arms: Vec::new(),
         change_vs_one_per_core: None,
         failed_checks: failed(&gate.control),
@@ -160,7 +294,7 @@ fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
         cpus: Some(pairs.topology.cpus),
         hypervisor: pairs.topology.hypervisor.clone(),
         verdict: None,
-        penalty: None,
+        penalty: GatePenalty::default(),
         arms: Vec::new(),
         change_vs_one_per_core: None,
         failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
@@ -187,7 +321,7 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
         cpus: Some(hybrid.topology.cpus),
         hypervisor: hybrid.topology.hypervisor.clone(),
         verdict: None,
-        penalty: None,
+        penalty: GatePenalty::default(),
         arms: Vec::new(),
         change_vs_one_per_core: None,
         failed_checks: failed(&hybrid.judged.checks),
@@ -244,7 +378,7 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
         cpus: Some(run.topology.cpus),
         hypervisor: run.topology.hypervisor.clone(),
         verdict: run.gate.as_ref().map(|g| g.verdict),
-        penalty: run.gate.as_ref().and_then(|g| g.penalty),
+        penalty: run.gate.as_ref().map(GatePenalty::of).unwrap_or_default(),
         change_vs_one_per_core: median(Arm::OnePerCore)
             .zip(median(Arm::SiblingPacked))
             .map(|(base, packed)| packed / base - 1.0),
@@ -324,13 +458,10 @@ fn row(host: &HostSummary) -> HostRow {
         },
         hypervisor: host.hypervisor.clone().unwrap_or_else(|| "none".into()),
         gate: match host.verdict {
-            Some(verdict) => format!(
-                "{}{}",
-                verdict.as_str(),
-                host.penalty
-                    .map(|p| format!(" {}", percent_change(p)))
-                    .unwrap_or_default()
-            ),
+            Some(verdict) => match host.penalty.text() {
+                Some(penalty) => format!("{} {penalty}", verdict.as_str()),
+                None => verdict.as_str().to_string(),
+            },
             None => "not run".into(),
         },
         one_per_core: cost(Arm::OnePerCore),
@@ -424,7 +555,13 @@ pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict
 one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
 change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map,\
 class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,observed_target,\
-observed_classes,observed_threads,migrations,observed_wall_ms,reconciliation_difference,reconciled";
+observed_classes,observed_threads,migrations,observed_wall_ms,reconciliation_difference,reconciled,\
+penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts";
+
+/// The columns of [`GatePenalty::csv_cells`], in both CSVs of hosts: after
+/// `penalty` in `report --fleet`'s, last in this one (so that the columns
+/// it had keep their places).
+pub const PENALTY_CSV_COLUMNS: &str = "penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts";
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
@@ -438,7 +575,7 @@ pub fn csv(hosts: &[HostSummary]) -> String {
         let observe = host.observe.as_ref();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&host.file),
             host.kind,
             text(host.host.clone()),
@@ -447,7 +584,7 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             opt(host.cpus),
             text(host.hypervisor.clone()),
             host.verdict.map(|v| v.as_str()).unwrap_or_default(),
-            opt(host.penalty),
+            opt(host.penalty.value),
             opt(arm(Arm::OnePerCore).map(|a| a.cost.median)),
             opt(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
             opt(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
@@ -478,6 +615,7 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             opt(observe.map(|o| o.wall_ms)),
             opt(observe.map(|o| o.reconciliation_difference)),
             opt(observe.map(|o| o.reconciled)),
+            host.penalty.csv_cells(),
         );
     }
     out
@@ -494,7 +632,7 @@ fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
         cpus: Some(observe.topology.cpus),
         hypervisor: observe.topology.hypervisor.clone(),
         verdict: None,
-        penalty: None,
+        penalty: GatePenalty::default(),
         arms: Vec::new(),
         change_vs_one_per_core: None,
         failed_checks: Vec::new(),
@@ -516,5 +654,101 @@ fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
             reconciliation_difference: judged.reconciliation.difference,
             reconciled: judged.reconciliation.holds,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::checks::CheckStatus;
+    use crate::saved::load;
+
+    /// The virtual guest's gate of `fixtures/fleet/documents/`: +9.0 %
+    /// [3.3, 15.0] over 27 repetitions per arm on TSC ticks.
+    fn recorded_gate() -> GateResult {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/fleet/documents/guest-virtual.jsonl");
+        match load(&path).unwrap() {
+            SavedDocument::Gate(gate) => *gate,
+            other => panic!("not a gate: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_gate_penalty_carries_its_interval_repetitions_clock_and_threshold() {
+        let gate = recorded_gate();
+        let penalty = GatePenalty::of(&gate);
+        assert_eq!(penalty.value, gate.penalty);
+        assert_eq!(penalty.ci95, gate.ci95);
+        assert_eq!(penalty.reps, Some(27));
+        assert_eq!(penalty.clock, Some(ClockKind::Tsc));
+        assert_eq!(penalty.threshold, Some(0.15));
+        assert!(penalty.doubts.is_empty());
+        assert_eq!(
+            penalty.text().unwrap(),
+            "+9.0 % [3.3, 15.0] (n=27, TSC ticks, threshold +15.0 %)"
+        );
+        let summary = summarise(
+            Path::new("virtual.json"),
+            &SavedDocument::Gate(Box::new(gate)),
+        );
+        let cell = row(&summary).gate;
+        assert_eq!(cell, format!("virtual {}", penalty.text().unwrap()));
+        // In JSON the fields sit beside the host's others.
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["penalty"], summary.penalty.value.unwrap());
+        assert_eq!(json["penalty_ci95"]["low"], penalty.ci95.unwrap().low);
+        assert_eq!(json["penalty_reps"], 27);
+        assert_eq!(json["penalty_clock"], "tsc");
+        assert_eq!(json["penalty_threshold"], 0.15);
+        assert_eq!(json["penalty_doubts"], serde_json::json!([]));
+        let line = csv(&[summary]);
+        let line = line.lines().nth(1).unwrap();
+        assert!(line.ends_with(",27,tsc,0.15,\"\""), "{line}");
+    }
+
+    #[test]
+    fn a_penalty_that_failed_its_bar_says_why() {
+        let mut gate = recorded_gate();
+        gate.complete = false;
+        gate.control.as_mut().unwrap().status = CheckStatus::Failed;
+        let penalty = GatePenalty::of(&gate);
+        assert_eq!(
+            penalty.doubts,
+            [PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed]
+        );
+        assert!(
+            penalty
+                .text()
+                .unwrap()
+                .ends_with(") not valid: incomplete, control-failed"),
+            "{penalty:?}"
+        );
+        assert!(
+            penalty
+                .csv_cells()
+                .ends_with(",\"incomplete;control-failed\"")
+        );
+    }
+
+    #[test]
+    fn no_penalty_means_no_basis_either() {
+        let mut gate = recorded_gate();
+        gate.penalty = None;
+        gate.complete = false;
+        let penalty = GatePenalty::of(&gate);
+        assert_eq!(penalty, GatePenalty::default());
+        assert_eq!(penalty.estimate_text(), None);
+        assert_eq!(penalty.csv_cells(), ",,,,,\"\"");
+        // Below zero, each number keeps its minus sign.
+        gate.penalty = Some(-0.021);
+        gate.ci95 = Some(Interval {
+            low: -0.05,
+            high: 0.012,
+        });
+        assert_eq!(
+            GatePenalty::of(&gate).estimate_text().unwrap(),
+            "\u{2212}2.1 % [\u{2212}5.0, 1.2]"
+        );
     }
 }

@@ -9,13 +9,14 @@
 //! of hosts.
 
 use crate::judge::checks::CheckName;
-use crate::judge::fleet::penalty_outliers;
-use crate::report::compare::{self, HostSummary, SiblingMaps};
+use crate::judge::fleet::{HostPenalty, penalty_outliers};
+use crate::report::compare::{self, GatePenalty, HostSummary, SiblingMaps};
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
 use crate::report::units::{count, percent_change};
 use crate::report::view::View;
-use crate::saved::fleet::{FleetHost, Origin, fold_host_list, natural};
+use crate::saved::fleet::{FleetHost, Origin, natural};
+use crate::saved::hostlist::fold_host_list;
 use crate::saved::{DocumentKind, Evidence, SavedDocument};
 use anyhow::Result;
 use serde::Serialize;
@@ -26,7 +27,7 @@ use tabled::builder::Builder;
 use tabled::settings::Alignment;
 use tabled::settings::object::Columns;
 
-pub use crate::saved::fleet::parse_host_list;
+pub use crate::saved::hostlist::parse_host_list;
 
 /// What `report --fleet` is told besides its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -110,8 +111,12 @@ pub struct FleetRow {
     /// pairs: the sibling maps' verdict; hybrid: the classes' verdict;
     /// observe: "reconciled" or "not-reconciled".
     pub verdict: Option<String>,
-    /// The gate's paired penalty (a fraction), when measured.
-    pub penalty: Option<f64>,
+    /// gate and run: the gate's paired penalty with its interval,
+    /// repetitions, clock, threshold and doubts (JSON fields `penalty`,
+    /// `penalty_ci95`, `penalty_reps`, `penalty_clock`,
+    /// `penalty_threshold`, `penalty_doubts`).
+    #[serde(flatten)]
+    pub penalty: GatePenalty,
     pub model: Option<String>,
     /// The hypervisor's name ("KVM"), or its CPUID signature; "none" on
     /// bare metal, "unknown" when not recorded.
@@ -147,7 +152,7 @@ impl FleetRow {
             reason: Some(reason),
             kind: None,
             verdict: None,
-            penalty: None,
+            penalty: GatePenalty::default(),
             model: None,
             hypervisor: None,
             cpus: None,
@@ -385,32 +390,45 @@ fn gate_rows(rows: &[FleetRow]) -> Vec<usize> {
     chosen
 }
 
-/// Flags the penalties far from their CPU model's ([`penalty_outliers`]),
-/// over one penalty per host.
+/// Flags the penalties far from those of their CPU model on their clock
+/// ([`penalty_outliers`]), over one penalty per host; a penalty with a
+/// doubt takes no part.
 fn flag_penalties(rows: &mut [FleetRow]) {
-    let measured: Vec<usize> = gate_rows(rows)
+    let measured: Vec<(usize, HostPenalty)> = gate_rows(rows)
         .into_iter()
-        .filter(|&i| rows[i].model.is_some() && rows[i].penalty.is_some())
+        .filter_map(|i| {
+            let row = &rows[i];
+            let host = HostPenalty {
+                model: row.model.as_deref()?,
+                clock: row.penalty.clock?,
+                penalty: row.penalty.value?,
+                doubts: &row.penalty.doubts,
+            };
+            Some((i, host))
+        })
         .collect();
-    let penalties: Vec<(&str, f64)> = measured
-        .iter()
-        .filter_map(|&i| Some((rows[i].model.as_deref()?, rows[i].penalty?)))
-        .collect();
-    let verdicts = penalty_outliers(&penalties);
-    for (&i, outlier) in measured.iter().zip(verdicts) {
-        if let (Some(outlier), Some(penalty)) = (outlier, rows[i].penalty) {
-            rows[i].outliers.insert(
-                0,
-                format!(
-                    "penalty {} is far from the median {} of the {} hosts of its CPU model \
-                     (more than {:.1} points off)",
-                    percent_change(penalty),
-                    percent_change(outlier.median),
-                    outlier.peers,
-                    outlier.bound * 100.0
-                ),
-            );
-        }
+    let hosts: Vec<HostPenalty> = measured.iter().map(|&(_, host)| host).collect();
+    let verdicts = penalty_outliers(&hosts);
+    let measured: Vec<usize> = measured.into_iter().map(|(i, _)| i).collect();
+    for (i, outlier) in measured.into_iter().zip(verdicts) {
+        let row = &mut rows[i];
+        let (Some(outlier), Some(penalty), Some(clock)) =
+            (outlier, row.penalty.estimate_text(), row.penalty.clock)
+        else {
+            continue;
+        };
+        row.outliers.insert(
+            0,
+            format!(
+                "penalty {penalty} is far from the median {} (MAD {:.1} points) of the {} hosts \
+                 of its CPU model on {}: more than {:.1} points off",
+                percent_change(outlier.median),
+                outlier.mad * 100.0,
+                outlier.peers,
+                clock.unit(),
+                outlier.bound * 100.0
+            ),
+        );
     }
 }
 
@@ -578,15 +596,10 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
             "verdict",
             "marks",
         ]);
+        let shared = shared_basis(&fleet.rows);
         for row in &fleet.rows {
             let verdict = match row.status {
-                Status::Ok => format!(
-                    "{}{}",
-                    row.verdict.as_deref().unwrap_or("—"),
-                    row.penalty
-                        .map(|p| format!(" {}", percent_change(p)))
-                        .unwrap_or_default()
-                ),
+                Status::Ok => verdict_cell(row, &shared, view),
                 Status::Broken => "BROKEN".into(),
                 Status::Missing => "MISSING".into(),
             };
@@ -600,8 +613,81 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
             ]);
         }
         let _ = write!(out, "\n{}\n", fitted(table, &[], view));
+        for note in penalty_notes(&fleet.rows, &shared) {
+            let _ = writeln!(out, "{}", view.wrap(&note, 2));
+        }
     }
     out
+}
+
+/// The parts of [`GatePenalty::basis`] every penalty in `rows` shares
+/// ("n=5", "TSC ticks", "threshold +15.0 %"), each `None` where the hosts
+/// differ: a shared part is said once under the table, the others in each
+/// host's cell.
+fn shared_basis(rows: &[FleetRow]) -> [Option<String>; 3] {
+    let bases: Vec<[Option<String>; 3]> = rows
+        .iter()
+        .filter(|r| r.penalty.value.is_some())
+        .map(|r| r.penalty.basis())
+        .collect();
+    std::array::from_fn(|part| {
+        let first = bases.first()?[part].clone()?;
+        bases
+            .iter()
+            .all(|basis| basis[part].as_ref() == Some(&first))
+            .then_some(first)
+    })
+}
+
+/// The verdict, then the gate's penalty, "*" when it failed its validity
+/// bar, its interval, and the parts of its basis the other hosts do not
+/// share: "virtual", "+9.0 %", "[3.3, 15.0]", "n=27". The default view
+/// gives each its own line, short enough that the column rarely wraps
+/// one; `--wide` keeps the cell on one line.
+fn verdict_cell(row: &FleetRow, shared: &[Option<String>; 3], view: &View) -> String {
+    let mut lines = vec![row.verdict.clone().unwrap_or_else(|| "—".into())];
+    if let Some((value, interval)) = row.penalty.estimate_parts() {
+        let mark = if row.penalty.doubts.is_empty() {
+            ""
+        } else {
+            "*"
+        };
+        lines.extend([format!("{value}{mark}"), interval]);
+        let own: Vec<String> = row
+            .penalty
+            .basis()
+            .into_iter()
+            .zip(shared)
+            .filter_map(|(part, shared)| part.filter(|_| shared.is_none()))
+            .collect();
+        if !own.is_empty() {
+            lines.push(own.join(", "));
+        }
+    }
+    lines.join(if view.wide { " " } else { "\n" })
+}
+
+/// The lines under the hosts table when it shows a penalty: how to read
+/// it with what every host shares, and what "*" means when a row has it.
+fn penalty_notes(rows: &[FleetRow], shared: &[Option<String>; 3]) -> Vec<String> {
+    if rows.iter().all(|r| r.penalty.value.is_none()) {
+        return Vec::new();
+    }
+    let mut key = "penalty: the gate's paired estimate, [its 95 % interval], n repetitions per arm"
+        .to_string();
+    let shared: Vec<&str> = shared.iter().flatten().map(String::as_str).collect();
+    if !shared.is_empty() {
+        let _ = write!(key, "; the same for every host: {}", shared.join(", "));
+    }
+    let mut notes = vec![key];
+    if rows.iter().any(|r| !r.penalty.doubts.is_empty()) {
+        notes.push(
+            "* not valid: its gate was cut short (incomplete) or its same-CPU control failed; \
+             left out of the outlier rule"
+                .into(),
+        );
+    }
+    notes
 }
 
 /// A row's marks, short: what is wrong with it, or "ok".
@@ -646,8 +732,10 @@ pub fn json_lines(fleet: &Fleet) -> Result<String> {
 }
 
 /// The columns of `report --fleet --csv`.
-pub const CSV_HEADER: &str = "host,file,line,status,reason,kind,verdict,penalty,model,hypervisor,\
-cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,gated,failed_checks,notes";
+pub const CSV_HEADER: &str = "host,file,line,status,reason,kind,verdict,penalty,\
+penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts,\
+model,hypervisor,cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,gated,\
+failed_checks,notes";
 
 /// One CSV row per host and kind, numbers unformatted, text quoted; lists
 /// joined with ";".
@@ -660,7 +748,7 @@ pub fn csv(fleet: &Fleet) -> String {
         let map = row.map.as_ref();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&row.host),
             text(row.source.as_ref().map(|s| s.file.as_str())),
             opt(row.source.as_ref().and_then(|s| s.line)),
@@ -672,7 +760,8 @@ pub fn csv(fleet: &Fleet) -> String {
             text(row.reason.as_deref()),
             opt(row.kind),
             text(row.verdict.as_deref()),
-            opt(row.penalty),
+            opt(row.penalty.value),
+            row.penalty.csv_cells(),
             text(row.model.as_deref()),
             text(row.hypervisor.as_deref()),
             opt(row.cpus),
@@ -694,6 +783,8 @@ pub fn csv(fleet: &Fleet) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::fleet::PenaltyDoubt;
+    use crate::measure::ClockKind;
 
     #[test]
     fn no_signature_is_bare_metal_only_when_the_cpu_says_so() {
@@ -720,5 +811,137 @@ mod tests {
         assert_eq!(hypervisor_label(None, &evidence(Some(false), None)), "none");
         assert_eq!(hypervisor_label(None, &evidence(None, Some(false))), "none");
         assert_eq!(hypervisor_label(None, &evidence(None, None)), "unknown");
+    }
+
+    /// A gate row of `host` with `penalty` (a fraction), its interval, 5
+    /// repetitions on TSC ticks and a 15 % threshold.
+    fn gate_row(host: &str, penalty: f64) -> FleetRow {
+        let mut row = FleetRow::without_result(host.into(), Status::Ok, None, String::new());
+        row.reason = None;
+        row.kind = Some(DocumentKind::Gate);
+        row.verdict = Some("physical".into());
+        row.penalty = GatePenalty {
+            value: Some(penalty),
+            ci95: Some(crate::judge::gate::Interval {
+                low: penalty - 0.05,
+                high: penalty + 0.05,
+            }),
+            reps: Some(5),
+            clock: Some(ClockKind::Tsc),
+            threshold: Some(0.15),
+            doubts: Vec::new(),
+        };
+        row
+    }
+
+    #[test]
+    fn a_shared_basis_is_said_once_and_the_rest_per_host() {
+        let mut rows = vec![gate_row("a", 0.5), gate_row("b", -0.02)];
+        let shared = shared_basis(&rows);
+        assert_eq!(
+            shared,
+            [
+                Some("n=5".to_string()),
+                Some("TSC ticks".to_string()),
+                Some("threshold +15.0 %".to_string())
+            ]
+        );
+        let view = View::default();
+        assert_eq!(
+            verdict_cell(&rows[1], &shared, &view),
+            "physical\n\u{2212}2.0 %\n[\u{2212}7.0, 3.0]"
+        );
+        assert_eq!(
+            penalty_notes(&rows, &shared),
+            [
+                "penalty: the gate's paired estimate, [its 95 % interval], n repetitions per arm; \
+              the same for every host: n=5, TSC ticks, threshold +15.0 %"
+            ]
+        );
+        // Another host on core cycles, of 9 repetitions: each row names its own.
+        rows[1].penalty.clock = Some(ClockKind::CoreCycles);
+        rows[1].penalty.reps = Some(9);
+        let shared = shared_basis(&rows);
+        assert_eq!(shared, [None, None, Some("threshold +15.0 %".to_string())]);
+        assert_eq!(
+            verdict_cell(&rows[1], &shared, &View { wide: true, ..view }),
+            "physical \u{2212}2.0 % [\u{2212}7.0, 3.0] n=9, cycles"
+        );
+        assert!(penalty_notes(&rows, &shared)[0].ends_with("host: threshold +15.0 %"));
+        // A row without a penalty neither shows one nor changes what is shared.
+        let mut pairs = gate_row("c", 0.0);
+        pairs.kind = Some(DocumentKind::Pairs);
+        pairs.verdict = Some("agree".into());
+        pairs.penalty = GatePenalty::default();
+        rows.push(pairs);
+        assert_eq!(shared_basis(&rows), shared);
+        assert_eq!(verdict_cell(&rows[2], &shared, &view), "agree");
+    }
+
+    #[test]
+    fn a_doubted_penalty_is_starred_explained_and_judged_with_no_one() {
+        let mut rows = vec![
+            gate_row("a", 0.30),
+            gate_row("b", 0.31),
+            gate_row("c", 0.29),
+            gate_row("d", 0.02),
+        ];
+        for row in &mut rows {
+            row.model = Some("m".into());
+        }
+        rows[3].penalty.doubts = vec![PenaltyDoubt::Incomplete];
+        flag_penalties(&mut rows);
+        assert!(rows.iter().all(|r| r.outliers.is_empty()), "{rows:#?}");
+        let shared = shared_basis(&rows);
+        assert!(verdict_cell(&rows[3], &shared, &View::default()).contains("+2.0 %*\n"));
+        assert!(!verdict_cell(&rows[0], &shared, &View::default()).contains('*'));
+        let notes = penalty_notes(&rows, &shared);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[1].starts_with("* not valid: "), "{notes:?}");
+        // Without the doubt, the same host is the odd one out.
+        rows[3].penalty.doubts.clear();
+        flag_penalties(&mut rows);
+        assert_eq!(rows[3].outliers.len(), 1);
+        assert!(
+            rows[3].outliers[0].starts_with(
+                "penalty +2.0 % [\u{2212}3.0, 7.0] is far from the median +29.5 % (MAD 1.0 \
+                 points) of the 4 hosts of its CPU model on TSC ticks"
+            ),
+            "{:?}",
+            rows[3].outliers
+        );
+        assert_eq!(penalty_notes(&rows, &shared).len(), 1);
+    }
+
+    #[test]
+    fn both_csvs_carry_the_penalty_columns() {
+        for header in [CSV_HEADER, compare::CSV_HEADER] {
+            assert!(header.contains(compare::PENALTY_CSV_COLUMNS), "{header}");
+        }
+        assert!(CSV_HEADER.contains(&format!("penalty,{}", compare::PENALTY_CSV_COLUMNS)));
+        let mut row = gate_row("a", 0.5);
+        row.penalty.doubts = vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
+        let fleet = Fleet {
+            rows: vec![row],
+            hosts: 1,
+            answered: 1,
+            broken: 0,
+            missing: 0,
+            unexpected: 0,
+            verdicts: Vec::new(),
+            models: Vec::new(),
+            hypervisors: Vec::new(),
+        };
+        let csv = csv(&fleet);
+        let line = csv.lines().nth(1).unwrap();
+        assert!(
+            line.contains(",0.5,0.45,0.55,5,tsc,0.15,\"incomplete;control-failed\","),
+            "{line}"
+        );
+        assert_eq!(
+            line.split(',').count(),
+            CSV_HEADER.split(',').count(),
+            "{csv}"
+        );
     }
 }

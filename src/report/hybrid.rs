@@ -2,7 +2,7 @@
 //! `report FILE`): per-class speed, the ceiling, each scheme against it,
 //! and the per-worker records that explain every aggregate.
 
-use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, WorkerRow};
+use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerRow};
 use crate::judge::stats::Spread;
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{
@@ -273,9 +273,19 @@ fn classes_table(result: &HybridResult, view: &View) -> String {
         header.push("slower by");
     }
     table.push_record(header);
+    // A class's wall time and speed are its baselines' medians: marked
+    // when any of those baselines is over the CV bar.
+    let quotable = |class: &SpeedClass| {
+        result
+            .judged
+            .baselines
+            .iter()
+            .filter(|b| class.measured_cpus.contains(b.cpu))
+            .all(|b| b.quotable)
+    };
     for class in &result.judged.speed_classes {
         let mut row = vec![
-            class.label.clone(),
+            marked(&class.label, quotable(class), view),
             class.measured_cpus.to_string(),
             class.cpus.to_string(),
             class.wall_ms.as_ref().map_or(DASH.into(), |w| {
@@ -293,7 +303,8 @@ fn classes_table(result: &HybridResult, view: &View) -> String {
         }
         table.push_record(row);
     }
-    fit(table.build(), view)
+    let marks = result.judged.speed_classes.iter().any(|c| !quotable(c));
+    legend(fit(table.build(), view), marks, view)
 }
 
 /// "1.46 fastest-class CPUs over 2 worker CPUs (1 × 1.00 + 1 × 0.46)".

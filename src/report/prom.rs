@@ -5,13 +5,19 @@
 //!
 //! The conventions every kind follows:
 //!
-//! * Names start `placement_study_` and end in a base unit (`_seconds`,
-//!   `_ratio`, `_bytes_per_second`, `_hertz`, `_per_byte` for a clock's
-//!   counts per byte) or name a plain count. Every metric is a gauge: a file
-//!   describes one result, and nothing in it only ever goes up.
+//! * Names start `placement_study_` and end in their unit: a base unit
+//!   (`_seconds`, `_ratio`, `_bytes_per_second`, `_hertz`,
+//!   `_seconds_per_byte`), `_cycles_per_byte` (core cycles have no base
+//!   unit), or a plain count. No label changes a unit: a cost on another
+//!   clock is another name. Every metric is a gauge: a file describes one
+//!   result, and nothing in it only ever goes up.
 //! * Metadata are labels of `_info` gauges whose value is 1. Labels have low
-//!   cardinality: kind, arm, core class, check, verdict state, clock. Never
-//!   a repetition, PID, thread, command line or path.
+//!   cardinality: kind, arm, core class, check, verdict state, and (in
+//!   `_info` only) clock. Never a repetition, PID, thread, command line or
+//!   path.
+//! * A median over repetitions comes as three families, `…{unit}`,
+//!   `…_cv_ratio` and `…_repetitions` (`Metrics::spread`), wherever the
+//!   document keeps its spread.
 //! * A verdict is also a state set (`…_verdict{verdict="…"}`, 1 for the
 //!   verdict, 0 for every other), as a check is (`…_check_status`), so an
 //!   alert matches `== 1`, and a series does not vanish when it changes.
@@ -21,15 +27,21 @@
 //! * A number that failed its validity bar stays marked: it sits next to
 //!   the gauges that say so (`placement_study_run_valid`, `…_quotable`,
 //!   `…_check_status`), which a query joins on before quoting it.
+//! * A command writes its own kind whatever its verdict: a run stopped at
+//!   its gate writes run metrics ([`run_stopped_at_gate`]), so a file's
+//!   series never change kind from one run to the next.
 //! * The metrics every kind writes carry a `kind` label and the same HELP
 //!   text, so one textfile folder can hold one file per kind without two
 //!   files writing one series (node_exporter refuses a scrape that does).
+//!   A folder is one host's: beyond `placement_study_info`'s `host`
+//!   label, only the scrape's `instance` tells two hosts' series apart.
 
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::gate::Verdict;
 use crate::judge::hybrid::{ClassVerdict, Ratio};
 use crate::judge::pairs::{MapVerdict, PairRelation};
 use crate::judge::stats::Spread;
+use crate::measure::ClockKind;
 use crate::probe::Summary;
 use crate::saved::{
     DocumentKind, Evidence, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
@@ -42,6 +54,7 @@ use std::fmt::Write;
 /// The exposition of a saved document, whichever command wrote it.
 pub fn document(saved: &SavedDocument) -> String {
     match saved {
+        SavedDocument::Gate(result) if result.run_stopped_at_gate => run_stopped_at_gate(result),
         SavedDocument::Gate(result) => gate(result),
         SavedDocument::Run(result) => run(result),
         SavedDocument::Pairs(result) => pairs(result),
@@ -70,6 +83,14 @@ macro_rules! study_common {
         }
     };
 }
+
+/// The gate's verdicts, in the order their state sets list them.
+const GATE_VERDICTS: [Verdict; 4] = [
+    Verdict::Physical,
+    Verdict::Virtual,
+    Verdict::NoSmt,
+    Verdict::Inconclusive,
+];
 
 /// `gate --prom`: the verdict, the penalty with its interval, and the
 /// threshold it was judged against.
@@ -101,12 +122,6 @@ pub fn gate(result: &GateResult) -> String {
             ("baseline", &baseline),
         ],
     );
-    let verdicts = [
-        Verdict::Physical,
-        Verdict::Virtual,
-        Verdict::NoSmt,
-        Verdict::Inconclusive,
-    ];
     m.state_set(
         "placement_study_gate_verdict",
         "1 for the gate's verdict, 0 for the others: physical (placement is physical), virtual \
@@ -114,7 +129,7 @@ pub fn gate(result: &GateResult) -> String {
          (also a gate a signal stopped: see placement_study_complete).",
         &[],
         "verdict",
-        verdicts.map(Verdict::as_str),
+        GATE_VERDICTS.map(Verdict::as_str),
         verdict,
     );
     m.gauge(
@@ -154,14 +169,14 @@ pub fn gate(result: &GateResult) -> String {
         "placement_study_gate_repetitions",
         "Measured repetitions per arm the penalty comes from.",
         &[],
-        count(result.reps),
+        count_value(result.reps),
     );
     m.gauge(
         "placement_study_gate_excluded_repetitions",
         "Repetitions left out of the statistics (a pinned worker moved, or a counter group was \
          multiplexed).",
         &[],
-        count(result.excluded.len()),
+        count_value(result.excluded.len()),
     );
     m.checks(
         "placement_study_gate_check_status",
@@ -171,8 +186,9 @@ pub fn gate(result: &GateResult) -> String {
     m.render()
 }
 
-/// `run --prom`: per arm its cost with spread and repetitions, whether it is
-/// quotable, and the checks that say whether the run is valid.
+/// `run --prom`: what the gate before it said, then per arm its cost with
+/// spread and repetitions and whether it is quotable, and the checks that
+/// say whether the run is valid.
 pub fn run(result: &RunResult) -> String {
     let mut m = common(Common {
         kind: result.kind,
@@ -185,69 +201,76 @@ pub fn run(result: &RunResult) -> String {
         topology: Some(&result.topology),
         evidence: &result.evidence,
     });
-    let gate_verdict = result.gate.as_ref().map_or("", |g| g.verdict.as_str());
-    m.info(
-        "placement_study_run_info",
-        "The run's clock, its kernel (the workload) and the verdict of the gate before it \
-         (empty when the gate did not run).",
-        &[
-            ("clock", result.setup.clock.as_str()),
-            ("workload", &result.options.kernel),
-            ("gate_verdict", gate_verdict),
-        ],
+    run_head(
+        &mut m,
+        &RunHead {
+            clock: result.setup.clock.as_str(),
+            workload: &result.options.kernel,
+            gate: result.gate.as_ref().map(|g| g.verdict),
+            gated: result.gated,
+            stopped_at_gate: false,
+        },
     );
     m.gauge(
         "placement_study_run_valid",
         "1 when pinning, multiplexing and invariance held (and, with --strict, every arm is \
-         quotable); at 0 no number of this run may be quoted.",
+         quotable); at 0 no number of this run may be quoted. Absent when the run stopped at its \
+         gate.",
         &[],
-        flag(result.valid),
-    );
-    m.gauge(
-        "placement_study_run_gated",
-        "1 when the gate said physical before the run; 0 with --skip-gate otherwise (the numbers \
-         may describe a hypervisor's scheduling, not SMT).",
-        &[],
-        flag(result.gated),
+        flag_value(result.valid),
     );
     m.gauge(
         "placement_study_run_workers",
         "Workers per arm.",
         &[],
-        count(result.options.workers),
+        count_value(result.options.workers),
     );
+    // One name per unit: cycles where the PMU counts them, and the tick
+    // clock's wall time in seconds always, rather than one name whose unit
+    // a label would change.
+    let seconds_per_tick = 1.0 / result.setup.tsc_hz;
     for arm in &result.arms {
-        let (name, clock) = (arm.name.as_str(), arm.clock.as_str());
-        let by_arm_and_clock = [("arm", name), ("clock", clock)];
+        let by_arm = [("arm", arm.name.as_str())];
+        if arm.clock == ClockKind::CoreCycles {
+            m.spread(
+                "placement_study_run_arm_cycles",
+                "_per_byte",
+                "Core cycles per byte of one of the arm's workers (its own cycles counter)",
+                &by_arm,
+                arm.cost.as_ref(),
+                1.0,
+            );
+        }
         m.spread(
-            "placement_study_run_cost",
-            "_per_byte",
-            "Cost per byte of the arm, in counts of the clock label's clock (core-cycles: the \
-             workers' own cycles; tsc, generic-timer: ticks of wall time)",
-            &by_arm_and_clock,
-            arm.cost.as_ref(),
-            1.0,
+            "placement_study_run_arm_wall",
+            "_seconds_per_byte",
+            "Wall time per byte of one of the arm's workers (TSC or generic-timer ticks over the \
+             counter's frequency; time the worker was descheduled counts too)",
+            &by_arm,
+            arm.tsc_per_byte.as_ref(),
+            seconds_per_tick,
         );
         m.spread(
-            "placement_study_run_throughput",
+            "placement_study_run_arm_throughput",
             "_bytes_per_second",
             "All the arm's workers' bytes per second of wall time",
-            &[("arm", name)],
+            &by_arm,
             arm.throughput_bytes_per_s.as_ref(),
             1.0,
         );
         m.gauge(
-            "placement_study_run_quotable",
-            "1 when the arm's cost CV is under the bar; its numbers are quotable only where \
-             placement_study_run_valid is 1 too.",
-            &[("arm", name)],
-            flag(arm.quotable),
+            "placement_study_run_arm_quotable",
+            "1 when the arm's cost CV (of cycles per byte where counted, else of wall time per \
+             byte) is under the bar; its numbers are quotable only where placement_study_run_valid \
+             is 1 too.",
+            &by_arm,
+            flag_value(arm.quotable),
         );
         m.gauge(
-            "placement_study_run_change_vs_one_per_core_ratio",
-            "median(cost) / median(one-per-core cost) - 1: what this placement costs against one \
-             worker per core.",
-            &by_arm_and_clock,
+            "placement_study_run_arm_change_vs_one_per_core_ratio",
+            "median(cost) / median(one-per-core cost) - 1, on the clock placement_study_run_info \
+             names: what this placement costs against one worker per core.",
+            &by_arm,
             arm.change_vs_one_per_core,
         );
     }
@@ -263,7 +286,7 @@ pub fn run(result: &RunResult) -> String {
         "Repetitions left out of the statistics (a pinned worker moved, or a counter group was \
          multiplexed).",
         &[],
-        count(result.excluded.len()),
+        count_value(result.excluded.len()),
     );
     m.checks(
         "placement_study_run_check_status",
@@ -271,6 +294,99 @@ pub fn run(result: &RunResult) -> String {
         &result.checks,
     );
     m.render()
+}
+
+/// `run --prom` of a run that stopped at its gate (the gate did not say
+/// physical, or a signal stopped it): run metrics, not the gate's, so a
+/// textfile folder's `run.prom` keeps its kind whatever the verdict. They
+/// are [`run`]'s header with the gate's verdict, `…_stopped_at_gate` 1 and
+/// no arm, validity or check series, for nothing of the run was measured.
+pub fn run_stopped_at_gate(gate: &GateResult) -> String {
+    let mut m = common(Common {
+        kind: DocumentKind::Run,
+        tool_version: &gate.tool_version,
+        host: gate.host.as_deref(),
+        started_unix: gate.started_unix,
+        complete: gate.complete,
+        model: gate.model.as_deref(),
+        kernel: gate.environment.as_ref().and_then(|e| e.kernel.as_deref()),
+        topology: gate.topology.as_ref(),
+        evidence: &gate.evidence,
+    });
+    run_head(
+        &mut m,
+        &RunHead {
+            clock: "",
+            // The gate measured with the kernel the run would have used.
+            workload: gate.setup.as_ref().map_or("", |s| s.kernel.as_str()),
+            gate: Some(gate.verdict),
+            gated: false,
+            stopped_at_gate: true,
+        },
+    );
+    m.render()
+}
+
+/// What every run's metrics say first, whether its arms were measured or
+/// it stopped at its gate.
+struct RunHead<'a> {
+    /// The clock the arms' costs are on; empty when no arm was measured.
+    clock: &'a str,
+    /// The kernel the workers ran; empty when nothing was measured.
+    workload: &'a str,
+    /// The gate's verdict; `None` when `--skip-gate` skipped it.
+    gate: Option<Verdict>,
+    /// The gate said physical before the arms were measured.
+    gated: bool,
+    stopped_at_gate: bool,
+}
+
+/// The word for a run whose gate `--skip-gate` skipped, as `report --fleet`
+/// counts it.
+const GATE_NOT_RUN: &str = "not-run";
+
+/// Writes a run's [`RunHead`]: its `_info`, the gate's verdict as a state
+/// set, and whether the gate let the arms be measured.
+fn run_head(m: &mut Metrics, head: &RunHead) {
+    let gate_verdict = head.gate.map_or(GATE_NOT_RUN, Verdict::as_str);
+    m.info(
+        "placement_study_run_info",
+        "The run's clock (empty when no arm was measured), its kernel (the workload) and the \
+         verdict of the gate before it (not-run with --skip-gate).",
+        &[
+            ("clock", head.clock),
+            ("workload", head.workload),
+            ("gate_verdict", gate_verdict),
+        ],
+    );
+    m.state_set(
+        "placement_study_run_gate_verdict",
+        "1 for the verdict of the gate before the run, 0 for the others: physical (the arms \
+         were measured), virtual, no-smt or inconclusive (the run stopped at its gate), not-run \
+         (--skip-gate).",
+        &[],
+        "verdict",
+        GATE_VERDICTS
+            .map(Verdict::as_str)
+            .into_iter()
+            .chain([GATE_NOT_RUN]),
+        gate_verdict,
+    );
+    m.gauge(
+        "placement_study_run_stopped_at_gate",
+        "1 when the gate did not say physical (or a signal stopped it) and the run measured \
+         nothing else: no arm, validity or check series follow.",
+        &[],
+        flag_value(head.stopped_at_gate),
+    );
+    m.gauge(
+        "placement_study_run_gated",
+        "1 when the gate said physical before the arms were measured; 0 when the run stopped at \
+         its gate, or with --skip-gate (then the numbers may describe a hypervisor's \
+         scheduling, not SMT).",
+        &[],
+        flag_value(head.gated),
+    );
 }
 
 /// `pairs --prom`: the map verdict, how many pairs agree with the
@@ -321,7 +437,7 @@ pub fn pairs(result: &PairsResult) -> String {
              sharing), fake (published, measured apart), hidden (measured sharing, not \
              published), inconclusive (undecided).",
             &[("relation", &saved_word(&relation))],
-            count(pairs_of(relation)),
+            count_value(pairs_of(relation)),
         );
     }
     let differ = pairs_of(PairRelation::Fake) + pairs_of(PairRelation::Hidden) > 0;
@@ -331,13 +447,13 @@ pub fn pairs(result: &PairsResult) -> String {
         "1 when the measured sibling map is the published one, 0 when a fake or hidden sibling \
          was found; absent when undecided pairs leave it open.",
         &[],
-        (differ || !undecided).then_some(flag(!differ)),
+        (differ || !undecided).then_some(flag_value(!differ)),
     );
     m.gauge(
         "placement_study_pairs_tested_cpus",
         "CPUs compared: those the process may run on.",
         &[],
-        count(result.tested.len()),
+        count_value(result.tested.len()),
     );
     m.gauge(
         "placement_study_pairs_threshold_ratio",
@@ -350,25 +466,25 @@ pub fn pairs(result: &PairsResult) -> String {
         "placement_study_pairs_comparisons",
         "Comparisons measured (sets and pairs).",
         &[],
-        count(effort.comparisons),
+        count_value(effort.comparisons),
     );
     m.gauge(
         "placement_study_pairs_pair_comparisons",
         "Comparisons of exactly two workers.",
         &[],
-        count(effort.pair_comparisons),
+        count_value(effort.pair_comparisons),
     );
     m.gauge(
         "placement_study_pairs_cpu_pairs",
         "Pairs of tested CPUs: what an exhaustive search compares.",
         &[],
-        count(effort.all_pairs),
+        count_value(effort.all_pairs),
     );
     m.gauge(
         "placement_study_pairs_repetitions",
         "Measured repetitions, both arms of every comparison and the control.",
         &[],
-        count(effort.repetitions),
+        count_value(effort.repetitions),
     );
     m.gauge(
         "placement_study_pairs_measuring_seconds",
@@ -380,7 +496,7 @@ pub fn pairs(result: &PairsResult) -> String {
         "placement_study_pairs_budget_exhausted",
         "1 when --time-budget ran out before the search finished.",
         &[],
-        flag(effort.budget_exhausted),
+        flag_value(effort.budget_exhausted),
     );
     m.checks(
         "placement_study_pairs_check_status",
@@ -421,13 +537,13 @@ pub fn hybrid(result: &HybridResult) -> String {
         "1 when pinning, multiplexing and invariance held (and, with --strict, every baseline \
          and scheme is quotable); at 0 no number of this study may be quoted.",
         &[],
-        flag(judged.valid),
+        flag_value(judged.valid),
     );
     m.gauge(
         "placement_study_hybrid_workers",
         "Workers each scheme shares the work among.",
         &[],
-        count(result.options.workers),
+        count_value(result.options.workers),
     );
     for class in &judged.speed_classes {
         let by_class = [("class", class.label.as_str())];
@@ -442,7 +558,7 @@ pub fn hybrid(result: &HybridResult) -> String {
             "placement_study_hybrid_class_cpus",
             "Worker CPUs the class speaks for.",
             &by_class,
-            count(class.cpus.len()),
+            count_value(class.cpus.len()),
         );
         m.spread(
             "placement_study_hybrid_class_wall",
@@ -484,26 +600,38 @@ pub fn hybrid(result: &HybridResult) -> String {
             scheme.wall_ms.as_ref(),
             1e-3,
         );
-        m.gauge(
-            "placement_study_hybrid_scheme_idle_ratio",
-            "Idle fraction of all the scheme's workers, Σ idle / (workers × wall), median over \
-             repetitions.",
+        m.spread(
+            "placement_study_hybrid_scheme_idle",
+            "_ratio",
+            "Idle fraction of all the scheme's workers, Σ idle / (workers × wall)",
             &by_arm,
-            scheme.idle.as_ref().map(|idle| idle.median),
+            scheme.idle.as_ref(),
+            1.0,
         );
         m.gauge(
             "placement_study_hybrid_scheme_quotable",
             "1 when the scheme's wall-time CV is under the bar; its numbers are quotable only \
              where placement_study_hybrid_valid is 1 too.",
             &by_arm,
-            flag(scheme.quotable),
+            flag_value(scheme.quotable),
         );
         for share in &scheme.classes {
+            let by_arm_and_class = [("arm", arm), ("class", share.class.as_str())];
             m.gauge(
                 "placement_study_hybrid_scheme_class_items_ratio",
-                "Fraction of all the scheme's items done on the class's CPUs.",
-                &[("arm", arm), ("class", &share.class)],
+                "Fraction of all the scheme's items done on the class's CPUs, median over the \
+                 scheme's repetitions (the result keeps no spread for it).",
+                &by_arm_and_class,
                 share.items,
+            );
+            m.spread(
+                "placement_study_hybrid_scheme_class_idle",
+                "_ratio",
+                "Idle fraction of the class's workers in the scheme (pinned to its CPUs, or, \
+                 unpinned, those that did most of a repetition's items there)",
+                &by_arm_and_class,
+                share.idle.as_ref(),
+                1.0,
             );
         }
     }
@@ -525,7 +653,7 @@ pub fn hybrid(result: &HybridResult) -> String {
         "Repetitions left out of the statistics (a pinned worker moved, or a counter group was \
          multiplexed), baselines and schemes.",
         &[],
-        count(excluded),
+        count_value(excluded),
     );
     m.checks(
         "placement_study_hybrid_check_status",
@@ -552,13 +680,13 @@ pub fn observe(result: &ObserveResult) -> String {
         "1 when the residency reconciled, no record was lost and some time on a CPU was \
          recorded; at 0 the residency may not be quoted.",
         &[],
-        flag(judged.valid),
+        flag_value(judged.valid),
     );
     m.gauge(
         "placement_study_observe_reconciled",
         "1 when Σ residency (plus hand-overs) is within the bar of the kernel's task-clock.",
         &[],
-        flag(reconciliation.holds),
+        flag_value(reconciliation.holds),
     );
     m.gauge(
         "placement_study_observe_reconciliation_difference_ratio",
@@ -602,19 +730,19 @@ pub fn observe(result: &ObserveResult) -> String {
         "placement_study_observe_processes",
         "Processes followed.",
         &[],
-        count(processes.len()),
+        count_value(processes.len()),
     );
     m.gauge(
         "placement_study_observe_threads",
         "Threads followed.",
         &[],
-        count(judged.threads.len()),
+        count_value(judged.threads.len()),
     );
     m.gauge(
         "placement_study_observe_migrations",
         "Moves of a followed thread to another CPU.",
         &[],
-        count(judged.migrations.len()),
+        count_value(judged.migrations.len()),
     );
     let mut between: BTreeMap<(String, String), usize> = BTreeMap::new();
     for migration in &judged.migrations {
@@ -629,7 +757,7 @@ pub fn observe(result: &ObserveResult) -> String {
             "placement_study_observe_class_migrations",
             "Moves of a followed thread to another CPU, by the core classes it left and entered.",
             &[("from_class", from), ("to_class", to)],
-            count(*moves),
+            count_value(*moves),
         );
     }
     for class in &judged.classes {
@@ -725,39 +853,39 @@ fn common(c: Common) -> Metrics {
         "0 when a stop signal ended the measurement: only what was done is here, and there is \
          no verdict.",
         &by_kind,
-        flag(c.complete),
+        flag_value(c.complete),
     );
     if let Some(topology) = c.topology {
         for (name, help, value) in [
             (
                 "placement_study_cpus",
                 "Online logical CPUs.",
-                count(topology.cpus),
+                count_value(topology.cpus),
             ),
             (
                 "placement_study_allowed_cpus",
                 "CPUs the process was allowed to run on.",
-                count(topology.allowed),
+                count_value(topology.allowed),
             ),
             (
                 "placement_study_cores",
                 "Cores, from the kernel's sibling maps.",
-                count(topology.cores),
+                count_value(topology.cores),
             ),
             (
                 "placement_study_packages",
                 "Packages (sockets).",
-                count(topology.packages),
+                count_value(topology.packages),
             ),
             (
                 "placement_study_core_classes",
                 "Published core classes (performance, efficiency, ...).",
-                count(topology.core_classes),
+                count_value(topology.core_classes),
             ),
             (
                 "placement_study_smt",
                 "1 when some core has more than one online hardware thread.",
-                flag(topology.smt),
+                flag_value(topology.smt),
             ),
         ] {
             m.gauge(name, help, &by_kind, value);
@@ -776,12 +904,12 @@ fn saved_word(value: &impl Serialize) -> String {
 }
 
 /// A yes/no as a gauge value.
-fn flag(yes: bool) -> f64 {
+fn flag_value(yes: bool) -> f64 {
     if yes { 1.0 } else { 0.0 }
 }
 
 /// A count as a gauge value (exact below 2⁵³).
-fn count(n: usize) -> f64 {
+fn count_value(n: usize) -> f64 {
     n as f64
 }
 
@@ -855,7 +983,7 @@ impl Metrics {
         for state in states {
             let mut with_state = labels.to_vec();
             with_state.push((label, state));
-            self.gauge(name, help, &with_state, flag(state == current));
+            self.gauge(name, help, &with_state, flag_value(state == current));
         }
     }
 
@@ -911,7 +1039,7 @@ impl Metrics {
             &format!("{stem}_repetitions"),
             &format!("{what}: repetitions the median and CV come from."),
             labels,
-            count(spread.reps),
+            count_value(spread.reps),
         );
     }
 
@@ -974,7 +1102,6 @@ mod tests {
     use super::*;
     use crate::judge::checks::CheckName;
     use crate::judge::gate::Interval;
-    use crate::measure::ClockKind;
     use crate::plan::GateBaseline;
     use crate::saved::load::from_bytes;
     use std::path::Path;
@@ -1120,24 +1247,62 @@ mod tests {
         assert_eq!(value(&text, "placement_study_run_valid"), Some(1.0));
         assert_eq!(value(&text, "placement_study_run_gated"), Some(0.0));
         assert_eq!(
-            value(&text, r#"placement_study_run_quotable{arm="one-per-core"}"#),
-            Some(1.0)
-        );
-        assert_eq!(
-            value(&text, r#"placement_study_run_quotable{arm="unpinned"}"#),
+            value(&text, "placement_study_run_stopped_at_gate"),
             Some(0.0)
         );
-        let cost = r#"{arm="one-per-core",clock="tsc"}"#;
-        let median = value(&text, &format!("placement_study_run_cost_per_byte{cost}")).unwrap();
-        assert!((median - 0.47932248178811065).abs() < 1e-15);
         assert_eq!(
             value(
                 &text,
-                &format!("placement_study_run_cost_repetitions{cost}")
+                r#"placement_study_run_gate_verdict{verdict="not-run"}"#
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_run_arm_quotable{arm="one-per-core"}"#
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(&text, r#"placement_study_run_arm_quotable{arm="unpinned"}"#),
+            Some(0.0)
+        );
+        // TSC ticks per byte over the calibrated TSC frequency.
+        let by_arm = r#"{arm="one-per-core"}"#;
+        let seconds = value(
+            &text,
+            &format!("placement_study_run_arm_wall_seconds_per_byte{by_arm}"),
+        )
+        .unwrap();
+        assert!((seconds - 0.47932248178811065 / 2599812481.772169).abs() < 1e-20);
+        assert_eq!(
+            value(
+                &text,
+                &format!("placement_study_run_arm_wall_repetitions{by_arm}")
             ),
             Some(2.0)
         );
-        assert!(value(&text, &format!("placement_study_run_cost_cv_ratio{cost}")).is_some());
+        assert!(
+            value(
+                &text,
+                &format!("placement_study_run_arm_wall_cv_ratio{by_arm}")
+            )
+            .is_some()
+        );
+        // No PMU: no cycles, and no name whose unit a label changes.
+        assert!(!has_family(
+            &text,
+            "placement_study_run_arm_cycles_per_byte"
+        ));
+        assert!(!text.contains("clock=\"tsc\"}"));
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_run_arm_change_vs_one_per_core_ratio{arm="one-per-core"}"#
+            ),
+            Some(0.0)
+        );
         assert_eq!(
             value(
                 &text,
@@ -1156,10 +1321,142 @@ mod tests {
             &text,
             "placement_study_run_invariance_spread_ratio"
         ));
+        assert!(text.contains(
+            r#"placement_study_run_info{clock="tsc",workload="mul",gate_verdict="not-run"} 1"#
+        ));
+    }
+
+    #[test]
+    fn a_run_on_core_cycles_writes_cycles_per_byte() {
+        let json = include_str!("../../fixtures/results/run-vm-skip-gate.json");
+        let SavedDocument::Run(mut result) = fixture("run-vm-skip-gate.json", json) else {
+            panic!("not a run document");
+        };
+        result.setup.clock = ClockKind::CoreCycles;
+        for arm in &mut result.arms {
+            arm.clock = ClockKind::CoreCycles;
+            arm.cost = Some(Spread {
+                median: 0.625,
+                cv: 0.002,
+                min: 0.624,
+                max: 0.626,
+                reps: 2,
+            });
+        }
+        let text = run(&result);
+        let by_arm = r#"{arm="same-cpu"}"#;
+        for (metric, expected) in [
+            ("placement_study_run_arm_cycles_per_byte", 0.625),
+            ("placement_study_run_arm_cycles_cv_ratio", 0.002),
+            ("placement_study_run_arm_cycles_repetitions", 2.0),
+        ] {
+            assert_eq!(value(&text, &format!("{metric}{by_arm}")), Some(expected));
+        }
+        // The wall time per byte is there beside the cycles.
+        assert!(
+            value(
+                &text,
+                &format!("placement_study_run_arm_wall_seconds_per_byte{by_arm}")
+            )
+            .is_some()
+        );
+        assert!(text.contains(r#"placement_study_run_info{clock="core-cycles","#));
+    }
+
+    #[test]
+    fn a_saved_gate_that_a_run_wrote_is_exported_as_that_run() {
+        let mut gate = gate_fixture();
+        assert!(document(&SavedDocument::Gate(Box::new(gate.clone()))).contains(r#"kind="gate""#));
+        gate.run_stopped_at_gate = true;
+        let text = document(&SavedDocument::Gate(Box::new(gate.clone())));
+        assert_eq!(text, run_stopped_at_gate(&gate));
+        assert!(!text.contains(r#"kind="gate""#));
+    }
+
+    #[test]
+    fn a_run_stopped_at_its_gate_writes_run_metrics_without_arms() {
+        let mut gate = gate_fixture();
+        let text = run_stopped_at_gate(&gate);
+        assert!(text.contains(
+            r#"placement_study_info{kind="run",version="0.1.0",host="vm",model="Intel(R) Xeon(R) Processor",kernel="6.18.44-fc-v1147",hypervisor="KVMKVMKVM"} 1"#
+        ));
+        assert_eq!(
+            value(&text, r#"placement_study_complete{kind="run"}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(&text, r#"placement_study_smt{kind="run"}"#),
+            Some(0.0)
+        );
+        assert_eq!(value(&text, "placement_study_run_gated"), Some(0.0));
+        assert_eq!(
+            value(&text, "placement_study_run_stopped_at_gate"),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_run_gate_verdict{verdict="no-smt"}"#
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_run_gate_verdict{verdict="not-run"}"#
+            ),
+            Some(0.0)
+        );
         assert!(
             text.contains(
-                r#"placement_study_run_info{clock="tsc",workload="mul",gate_verdict=""} 1"#
+                r#"placement_study_run_info{clock="",workload="",gate_verdict="no-smt"} 1"#
             )
+        );
+        assert!(!text.contains("placement_study_gate_"));
+        assert!(!text.contains("kind=\"gate\""));
+        for absent in [
+            "placement_study_run_valid",
+            "placement_study_run_workers",
+            "placement_study_run_arm_",
+            "placement_study_run_check_status",
+            "placement_study_run_excluded_repetitions",
+        ] {
+            assert!(!text.contains(absent), "{absent} in {text}");
+        }
+
+        // A signal during the gate: inconclusive, and the run incomplete.
+        gate.verdict = Verdict::Inconclusive;
+        gate.complete = false;
+        let text = run_stopped_at_gate(&gate);
+        assert_eq!(
+            value(&text, r#"placement_study_complete{kind="run"}"#),
+            Some(0.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_run_gate_verdict{verdict="inconclusive"}"#
+            ),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn every_run_writes_its_header_with_one_help() {
+        let json = include_str!("../../fixtures/results/run-vm-skip-gate.json");
+        let measured = document(&fixture("run-vm-skip-gate.json", json));
+        let stopped = run_stopped_at_gate(&gate_fixture());
+        let help = |text: &str| -> BTreeSet<String> {
+            text.lines()
+                .filter(|line| line.starts_with("# "))
+                .map(str::to_string)
+                .collect()
+        };
+        let (measured, stopped) = (help(&measured), help(&stopped));
+        assert!(
+            stopped.is_subset(&measured),
+            "{:?}",
+            stopped.difference(&measured).collect::<Vec<_>>()
         );
     }
 
@@ -1228,6 +1525,35 @@ mod tests {
                 r#"placement_study_hybrid_scheme_quotable{arm="stealing-pinned"}"#
             ),
             Some(0.0)
+        );
+        // Every median with its spread and repetitions.
+        let by_arm = r#"{arm="static-pinned"}"#;
+        let idle = value(
+            &text,
+            &format!("placement_study_hybrid_scheme_idle_ratio{by_arm}"),
+        )
+        .unwrap();
+        assert!((idle - 0.2672511739687657).abs() < 1e-15);
+        assert!(
+            value(
+                &text,
+                &format!("placement_study_hybrid_scheme_idle_cv_ratio{by_arm}")
+            )
+            .is_some()
+        );
+        assert_eq!(
+            value(
+                &text,
+                &format!("placement_study_hybrid_scheme_idle_repetitions{by_arm}")
+            ),
+            Some(11.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"placement_study_hybrid_scheme_class_idle_repetitions{arm="static-pinned",class="measured 1"}"#
+            ),
+            Some(11.0)
         );
         assert_eq!(
             value(&text, r#"placement_study_hybrid_verdict{verdict="differ"}"#),

@@ -22,7 +22,8 @@ use tabled::settings::{Format, Style};
 const LONGEST_UNBROKEN: usize = 16;
 
 /// The line under a default view's table whose rows carry [`marked`]'s "*".
-pub const NOT_QUOTABLE_LEGEND: &str = "* not quotable: its CV is above the bar";
+pub const NOT_QUOTABLE_LEGEND: &str =
+    "* not quotable: its CV is above the bar, or under 2 repetitions were measured";
 
 /// Draws `table`. In the default view a table wider than the view has
 /// columns wrapped between words until it fits: first the headings wider

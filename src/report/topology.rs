@@ -5,7 +5,7 @@ use crate::cpuset::{CpuSet, format_mask};
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology};
-use crate::report::units::bytes;
+use crate::report::units::{bytes, count};
 use crate::report::view::View;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,10 +21,10 @@ pub fn render(topology: &Topology, view: &View) -> String {
     let model = topology.cpu_name().unwrap_or_else(|| "unknown CPU".into());
     let _ = writeln!(out, "{model}");
     let counts = format!(
-        "{} CPUs ({} allowed), {} cores, {} package{}, threads per core {}, {} core class{}, SMT {}",
-        s.cpus,
+        "{} ({} allowed), {}, {} package{}, threads per core {}, {} core class{}, SMT {}",
+        count(s.cpus, "CPU"),
         s.allowed,
-        s.cores,
+        count(s.cores, "core"),
         s.packages,
         if s.packages == 1 { "" } else { "s" },
         s.threads_per_core,

@@ -107,6 +107,11 @@ pub struct GateResult {
     /// False when a stop signal ended the gate before a verdict.
     #[serde(default = "complete_by_default")]
     pub complete: bool,
+    /// `run` wrote this document: it stopped at its gate and measured
+    /// nothing else. Written only when true; false in `gate`'s own documents
+    /// and in older files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_stopped_at_gate: bool,
     pub verdict: Verdict,
     #[serde(default)]
     pub model: Option<String>,

@@ -3,7 +3,8 @@
 //! per host.
 //!
 //! Each input (a file, `-` for standard input, or a folder: each regular
-//! file in it, in natural order) is one of:
+//! file in it, in natural order, one per host as Ansible's `--tree` writes
+//! them) is one of:
 //!
 //! * **one saved document**, pretty as `--json` writes it (its first line
 //!   is `{` alone): the result of the host named in its `host` field, or of
@@ -35,22 +36,38 @@
 //! others as replaced; documents of different kinds (a gate and a pairs
 //! search) are all kept. The same host in several inputs is one host.
 //!
-//! Nothing here fails: an input that cannot be read, or holds no result
-//! line, is a broken source named by its path, and a host without a
-//! parseable document is broken with a one-line reason. Deciding what that
-//! means for the command is the report's business.
+//! What the user named is checked first: a path on the command line that
+//! does not exist or cannot be read, and a named folder that cannot be
+//! listed or is empty, is a one-line error before anything is gathered (a
+//! typo or a permission to fix, never a host). Beyond that nothing fails:
+//! a file inside a folder that cannot be read or is not a regular file, and
+//! an input that reads fine but holds no result line (an empty file, the
+//! human view alone), is a broken host named by its path, since a file of
+//! a folder stands for one host, and `report --fleet tree/*` says what
+//! `report --fleet tree` says. A host without a parseable document is
+//! broken with a one-line reason.
+//!
+//! What the hosts sent is shown as it came, but never raw: host names and
+//! paths have their control characters escaped (`\u{1b}`, `\n`), and a
+//! reason is one line of at most [`REASON_CHARS`] characters, so a hostile
+//! or garbled line cannot redraw the terminal or flood the report.
+//! Deciding what a broken or missing host means for the command is the
+//! report's business.
 
 use super::documents::DocumentKind;
+use super::hostlist::is_host_name;
 use super::input::read_capped;
 use super::load::{SavedDocument, from_bytes};
-use anyhow::{Result, bail};
+use anyhow::{Error, Result, anyhow};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
-use std::fmt;
+use std::collections::HashMap;
+use std::fmt::{self, Write};
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Largest fleet input read, per FILE (or standard input): 512 MiB. One
@@ -61,10 +78,9 @@ use std::path::{Path, PathBuf};
 /// head node's memory; a bigger fleet is split over several FILEs.
 pub const FLEET_INPUT_CAP: u64 = 512 * 1024 * 1024;
 
-/// Most hosts a hostlist may expand to: far more than a cluster has, and
-/// few enough that a typo such as `node[1-99999999]` fails at once instead
-/// of filling memory.
-pub const MAX_HOSTS: usize = 100_000;
+/// Longest reason shown for a broken host, in characters: a line or two of
+/// a terminal, enough for an engine's message and the host's last line.
+pub const REASON_CHARS: usize = 200;
 
 /// Where a document or a line came from: the input (its path, or "standard
 /// input") and the line (1-based), absent for a whole-file document.
@@ -98,7 +114,8 @@ pub struct Received<T> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Broken {
     pub source: Origin,
-    /// One line: the parse error, the engine's message, or the last line.
+    /// One line: the parse error, the engine's message, or the last line;
+    /// in a [`FleetHost`], made safe to show by [`one_line`].
     pub reason: String,
 }
 
@@ -106,7 +123,7 @@ pub struct Broken {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FleetHost<T> {
     /// The host's name as the engine labelled it, as the document names it,
-    /// or the input's path.
+    /// or the input's path; its control characters escaped.
     pub host: String,
     /// The last document of each kind, in the order the kinds first came.
     pub documents: Vec<Received<T>>,
@@ -121,19 +138,141 @@ pub struct FleetHost<T> {
 /// it) and gathers it per host, in the order hosts first appear. `keep`
 /// turns each parsed document into what the caller holds on to, so a
 /// thousand hosts' raw samples are not.
+///
+/// A named path that does not exist, cannot be read or listed, or is an
+/// empty folder is a one-line error naming it; every path is looked up
+/// before any is read, so a typo in the last one costs no reading.
 pub fn read<T>(
     files: &[PathBuf],
     mut keep: impl FnMut(&Origin, SavedDocument) -> T,
-) -> Vec<FleetHost<T>> {
+) -> Result<Vec<FleetHost<T>>> {
+    let named = files
+        .iter()
+        .map(|path| Named::look_up(path))
+        .collect::<Result<Vec<Named>>>()?;
     let mut gathering = Gathering::default();
-    for path in files {
-        if fs::metadata(path).is_ok_and(|meta| meta.is_dir()) {
-            gathering.folder(path, &mut keep);
-        } else {
-            gathering.file(path, &mut keep);
+    for (path, named) in files.iter().zip(named) {
+        match named {
+            Named::Folder => gathering.folder(path, &mut keep)?,
+            Named::Input => {
+                let bytes = read_capped(path, FLEET_INPUT_CAP).map_err(|e| {
+                    unreadable(&format!("{e:#}"), "check the path and its permissions")
+                })?;
+                gathering.input(&input_name(path), &bytes, &mut keep);
+            }
         }
     }
-    gathering.finish()
+    Ok(gathering.finish())
+}
+
+/// What a path named on the command line is.
+enum Named {
+    /// Each of its files is read.
+    Folder,
+    /// Read as one input: a file, a FIFO (`<(pdsh …)`), or `-`.
+    Input,
+}
+
+impl Named {
+    /// What `path` is, looked up without opening it (a FIFO would block);
+    /// a path that is not there, or a file over [`FLEET_INPUT_CAP`], is an
+    /// error naming it.
+    fn look_up(path: &Path) -> Result<Named> {
+        if path.as_os_str() == "-" {
+            return Ok(Named::Input);
+        }
+        let shown = input_name(path);
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_file() && meta.len() > FLEET_INPUT_CAP => Err(unreadable(
+                &format!(
+                    "{shown}: {} bytes, more than the {} MiB read of one input",
+                    meta.len(),
+                    FLEET_INPUT_CAP >> 20
+                ),
+                "split it over several FILEs",
+            )),
+            Ok(meta) if meta.is_dir() => Ok(Named::Folder),
+            Ok(_) => Ok(Named::Input),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(unreadable(
+                &format!("{shown}: no such file or folder"),
+                "check the path; FILE is pdsh or clush output, a saved --json file or an \
+                 `ansible --tree` folder",
+            )),
+            Err(e) => Err(unreadable(
+                &format!("{shown}: cannot look it up: {e}"),
+                "check the path and the permissions of its folders",
+            )),
+        }
+    }
+}
+
+/// The one-line error about a named input: what is wrong with it, and the
+/// fix.
+fn unreadable(what: &str, fix: &str) -> Error {
+    anyhow!("report --fleet: {}; {fix}", escape_controls(what))
+}
+
+/// How `-` is named in reasons and sources.
+const STANDARD_INPUT: &str = "standard input";
+
+/// How an input is named in reasons and sources: its path, or
+/// [`STANDARD_INPUT`] for `-`.
+fn input_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        STANDARD_INPUT.to_string()
+    } else {
+        escape_controls(&path.display().to_string()).into_owned()
+    }
+}
+
+/// `text` with what a terminal would act on escaped as Rust writes it:
+/// control characters (`\n`, `\u{1b}`) and the bidirectional overrides
+/// that can make a line read otherwise than it is (`\u{202e}`). Borrowed
+/// when there is nothing to escape, as for every real host name.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_shown(&mut shown, c);
+    }
+    Cow::Owned(shown)
+}
+
+/// `text` as one line safe to show: [`escape_controls`], then cut to at
+/// most [`REASON_CHARS`] characters, ending with "…" when cut (never
+/// inside a character, nor inside an escape).
+pub fn one_line(text: &str) -> String {
+    let mut shown = String::new();
+    let (mut chars, mut fits) = (0, 0);
+    for c in text.chars() {
+        let before = shown.len();
+        push_shown(&mut shown, c);
+        chars += shown[before..].chars().count();
+        if chars < REASON_CHARS {
+            fits = shown.len();
+        } else if chars > REASON_CHARS {
+            shown.truncate(fits);
+            shown.push('…');
+            break;
+        }
+    }
+    shown
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_shown(shown: &mut String, c: char) {
+    if !needs_escape(c) {
+        shown.push(c);
+    } else if c.is_control() {
+        let _ = write!(shown, "{}", c.escape_debug());
+    } else {
+        let _ = write!(shown, "{}", c.escape_unicode());
+    }
 }
 
 /// Host names, and the file names of a folder, as people sort them: the
@@ -219,36 +358,40 @@ impl<T> Sent<T> {
 
     /// The host as the report sees it: its documents, or the most telling
     /// reason it has none (a document that did not parse says more than
-    /// the engine's exit status, which says more than a stray line).
+    /// the engine's exit status, which says more than a stray line), made
+    /// one line safe to show.
     fn into_host(self, host: String) -> FleetHost<T> {
         let broken = if self.documents.is_empty() {
-            Some(
-                self.source_error
-                    .or(self.parse_error)
-                    .or_else(|| {
-                        self.engine.map(|engine| match &self.last_line {
-                            Some(last) => Broken {
-                                reason: format!("{}; last line: {}", engine.reason, last.reason),
-                                ..engine
-                            },
-                            None => engine,
-                        })
-                    })
-                    .or_else(|| {
-                        self.last_line.map(|last| Broken {
-                            reason: format!("no result line; last line: {}", last.reason),
-                            ..last
-                        })
-                    })
-                    // Every host was made by a line; this is for the types.
-                    .unwrap_or_else(|| Broken {
-                        source: Origin {
-                            file: host.clone(),
-                            line: None,
+            let broken = self
+                .source_error
+                .or(self.parse_error)
+                .or_else(|| {
+                    self.engine.map(|engine| match &self.last_line {
+                        Some(last) => Broken {
+                            reason: format!("{}; last line: {}", engine.reason, last.reason),
+                            ..engine
                         },
-                        reason: "no result line".into(),
-                    }),
-            )
+                        None => engine,
+                    })
+                })
+                .or_else(|| {
+                    self.last_line.map(|last| Broken {
+                        reason: format!("no result line; last line: {}", last.reason),
+                        ..last
+                    })
+                })
+                // Every host was made by a line; this is for the types.
+                .unwrap_or_else(|| Broken {
+                    source: Origin {
+                        file: host.clone(),
+                        line: None,
+                    },
+                    reason: "no result line".into(),
+                });
+            Some(Broken {
+                reason: one_line(&broken.reason),
+                ..broken
+            })
         } else {
             None
         };
@@ -277,49 +420,55 @@ impl<T> Default for Gathering<T> {
 }
 
 impl<T> Gathering<T> {
+    /// What has come from the host `name` (its control characters
+    /// escaped, as a document's `host` field or a file name may hold any).
     fn host(&mut self, name: &str) -> &mut Sent<T> {
-        if !self.hosts.contains_key(name) {
+        let name = escape_controls(name);
+        if !self.hosts.contains_key(name.as_ref()) {
             self.order.push(name.to_string());
         }
-        self.hosts.entry(name.to_string()).or_default()
+        self.hosts.entry(name.into_owned()).or_default()
     }
 
-    /// Reads one input (`-` is standard input); one that cannot be read is
-    /// a broken source.
+    /// Reads one file of a folder; one that cannot be read is a broken
+    /// host named by its path.
     fn file(&mut self, path: &Path, keep: &mut impl FnMut(&Origin, SavedDocument) -> T) {
-        let file = if path.as_os_str() == "-" {
-            "standard input".to_string()
-        } else {
-            path.display().to_string()
-        };
+        let file = input_name(path);
         match read_capped(path, FLEET_INPUT_CAP) {
             Ok(bytes) => self.input(&file, &bytes, keep),
             Err(e) => self.broken_source(&file, whole_file(&file, format!("{e:#}"))),
         }
     }
 
-    /// Reads each regular file of `folder` (an Ansible `--tree` folder, or
-    /// rpdcp's results), in natural order. What is not read is named, not
-    /// skipped: a folder inside (not descended into), a FIFO or a device
-    /// (which could block or never end), or an empty folder, each a broken
-    /// source.
-    fn folder(&mut self, folder: &Path, keep: &mut impl FnMut(&Origin, SavedDocument) -> T) {
-        let shown = folder.display().to_string();
-        let listed = fs::read_dir(folder).and_then(|entries| {
-            entries
-                .map(|entry| entry.map(|e| e.path()))
-                .collect::<std::io::Result<Vec<PathBuf>>>()
-        });
-        let mut paths = match listed {
-            Ok(paths) => paths,
-            Err(e) => {
-                let reason = format!("{shown}: cannot list the folder: {e}");
-                return self.broken_source(&shown, whole_file(&shown, reason));
-            }
-        };
+    /// Reads each regular file of a named `folder` (an Ansible `--tree`
+    /// folder, or rpdcp's results), in natural order. A folder that cannot
+    /// be listed, or is empty, is an error: it was named, and is no host.
+    /// What is in it but not read is named, not skipped: a folder inside
+    /// (not descended into), a FIFO or a device (which could block or never
+    /// end), each a broken host named by its path.
+    fn folder(
+        &mut self,
+        folder: &Path,
+        keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
+    ) -> Result<()> {
+        let shown = input_name(folder);
+        let mut paths = fs::read_dir(folder)
+            .and_then(|entries| {
+                entries
+                    .map(|entry| entry.map(|e| e.path()))
+                    .collect::<io::Result<Vec<PathBuf>>>()
+            })
+            .map_err(|e| {
+                unreadable(
+                    &format!("{shown}: cannot list the folder: {e}"),
+                    "check its permissions",
+                )
+            })?;
         if paths.is_empty() {
-            let reason = format!("{shown}: an empty folder");
-            return self.broken_source(&shown, whole_file(&shown, reason));
+            return Err(unreadable(
+                &format!("{shown}: an empty folder"),
+                "name the folder `ansible --tree` wrote, or the files of the hosts' results",
+            ));
         }
         let name = |path: &Path| {
             path.file_name()
@@ -342,12 +491,13 @@ impl<T> Gathering<T> {
             };
             match skipped {
                 Some(reason) => {
-                    let file = path.display().to_string();
+                    let file = input_name(&path);
                     self.broken_source(&file, whole_file(&file, reason));
                 }
                 None => self.file(&path, keep),
             }
         }
+        Ok(())
     }
 
     /// An input without a result: a host named by its path (so its reason
@@ -390,8 +540,8 @@ impl<T> Gathering<T> {
         };
         match from_bytes(bytes, Path::new(file)) {
             Ok(document) => {
-                let host = host_of(&document).unwrap_or(file).to_string();
-                let kind = kind_of(&document);
+                let host = document.host().unwrap_or(file).to_string();
+                let kind = document.kind();
                 let kept = keep(&source, document);
                 self.host(&host).document(source, kind, kept);
             }
@@ -512,7 +662,10 @@ impl<T> Gathering<T> {
                 }
             };
         }
-        if !found {
+        // Standard input is the engine's pipe, not a host: when it holds no
+        // result (every host down, pdsh's complaints on its stderr), the
+        // hosts of --hosts are missing, and the report says so.
+        if !found && file != STANDARD_INPUT {
             let broken = match last_stray {
                 Some(last) => Broken {
                     reason: format!("no result line; last line: {}", last.reason),
@@ -543,8 +696,8 @@ impl<T> Gathering<T> {
         let shown = source.to_string();
         match from_bytes(json.as_bytes(), Path::new(&shown)) {
             Ok(document) => {
-                let owner = host.or(host_of(&document)).unwrap_or(file).to_string();
-                let kind = kind_of(&document);
+                let owner = host.or(document.host()).unwrap_or(file).to_string();
+                let kind = document.kind();
                 let kept = keep(&source, document);
                 self.host(&owner).document(source, kind, kept);
             }
@@ -686,335 +839,9 @@ fn classify(line: &str, bare: bool) -> Line<'_> {
     }
 }
 
-/// A name pdsh or clush could have labelled a host with: a DNS name, an
-/// IPv4 address, or a short name with `_`. No spaces, so a sentence with a
-/// colon in it ("Note: …" aside) is not taken for a host.
-fn is_host_name(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 253
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
-        && text.as_bytes()[0].is_ascii_alphanumeric()
-}
-
-fn kind_of(document: &SavedDocument) -> DocumentKind {
-    match document {
-        SavedDocument::Gate(_) => DocumentKind::Gate,
-        SavedDocument::Run(_) => DocumentKind::Run,
-        SavedDocument::Pairs(_) => DocumentKind::Pairs,
-        SavedDocument::Hybrid(_) => DocumentKind::Hybrid,
-        SavedDocument::Observe(_) => DocumentKind::Observe,
-    }
-}
-
-/// The host a document says it ran on (a gate saved before 0.2.0 names none).
-fn host_of(document: &SavedDocument) -> Option<&str> {
-    match document {
-        SavedDocument::Gate(gate) => gate.host.as_deref(),
-        SavedDocument::Run(run) => Some(&run.host),
-        SavedDocument::Pairs(pairs) => Some(&pairs.host),
-        SavedDocument::Hybrid(hybrid) => Some(&hybrid.host),
-        SavedDocument::Observe(observe) => Some(&observe.host),
-    }
-}
-
-/// Expands a hostlist as pdsh and ClusterShell write it: names separated by
-/// commas, each with any number of bracketed ranges, `node[1-3,07]` being
-/// node1, node2, node3 and node07 (a bound written with leading zeros pads
-/// every number of its range to its width: `[08-10]` is 08, 09, 10), and a
-/// step after a slash (`[1-9/4]` is 1, 5, 9). Several brackets in one name
-/// multiply: `r[1-2]n[1-2]` is four hosts. Duplicates are dropped, the
-/// order kept. At most [`MAX_HOSTS`] hosts.
-pub fn parse_host_list(text: &str) -> Result<Vec<String>> {
-    let mut hosts = Vec::new();
-    let mut seen = HashSet::new();
-    for item in split_outside_brackets(text)? {
-        let item = item.trim();
-        if item.is_empty() {
-            continue;
-        }
-        let groups = name_groups(text, item)?;
-        let count = groups
-            .iter()
-            .try_fold(1usize, |n, g| n.checked_mul(g.len()))
-            .filter(|&n| n <= MAX_HOSTS - hosts.len().min(MAX_HOSTS));
-        if count.is_none() {
-            bail!(too_many(text));
-        }
-        let mut expanded = vec![String::new()];
-        for group in &groups {
-            expanded = expanded
-                .iter()
-                .flat_map(|prefix| group.iter().map(move |part| format!("{prefix}{part}")))
-                .collect();
-        }
-        for host in expanded {
-            if seen.insert(host.clone()) {
-                hosts.push(host);
-            }
-        }
-    }
-    if hosts.is_empty() {
-        bail!("--hosts \"{text}\": names no host; write hosts as node[1-3,07],login1");
-    }
-    Ok(hosts)
-}
-
-/// Writes `hosts` back as a hostlist, the inverse of [`parse_host_list`]:
-/// names that differ only in their last number are folded into a bracket
-/// (`node1`, `node2`, `node3`, `node7` → `node[1-3,7]`), zero padding kept.
-/// Names keep the order of their first appearance; numbers are sorted.
-pub fn fold_host_list(hosts: &[String]) -> String {
-    // Names as (prefix, suffix) around their last number, with the numbers'
-    // digits; a name without a number is a group of its own.
-    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
-    let mut index: HashMap<(&str, &str, bool), usize> = HashMap::new();
-    for host in hosts {
-        let end = host
-            .rfind(|c: char| c.is_ascii_digit())
-            .map_or(0, |i| i + 1);
-        let start = host[..end]
-            .rfind(|c: char| !c.is_ascii_digit())
-            .map_or(0, |i| i + 1);
-        let (prefix, digits, suffix) = if end == 0 {
-            (host.as_str(), "", "")
-        } else {
-            (&host[..start], &host[start..end], &host[end..])
-        };
-        let at = *index
-            .entry((prefix, suffix, digits.is_empty()))
-            .or_insert_with(|| {
-                groups.push((prefix, suffix, Vec::new()));
-                groups.len() - 1
-            });
-        groups[at].2.push(digits);
-    }
-    groups
-        .into_iter()
-        .map(|(prefix, suffix, mut digits)| {
-            digits.sort_by_key(|d| (d.len(), *d));
-            digits.dedup();
-            match digits.as_slice() {
-                [one] => format!("{prefix}{one}{suffix}"),
-                _ => format!("{prefix}[{}]{suffix}", fold_numbers(&digits)),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Sorted digit strings as ranges: `1,2,3,7` → `1-3,7`; a range keeps one
-/// width (`08,09,10` → `08-10`; `9,10` → `9-10`).
-fn fold_numbers(digits: &[&str]) -> String {
-    let padded = |d: &str| d.len() > 1 && d.starts_with('0');
-    let mut ranges: Vec<(&str, &str)> = Vec::new();
-    for &d in digits {
-        if let Some((low, high)) = ranges.last_mut() {
-            let next = high.parse::<u64>().ok().and_then(|n| n.checked_add(1));
-            let width = if padded(low) { low.len() } else { 0 };
-            if next.is_some_and(|n| format!("{n:0width$}") == d) {
-                *high = d;
-                continue;
-            }
-        }
-        ranges.push((d, d));
-    }
-    ranges
-        .iter()
-        .map(|(low, high)| {
-            if low == high {
-                low.to_string()
-            } else {
-                format!("{low}-{high}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn too_many(text: &str) -> String {
-    format!("--hosts \"{text}\": expands to more than {MAX_HOSTS} hosts; is a range mistyped?")
-}
-
-/// The list's names: split at the commas outside brackets.
-fn split_outside_brackets(text: &str) -> Result<Vec<&str>> {
-    let mut items = Vec::new();
-    let mut start = 0;
-    let mut open: Option<usize> = None;
-    for (at, c) in text.char_indices() {
-        match c {
-            '[' if open.is_some() => bail!(syntax(text, at, "a \"[\" inside brackets")),
-            '[' => open = Some(at),
-            ']' if open.is_none() => bail!(syntax(text, at, "a \"]\" that closes nothing")),
-            ']' => open = None,
-            ',' if open.is_none() => {
-                items.push(&text[start..at]);
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    if let Some(at) = open {
-        bail!(syntax(text, at, "a \"[\" that is never closed"));
-    }
-    items.push(&text[start..]);
-    Ok(items)
-}
-
-fn syntax(text: &str, at: usize, what: &str) -> String {
-    format!(
-        "--hosts \"{text}\": {what} at character {}; write hosts as node[1-3,07],login1",
-        text[..at].chars().count() + 1
-    )
-}
-
-/// One name of the list as its parts: each literal text a group of one,
-/// each bracket the group of its numbers.
-fn name_groups(text: &str, item: &str) -> Result<Vec<Vec<String>>> {
-    let mut groups = Vec::new();
-    let mut rest = item;
-    while let Some(open) = rest.find('[') {
-        let close = open + rest[open..].find(']').unwrap_or(rest.len() - open);
-        check_name_part(text, &rest[..open])?;
-        if open > 0 {
-            groups.push(vec![rest[..open].to_string()]);
-        }
-        groups.push(expand_ranges(text, &rest[open + 1..close])?);
-        rest = rest.get(close + 1..).unwrap_or("");
-    }
-    check_name_part(text, rest)?;
-    if !rest.is_empty() {
-        groups.push(vec![rest.to_string()]);
-    }
-    Ok(groups)
-}
-
-fn check_name_part(text: &str, part: &str) -> Result<()> {
-    if let Some(bad) = part.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        bail!(
-            "--hosts \"{text}\": {bad:?} in a host name; separate hosts with commas, as in \
-             node[1-3,07],login1"
-        );
-    }
-    Ok(())
-}
-
-/// The numbers of one bracket: `1-3,07,10-20/5`.
-fn expand_ranges(text: &str, ranges: &str) -> Result<Vec<String>> {
-    let mut numbers = Vec::new();
-    for range in ranges.split(',') {
-        let range = range.trim();
-        let (span, step) = match range.split_once('/') {
-            Some((span, step)) => (span, number(text, step)?),
-            None => (range, 1),
-        };
-        let (low_text, high_text) = span.split_once('-').unwrap_or((span, span));
-        let (low, high) = (number(text, low_text)?, number(text, high_text)?);
-        if low > high {
-            bail!("--hosts \"{text}\": the range {span} runs backwards; write it low-high");
-        }
-        if step == 0 {
-            bail!("--hosts \"{text}\": the step of {range} is 0; a step is 1 or more");
-        }
-        if (high - low) / step >= MAX_HOSTS as u64 {
-            bail!(too_many(text));
-        }
-        let width = if low_text.len() > 1 && low_text.starts_with('0') {
-            low_text.len()
-        } else {
-            0
-        };
-        numbers.extend(
-            (low..=high)
-                .step_by(step as usize)
-                .map(|n| format!("{n:0width$}")),
-        );
-        if numbers.len() > MAX_HOSTS {
-            bail!(too_many(text));
-        }
-    }
-    Ok(numbers)
-}
-
-fn number(text: &str, digits: &str) -> Result<u64> {
-    let digits = digits.trim();
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        bail!(
-            "--hosts \"{text}\": \"{digits}\" in brackets is not a number; ranges are written \
-             as [1-3,07]"
-        );
-    }
-    digits
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--hosts \"{text}\": {digits} is too large a number"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hosts(text: &str) -> Vec<String> {
-        parse_host_list(text).unwrap()
-    }
-
-    #[test]
-    fn hostlists_expand_as_pdsh_and_clush_do() {
-        assert_eq!(
-            hosts("node[1-3,07],login1"),
-            ["node1", "node2", "node3", "node07", "login1"]
-        );
-        assert_eq!(hosts("n[08-10]"), ["n08", "n09", "n10"]);
-        assert_eq!(hosts("n[1-9/4]"), ["n1", "n5", "n9"]);
-        assert_eq!(hosts("r[1-2]n[1-2]"), ["r1n1", "r1n2", "r2n1", "r2n2"]);
-        assert_eq!(hosts("[1-2].example"), ["1.example", "2.example"]);
-        assert_eq!(hosts(" a, b ,a,"), ["a", "b"]);
-        assert_eq!(hosts("node[1-3]").len(), 3);
-    }
-
-    #[test]
-    fn hostlists_fold_back() {
-        let fold = |text: &str| fold_host_list(&hosts(text));
-        assert_eq!(fold("node[1-3,7],login1"), "node[1-3,7],login1");
-        assert_eq!(fold("n[08-10]"), "n[08-10]");
-        assert_eq!(fold("n[9-11]"), "n[9-11]");
-        assert_eq!(fold("n[7,1-2],gw,n5"), "n[1-2,5,7],gw");
-        assert_eq!(fold("r1n[1-2],r2n1"), "r1n[1-2],r2n1");
-        assert_eq!(fold("a,b"), "a,b");
-        for text in [
-            "node[1-3,07],login1,x[001-003]y",
-            "r[1-2]n[1-3]",
-            "n[1-9/4],m",
-        ] {
-            let folded = fold_host_list(&hosts(text));
-            let mut again = hosts(&folded);
-            let mut first = hosts(text);
-            again.sort();
-            first.sort();
-            assert_eq!(again, first, "{text} → {folded}");
-        }
-    }
-
-    #[test]
-    fn bad_hostlists_are_one_line_errors() {
-        for (text, says) in [
-            ("node[1-", "never closed"),
-            ("node1-3]", "closes nothing"),
-            ("node[[1]]", "inside brackets"),
-            ("node[3-1]", "runs backwards"),
-            ("node[a-b]", "not a number"),
-            ("node[]", "not a number"),
-            ("node[1-3/0]", "step"),
-            ("node1 node2", "separate hosts with commas"),
-            ("node[1-200000]", "more than 100000 hosts"),
-            ("a[1-1000]b[1-1000]", "more than 100000 hosts"),
-            (",", "names no host"),
-        ] {
-            let error = parse_host_list(text).unwrap_err().to_string();
-            assert!(error.contains(says), "{text}: {error}");
-            assert!(!error.contains('\n'), "{text}: {error}");
-        }
-    }
 
     /// Gathers `text` as one input named "in", each document kept as its kind.
     fn gather(text: &str) -> Vec<FleetHost<DocumentKind>> {
@@ -1022,7 +849,7 @@ mod tests {
         gathering.input(
             "in",
             text.as_bytes(),
-            &mut |_: &Origin, d: SavedDocument| kind_of(&d),
+            &mut |_: &Origin, d: SavedDocument| d.kind(),
         );
         gathering.finish()
     }
@@ -1110,7 +937,7 @@ mod tests {
             gathering.input(
                 file,
                 text.as_bytes(),
-                &mut |_: &Origin, d: SavedDocument| kind_of(&d),
+                &mut |_: &Origin, d: SavedDocument| d.kind(),
             );
         }
         gathering.finish()
@@ -1221,20 +1048,121 @@ mod tests {
         // Read, it would wait for a writer forever.
         let fifo = dir.path().join("n4");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        let empty = tempfile::tempdir().unwrap();
-        let hosts = read(
-            &[dir.path().to_path_buf(), empty.path().to_path_buf()],
-            |_, d| kind_of(&d),
-        );
+        std::fs::write(dir.path().join("n5"), "").unwrap();
+        std::fs::write(dir.path().join("n6"), "not a result\n").unwrap();
+        let hosts = read(&[dir.path().to_path_buf()], |_, d| d.kind()).unwrap();
         let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
-        let shown = |path: &Path| path.display().to_string();
-        let (folder, fifo) = (shown(&dir.path().join("n3")), shown(&fifo));
-        let empty_name = shown(empty.path());
-        assert_eq!(names, ["n1", "n2", &folder, &fifo, "n10", &empty_name]);
+        let shown = |name: &str| dir.path().join(name).display().to_string();
+        let (folder, fifo, empty, garbage) = (shown("n3"), shown("n4"), shown("n5"), shown("n6"));
+        assert_eq!(names, ["n1", "n2", &folder, &fifo, &empty, &garbage, "n10"]);
         let reason = |i: usize| hosts[i].broken.as_ref().unwrap().reason.clone();
         assert!(reason(2).starts_with("a folder inside "), "{}", reason(2));
         assert!(reason(3).starts_with("not a regular file"), "{}", reason(3));
-        assert_eq!(reason(5), "an empty folder");
+        assert_eq!(reason(4), "empty");
+        assert_eq!(reason(5), "no result line; last line: not a result");
+    }
+
+    #[test]
+    fn what_was_named_but_cannot_be_read_is_an_error_not_a_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty_folder = dir.path().join("tree");
+        std::fs::create_dir(&empty_folder).unwrap();
+        let gate = dir.path().join("gate.jsonl");
+        std::fs::write(&gate, gate_line("n1")).unwrap();
+        let missing = dir.path().join("no\u{1b}such.out");
+        // A socket cannot be opened, whoever runs the test.
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        // Sparse: no disk is filled.
+        let huge = dir.path().join("huge.out");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(FLEET_INPUT_CAP + 1)
+            .unwrap();
+        for (named, says) in [
+            (
+                &missing,
+                "no\\u{1b}such.out: no such file or folder; check the path",
+            ),
+            (&empty_folder, "tree: an empty folder; name the folder"),
+            (&socket, "socket: cannot open"),
+            (
+                &huge,
+                "more than the 512 MiB read of one input; split it over",
+            ),
+        ] {
+            // Named after a readable input, the bad one still fails it all.
+            let error = read(&[gate.clone(), named.clone()], |_, d| d.kind())
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("report --fleet: "), "{error}");
+            assert!(error.contains(says), "{says:?} not in {error}");
+            assert!(!error.chars().any(char::is_control), "{error}");
+        }
+        // Read fine, no result line: as in a folder, a host named by its path.
+        let human = dir.path().join("view.txt");
+        std::fs::write(&human, "the human view alone\n").unwrap();
+        let hosts = read(std::slice::from_ref(&human), |_, d| d.kind()).unwrap();
+        assert_eq!(hosts.len(), 1);
+        assert_eq!(hosts[0].host, human.display().to_string());
+    }
+
+    #[test]
+    fn reasons_and_names_are_one_line_safe_to_show() {
+        assert_eq!(
+            one_line("plain 'quoted' \"text\""),
+            "plain 'quoted' \"text\""
+        );
+        assert_eq!(
+            one_line("a\u{1b}[2Jb\rc\td\0e\u{202e}f\u{85}"),
+            "a\\u{1b}[2Jb\\rc\\td\\0e\\u{202e}f\\u{85}"
+        );
+        assert_eq!(escape_controls("node1"), Cow::Borrowed("node1"));
+        let long = one_line(&"é".repeat(500));
+        assert_eq!(long.chars().count(), REASON_CHARS);
+        assert!(long.ends_with("é…"), "{long}");
+        // Around the cap, with multi-byte characters and escapes that do
+        // not fit whole: never more than the cap, never a cut escape.
+        for pad in 190..=205 {
+            for tail in ["\u{1b}", "€", "\n", "b"] {
+                let text = format!("{}{}", "x".repeat(pad), tail.repeat(4));
+                let shown = one_line(&text);
+                assert!(shown.chars().count() <= REASON_CHARS, "{pad} {tail:?}");
+                let kept = shown.trim_end_matches('…').trim_start_matches('x');
+                assert!(
+                    kept.is_empty() || kept.len() % escape_controls(tail).len() == 0,
+                    "{pad} {tail:?}: {shown}"
+                );
+            }
+        }
+
+        let mut gate: serde_json::Value = serde_json::from_str(&gate_line("x")).unwrap();
+        gate["host"] = "evil\u{1b}]0;owned\u{7}".into();
+        assert_eq!(
+            gather(&gate.to_string())[0].host,
+            "evil\\u{1b}]0;owned\\u{7}"
+        );
+        let text = format!(
+            "n2: {}\u{1b}[31mred\nn3: {{\"kind\": \"g\\u001bate\", \"schema_version\": 1}}\n",
+            "long ".repeat(100)
+        );
+        let hosts = gather(&text);
+        for host in &hosts {
+            let reason = &host.broken.as_ref().unwrap().reason;
+            assert!(reason.chars().count() <= REASON_CHARS, "{reason}");
+            assert!(!reason.chars().any(char::is_control), "{reason}");
+        }
+        assert!(hosts[0].broken.as_ref().unwrap().reason.ends_with('…'));
+        assert!(
+            hosts[1]
+                .broken
+                .as_ref()
+                .unwrap()
+                .reason
+                .contains("g\\u{1b}ate"),
+            "{:?}",
+            hosts[1].broken
+        );
     }
 
     #[test]

@@ -21,6 +21,31 @@ pub enum SavedDocument {
     Observe(Box<ObserveResult>),
 }
 
+impl SavedDocument {
+    /// Which command wrote it.
+    pub fn kind(&self) -> DocumentKind {
+        match self {
+            SavedDocument::Gate(_) => DocumentKind::Gate,
+            SavedDocument::Run(_) => DocumentKind::Run,
+            SavedDocument::Pairs(_) => DocumentKind::Pairs,
+            SavedDocument::Hybrid(_) => DocumentKind::Hybrid,
+            SavedDocument::Observe(_) => DocumentKind::Observe,
+        }
+    }
+
+    /// The host it ran on, as the document records it (a gate saved before
+    /// gates recorded their host names none).
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            SavedDocument::Gate(gate) => gate.host.as_deref(),
+            SavedDocument::Run(run) => Some(&run.host),
+            SavedDocument::Pairs(pairs) => Some(&pairs.host),
+            SavedDocument::Hybrid(hybrid) => Some(&hybrid.host),
+            SavedDocument::Observe(observe) => Some(&observe.host),
+        }
+    }
+}
+
 /// The two fields every saved document starts with.
 #[derive(Deserialize)]
 struct Header {

@@ -32,6 +32,7 @@ pub fn gate_session<M: Measure>(
         host: Some(host_name()),
         started_unix: Some(unix_now()),
         complete: true,
+        run_stopped_at_gate: false,
         verdict: Verdict::NoSmt,
         model: topology.cpu_name(),
         topology: Some(topology.summary.clone()),

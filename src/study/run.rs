@@ -60,8 +60,9 @@ pub fn run_study<M: Measure>(
     let gate = if options.skip_gate {
         None
     } else {
-        let gate = gate_session(topology, &options.rule, measure, progress)?;
+        let mut gate = gate_session(topology, &options.rule, measure, progress)?;
         if gate.verdict != Verdict::Physical || !gate.complete {
+            gate.run_stopped_at_gate = true;
             return Ok(RunOutcome::StoppedAtGate(Box::new(gate)));
         }
         Some(gate)
