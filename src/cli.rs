@@ -192,8 +192,8 @@ pub struct GateArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub prom: PromArgs,
-    /// Print only the verdict word.
-    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "prom"])]
+    /// Print only the verdict word (`--prom FILE` may still write metrics).
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv"])]
     pub quiet: bool,
 }
 

@@ -69,28 +69,34 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             outputs: outputs(&args.output, None, &[])?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
-        cli::Command::Gate(args) => Command::Gate(GateCommand {
-            source: source(&args.source)?,
-            measure: measure(&args.measure)?,
-            rule: gate_rule(&args.rule)?,
-            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
-            quiet: args.quiet,
-        }),
-        cli::Command::Pairs(args) => Command::Pairs(PairsCommand {
-            source: source(&args.gate.source)?,
-            study: PairsStudyOptions {
-                rule: gate_rule(&args.gate.rule)?,
-                exhaustive: args.exhaustive,
-                time_budget: args
-                    .time_budget
-                    .as_deref()
-                    .map(|text| duration("--time-budget", text, TIME_BUDGET))
-                    .transpose()?,
-                measure: measure(&args.gate.measure)?,
-            },
-            outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), &[])?,
-            quiet: args.gate.quiet,
-        }),
+        cli::Command::Gate(args) => {
+            quiet_beside_metrics("gate", args.quiet, &args.prom)?;
+            Command::Gate(GateCommand {
+                source: source(&args.source)?,
+                measure: measure(&args.measure)?,
+                rule: gate_rule(&args.rule)?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
+                quiet: args.quiet,
+            })
+        }
+        cli::Command::Pairs(args) => {
+            quiet_beside_metrics("pairs", args.gate.quiet, &args.gate.prom)?;
+            Command::Pairs(PairsCommand {
+                source: source(&args.gate.source)?,
+                study: PairsStudyOptions {
+                    rule: gate_rule(&args.gate.rule)?,
+                    exhaustive: args.exhaustive,
+                    time_budget: args
+                        .time_budget
+                        .as_deref()
+                        .map(|text| duration("--time-budget", text, TIME_BUDGET))
+                        .transpose()?,
+                    measure: measure(&args.gate.measure)?,
+                },
+                outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), &[])?,
+                quiet: args.gate.quiet,
+            })
+        }
         cli::Command::Run(args) => {
             let arms = arms(&args.arms)?;
             if let Some(workers) = args.workers.filter(|n| n % 2 == 1) {
@@ -403,6 +409,19 @@ pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Re
         );
     }
     Ok(value)
+}
+
+/// `--quiet` prints the verdict word and `--prom FILE` may still refresh a
+/// metrics file, as a health check wants; `--prom -` would share standard
+/// output with the word.
+fn quiet_beside_metrics(command: &str, quiet: bool, prom: &cli::PromArgs) -> Result<()> {
+    if quiet && prom.prom.as_deref() == Some(Path::new("-")) {
+        bail!(
+            "{command} --quiet --prom -: both would go to standard output; give --prom a file \
+             in node_exporter's textfile folder"
+        );
+    }
+    Ok(())
 }
 
 /// The `--json`, `--json-line`, `--csv` and `--prom` targets, checked

@@ -410,6 +410,39 @@ fn report_refuses_several_files_with_prom() {
     assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
 }
 
+/// A health check: `gate -q` prints the verdict word and still writes its
+/// metrics file; `--prom -` would share standard output with the word, so
+/// it is a usage error. The saved no-SMT machine gives its verdict without
+/// measuring.
+#[test]
+fn a_quiet_gate_writes_its_metrics_beside_the_verdict_word() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("gate.prom");
+    let machine = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/kvm-guest-2cpu");
+    let gate = |prom: &OsStr| {
+        placement_study(&[
+            "gate".as_ref(),
+            "-q".as_ref(),
+            "--sysfs-root".as_ref(),
+            machine.as_os_str(),
+            "--prom".as_ref(),
+            prom,
+        ])
+    };
+    let output = gate(out.as_os_str());
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "no-smt\n");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let exposition = parse("gate.prom", &text);
+    assert!(!exposition.samples.is_empty());
+    assert!(text.contains("placement_study_gate_verdict{verdict=\"no-smt\"} 1\n"));
+    let output = gate("-".as_ref());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(output.stdout.is_empty());
+}
+
 /// The binary with `args`, standard input empty.
 fn placement_study(args: &[&OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_placement-study"))

@@ -6,7 +6,8 @@ use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
 use crate::report::table::{
-    arms_table, check_lines, excluded_lines, fit, headline_table, host_line, validity_verdict,
+    arms_table, check_lines, excluded_lines, fit, headline_table, host_line, legend, marked,
+    validity_verdict,
 };
 use crate::report::units::{count, percent, sig4};
 use crate::report::view::View;
@@ -107,7 +108,9 @@ pub fn render(result: &RunResult, view: &View) -> String {
 
 #[derive(Tabled)]
 struct WorkerRow {
-    arm: Arm,
+    /// The arm, marked when its costs are not quotable: these medians are
+    /// its workers' share of them.
+    arm: String,
     worker: usize,
     #[tabled(rename = "CPU")]
     cpu: String,
@@ -132,6 +135,7 @@ struct WorkerRow {
 fn worker_table(result: &RunResult, view: &View) -> String {
     let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
     let order: Vec<Arm> = result.plan.placements.iter().map(|p| p.arm).collect();
+    let quotable = |arm: Arm| result.arms.iter().any(|a| a.name == arm && a.quotable);
     for (arm_index, &arm) in order.iter().enumerate() {
         for rep in measured(&result.samples, arm, &result.excluded) {
             for w in &rep.workers {
@@ -182,7 +186,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
             }
         };
         WorkerRow {
-            arm: order[arm_index],
+            arm: marked(order[arm_index], quotable(order[arm_index]), view),
             worker,
             cpu: cpu_label,
             core,
@@ -199,6 +203,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
             instructions: median_count(&|w| w.counters.instructions),
         }
     });
+    let marks = order.iter().any(|&arm| !quotable(arm));
     if view.wide {
         return fit(Table::new(rows), view);
     }
@@ -224,7 +229,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
             row.cost,
         ]);
     }
-    fit(table.build(), view)
+    legend(fit(table.build(), view), marks, view)
 }
 
 /// "15 repetitions", or for a stopped run "3 of 15 repetitions".
