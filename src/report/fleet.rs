@@ -49,20 +49,10 @@ pub struct Answer {
 /// [`crate::saved::fleet::read`]).
 pub fn answer(origin: &Origin, document: SavedDocument) -> Answer {
     let summary = compare::summarise(Path::new(&origin.to_string()), &document);
-    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), evidence(&document));
+    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), document.evidence());
     Answer {
         summary,
         hypervisor,
-    }
-}
-
-fn evidence(document: &SavedDocument) -> &Evidence {
-    match document {
-        SavedDocument::Gate(gate) => &gate.evidence,
-        SavedDocument::Run(run) => &run.evidence,
-        SavedDocument::Pairs(pairs) => &pairs.evidence,
-        SavedDocument::Hybrid(hybrid) => &hybrid.evidence,
-        SavedDocument::Observe(observe) => &observe.evidence,
     }
 }
 

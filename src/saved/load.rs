@@ -2,8 +2,8 @@
 //! every failure a one-line error naming the file and the fix.
 
 use super::documents::{
-    DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RESULT_SCHEMA_VERSION,
-    RunResult,
+    DocumentKind, Evidence, GateResult, HybridResult, ObserveResult, PairsResult,
+    RESULT_SCHEMA_VERSION, RunResult,
 };
 use super::input::{JSON_INPUT_CAP, read_capped};
 use anyhow::{Result, anyhow, bail};
@@ -42,6 +42,17 @@ impl SavedDocument {
             SavedDocument::Pairs(pairs) => Some(&pairs.host),
             SavedDocument::Hybrid(hybrid) => Some(&hybrid.host),
             SavedDocument::Observe(observe) => Some(&observe.host),
+        }
+    }
+
+    /// What the machine said about itself, shown beside every verdict.
+    pub fn evidence(&self) -> &Evidence {
+        match self {
+            SavedDocument::Gate(gate) => &gate.evidence,
+            SavedDocument::Run(run) => &run.evidence,
+            SavedDocument::Pairs(pairs) => &pairs.evidence,
+            SavedDocument::Hybrid(hybrid) => &hybrid.evidence,
+            SavedDocument::Observe(observe) => &observe.evidence,
         }
     }
 }
