@@ -42,6 +42,12 @@ impl Verdict {
             Verdict::Inconclusive => "inconclusive",
         }
     }
+
+    /// The word for a gate that did not run (`run --skip-gate`), where a
+    /// verdict word would stand: in the fleet report and in the metrics.
+    pub fn word_of(verdict: Option<Verdict>) -> &'static str {
+        verdict.map_or("not-run", Verdict::as_str)
+    }
 }
 
 /// When the gate may stop, and which side of what it must land on.

@@ -10,6 +10,7 @@
 
 use crate::judge::checks::CheckName;
 use crate::judge::fleet::{HostPenalty, penalty_outliers};
+use crate::judge::gate::Verdict;
 use crate::report::compare::{self, GatePenalty, HostSummary, SiblingMaps};
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
@@ -26,8 +27,6 @@ use std::path::Path;
 use tabled::builder::Builder;
 use tabled::settings::Alignment;
 use tabled::settings::object::Columns;
-
-pub use crate::saved::hostlist::parse_host_list;
 
 /// What `report --fleet` is told besides its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -163,12 +162,9 @@ impl FleetRow {
             hypervisor,
         } = answer;
         let verdict = match summary.kind {
-            DocumentKind::Gate | DocumentKind::Run => Some(
-                summary
-                    .verdict
-                    .map_or("not-run", |v| v.as_str())
-                    .to_string(),
-            ),
+            DocumentKind::Gate | DocumentKind::Run => {
+                Some(Verdict::word_of(summary.verdict).to_string())
+            }
             DocumentKind::Pairs => summary.map.as_ref().map(|m| m.verdict.as_str().to_string()),
             DocumentKind::Hybrid => summary
                 .hybrid

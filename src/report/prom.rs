@@ -341,14 +341,10 @@ struct RunHead<'a> {
     stopped_at_gate: bool,
 }
 
-/// The word for a run whose gate `--skip-gate` skipped, as `report --fleet`
-/// counts it.
-const GATE_NOT_RUN: &str = "not-run";
-
 /// Writes a run's [`RunHead`]: its `_info`, the gate's verdict as a state
 /// set, and whether the gate let the arms be measured.
 fn run_head(m: &mut Metrics, head: &RunHead) {
-    let gate_verdict = head.gate.map_or(GATE_NOT_RUN, Verdict::as_str);
+    let gate_verdict = Verdict::word_of(head.gate);
     m.info(
         "placement_study_run_info",
         "The run's clock (empty when no arm was measured), its kernel (the workload) and the \
@@ -369,7 +365,7 @@ fn run_head(m: &mut Metrics, head: &RunHead) {
         GATE_VERDICTS
             .map(Verdict::as_str)
             .into_iter()
-            .chain([GATE_NOT_RUN]),
+            .chain([Verdict::word_of(None)]),
         gate_verdict,
     );
     m.gauge(

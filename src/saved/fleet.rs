@@ -27,7 +27,8 @@
 //!   else is ignored: the human view may be mixed in with `2>&1`. Engines
 //!   prefix every line, so in an input with a bare document line (`gate
 //!   --json-line - 2>&1`, Ansible's output) a `word: text` line is that
-//!   human view ("verdict: no-smt"), not a host's line.
+//!   human view ("verdict: no-smt"), not a host's line, unless its text is
+//!   a document (`cat pdsh.out gate.jsonl`).
 //!
 //! Of a host's lines, those starting with `{` are candidate documents; the
 //! rest is remembered only to say why a host without a document is broken.
@@ -36,10 +37,11 @@
 //! others as replaced; documents of different kinds (a gate and a pairs
 //! search) are all kept. The same host in several inputs is one host.
 //!
-//! What the user named is checked first: a path on the command line that
-//! does not exist or cannot be read, and a named folder that cannot be
-//! listed or is empty, is a one-line error before anything is gathered (a
-//! typo or a permission to fix, never a host). Beyond that nothing fails:
+//! What the user named is the user's to fix: a path on the command line
+//! that does not exist or cannot be read, and a named folder that cannot
+//! be listed or is empty, is a one-line error before anything is written
+//! (a typo or a permission, never a host). Every path is looked up before
+//! any is read, so a typo costs no reading. Beyond that nothing fails:
 //! a file inside a folder that cannot be read or is not a regular file, and
 //! an input that reads fine but holds no result line (an empty file, the
 //! human view alone), is a broken host named by its path, since a file of
@@ -156,7 +158,11 @@ pub fn read<T>(
             Named::Folder => gathering.folder(path, &mut keep)?,
             Named::Input => {
                 let bytes = read_capped(path, FLEET_INPUT_CAP).map_err(|e| {
-                    unreadable(&format!("{e:#}"), "check the path and its permissions")
+                    unreadable(
+                        &format!("{e:#}"),
+                        "check the path and its permissions; split an input over the cap \
+                         across several FILEs",
+                    )
                 })?;
                 gathering.input(&input_name(path), &bytes, &mut keep);
             }
@@ -810,8 +816,9 @@ enum Line<'a> {
     Stray,
 }
 
-/// What `line` is; in an input of `bare` documents, `HOST: REST` is not a
-/// host's line.
+/// What `line` is; in an input of `bare` documents, `HOST: REST` is a
+/// host's line only when REST is a document (`cat pdsh.out gate.jsonl`):
+/// "verdict: no-smt" there is the human view.
 fn classify(line: &str, bare: bool) -> Line<'_> {
     if line.starts_with('{') {
         return Line::Bare(line);
@@ -826,11 +833,11 @@ fn classify(line: &str, bare: bool) -> Line<'_> {
             message: format!("{engine}: {}", message.trim()),
         };
     }
-    if bare {
-        return Line::Stray;
-    }
     match line.split_once(": ") {
-        Some((host, rest)) if is_host_name(host) => Line::Host { host, rest },
+        Some((host, rest)) if is_host_name(host) && (!bare || rest.starts_with('{')) => {
+            Line::Host { host, rest }
+        }
+        _ if bare => Line::Stray,
         // A host that printed an empty line: pdsh writes "HOST: ".
         _ => match line.strip_suffix(':') {
             Some(host) if is_host_name(host) => Line::Host { host, rest: "" },
@@ -902,6 +909,12 @@ mod tests {
         let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
         // The human view's "verdict:" is no host; the bad line is the input's.
         assert_eq!(names, ["n1", "n2", "in"]);
+        // Engine output and bare lines together (`cat pdsh.out gate.jsonl`):
+        // each engine line's document is still its host's.
+        let mixed = gather(&format!("n3: {}\n{}\n", gate_line("n3"), gate_line("n4")));
+        let names: Vec<&str> = mixed.iter().map(|h| h.host.as_str()).collect();
+        assert_eq!(names, ["n3", "n4"]);
+        assert!(mixed.iter().all(|h| h.broken.is_none()));
         assert!(
             hosts[2]
                 .broken

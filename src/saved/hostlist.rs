@@ -81,6 +81,15 @@ fn expand(text: &str) -> Result<Vec<String>> {
                 .collect();
         }
         for host in expanded {
+            // The characters are checked part by part; what is left is
+            // where a name may not start (`-n1`, `.n1`).
+            if !is_host_name(&host) {
+                bail!(
+                    "{host:?} starts with {:?}; a host name starts with an ASCII letter or \
+                     digit, as in node[1-3,07],login1",
+                    host.chars().next().unwrap_or(' ')
+                );
+            }
             if seen.insert(host.clone()) {
                 hosts.push(host);
             }
@@ -203,9 +212,12 @@ fn syntax(text: &str, at: usize, what: &str) -> String {
 }
 
 /// One name of the list as its parts: each literal text a group of one,
-/// each bracket the group of its numbers.
+/// each bracket the group of its numbers. The brackets multiply, so their
+/// product is checked as each is expanded: `n[1-9999][1-9999]…` fails at
+/// its second bracket instead of filling memory.
 fn name_groups(item: &str) -> Result<Vec<Vec<String>>> {
     let mut groups = Vec::new();
+    let mut names = 1usize;
     let mut rest = item;
     while let Some(open) = rest.find('[') {
         let close = open + rest[open..].find(']').unwrap_or(rest.len() - open);
@@ -213,7 +225,12 @@ fn name_groups(item: &str) -> Result<Vec<Vec<String>>> {
         if open > 0 {
             groups.push(vec![rest[..open].to_string()]);
         }
-        groups.push(expand_ranges(&rest[open + 1..close])?);
+        let numbers = expand_ranges(&rest[open + 1..close])?;
+        names = names
+            .checked_mul(numbers.len())
+            .filter(|&n| n <= MAX_HOSTS)
+            .ok_or_else(|| anyhow!(too_many()))?;
+        groups.push(numbers);
         rest = rest.get(close + 1..).unwrap_or("");
     }
     check_name_part(rest)?;
@@ -359,6 +376,14 @@ mod tests {
             ("node1 node2", "separate hosts with commas"),
             ("node[1-200000]", "more than 100000 hosts"),
             ("a[1-1000]b[1-1000]", "more than 100000 hosts"),
+            // A few hundred bytes that would multiply to gigabytes: refused
+            // at the second bracket.
+            (&"[0-99999]".repeat(40), "more than 100000 hosts"),
+            (
+                ".n1",
+                "starts with '.'; a host name starts with an ASCII letter",
+            ),
+            ("n1,-[1-2]", "\"-1\" starts with '-'"),
             (",", "names no host"),
             ("ä[1-2]", "'ä' in a host name; host names are ASCII letters"),
             ("node\u{1b}1", "'\\u{1b}' in a host name"),

@@ -33,7 +33,6 @@ pub use documents::{
     ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
     RunOptions, RunResult,
 };
-pub use fleet::{FleetHost, Origin};
 pub use hostlist::parse_host_list;
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};
