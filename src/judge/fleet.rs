@@ -89,8 +89,8 @@ impl HostPenalty<'_> {
     }
 
     /// The hosts it is compared with: those of its model on its clock.
-    fn group(&self) -> (&str, &'static str) {
-        (self.model, self.clock.as_str())
+    fn group(&self) -> (&str, ClockKind) {
+        (self.model, self.clock)
     }
 }
 
@@ -111,11 +111,11 @@ pub struct PenaltyOutlier {
 /// of the hosts with the same CPU model and clock. A host whose penalty is
 /// not a finite number, or has a doubt, takes no part and is never one.
 pub fn penalty_outliers(hosts: &[HostPenalty]) -> Vec<Option<PenaltyOutlier>> {
-    let mut groups: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+    let mut groups: HashMap<(&str, ClockKind), Vec<f64>> = HashMap::new();
     for host in hosts.iter().filter(|h| h.counts()) {
         groups.entry(host.group()).or_default().push(host.penalty);
     }
-    let rules: HashMap<(&str, &str), PenaltyOutlier> = groups
+    let rules: HashMap<(&str, ClockKind), PenaltyOutlier> = groups
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_PEERS)
         .map(|(group, values)| {

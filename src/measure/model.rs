@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which clock a cost came from. With turbo on, core cycles and ticks
 /// differ; every cost names its clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClockKind {
     /// The worker's own `cycles` hardware counter (user space).

@@ -550,18 +550,31 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
     fit(table.build(), view)
 }
 
-/// The columns of `report --csv` over several files.
-pub const CSV_HEADER: &str = "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
-one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
-change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,measured_map,\
-class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,observed_target,\
-observed_classes,observed_threads,migrations,observed_wall_ms,reconciliation_difference,reconciled,\
-penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts";
-
 /// The columns of [`GatePenalty::csv_cells`], in both CSVs of hosts: after
 /// `penalty` in `report --fleet`'s, last in this one (so that the columns
-/// it had keep their places).
-pub const PENALTY_CSV_COLUMNS: &str = "penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts";
+/// it had keep their places). A macro, so that `concat!` can put the one
+/// list into both headers.
+macro_rules! penalty_csv_columns {
+    () => {
+        "penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,\
+         penalty_doubts"
+    };
+}
+pub(crate) use penalty_csv_columns;
+
+/// The penalty columns, as a constant (the same list the headers hold).
+pub const PENALTY_CSV_COLUMNS: &str = penalty_csv_columns!();
+
+/// The columns of `report --csv` over several files.
+pub const CSV_HEADER: &str = concat!(
+    "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
+     one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
+     change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,\
+     measured_map,class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,\
+     observed_target,observed_classes,observed_threads,migrations,observed_wall_ms,\
+     reconciliation_difference,reconciled,",
+    penalty_csv_columns!()
+);
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {

@@ -380,7 +380,7 @@ fn gate_rows(rows: &[FleetRow]) -> Vec<usize> {
 /// ([`penalty_outliers`]), over one penalty per host; a penalty with a
 /// doubt takes no part.
 fn flag_penalties(rows: &mut [FleetRow]) {
-    let measured: Vec<(usize, HostPenalty)> = gate_rows(rows)
+    let (measured, hosts): (Vec<usize>, Vec<HostPenalty>) = gate_rows(rows)
         .into_iter()
         .filter_map(|i| {
             let row = &rows[i];
@@ -392,10 +392,8 @@ fn flag_penalties(rows: &mut [FleetRow]) {
             };
             Some((i, host))
         })
-        .collect();
-    let hosts: Vec<HostPenalty> = measured.iter().map(|&(_, host)| host).collect();
+        .unzip();
     let verdicts = penalty_outliers(&hosts);
-    let measured: Vec<usize> = measured.into_iter().map(|(i, _)| i).collect();
     for (i, outlier) in measured.into_iter().zip(verdicts) {
         let row = &mut rows[i];
         let (Some(outlier), Some(penalty), Some(clock)) =
@@ -718,10 +716,12 @@ pub fn json_lines(fleet: &Fleet) -> Result<String> {
 }
 
 /// The columns of `report --fleet --csv`.
-pub const CSV_HEADER: &str = "host,file,line,status,reason,kind,verdict,penalty,\
-penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,penalty_doubts,\
-model,hypervisor,cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,gated,\
-failed_checks,notes";
+pub const CSV_HEADER: &str = concat!(
+    "host,file,line,status,reason,kind,verdict,penalty,",
+    compare::penalty_csv_columns!(),
+    ",model,hypervisor,cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,\
+     gated,failed_checks,notes"
+);
 
 /// One CSV row per host and kind, numbers unformatted, text quoted; lists
 /// joined with ";".
