@@ -3,7 +3,7 @@
 //! server, or the 2-vCPU KVM guests CI runs on); and `report` on the saved
 //! `pairs` results of QEMU guests in `fixtures/results/`.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::Path;

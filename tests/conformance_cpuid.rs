@@ -13,9 +13,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-mod conformance;
-
-use conformance::{Corpus, Row};
+use crate::conformance::{Corpus, Row};
 use placement_study::cpuset::CpuSet;
 use placement_study::probe::classes::classes_from_cpuid;
 use placement_study::probe::cpuid::read_report;

@@ -5,9 +5,7 @@
 //! All rows run; failures are collected and reported together, one line per
 //! mismatch, so a regression on one machine does not hide another.
 
-mod conformance;
-
-use conformance::{Corpus, Row};
+use crate::conformance::{Corpus, Row};
 use placement_study::cpuset::{CpuSet, parse_list};
 use placement_study::probe::{Topology, probe};
 use std::collections::BTreeSet;

@@ -48,8 +48,8 @@ fn placement(arm: Arm, cpus: &[Option<u32>]) -> Placement {
     }
 }
 
-/// A repetition that must complete: this binary never requests a stop (the
-/// signal tests have their own, in tests/stop_signals.rs).
+/// A repetition that must complete: this process never requests a stop (the
+/// signal tests raise theirs in child processes, in tests/stop_signals.rs).
 fn completed(rep: anyhow::Result<Option<RepSample>>, what: &str) -> RepSample {
     rep.unwrap_or_else(|error| panic!("{what}: {error:#}"))
         .unwrap_or_else(|| panic!("{what}: stopped, though no stop was requested"))

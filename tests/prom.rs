@@ -9,7 +9,7 @@
 //!
 //! The ignored test hands each exposition to `promtool check metrics`
 //! (Debian package `prometheus`), which parses and lints it; `.ci/run` runs
-//! it with `cargo test --test prom -- --ignored`.
+//! it with `cargo test --test tests prom:: -- --ignored`.
 
 use placement_study::report::prom;
 use placement_study::saved::{self, SavedDocument};

@@ -3,6 +3,7 @@
 //! link is made inside a temp dir (device nodes with the numbers of the
 //! machine's null, full and zero devices), never the machine's own /dev.
 
+use crate::common;
 use nix::sys::stat::{Mode, SFlag, makedev, mknod};
 use placement_study::saved::{
     JSON_INPUT_CAP, ObserveMode, OutputTarget, SavedDocument, check_distinct, load, read_capped,
@@ -12,7 +13,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Makes a device node `name` in `dir`; `None` (the caller skips, saying
 /// why) where this process may not make nodes (not root, or in a container
@@ -470,8 +471,7 @@ fn child_with_stdout_on_a_path() {
 
 /// Runs [`child_with_stdout_on_a_path`] with its stdout on `path`.
 fn run_child_with_stdout_on(path: &Path) -> std::process::Output {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_with_stdout_on_a_path", "--ignored"])
+    common::rerun_test(module_path!(), "child_with_stdout_on_a_path")
         .env(STDOUT_PATH_VARIABLE, path)
         .stdout(
             fs::OpenOptions::new()

@@ -3,7 +3,7 @@
 //! recorded samples. Each case is a schema reference and a document, so a
 //! new kind is one more row.
 
-mod common;
+use crate::common;
 
 use jsonschema::{Retrieve, Uri, Validator};
 use serde_json::{Value, json};

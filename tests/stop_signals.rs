@@ -1,10 +1,11 @@
-//! SIGINT and SIGTERM for real, in a test binary of their own: the stop flag
-//! is process-global and never resets, so once a test here raises a signal
-//! every later repetition in this process is stopped. One test raises in this
-//! process; the others raise in child processes (this binary run again).
+//! SIGINT and SIGTERM for real. The stop flag is process-global and never
+//! resets, so once a signal is raised every later repetition in that process
+//! is stopped, and every test module shares this process: each test here
+//! raises its signals in a child process (this binary run again on one
+//! ignored test), never in the process the other tests run in.
 
+use crate::common;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,9 @@ use placement_study::plan::{Arm, Placement};
 
 /// Set in a child process: the stop signal the child raises after SIGINT.
 const SECOND_SIGNAL_ENV: &str = "PLACEMENT_STUDY_TEST_SECOND_SIGNAL";
+
+/// Set in a child process: it sends itself SIGTERM during a repetition.
+const SIGTERM_CHILD_ENV: &str = "PLACEMENT_STUDY_TEST_SIGTERM_CHILD";
 
 /// How long the raising thread waits for the workers before giving up.
 const WORKERS_DEADLINE: Duration = Duration::from_secs(60);
@@ -80,6 +84,34 @@ fn two_workers() -> Placement {
 
 #[test]
 fn sigterm_stops_a_long_repetition_and_every_later_one() {
+    let output = common::rerun_test(
+        module_path!(),
+        "child_sends_itself_sigterm_during_a_long_repetition",
+    )
+    .arg("--nocapture")
+    .env(SIGTERM_CHILD_ENV, "1")
+    .output()
+    .expect("this test binary runs again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The child's line saying how soon the repetition returned.
+    print!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "the SIGTERM child: {:?}; stderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// In the child: SIGTERM to this process while a 20 s repetition computes,
+/// which must return at once, stopped, as must every later one. Does
+/// nothing in a normal test run.
+#[test]
+#[ignore = "run in a child process by sigterm_stops_a_long_repetition_and_every_later_one"]
+fn child_sends_itself_sigterm_during_a_long_repetition() {
+    if std::env::var_os(SIGTERM_CHILD_ENV).is_none() {
+        return;
+    }
     stop::install_stop_handlers().expect("the stop handlers install");
     assert!(!stop::stop_requested());
     assert_eq!(stop::stop_signal(), None);
@@ -155,13 +187,8 @@ fn child_raises_sigint_then_a_second_signal() {
 #[test]
 fn a_second_signal_quits_at_once() {
     for second in [Signal::SIGINT, Signal::SIGTERM] {
-        let output = Command::new(std::env::current_exe().expect("this test binary's path"))
-            .args([
-                "--exact",
-                "child_raises_sigint_then_a_second_signal",
-                "--include-ignored",
-                "--nocapture",
-            ])
+        let output = common::rerun_test(module_path!(), "child_raises_sigint_then_a_second_signal")
+            .arg("--nocapture")
             .env(SECOND_SIGNAL_ENV, second.as_str())
             .output()
             .expect("this test binary runs again");

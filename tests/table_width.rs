@@ -6,11 +6,7 @@
 //! The replayed gates, runs and `pairs` searches are checked the same way
 //! in `study_replay.rs`.
 
-// Only part of the corpus helper is used here.
-#[allow(dead_code)]
-mod conformance;
-
-use conformance::Corpus;
+use crate::conformance::Corpus;
 use placement_study::measure::ClockKind;
 use placement_study::probe::probe;
 use placement_study::report::{self, compare, view::View};

@@ -1,5 +1,8 @@
-//! What the CLI test binaries share: the short study and the short
-//! `pairs` search they run, and the check that this machine can run them.
+//! What the integration tests share: the short study and the short `pairs`
+//! search the CLI tests run, the check that this machine can run them, and
+//! this test binary run again on one test (for process-wide state).
+
+use std::process::Command;
 
 /// A short two-worker study that needs neither SMT nor a PMU: one worker
 /// per core on CPUs 0 and 1, against both on one CPU. Add the outputs.
@@ -41,4 +44,20 @@ pub fn two_cpus_allowed() -> bool {
         eprintln!("skipping: the two-worker run needs CPUs 0 and 1 allowed");
     }
     both
+}
+
+/// This test binary, run again on the one test `name` of the module whose
+/// `module_path!()` is `module_path`, ignored or not (add `--nocapture`, an
+/// environment, what to check). For a test that changes process-wide state
+/// (signal handlers, the stop flag, what stdout is open on): every test
+/// module shares this process, so such a test runs in a child.
+pub fn rerun_test(module_path: &str, name: &str) -> Command {
+    // Test names leave out the crate's own name: `tests::saved_io` holds
+    // `saved_io::NAME`.
+    let module = module_path
+        .split_once("::")
+        .map_or(module_path, |(_, module)| module);
+    let mut command = Command::new(std::env::current_exe().expect("this test binary's path"));
+    command.args(["--exact", &format!("{module}::{name}"), "--include-ignored"]);
+    command
 }
