@@ -28,6 +28,7 @@ mod probe_both_sources;
 mod prom;
 mod saved_io;
 mod schemas;
+mod snapshot;
 mod stop_signals;
 mod study_replay;
 mod table_width;
