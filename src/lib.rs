@@ -12,6 +12,9 @@
 //!   themselves, behind the [`measure::Measure`] trait;
 //! * [`judge`] turns samples into statistics, checks and verdicts;
 //! * [`saved`] holds the result documents, and writes and reads them safely;
+//! * [`fleet`] reads many hosts' documents for `report --fleet` (files,
+//!   folders, pdsh and clush output, Ansible `--tree` files), gathered per
+//!   host, and the hostlists naming them;
 //! * [`report`] renders tables, JSON and CSV;
 //! * [`study`] is the one layer above them: each study's loop, written
 //!   against `Measure`, returning a document.
@@ -29,6 +32,7 @@ pub mod cli;
 pub mod commands;
 pub mod cpuset;
 pub mod exit;
+pub mod fleet;
 pub mod judge;
 pub mod measure;
 pub mod options;

@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["measure"],
     &["judge"],
     &["saved", "exit"],
+    &["fleet"],
     &["report"],
     &["study"],
     &["commands"],

@@ -5,7 +5,7 @@ use super::Outputs;
 use crate::exit::Outcome;
 use crate::report::fleet::{Fleet, FleetOptions};
 use crate::report::{self, compare};
-use crate::saved::{self, SavedDocument, load};
+use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
@@ -88,7 +88,7 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     } else {
         &command.files[..]
     };
-    let hosts = saved::fleet::read(files, report::fleet::answer)?;
+    let hosts = crate::fleet::read(files, report::fleet::answer)?;
     if hosts.is_empty() && options.expected_hosts.is_empty() {
         bail!(
             "report --fleet: standard input holds no host's line; pipe in pdsh or clush output \

@@ -2,12 +2,14 @@
 //! what (per study), which CPU models and hypervisors they are, which are
 //! outliers, which sent nothing usable; then one row per host.
 //!
-//! The input is read by [`crate::saved::fleet`]; each document is
+//! The input is read by [`crate::fleet`]; each document is
 //! summarised by [`compare::summarise`], as `report A.json B.json` does.
 //! A host that sent documents of several kinds (a gate and a pairs search)
 //! has one row per kind, and one line per kind in `--json`; every count is
 //! of hosts.
 
+use crate::fleet::hostlist::fold_host_list;
+use crate::fleet::{FleetHost, Origin, natural};
 use crate::judge::checks::CheckName;
 use crate::judge::fleet::{HostPenalty, penalty_outliers};
 use crate::judge::gate::Verdict;
@@ -16,8 +18,6 @@ use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
 use crate::report::units::{count, percent_change};
 use crate::report::view::View;
-use crate::saved::fleet::{FleetHost, Origin, natural};
-use crate::saved::hostlist::fold_host_list;
 use crate::saved::{DocumentKind, Evidence, SavedDocument};
 use anyhow::Result;
 use serde::Serialize;
@@ -45,7 +45,7 @@ pub struct Answer {
 }
 
 /// Summarises one document as it is read (the `keep` of
-/// [`crate::saved::fleet::read`]).
+/// [`crate::fleet::read`]).
 pub fn answer(origin: &Origin, document: SavedDocument) -> Answer {
     let summary = compare::summarise(Path::new(&origin.to_string()), &document);
     let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), document.evidence());

@@ -16,14 +16,8 @@
 //! * [`input`]: [`read_capped`] reads a saved document (or stdin) with a
 //!   size cap, so pointing `report` at `/dev/zero` fails fast instead of
 //!   eating memory.
-//! * [`fleet`]: `report --fleet`'s input, many hosts' documents in files,
-//!   folders or pdsh and clush output, gathered per host;
-//! * [`hostlist`]: the hostlist syntax of pdsh and ClusterShell
-//!   (`node[1-3,07],login1`), expanded and folded back.
 
 pub mod documents;
-pub mod fleet;
-pub mod hostlist;
 pub mod input;
 pub mod load;
 pub mod output;
@@ -33,7 +27,6 @@ pub use documents::{
     ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
     RunOptions, RunResult,
 };
-pub use hostlist::parse_host_list;
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};

@@ -1,0 +1,100 @@
+//! `gate --prom`: the gate's verdict, its penalty with the interval, and
+//! the threshold it was judged against.
+
+use super::{CHECK_STATUS_HELP, Common, GATE_VERDICTS, common, count_value, saved_word};
+use crate::judge::gate::Verdict;
+use crate::saved::GateResult;
+
+/// `gate --prom`: the verdict, the penalty with its interval, and the
+/// threshold it was judged against.
+pub fn gate(result: &GateResult) -> String {
+    let mut m = common(Common {
+        kind: result.kind,
+        tool_version: &result.tool_version,
+        host: result.host.as_deref(),
+        started_unix: result.started_unix,
+        complete: result.complete,
+        model: result.model.as_deref(),
+        kernel: result
+            .environment
+            .as_ref()
+            .and_then(|e| e.kernel.as_deref()),
+        topology: result.topology.as_ref(),
+        evidence: &result.evidence,
+    });
+    let verdict = result.verdict.as_str();
+    let clock = result.clock.map_or("", |c| c.as_str());
+    let baseline = result.baseline.as_ref().map(saved_word).unwrap_or_default();
+    m.info(
+        "placement_study_gate_info",
+        "The gate's verdict, the clock its costs are on and what the siblings were measured \
+         against (empty when nothing was measured).",
+        &[
+            ("verdict", verdict),
+            ("clock", clock),
+            ("baseline", &baseline),
+        ],
+    );
+    m.state_set(
+        "placement_study_gate_verdict",
+        "1 for the gate's verdict, 0 for the others: physical (placement is physical), virtual \
+         (sharing a core costs less than the threshold), no-smt (no sibling pair), inconclusive \
+         (also a gate a signal stopped: see placement_study_complete).",
+        &[],
+        "verdict",
+        GATE_VERDICTS.map(Verdict::as_str),
+        verdict,
+    );
+    m.gauge(
+        "placement_study_gate_penalty_ratio",
+        "What sharing a core costs: the paired estimate of siblings' cost over the baseline's, \
+         minus 1 (0.37 is 37 % more); absent when too few repetitions were measured.",
+        &[],
+        result.penalty,
+    );
+    if let Some(ci95) = &result.ci95 {
+        m.gauge(
+            "placement_study_gate_penalty_interval_low_ratio",
+            "Lower bound of the penalty's 95 % confidence interval.",
+            &[],
+            ci95.low,
+        );
+        m.gauge(
+            "placement_study_gate_penalty_interval_high_ratio",
+            "Upper bound of the penalty's 95 % confidence interval.",
+            &[],
+            ci95.high,
+        );
+    }
+    m.gauge(
+        "placement_study_gate_penalty_of_medians_ratio",
+        "median(siblings) / median(baseline) - 1, beside the paired estimate.",
+        &[],
+        result.penalty_of_medians,
+    );
+    m.gauge(
+        "placement_study_gate_threshold_ratio",
+        "The penalty at or above which the gate says physical.",
+        &[],
+        result.threshold,
+    );
+    m.gauge(
+        "placement_study_gate_repetitions",
+        "Measured repetitions per arm the penalty comes from.",
+        &[],
+        count_value(result.reps),
+    );
+    m.gauge(
+        "placement_study_gate_excluded_repetitions",
+        "Repetitions left out of the statistics (a pinned worker moved, or a counter group was \
+         multiplexed).",
+        &[],
+        count_value(result.excluded.len()),
+    );
+    m.checks(
+        "placement_study_gate_check_status",
+        CHECK_STATUS_HELP,
+        result.control.as_ref(),
+    );
+    m.render()
+}
