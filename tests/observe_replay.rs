@@ -148,5 +148,5 @@ fn a_signal_that_ended_the_command_passes_through_as_a_shell_reports_it() {
     recording.command = Some(CommandEnd::Signaled { signal: 9 });
     let (result, _) = observe(recording);
     assert_eq!(result.exit_status, Some(137));
-    assert!(result.complete);
+    assert!(result.head.complete);
 }

@@ -11,7 +11,7 @@
 //! (Debian package `prometheus`), which parses and lints it; `.ci/run` runs
 //! it with `cargo test --test tests prom:: -- --ignored`.
 
-use placement_study::report::prom;
+use placement_study::report::{self, prom};
 use placement_study::saved::{self, SavedDocument};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -60,11 +60,12 @@ fn rendered() -> Vec<Rendered> {
             SavedDocument::Pairs(_) => "pairs",
             SavedDocument::Hybrid(_) => "hybrid",
             SavedDocument::Observe(_) => "observe",
+            SavedDocument::Topology(_) => "topology",
         };
         all.push(Rendered {
             name,
             kind,
-            text: prom::document(&document),
+            text: report::document::of(&document).metrics(),
         });
     }
     all.extend(stopped_runs);
@@ -377,7 +378,7 @@ fn report_writes_each_saved_result_as_its_command_did() {
         let written = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             written,
-            prom::document(&saved::load(&path).unwrap()),
+            report::document::of(&saved::load(&path).unwrap()).metrics(),
             "{}",
             path.display()
         );

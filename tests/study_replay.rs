@@ -257,7 +257,7 @@ fn replayed_physical_gate_stops_at_min_reps_with_a_passing_control() {
     assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
     assert_eq!(result.baseline, Some(GateBaseline::SeparateCores));
     assert_eq!(result.reps, RULE.min_reps);
-    assert!(result.complete);
+    assert!(result.head.complete);
     let penalty = result.penalty.unwrap();
     assert!((0.35..=0.40).contains(&penalty), "{penalty}");
     assert_eq!(result.control.unwrap().status, CheckStatus::Passed);
@@ -360,7 +360,7 @@ fn a_stop_signal_ends_the_gate_incomplete_without_a_verdict() {
     });
     replay.stop_after = Some(4 * 2 + 4 * 3 + 1);
     let (result, _) = gate(&topology("laptop-i5-11300H"), replay);
-    assert!(!result.complete);
+    assert!(!result.head.complete);
     assert_eq!(result.verdict, Verdict::Inconclusive);
     assert!(
         result
@@ -455,7 +455,7 @@ fn a_replayed_study_with_invariant_counts_is_valid() {
         Replay::recorded("run-invariant.json", ClockKind::CoreCycles),
     );
     assert!(result.valid, "{:?}", result.checks);
-    assert!(result.complete);
+    assert!(result.head.complete);
     let status = |name| {
         result
             .checks
@@ -533,7 +533,7 @@ fn a_study_stopped_by_a_signal_keeps_the_rounds_done() {
     let mut replay = Replay::synthetic(|arm, _| if arm == Arm::OnePerCore { 1.0 } else { 2.0 });
     replay.stop_after = Some(2 * 2 + 2 * 2 + 1);
     let result = study(&options, replay);
-    assert!(!result.complete);
+    assert!(!result.head.complete);
     assert_eq!(
         result.warnings[0],
         Warning::Incomplete(StopSignal::Interrupt)
@@ -738,7 +738,7 @@ fn a_spent_time_budget_leaves_the_rest_not_measured() {
         "{}",
         result.sentence
     );
-    assert!(result.complete);
+    assert!(result.head.complete);
 }
 
 #[test]
@@ -750,7 +750,7 @@ fn pairs_stopped_by_a_signal_is_incomplete_without_a_verdict() {
         &pairs_options(false, None),
         replay,
     );
-    assert!(!result.complete);
+    assert!(!result.head.complete);
     assert_eq!(result.verdict, MapVerdict::Inconclusive);
     assert!(
         result.sentence.starts_with("stopped by SIGINT"),
@@ -821,7 +821,7 @@ fn hybrid_replayed_from_the_throttled_guest_judges_as_it_did_there() {
     // A stop signal in the fourth round (of 6 repetitions) drops that round
     // whole: three rounds kept, two of them warm-ups.
     let stopped = replay_until(Some(3 * 6 + 2));
-    assert!(!stopped.complete);
+    assert!(!stopped.head.complete);
     assert_eq!(stopped.samples, saved.samples[..3 * 6]);
     assert_eq!(
         stopped.warnings[0],

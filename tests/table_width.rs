@@ -9,7 +9,7 @@
 use crate::conformance::Corpus;
 use placement_study::measure::ClockKind;
 use placement_study::probe::probe;
-use placement_study::report::{self, compare, view::View};
+use placement_study::report::{self, compare, document, view::View};
 use placement_study::saved::{SavedDocument, load};
 use std::path::Path;
 use std::process::Command;
@@ -49,13 +49,7 @@ fn saved_results() -> Vec<(String, SavedDocument)> {
 
 /// The human view of one saved result, as `report FILE` prints it.
 fn render(document: &SavedDocument, view: &View) -> String {
-    match document {
-        SavedDocument::Gate(gate) => report::gate::render(gate, view),
-        SavedDocument::Run(run) => report::run::render(run, view),
-        SavedDocument::Pairs(pairs) => report::pairs::render(pairs, view),
-        SavedDocument::Hybrid(hybrid) => report::hybrid::render(hybrid, view),
-        SavedDocument::Observe(observe) => report::observe::render(observe, view),
-    }
+    document::of(document).render(view)
 }
 
 /// The lines of `text`'s tables: those drawn with box characters.
@@ -107,7 +101,7 @@ fn the_comparison_of_every_saved_result_fits() {
     let saved = saved_results();
     let hosts: Vec<_> = saved
         .iter()
-        .map(|(name, document)| compare::summarise(Path::new(name), document))
+        .map(|(name, saved)| document::of(saved).summary(name.to_string()))
         .collect();
     let text = compare::render(&hosts, &View::default());
     assert_fits("the comparison", &text, 80, true);
@@ -163,6 +157,7 @@ fn wide_shows_the_full_column_set() {
                 "│ of on-CPU time ",
                 "│ busy MHz (core cycles ÷ task-clock) ",
             ],
+            SavedDocument::Topology(_) => &[],
         }
     };
     let mut checked = 0;

@@ -4,7 +4,7 @@ use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::judge::gate::GateRule;
 use crate::measure::{EngineSession, MeasureOptions};
-use crate::report;
+use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::gate::gate_session;
 use anyhow::Result;
@@ -29,16 +29,6 @@ pub fn run(command: &GateCommand) -> Result<Outcome> {
     )?;
     command
         .outputs
-        .write_metrics(|| report::prom::gate(&result))?;
-    command.outputs.write_verdict(
-        command.quiet,
-        result.verdict.as_str(),
-        &report::gate::render(&result, &command.outputs.view()),
-        &result,
-        || report::csv::samples(&result.samples),
-    )?;
-    Ok(unless_stopped(
-        result.complete,
-        Outcome::Verdict(result.verdict),
-    ))
+        .emit_verdict(command.quiet, result.verdict.as_str(), &result)?;
+    Ok(unless_stopped(result.head.complete, result.outcome()))
 }

@@ -4,7 +4,7 @@
 use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
-use crate::report;
+use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::hybrid::{HybridStudyOptions, hybrid_study};
 use anyhow::Result;
@@ -25,18 +25,6 @@ pub fn run(command: &HybridCommand) -> Result<Outcome> {
         &mut engine,
         &mut TerminalProgress::default(),
     )?;
-    command
-        .outputs
-        .write_metrics(|| report::prom::hybrid(&result))?;
-    command.outputs.write(
-        &report::hybrid::render(&result, &command.outputs.view()),
-        &result,
-        || report::csv::hybrid(&result.samples),
-    )?;
-    let judged = if result.judged.valid {
-        Outcome::Classes(result.judged.class_judgement.verdict)
-    } else {
-        Outcome::InvalidRun
-    };
-    Ok(unless_stopped(result.complete, judged))
+    command.outputs.emit(&result)?;
+    Ok(unless_stopped(result.head.complete, result.outcome()))
 }

@@ -15,6 +15,7 @@ pub mod topology;
 use crate::exit::Outcome;
 use crate::measure::stop;
 use crate::probe::{self, CpuidSource, Topology};
+use crate::report::document::Document;
 use crate::report::view::View;
 use crate::saved::{OutputTarget, write_all_to, write_stdout};
 use crate::study::Progress;
@@ -91,13 +92,25 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    /// Writes `--prom`'s metrics, when asked for (before [`Outputs::write`],
-    /// which writes the human view last).
-    pub fn write_metrics(&self, prom: impl FnOnce() -> String) -> Result<()> {
-        match &self.prom {
-            Some(target) => target.write(prom().as_bytes()),
-            None => Ok(()),
+    /// Writes everything that was asked for of `document`: its metrics,
+    /// its JSON (pretty and one line), its CSV, then its human view (see
+    /// [`Outputs::write`]). Each rendering is made only when asked for.
+    pub fn emit<D: Document + Serialize>(&self, document: &D) -> Result<()> {
+        self.emit_as(&document.render(&self.view()), document, document)
+    }
+
+    /// [`Outputs::emit`] with a human view of the caller's and the saved
+    /// document `saved` (a loaded document serializes as itself).
+    pub fn emit_as(
+        &self,
+        human: &str,
+        document: &dyn Document,
+        saved: &impl Serialize,
+    ) -> Result<()> {
+        if let Some(target) = &self.prom {
+            target.write(document.metrics().as_bytes())?;
         }
+        self.write(human, saved, || document.csv())
     }
 
     /// Writes the result files that were asked for (the document as JSON
@@ -137,19 +150,21 @@ impl Outputs {
     }
 
     /// For a command that ends in a verdict: with `-q` (`quiet`) only the
-    /// verdict word, otherwise [`Outputs::write`].
-    pub fn write_verdict(
+    /// verdict word (and `--prom`'s metrics, for health checks), otherwise
+    /// [`Outputs::emit`].
+    pub fn emit_verdict<D: Document + Serialize>(
         &self,
         quiet: bool,
         word: &str,
-        human: &str,
-        document: &impl Serialize,
-        csv: impl FnOnce() -> String,
+        document: &D,
     ) -> Result<()> {
         if quiet {
+            if let Some(target) = &self.prom {
+                target.write(document.metrics().as_bytes())?;
+            }
             write_stdout(&format!("{word}\n"))
         } else {
-            self.write(human, document, csv)
+            self.emit(document)
         }
     }
 

@@ -1,11 +1,10 @@
 //! `placement-study observe`: where Linux ran a workload, per CPU, core
 //! and class.
 
-use super::{Outputs, Source};
+use super::{Outputs, Source, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::recorder::PerfRecorder;
-use crate::measure::stop;
-use crate::report;
+use crate::report::document::Document;
 use crate::study::observe::{ObserveStudyOptions, observe_study};
 use anyhow::Result;
 
@@ -18,19 +17,8 @@ pub struct ObserveCommand {
 pub fn run(command: &ObserveCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
     let result = observe_study(&topology, &command.study, &mut PerfRecorder)?;
-    command
-        .outputs
-        .write_metrics(|| report::prom::observe(&result))?;
-    command.outputs.write(
-        &report::observe::render(&result, &command.outputs.view()),
-        &result,
-        || report::csv::observe(&result.judged),
-    )?;
-    Ok(match (result.exit_status, stop::stop_signal()) {
-        // A command's own status, whatever it was: as `time` and `perf stat`.
-        (Some(status), _) => Outcome::Passthrough(status),
-        (None, Some(signal)) if !result.complete => Outcome::Stopped(signal),
-        (None, _) if !result.judged.valid => Outcome::InvalidRun,
-        (None, _) => Outcome::Success,
-    })
+    command.outputs.emit(&result)?;
+    // The command's own status comes first: an observed command that ran
+    // to its end is complete whatever signal the observer saw.
+    Ok(unless_stopped(result.head.complete, result.outcome()))
 }

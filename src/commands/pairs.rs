@@ -3,7 +3,7 @@
 use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
-use crate::report;
+use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::pairs::{PairsStudyOptions, pairs_study};
 use anyhow::Result;
@@ -27,16 +27,6 @@ pub fn run(command: &PairsCommand) -> Result<Outcome> {
     )?;
     command
         .outputs
-        .write_metrics(|| report::prom::pairs(&result))?;
-    command.outputs.write_verdict(
-        command.quiet,
-        result.verdict.as_str(),
-        &report::pairs::render(&result, &command.outputs.view()),
-        &result,
-        || report::csv::comparisons(&result.comparisons),
-    )?;
-    Ok(unless_stopped(
-        result.complete,
-        Outcome::Map(result.verdict),
-    ))
+        .emit_verdict(command.quiet, result.verdict.as_str(), &result)?;
+    Ok(unless_stopped(result.head.complete, result.outcome()))
 }

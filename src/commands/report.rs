@@ -3,9 +3,10 @@
 
 use super::Outputs;
 use crate::exit::Outcome;
-use crate::report::fleet::{Fleet, FleetOptions};
-use crate::report::{self, compare};
-use crate::saved::{SavedDocument, load};
+use crate::report::compare::{self, HostSummary};
+use crate::report::document;
+use crate::report::fleet::{self, Fleet, FleetOptions};
+use crate::saved::load;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
@@ -27,51 +28,23 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         .iter()
         .map(|path| load(path))
         .collect::<Result<Vec<_>>>()?;
-    // `--prom` names one file (checked in the options).
-    if let [document] = documents.as_slice() {
-        command
-            .outputs
-            .write_metrics(|| report::prom::document(document))?;
-    }
-    match documents.as_slice() {
-        [SavedDocument::Gate(gate)] => command.outputs.write(
-            &report::gate::render(gate, &command.outputs.view()),
-            gate,
-            || report::csv::samples(&gate.samples),
-        )?,
-        [SavedDocument::Run(run)] => command.outputs.write(
-            &report::run::render(run, &command.outputs.view()),
-            run,
-            || report::csv::samples(&run.samples),
-        )?,
-        [SavedDocument::Hybrid(hybrid)] => command.outputs.write(
-            &report::hybrid::render(hybrid, &command.outputs.view()),
-            hybrid,
-            || report::csv::hybrid(&hybrid.samples),
-        )?,
-        [SavedDocument::Observe(observe)] => command.outputs.write(
-            &report::observe::render(observe, &command.outputs.view()),
-            observe,
-            || report::csv::observe(&observe.judged),
-        )?,
-        [SavedDocument::Pairs(pairs)] => command.outputs.write(
-            &report::pairs::render(pairs, &command.outputs.view()),
-            pairs,
-            || report::csv::comparisons(&pairs.comparisons),
-        )?,
-        _ => {
-            let hosts: Vec<compare::HostSummary> = command
-                .files
-                .iter()
-                .zip(&documents)
-                .map(|(path, document)| compare::summarise(path, document))
-                .collect();
-            command.outputs.write(
-                &(compare::render(&hosts, &command.outputs.view()) + "\n"),
-                &hosts,
-                || compare::csv(&hosts),
-            )?;
-        }
+    let outputs = &command.outputs;
+    if let [saved] = documents.as_slice() {
+        // `--prom` names one file (checked in the options).
+        let document = document::of(saved);
+        outputs.emit_as(&document.render(&outputs.view()), document, saved)?;
+    } else {
+        let hosts: Vec<HostSummary> = command
+            .files
+            .iter()
+            .zip(&documents)
+            .map(|(path, saved)| document::of(saved).summary(path.display().to_string()))
+            .collect();
+        outputs.write(
+            &(compare::render(&hosts, &outputs.view()) + "\n"),
+            &hosts,
+            || compare::csv(&hosts),
+        )?;
     }
     Ok(Outcome::Success)
 }
@@ -88,7 +61,7 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     } else {
         &command.files[..]
     };
-    let hosts = crate::fleet::read(files, report::fleet::answer)?;
+    let hosts = crate::fleet::read(files, fleet::answer)?;
     if hosts.is_empty() && options.expected_hosts.is_empty() {
         bail!(
             "report --fleet: standard input holds no host's line; pipe in pdsh or clush output \
@@ -99,11 +72,11 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     let fleet = Fleet::of(hosts, options);
     let outputs = &command.outputs;
     if let Some(target) = &outputs.json {
-        target.write(report::fleet::json_lines(&fleet)?.as_bytes())?;
+        target.write(fleet::json_lines(&fleet)?.as_bytes())?;
     }
     if let Some(target) = &outputs.csv {
-        target.write(report::fleet::csv(&fleet).as_bytes())?;
+        target.write(fleet::csv(&fleet).as_bytes())?;
     }
-    outputs.write_human(&report::fleet::render(&fleet, &outputs.view()))?;
+    outputs.write_human(&fleet::render(&fleet, &outputs.view()))?;
     Ok(Outcome::Success)
 }

@@ -4,6 +4,7 @@ use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report;
+use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
 use anyhow::Result;
@@ -31,35 +32,18 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 report::gate::render(&gate, &command.outputs.view()),
                 gate.verdict.as_str()
             );
-            // Run metrics, so a textfile folder's run.prom keeps its kind
-            // whatever the verdict; the gate's document is the saved
-            // result: it says why nothing else was measured.
+            // Run metrics (the gate says it stopped a run), so a textfile
+            // folder's run.prom keeps its kind whatever the verdict; the
+            // gate's document is the saved result: it says why nothing
+            // else was measured.
             command
                 .outputs
-                .write_metrics(|| report::prom::run_stopped_at_gate(&gate))?;
-            command
-                .outputs
-                .write(&stopped_here, &gate, || report::csv::samples(&gate.samples))?;
-            Ok(unless_stopped(
-                gate.complete,
-                Outcome::Verdict(gate.verdict),
-            ))
+                .emit_as(&stopped_here, gate.as_ref(), &gate)?;
+            Ok(unless_stopped(gate.head.complete, gate.outcome()))
         }
         RunOutcome::Studied(result) => {
-            command
-                .outputs
-                .write_metrics(|| report::prom::run(&result))?;
-            command.outputs.write(
-                &report::run::render(&result, &command.outputs.view()),
-                &result,
-                || report::csv::samples(&result.samples),
-            )?;
-            let judged = if result.valid {
-                Outcome::Success
-            } else {
-                Outcome::InvalidRun
-            };
-            Ok(unless_stopped(result.complete, judged))
+            command.outputs.emit(result.as_ref())?;
+            Ok(unless_stopped(result.head.complete, result.outcome()))
         }
     }
 }

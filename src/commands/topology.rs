@@ -2,7 +2,7 @@
 
 use super::{Outputs, Source};
 use crate::exit::Outcome;
-use crate::report;
+use crate::study::topology::topology_document;
 use anyhow::Result;
 
 pub struct TopologyCommand {
@@ -12,10 +12,7 @@ pub struct TopologyCommand {
 
 pub fn run(command: &TopologyCommand) -> Result<Outcome> {
     let topology = command.source.probe()?;
-    command.outputs.write(
-        &report::topology::render(&topology, &command.outputs.view()),
-        &topology,
-        || report::csv::topology(&topology),
-    )?;
+    let document = topology_document(topology, command.source.sysfs_root.as_deref())?;
+    command.outputs.emit(&document)?;
     Ok(Outcome::Success)
 }

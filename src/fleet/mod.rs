@@ -469,8 +469,9 @@ impl<T> Gathering<T> {
         };
         match from_bytes(bytes, Path::new(file)) {
             Ok(document) => {
-                let host = document.host().unwrap_or(file).to_string();
-                let kind = document.kind();
+                let head = document.head();
+                let host = head.known_host().unwrap_or(file).to_string();
+                let kind = head.kind;
                 let kept = keep(&source, document);
                 self.host(&host).document(source, kind, kept);
             }
@@ -497,8 +498,9 @@ impl<T> Gathering<T> {
         let shown = source.to_string();
         match from_bytes(json.as_bytes(), Path::new(&shown)) {
             Ok(document) => {
-                let owner = host.or(document.host()).unwrap_or(file).to_string();
-                let kind = document.kind();
+                let head = document.head();
+                let owner = host.or(head.known_host()).unwrap_or(file).to_string();
+                let kind = head.kind;
                 let kept = keep(&source, document);
                 self.host(&owner).document(source, kind, kept);
             }

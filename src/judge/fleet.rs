@@ -21,11 +21,16 @@
 //! signal cut short, or whose same-CPU control failed, has a penalty that
 //! failed its validity bar ([`PenaltyDoubt`]): it neither moves its
 //! group's median nor is judged against it.
+//!
+//! Besides penalties: [`result_flags`], what a result says against itself
+//! (maps that differ, incomplete, invalid, ungated, failed checks), and
+//! [`shape_outliers`], machines shaped unlike most of their CPU model.
 
 use super::stats::median;
 use crate::measure::ClockKind;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::hash::Hash;
 
 /// Fewest hosts of one model and clock with a valid penalty for the rule
 /// to apply: of two hosts that disagree, neither is the odd one out.
@@ -136,6 +141,84 @@ pub fn penalty_outliers(hosts: &[HostPenalty]) -> Vec<Option<PenaltyOutlier>> {
         .map(|host| {
             let rule = rules.get(&host.group()).filter(|_| host.counts())?;
             ((host.penalty - rule.median).abs() > rule.bound).then(|| rule.clone())
+        })
+        .collect()
+}
+
+/// What one result of any kind says against itself, for the fleet's
+/// flags: whether it ran to its end, passed its validity rule and was
+/// gated, which checks failed, and (a `pairs` result) its sibling maps.
+pub struct ResultFacts<'a> {
+    pub complete: bool,
+    pub valid: bool,
+    pub gated: bool,
+    /// The failed checks' names.
+    pub failed_checks: Vec<String>,
+    /// A `pairs` result: its verdict said the maps differ, the measured
+    /// map, the published map.
+    pub maps: Option<(bool, &'a str, &'a str)>,
+}
+
+/// Why a result is flagged in a fleet, one reason a line: sibling maps
+/// that differ, an incomplete, invalid or ungated result, failed checks.
+pub fn result_flags(facts: &ResultFacts) -> Vec<String> {
+    let mut flags = Vec::new();
+    if let Some((differ, measured, published)) = facts.maps
+        && (differ || measured != published)
+    {
+        flags.push(format!(
+            "sibling maps differ: measured {measured}, published {published}"
+        ));
+    }
+    for (holds, what) in [
+        (facts.complete, "incomplete: a signal stopped it"),
+        (facts.valid, "invalid: it failed its validity rule"),
+        (
+            facts.gated,
+            "ungated: run with --skip-gate, the gate not physical",
+        ),
+    ] {
+        if !holds {
+            flags.push(what.to_string());
+        }
+    }
+    if !facts.failed_checks.is_empty() {
+        flags.push(format!("failed checks: {}", facts.failed_checks.join(", ")));
+    }
+    flags
+}
+
+/// The shape most hosts of a group share, for [`shape_outliers`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeOutlier<S> {
+    /// The shape more than half the group has.
+    pub usual: S,
+    /// Hosts in the group.
+    pub peers: usize,
+}
+
+/// Hosts whose machine shape differs from the one most hosts of their
+/// group (their CPU model) share: a package or cores offline, SMT off in
+/// the firmware, a VM sized otherwise. Only a shape held by more than half
+/// of a group of at least two is usual; of two hosts that disagree neither
+/// is the odd one out.
+pub fn shape_outliers<G: Eq + Hash, S: Eq + Hash + Clone>(
+    hosts: &[(G, S)],
+) -> Vec<Option<ShapeOutlier<S>>> {
+    let mut groups: HashMap<&G, HashMap<&S, usize>> = HashMap::new();
+    for (group, shape) in hosts {
+        *groups.entry(group).or_default().entry(shape).or_default() += 1;
+    }
+    hosts
+        .iter()
+        .map(|(group, shape)| {
+            let shapes = &groups[group];
+            let peers: usize = shapes.values().sum();
+            let (usual, held) = shapes.iter().max_by_key(|(_, n)| **n)?;
+            (held * 2 > peers && *usual != shape).then(|| ShapeOutlier {
+                usual: (*usual).clone(),
+                peers,
+            })
         })
         .collect()
 }

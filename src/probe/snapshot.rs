@@ -33,6 +33,9 @@ const TREES: &[&str] = &[
 /// Single files copied when present.
 const FILES: &[&str] = &[
     "proc/cpuinfo",
+    // The host's name: a topology document of the snapshot names the host
+    // it was taken on, not the one that reads it.
+    "proc/sys/kernel/hostname",
     "proc/sys/kernel/osrelease",
     "proc/sys/kernel/perf_event_paranoid",
     "proc/self/status",

@@ -15,11 +15,11 @@ use crate::report::table::fit;
 use crate::report::units::{count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
-    DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult, SavedDocument,
+    DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
+    TopologyResult,
 };
 use serde::Serialize;
 use std::fmt::Write;
-use std::path::Path;
 use tabled::builder::Builder;
 use tabled::{Table, Tabled};
 
@@ -64,6 +64,70 @@ pub struct HostSummary {
     pub hybrid: Option<HybridSummary>,
     /// `observe`: where the workload ran, and whether that adds up.
     pub observe: Option<ObserveSummary>,
+    /// `topology`: the machine's shape.
+    pub machine: Option<MachineShape>,
+    /// What a fleet counts it under (not in the JSON: `kind` and the
+    /// verdicts above say it).
+    #[serde(skip)]
+    pub counted: Counted,
+}
+
+/// The study a fleet counts a result under, and its verdict there: a run
+/// counts under its gate; a topology's "verdict" is its machine's shape,
+/// so the counts are the fleet's inventory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counted {
+    /// The kind whose verdicts these are (a run's is the gate's).
+    pub study: DocumentKind,
+    /// The counts' name for it: "gate", "pairs map", "hybrid classes",
+    /// "observe", "topology".
+    pub label: &'static str,
+    /// The verdict word; `None` when the result has none to count.
+    pub verdict: Option<String>,
+}
+
+/// A machine's shape as an inventory counts it: two hosts of one CPU model
+/// with different shapes are worth a look (a package offline, SMT off).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct MachineShape {
+    pub packages: usize,
+    pub cores: usize,
+    /// "1", "2", or "mixed(8x2,8x1)".
+    pub threads_per_core: String,
+    pub core_classes: usize,
+}
+
+impl MachineShape {
+    /// The shape `summary` gives.
+    pub fn of(summary: &crate::probe::Summary) -> MachineShape {
+        MachineShape {
+            packages: summary.packages,
+            cores: summary.cores,
+            threads_per_core: summary.threads_per_core.clone(),
+            core_classes: summary.core_classes,
+        }
+    }
+}
+
+impl std::fmt::Display for MachineShape {
+    /// "1 package, 4 cores × 2 threads, 1 core class".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let threads = match self.threads_per_core.as_str() {
+            "1" => "1 thread".to_string(),
+            n if n.parse::<usize>().is_ok() => format!("{n} threads"),
+            mixed => format!("{mixed} threads"),
+        };
+        write!(
+            f,
+            "{}, {} × {threads}, {}",
+            count(self.packages, "package"),
+            count(self.cores, "core"),
+            match self.core_classes {
+                1 => "1 core class".to_string(),
+                n => format!("{n} core classes"),
+            }
+        )
+    }
 }
 
 /// A gate's penalty as the hosts' tables carry it: never the number
@@ -104,7 +168,7 @@ impl GatePenalty {
             .as_ref()
             .is_some_and(|c| c.status == CheckStatus::Failed);
         let doubts = [
-            (!gate.complete, PenaltyDoubt::Incomplete),
+            (!gate.head.complete, PenaltyDoubt::Incomplete),
             (control_failed, PenaltyDoubt::ControlFailed),
         ]
         .into_iter()
@@ -234,15 +298,38 @@ pub struct SiblingMaps {
     pub measured: String,
 }
 
-/// Summarises one loaded file.
-pub fn summarise(path: &Path, document: &SavedDocument) -> HostSummary {
-    let file = path.display().to_string();
-    match document {
-        SavedDocument::Gate(gate) => of_gate(file, gate),
-        SavedDocument::Run(run) => of_run(file, run),
-        SavedDocument::Pairs(pairs) => of_pairs(file, pairs),
-        SavedDocument::Hybrid(hybrid) => of_hybrid(file, hybrid),
-        SavedDocument::Observe(observe) => of_observe(file, observe),
+impl HostSummary {
+    /// What `head` alone says about its host; a kind's summary adds its
+    /// findings to it. Nothing failed, and no validity rule or gate applies
+    /// until the kind says otherwise.
+    fn of_head(file: String, head: &DocumentHead, counted: Counted) -> HostSummary {
+        HostSummary {
+            file,
+            kind: head.kind,
+            host: head.known_host().map(str::to_string),
+            model: head.model.clone(),
+            cores: head.topology.as_ref().map(|t| t.cores),
+            cpus: head.topology.as_ref().map(|t| t.cpus),
+            // The CPUID signature: the summary's, or (a gate file from
+            // before the gate saved its topology) the evidence's.
+            hypervisor: match &head.topology {
+                Some(topology) => topology.hypervisor.clone(),
+                None => head.evidence.cpuid_hypervisor_signature.clone(),
+            },
+            verdict: None,
+            penalty: GatePenalty::default(),
+            arms: Vec::new(),
+            change_vs_one_per_core: None,
+            failed_checks: Vec::new(),
+            complete: head.complete,
+            gated: true,
+            valid: true,
+            map: None,
+            hybrid: None,
+            observe: None,
+            machine: None,
+            counted,
+        }
     }
 }
 
@@ -255,80 +342,42 @@ fn failed<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Vec<CheckName> {
         .collect()
 }
 
-/// A gate saved before 0.2.0 records no host, model or topology: those stay
-/// unknown, and the hypervisor comes from its evidence.
-fn of_gate(file: String, gate: &GateResult) -> HostSummary {
-    let topology = gate.topology.as_ref();
+/// A saved gate in one row.
+pub(crate) fn of_gate(file: String, gate: &GateResult) -> HostSummary {
     HostSummary {
-        file,
-        kind: DocumentKind::Gate,
-        host: gate.host.clone(),
-        model: gate.model.clone(),
-        cores: topology.map(|t| t.cores),
-        cpus: topology.map(|t| t.cpus),
-        hypervisor: match topology {
-            Some(topology) => topology.hypervisor.clone(),
-            None => gate.evidence.cpuid_hypervisor_signature.clone(),
-        },
         verdict: Some(gate.verdict),
         penalty: GatePenalty::of(gate),
-        arms: Vec::new(),
-        change_vs_one_per_core: None,
         failed_checks: failed(&gate.control),
-        complete: gate.complete,
-        gated: true,
-        valid: true,
-        map: None,
-        hybrid: None,
-        observe: None,
+        ..HostSummary::of_head(file, &gate.head, Counted::gate(Some(gate.verdict)))
     }
 }
 
-fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
+/// A saved `pairs` search in one row.
+pub(crate) fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
     HostSummary {
-        file,
-        kind: DocumentKind::Pairs,
-        host: Some(pairs.host.clone()),
-        model: pairs.model.clone(),
-        cores: Some(pairs.topology.cores),
-        cpus: Some(pairs.topology.cpus),
-        hypervisor: pairs.topology.hypervisor.clone(),
-        verdict: None,
-        penalty: GatePenalty::default(),
-        arms: Vec::new(),
-        change_vs_one_per_core: None,
         failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
-        complete: pairs.complete,
-        gated: true,
-        valid: true,
         map: Some(SiblingMaps {
             verdict: pairs.verdict,
             published: map_text(&pairs.map.published),
             measured: map_text(&pairs.map.measured),
         }),
-        hybrid: None,
-        observe: None,
+        ..HostSummary::of_head(
+            file,
+            &pairs.head,
+            Counted {
+                study: DocumentKind::Pairs,
+                label: "pairs map",
+                verdict: Some(pairs.verdict.as_str().into()),
+            },
+        )
     }
 }
 
-fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
+/// A saved `hybrid` study in one row.
+pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
     HostSummary {
-        file,
-        kind: DocumentKind::Hybrid,
-        host: Some(hybrid.host.clone()),
-        model: hybrid.model.clone(),
-        cores: Some(hybrid.topology.cores),
-        cpus: Some(hybrid.topology.cpus),
-        hypervisor: hybrid.topology.hypervisor.clone(),
-        verdict: None,
-        penalty: GatePenalty::default(),
-        arms: Vec::new(),
-        change_vs_one_per_core: None,
         failed_checks: failed(&hybrid.judged.checks),
-        complete: hybrid.complete,
-        gated: true,
         valid: hybrid.judged.valid,
-        map: None,
         hybrid: Some(HybridSummary {
             classes: hybrid.judged.class_judgement.verdict,
             speeds: hybrid
@@ -341,7 +390,26 @@ fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
             static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
             stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
         }),
-        observe: None,
+        ..HostSummary::of_head(
+            file,
+            &hybrid.head,
+            Counted {
+                study: DocumentKind::Hybrid,
+                label: "hybrid classes",
+                verdict: Some(hybrid.judged.class_judgement.verdict.as_str().into()),
+            },
+        )
+    }
+}
+
+impl Counted {
+    /// A gate's verdict, or a run's gate's ("not-run" when it skipped it).
+    pub fn gate(verdict: Option<Verdict>) -> Counted {
+        Counted {
+            study: DocumentKind::Gate,
+            label: "gate",
+            verdict: Some(Verdict::word_of(verdict).to_string()),
+        }
     }
 }
 
@@ -355,7 +423,8 @@ fn of_ceiling(hybrid: &HybridResult, arm: Arm) -> Option<f64> {
         .and_then(|s| s.of_ceiling)
 }
 
-fn of_run(file: String, run: &RunResult) -> HostSummary {
+/// A saved run in one row.
+pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
     let arms: Vec<ArmCost> = run
         .arms
         .iter()
@@ -370,13 +439,6 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
         .collect();
     let median = |arm: Arm| arms.iter().find(|a| a.arm == arm).map(|a| a.cost.median);
     HostSummary {
-        file,
-        kind: DocumentKind::Run,
-        host: Some(run.host.clone()),
-        model: run.model.clone(),
-        cores: Some(run.topology.cores),
-        cpus: Some(run.topology.cpus),
-        hypervisor: run.topology.hypervisor.clone(),
         verdict: run.gate.as_ref().map(|g| g.verdict),
         penalty: run.gate.as_ref().map(GatePenalty::of).unwrap_or_default(),
         change_vs_one_per_core: median(Arm::OnePerCore)
@@ -384,12 +446,30 @@ fn of_run(file: String, run: &RunResult) -> HostSummary {
             .map(|(base, packed)| packed / base - 1.0),
         arms,
         failed_checks: failed(&run.checks),
-        complete: run.complete,
         gated: run.gated,
         valid: run.valid,
-        map: None,
-        hybrid: None,
-        observe: None,
+        ..HostSummary::of_head(
+            file,
+            &run.head,
+            Counted::gate(run.gate.as_ref().map(|g| g.verdict)),
+        )
+    }
+}
+
+/// A saved topology in one row: the machine's shape.
+pub(crate) fn of_topology(file: String, topology: &TopologyResult) -> HostSummary {
+    let shape = MachineShape::of(&topology.summary);
+    HostSummary {
+        machine: Some(shape.clone()),
+        ..HostSummary::of_head(
+            file,
+            &topology.head,
+            Counted {
+                study: DocumentKind::Topology,
+                label: "topology",
+                verdict: Some(shape.to_string()),
+            },
+        )
     }
 }
 
@@ -415,6 +495,8 @@ struct HostRow {
     classes: String,
     /// `observe`: the classes' shares, the migrations, the reconciliation.
     observed: String,
+    /// `topology`: packages, cores, threads, classes.
+    machine: String,
     checks: String,
 }
 
@@ -505,6 +587,10 @@ fn row(host: &HostSummary) -> HostRow {
                 percent(o.reconciliation_difference)
             )
         }),
+        machine: host
+            .machine
+            .as_ref()
+            .map_or_else(dash, MachineShape::to_string),
         checks,
     }
 }
@@ -531,6 +617,7 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
             ("sibling map", &row.map),
             ("classes", &row.classes),
             ("observed", &row.observed),
+            ("machine", &row.machine),
         ]
         .into_iter()
         .filter(|(_, finding)| *finding != "—")
@@ -634,26 +721,11 @@ pub fn csv(hosts: &[HostSummary]) -> String {
     out
 }
 
-fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
+/// A saved observation in one row.
+pub(crate) fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
     let judged = &observe.judged;
     HostSummary {
-        file,
-        kind: DocumentKind::Observe,
-        host: Some(observe.host.clone()),
-        model: observe.model.clone(),
-        cores: Some(observe.topology.cores),
-        cpus: Some(observe.topology.cpus),
-        hypervisor: observe.topology.hypervisor.clone(),
-        verdict: None,
-        penalty: GatePenalty::default(),
-        arms: Vec::new(),
-        change_vs_one_per_core: None,
-        failed_checks: Vec::new(),
-        complete: observe.complete,
-        gated: true,
         valid: judged.valid,
-        map: None,
-        hybrid: None,
         observe: Some(ObserveSummary {
             target: observe.options.target_text(),
             classes: judged
@@ -667,6 +739,22 @@ fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
             reconciliation_difference: judged.reconciliation.difference,
             reconciled: judged.reconciliation.holds,
         }),
+        ..HostSummary::of_head(
+            file,
+            &observe.head,
+            Counted {
+                study: DocumentKind::Observe,
+                label: "observe",
+                verdict: Some(
+                    if judged.reconciliation.holds {
+                        "reconciled"
+                    } else {
+                        "not-reconciled"
+                    }
+                    .into(),
+                ),
+            },
+        )
     }
 }
 
@@ -674,7 +762,9 @@ fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
 mod tests {
     use super::*;
     use crate::judge::checks::CheckStatus;
-    use crate::saved::load;
+    use crate::report::document;
+    use crate::saved::{SavedDocument, load};
+    use std::path::Path;
 
     /// The virtual guest's gate of `fixtures/fleet/documents/`: +9.0 %
     /// [3.3, 15.0] over 27 repetitions per arm on TSC ticks.
@@ -701,10 +791,8 @@ mod tests {
             penalty.text().unwrap(),
             "+9.0 % [3.3, 15.0] (n=27, TSC ticks, threshold +15.0 %)"
         );
-        let summary = summarise(
-            Path::new("virtual.json"),
-            &SavedDocument::Gate(Box::new(gate)),
-        );
+        let summary =
+            document::of(&SavedDocument::Gate(Box::new(gate))).summary("virtual.json".into());
         let cell = row(&summary).gate;
         assert_eq!(cell, format!("virtual {}", penalty.text().unwrap()));
         // In JSON the fields sit beside the host's others.
@@ -723,7 +811,7 @@ mod tests {
     #[test]
     fn a_penalty_that_failed_its_bar_says_why() {
         let mut gate = recorded_gate();
-        gate.complete = false;
+        gate.head.complete = false;
         gate.control.as_mut().unwrap().status = CheckStatus::Failed;
         let penalty = GatePenalty::of(&gate);
         assert_eq!(
@@ -748,7 +836,7 @@ mod tests {
     fn no_penalty_means_no_basis_either() {
         let mut gate = recorded_gate();
         gate.penalty = None;
-        gate.complete = false;
+        gate.head.complete = false;
         let penalty = GatePenalty::of(&gate);
         assert_eq!(penalty, GatePenalty::default());
         assert_eq!(penalty.estimate_text(), None);

@@ -11,10 +11,13 @@
 use crate::fleet::hostlist::fold_host_list;
 use crate::fleet::{FleetHost, Origin, natural};
 use crate::judge::checks::CheckName;
-use crate::judge::fleet::{HostPenalty, penalty_outliers};
-use crate::judge::gate::Verdict;
-use crate::report::compare::{self, GatePenalty, HostSummary, SiblingMaps};
+use crate::judge::fleet::{
+    HostPenalty, ResultFacts, penalty_outliers, result_flags, shape_outliers,
+};
+use crate::judge::pairs::MapVerdict;
+use crate::report::compare::{self, Counted, GatePenalty, HostSummary, MachineShape, SiblingMaps};
 use crate::report::csv::{opt, quoted};
+use crate::report::document;
 use crate::report::table::fit;
 use crate::report::units::{count, percent_change};
 use crate::report::view::View;
@@ -23,7 +26,6 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
-use std::path::Path;
 use tabled::builder::Builder;
 use tabled::settings::Alignment;
 use tabled::settings::object::Columns;
@@ -46,9 +48,10 @@ pub struct Answer {
 
 /// Summarises one document as it is read (the `keep` of
 /// [`crate::fleet::read`]).
-pub fn answer(origin: &Origin, document: SavedDocument) -> Answer {
-    let summary = compare::summarise(Path::new(&origin.to_string()), &document);
-    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), document.evidence());
+pub fn answer(origin: &Origin, saved: SavedDocument) -> Answer {
+    let document = document::of(&saved);
+    let summary = document.summary(origin.to_string());
+    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), &document.head().evidence);
     Answer {
         summary,
         hypervisor,
@@ -125,6 +128,12 @@ pub struct FleetRow {
     /// this is the last; "1 unreadable line": a line that started like a
     /// document did not parse.
     pub notes: Vec<String>,
+    /// topology: packages, cores, threads per core, core classes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineShape>,
+    /// What the counts count it under; `None` without a result.
+    #[serde(skip)]
+    counted: Option<Counted>,
 }
 
 impl FleetRow {
@@ -153,6 +162,8 @@ impl FleetRow {
             gated: None,
             failed_checks: Vec::new(),
             notes: Vec::new(),
+            machine: None,
+            counted: None,
         }
     }
 
@@ -161,61 +172,31 @@ impl FleetRow {
             summary,
             hypervisor,
         } = answer;
-        let verdict = match summary.kind {
-            DocumentKind::Gate | DocumentKind::Run => {
-                Some(Verdict::word_of(summary.verdict).to_string())
-            }
-            DocumentKind::Pairs => summary.map.as_ref().map(|m| m.verdict.as_str().to_string()),
-            DocumentKind::Hybrid => summary
-                .hybrid
-                .as_ref()
-                .map(|h| h.classes.as_str().to_string()),
-            DocumentKind::Observe => summary.observe.as_ref().map(|o| {
-                if o.reconciled {
-                    "reconciled"
-                } else {
-                    "not-reconciled"
-                }
-                .to_string()
+        let failed_checks: Vec<String> = summary
+            .failed_checks
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let outliers = result_flags(&ResultFacts {
+            complete: summary.complete,
+            valid: summary.valid,
+            gated: summary.gated,
+            failed_checks,
+            maps: summary.map.as_ref().map(|m| {
+                (
+                    m.verdict == MapVerdict::Differ,
+                    m.measured.as_str(),
+                    m.published.as_str(),
+                )
             }),
-        };
-        let mut outliers = Vec::new();
-        if let Some(map) = &summary.map
-            && (map.verdict == crate::judge::pairs::MapVerdict::Differ
-                || map.measured != map.published)
-        {
-            outliers.push(format!(
-                "sibling maps differ: measured {}, published {}",
-                map.measured, map.published
-            ));
-        }
-        for (holds, what) in [
-            (summary.complete, "incomplete: a signal stopped it"),
-            (summary.valid, "invalid: it failed its validity rule"),
-            (
-                summary.gated,
-                "ungated: run with --skip-gate, the gate not physical",
-            ),
-        ] {
-            if !holds {
-                outliers.push(what.to_string());
-            }
-        }
-        if !summary.failed_checks.is_empty() {
-            let names: Vec<String> = summary
-                .failed_checks
-                .iter()
-                .map(|c| c.to_string())
-                .collect();
-            outliers.push(format!("failed checks: {}", names.join(", ")));
-        }
+        });
         FleetRow {
             host: host.to_string(),
             source: Some(source),
             status: Status::Ok,
             reason: None,
             kind: Some(summary.kind),
-            verdict,
+            verdict: summary.counted.verdict.clone(),
             penalty: summary.penalty,
             model: summary.model,
             hypervisor: Some(hypervisor),
@@ -228,18 +209,14 @@ impl FleetRow {
             gated: Some(summary.gated),
             failed_checks: summary.failed_checks,
             notes: Vec::new(),
+            machine: summary.machine,
+            counted: Some(summary.counted),
         }
     }
 
-    /// The study a row's verdict counts under (a run's gate is a gate),
-    /// with its place in the counts.
-    fn study(&self) -> Option<(usize, &'static str)> {
-        Some(match self.kind? {
-            DocumentKind::Gate | DocumentKind::Run => (0, "gate"),
-            DocumentKind::Pairs => (1, "pairs map"),
-            DocumentKind::Hybrid => (2, "hybrid classes"),
-            DocumentKind::Observe => (3, "observe"),
-        })
+    /// The study a row's verdict counts under (a run's gate is a gate).
+    fn study(&self) -> Option<&Counted> {
+        self.counted.as_ref()
     }
 }
 
@@ -319,9 +296,13 @@ impl Fleet {
             }
         }
         rows.sort_by(|a, b| {
-            natural(&a.host, &b.host).then_with(|| kind_rank(a.kind).cmp(&kind_rank(b.kind)))
+            // A host's rows in the kinds' order (the gate first), then the
+            // rows without a result.
+            natural(&a.host, &b.host)
+                .then_with(|| (a.kind.is_none(), a.kind).cmp(&(b.kind.is_none(), b.kind)))
         });
         flag_penalties(&mut rows);
+        flag_shapes(&mut rows);
 
         let mut by_status: HashMap<&str, Status> = HashMap::new();
         for row in &rows {
@@ -347,24 +328,12 @@ impl Fleet {
     }
 }
 
-/// Kinds in the order a host's rows are shown: the gate first.
-fn kind_rank(kind: Option<DocumentKind>) -> usize {
-    match kind {
-        Some(DocumentKind::Gate) => 0,
-        Some(DocumentKind::Run) => 1,
-        Some(DocumentKind::Pairs) => 2,
-        Some(DocumentKind::Hybrid) => 3,
-        Some(DocumentKind::Observe) => 4,
-        None => 5,
-    }
-}
-
 /// The row of a host that the gate counts come from: its gate document,
 /// else its run's gate.
 fn gate_rows(rows: &[FleetRow]) -> Vec<usize> {
     let mut chosen: Vec<usize> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        if row.study().is_none_or(|(rank, _)| rank != 0) {
+        if row.study().is_none_or(|c| c.study != DocumentKind::Gate) {
             continue;
         }
         match chosen.last() {
@@ -416,21 +385,60 @@ fn flag_penalties(rows: &mut [FleetRow]) {
     }
 }
 
+/// Flags the machines shaped unlike most hosts of their CPU model
+/// ([`shape_outliers`]), over the rows of topology documents.
+fn flag_shapes(rows: &mut [FleetRow]) {
+    let (inventoried, hosts): (Vec<usize>, Vec<(&str, &MachineShape)>) = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, row)| Some((i, (row.model.as_deref()?, row.machine.as_ref()?))))
+        .unzip();
+    let outliers: Vec<Option<String>> = shape_outliers(&hosts)
+        .into_iter()
+        .map(|outlier| {
+            let outlier = outlier?;
+            Some(format!(
+                "most of the {} hosts of its CPU model have {}",
+                outlier.peers, outlier.usual
+            ))
+        })
+        .collect();
+    for (i, outlier) in inventoried.into_iter().zip(outliers) {
+        if let Some(outlier) = outlier {
+            let shape = rows[i]
+                .machine
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            rows[i].outliers.insert(
+                0,
+                format!("shaped {shape}, unlike its CPU model: {outlier}"),
+            );
+        }
+    }
+}
+
 /// Hosts per study and verdict; a host with a gate and a run counts once,
 /// by its gate.
 fn verdicts(rows: &[FleetRow]) -> Vec<Tally> {
     let gates: HashSet<usize> = gate_rows(rows).into_iter().collect();
     // A host has one row per kind, and one gate row is chosen: counting
     // rows counts hosts.
-    let mut tallies: BTreeMap<(usize, &'static str, String), (usize, usize)> = BTreeMap::new();
+    let mut tallies: BTreeMap<(DocumentKind, &'static str, String), (usize, usize)> =
+        BTreeMap::new();
     for (i, row) in rows.iter().enumerate() {
-        let (Some((rank, study)), Some(verdict)) = (row.study(), &row.verdict) else {
+        let Some(Counted {
+            study,
+            label,
+            verdict: Some(verdict),
+        }) = row.study()
+        else {
             continue;
         };
-        if rank == 0 && !gates.contains(&i) {
+        if *study == DocumentKind::Gate && !gates.contains(&i) {
             continue;
         }
-        let (hosts, flagged) = tallies.entry((rank, study, verdict.clone())).or_default();
+        let (hosts, flagged) = tallies.entry((*study, label, verdict.clone())).or_default();
         *hosts += 1;
         *flagged += usize::from(!row.outliers.is_empty());
     }
@@ -806,6 +814,7 @@ mod tests {
         row.reason = None;
         row.kind = Some(DocumentKind::Gate);
         row.verdict = Some("physical".into());
+        row.counted = Some(Counted::gate(Some(crate::judge::gate::Verdict::Physical)));
         row.penalty = GatePenalty {
             value: Some(penalty),
             ci95: Some(crate::judge::gate::Interval {
@@ -877,6 +886,7 @@ mod tests {
         }
         rows[3].penalty.doubts = vec![PenaltyDoubt::Incomplete];
         flag_penalties(&mut rows);
+        flag_shapes(&mut rows);
         assert!(rows.iter().all(|r| r.outliers.is_empty()), "{rows:#?}");
         let shared = shared_basis(&rows);
         assert!(verdict_cell(&rows[3], &shared, &View::default()).contains("+2.0 %*\n"));
@@ -887,6 +897,7 @@ mod tests {
         // Without the doubt, the same host is the odd one out.
         rows[3].penalty.doubts.clear();
         flag_penalties(&mut rows);
+        flag_shapes(&mut rows);
         assert_eq!(rows[3].outliers.len(), 1);
         assert!(
             rows[3].outliers[0].starts_with(

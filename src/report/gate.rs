@@ -4,16 +4,19 @@
 use crate::exit::Outcome;
 use crate::judge::warnings::Warning;
 use crate::probe::virtual_board;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::table::{arms_table, excluded_lines};
 use crate::report::units::capitalise;
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
-use crate::saved::{Evidence, GateResult};
+use crate::saved::Evidence;
+use crate::saved::{DocumentHead, GateResult};
 use std::fmt::Write;
 
 /// The whole human view.
 pub fn render(result: &GateResult, view: &View) -> String {
-    let mut out = verdict_heading(result.complete, "repetitions", &result.sentence, view);
+    let mut out = verdict_heading(result.head.complete, "repetitions", &result.sentence, view);
     let _ = writeln!(
         out,
         "verdict: {} (exit {}){}",
@@ -62,7 +65,7 @@ pub fn render(result: &GateResult, view: &View) -> String {
         let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     out.push_str(&evidence_and_notes(
-        &result.evidence,
+        &result.head.evidence,
         &result.warnings,
         view,
     ));
@@ -140,4 +143,36 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
     lines
+}
+
+impl Document for GateResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::samples(&self.samples)
+    }
+
+    /// A gate a run stopped at writes run metrics: a textfile's series
+    /// keep their kind whatever the verdict.
+    fn metrics(&self) -> String {
+        if self.run_stopped_at_gate {
+            crate::report::prom::run_stopped_at_gate(self)
+        } else {
+            crate::report::prom::gate(self)
+        }
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_gate(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::Verdict(self.verdict)
+    }
 }

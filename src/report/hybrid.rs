@@ -2,15 +2,18 @@
 //! `report FILE`): per-class speed, the ceiling, each scheme against it,
 //! and the per-worker records that explain every aggregate.
 
+use crate::exit::Outcome;
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerRow};
 use crate::judge::stats::Spread;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{
     check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
 };
 use crate::report::units::{bytes, count, sig4};
 use crate::report::view::View;
-use crate::saved::HybridResult;
+use crate::saved::{DocumentHead, HybridResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
 
@@ -19,12 +22,9 @@ const DASH: &str = "—";
 pub fn render(result: &HybridResult, view: &View) -> String {
     let mut out = String::new();
     out.push_str(&headline(
-        result.complete,
+        &result.head,
         "the rounds done are",
         &result.sentence,
-        &result.host,
-        result.model.as_deref(),
-        &result.topology,
         view,
     ));
     let rounds = result
@@ -154,7 +154,7 @@ pub fn render(result: &HybridResult, view: &View) -> String {
     );
     let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
     out.push_str(&evidence_and_notes(
-        &result.evidence,
+        &result.head.evidence,
         &result.warnings,
         view,
     ));
@@ -445,4 +445,34 @@ fn workers_table(rows: &[WorkerRow], view: &View) -> String {
         table.push_record(record);
     }
     fit(table.build(), view)
+}
+
+impl Document for HybridResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::hybrid(&self.samples)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::hybrid(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_hybrid(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        if self.judged.valid {
+            Outcome::Classes(self.judged.class_judgement.verdict)
+        } else {
+            Outcome::InvalidRun
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod document;
 pub mod fleet;
 pub mod gate;
 pub mod hybrid;

@@ -4,13 +4,17 @@
 //! timeline. Every time is CLOCK_MONOTONIC in ms since the recording began.
 
 use crate::cpuset::CpuSet;
+use crate::exit::Outcome;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
 use crate::measure::recording::CommandEnd;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{fit, headline};
 use crate::report::units::{count, percent};
 use crate::report::view::View;
-use crate::saved::{ObserveMode, ObserveResult};
+use crate::saved::ObserveMode;
+use crate::saved::{DocumentHead, ObserveResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
 
@@ -26,12 +30,9 @@ pub fn render(result: &ObserveResult, view: &View) -> String {
     let judged = &result.judged;
     let mut out = String::new();
     out.push_str(&headline(
-        result.complete,
+        &result.head,
         "the time recorded until then is",
         &result.sentence,
-        &result.host,
-        result.model.as_deref(),
-        &result.topology,
         view,
     ));
     let observed = format!("observed: {}", observed_line(result));
@@ -109,7 +110,7 @@ pub fn render(result: &ObserveResult, view: &View) -> String {
         );
     }
     out.push_str(&evidence_and_notes(
-        &result.evidence,
+        &result.head.evidence,
         &result.warnings,
         view,
     ));
@@ -453,6 +454,38 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
     fit(table.build(), view)
 }
 
+impl Document for ObserveResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::observe(&self.judged)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::observe(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_observe(file, self)
+    }
+
+    /// A command's own status, whatever it was, as `time` and `perf stat`
+    /// pass it on.
+    fn outcome(&self) -> Outcome {
+        match self.exit_status {
+            Some(status) => Outcome::Passthrough(status),
+            None if !self.judged.valid => Outcome::InvalidRun,
+            None => Outcome::Success,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,7 +493,6 @@ mod tests {
     use crate::probe::CoreKind;
     use crate::report::{compare, csv};
     use crate::saved::SavedDocument;
-    use std::path::Path;
 
     /// `observe --kernel mul --threads 2 --seconds 0.5 --interval 100` on a
     /// 2-vCPU VM without a PMU.
@@ -514,7 +546,7 @@ mod tests {
     #[test]
     fn a_failed_observation_is_marked_everywhere() {
         let mut result = kernel_vm();
-        result.complete = false;
+        result.head.complete = false;
         result.command_end = Some(CommandEnd::Signaled { signal: 9 });
         result.judged.valid = false;
         result.judged.reconciliation.holds = false;
@@ -608,7 +640,7 @@ mod tests {
         let document = SavedDocument::Observe(Box::new(kernel_vm()));
         let hosts: Vec<_> = ["a.json", "b.json"]
             .iter()
-            .map(|file| compare::summarise(Path::new(file), &document))
+            .map(|file| crate::report::document::of(&document).summary(file.to_string()))
             .collect();
         let wide = View {
             wide: true,

@@ -5,11 +5,13 @@
 use crate::exit::Outcome;
 use crate::judge::pairs::{ComparisonRecord, PairFinding, PairStatus, map_text};
 use crate::judge::stats::spread;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::gate::{evidence_and_notes, verdict_heading};
 use crate::report::table::fit;
 use crate::report::units::{capitalise, count, percent_change, sig4};
 use crate::report::view::View;
-use crate::saved::PairsResult;
+use crate::saved::{DocumentHead, PairsResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
 
@@ -18,7 +20,7 @@ const LISTED_COMPARISONS: usize = 40;
 
 /// The whole human view.
 pub fn render(result: &PairsResult, view: &View) -> String {
-    let mut out = verdict_heading(result.complete, "comparisons", &result.sentence, view);
+    let mut out = verdict_heading(result.head.complete, "comparisons", &result.sentence, view);
     let _ = writeln!(
         out,
         "verdict: {} (exit {})",
@@ -131,7 +133,7 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     out.push_str(&evidence_and_notes(
-        &result.evidence,
+        &result.head.evidence,
         &result.warnings,
         view,
     ));
@@ -257,4 +259,30 @@ fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) 
         table.push_record(row);
     }
     fit(table.build(), view)
+}
+
+impl Document for PairsResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::comparisons(&self.comparisons)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::pairs(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_pairs(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::Map(self.verdict)
+    }
 }

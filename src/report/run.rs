@@ -1,10 +1,13 @@
 //! The human view of a run (printed by `run`, re-rendered by `report FILE`).
 
+use crate::exit::Outcome;
 use crate::judge::arms::measured;
 use crate::judge::checks::CheckName;
 use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::table::{
     arms_table, check_lines, excluded_lines, fit, headline_table, host_line, legend, marked,
     validity_verdict,
@@ -12,7 +15,7 @@ use crate::report::table::{
 use crate::report::units::{count, percent, sig4};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
-use crate::saved::RunResult;
+use crate::saved::{DocumentHead, RunResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tabled::builder::Builder;
@@ -27,7 +30,7 @@ pub fn render(result: &RunResult, view: &View) -> String {
     if !result.gated {
         let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
     }
-    if !result.complete {
+    if !result.head.complete {
         let _ = writeln!(
             out,
             "*** INCOMPLETE: stopped by a signal; only the repetitions done are shown ***\n"
@@ -36,7 +39,7 @@ pub fn render(result: &RunResult, view: &View) -> String {
     if let Some(gate) = &result.gate {
         let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
     }
-    let host = host_line(&result.host, result.model.as_deref(), &result.topology);
+    let host = host_line(&result.head);
     let _ = writeln!(out, "{}", view.wrap(&host, 2));
     let setup = format!(
         "{} per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
@@ -235,7 +238,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
 /// "15 repetitions", or for a stopped run "3 of 15 repetitions".
 fn repetitions_done(result: &RunResult) -> String {
     let asked = result.options.reps;
-    if result.complete {
+    if result.head.complete {
         return count(asked, "repetition");
     }
     let first_arm = result.plan.placements.first().map(|p| p.arm);
@@ -260,4 +263,34 @@ fn dispatcher_share(result: &RunResult) -> Option<f64> {
             .sum::<u64>();
     }
     (workers > 0).then(|| dispatcher as f64 / workers as f64)
+}
+
+impl Document for RunResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::samples(&self.samples)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::run(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_run(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        if self.valid {
+            Outcome::Success
+        } else {
+            Outcome::InvalidRun
+        }
+    }
 }

@@ -9,9 +9,9 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::probe::Summary;
 use crate::report::units::{capitalise, count, percent, percent_change, sig4, wrap_words};
 use crate::report::view::View;
+use crate::saved::DocumentHead;
 use tabled::Table;
 use tabled::builder::Builder;
 use tabled::settings::object::Columns;
@@ -304,29 +304,25 @@ pub fn validity_verdict(what: &str, valid: bool, checks: &[Check], strict: bool)
 
 /// "host NAME — MODEL — 2 CPUs, 2 cores, SMT off": the line a result's view
 /// names its machine with.
-pub fn host_line(host: &str, model: Option<&str>, summary: &Summary) -> String {
-    format!(
-        "host {host} — {} — {}, {}, SMT {}",
-        model.unwrap_or("unknown CPU"),
-        count(summary.cpus, "CPU"),
-        count(summary.cores, "core"),
-        if summary.smt { "on" } else { "off" }
-    )
+pub fn host_line(head: &DocumentHead) -> String {
+    let model = head.model.as_deref().unwrap_or("unknown CPU");
+    match &head.topology {
+        Some(summary) => format!(
+            "host {} — {model} — {}, {}, SMT {}",
+            head.host,
+            count(summary.cpus, "CPU"),
+            count(summary.cores, "core"),
+            if summary.smt { "on" } else { "off" }
+        ),
+        None => format!("host {} — {model} — machine not recorded", head.host),
+    }
 }
 
 /// The top of a study's view: an INCOMPLETE banner when a signal stopped it
 /// (saying that only `kept`, "the rounds done", is shown), the sentence,
 /// and the [`host_line`], wrapped at the view's width.
-pub fn headline(
-    complete: bool,
-    kept: &str,
-    sentence: &str,
-    host: &str,
-    model: Option<&str>,
-    summary: &Summary,
-    view: &View,
-) -> String {
-    let banner = if complete {
+pub fn headline(head: &DocumentHead, kept: &str, sentence: &str, view: &View) -> String {
+    let banner = if head.complete {
         String::new()
     } else {
         let banner = format!("*** INCOMPLETE: stopped by a signal; only {kept} shown ***");
@@ -335,6 +331,6 @@ pub fn headline(
     format!(
         "{banner}{}\n\n{}\n",
         view.wrap(&capitalise(sentence), 0),
-        view.wrap(&host_line(host, model, summary), 2)
+        view.wrap(&host_line(head), 2)
     )
 }

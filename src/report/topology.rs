@@ -2,11 +2,15 @@
 //! sibling map (list and hex mask) and caches; what is unusual at the end.
 
 use crate::cpuset::{CpuSet, format_mask};
+use crate::exit::Outcome;
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology};
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
 use crate::report::units::{bytes, count};
 use crate::report::view::View;
+use crate::saved::{DocumentHead, TopologyResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -290,4 +294,30 @@ fn cache_lines(caches: &[Cache]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+impl Document for TopologyResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(&self.machine(), view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::topology(&self.machine())
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::topology(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_topology(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::Success
+    }
 }

@@ -3,6 +3,7 @@
 //! policy): adding a field is compatible; renaming or removing one, or
 //! changing its meaning or type, bumps [`RESULT_SCHEMA_VERSION`].
 
+use super::head::DocumentHead;
 use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::checks::{Check, ExcludedRep};
@@ -16,16 +17,33 @@ use crate::measure::{ClockKind, MeasurementSetup, RepSample};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
-use crate::probe::{CoreClass, CpuEntry, Crosscheck, Environment, Summary, Topology};
+use crate::probe::{
+    Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, ProbeSource, Summary, Topology,
+};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The schema version of every saved result this build writes and reads.
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
 
-/// Which command wrote a document: its `kind` field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Which command wrote a document: its `kind` field. Its spelling is
+/// serde's and strum's one kebab-case name; the declaration order is the
+/// order a host's documents are listed in (the gate first).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum DocumentKind {
     /// `gate --json`.
     Gate,
@@ -37,18 +55,8 @@ pub enum DocumentKind {
     Hybrid,
     /// `observe --json`.
     Observe,
-}
-
-impl fmt::Display for DocumentKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DocumentKind::Gate => "gate",
-            DocumentKind::Run => "run",
-            DocumentKind::Pairs => "pairs",
-            DocumentKind::Hybrid => "hybrid",
-            DocumentKind::Observe => "observe",
-        })
-    }
+    /// `topology --json`: the probed machine.
+    Topology,
 }
 
 /// Facts that suggest a VM, shown next to the gate's verdict but never
@@ -94,31 +102,15 @@ impl Evidence {
 /// The whole `gate --json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateResult {
-    pub schema_version: u32,
-    pub kind: DocumentKind,
-    pub tool_version: String,
-    /// The host's name. Absent from files written before the gate recorded
-    /// it, as are `started_unix`, `model`, `topology` and `environment`.
-    #[serde(default)]
-    pub host: Option<String>,
-    /// Seconds since the Unix epoch when the gate started.
-    #[serde(default)]
-    pub started_unix: Option<u64>,
-    /// False when a stop signal ended the gate before a verdict.
-    #[serde(default = "complete_by_default")]
-    pub complete: bool,
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
     /// `run` wrote this document: it stopped at its gate and measured
     /// nothing else. Written only when true; false in `gate`'s own documents
     /// and in older files.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_stopped_at_gate: bool,
     pub verdict: Verdict,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub topology: Option<Summary>,
-    #[serde(default)]
-    pub environment: Option<Environment>,
     /// What the siblings were measured against; null for `no-smt`.
     #[serde(default)]
     pub baseline: Option<GateBaseline>,
@@ -140,15 +132,9 @@ pub struct GateResult {
     pub arms: Vec<ArmStats>,
     pub control: Option<Check>,
     pub excluded: Vec<ExcludedRep>,
-    pub evidence: Evidence,
     pub warnings: Vec<Warning>,
     /// Every raw repetition, warm-ups included (marked).
     pub samples: Vec<RepSample>,
-}
-
-/// Files written before `complete` existed were always complete.
-fn complete_by_default() -> bool {
-    true
 }
 
 /// Options a run was made with, saved so a report can say so.
@@ -170,24 +156,17 @@ pub struct RunOptions {
 /// The whole `run --json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
-    pub schema_version: u32,
-    pub kind: DocumentKind,
-    pub tool_version: String,
-    pub host: String,
-    /// Seconds since the Unix epoch when the run started.
-    pub started_unix: u64,
-    /// False when a stop signal ended the run: only the repetitions done are here.
-    pub complete: bool,
+    /// Kind, host, machine, evidence (their fields at the top level).
+    /// `complete` is false when a stop signal ended the run: only the
+    /// repetitions done are here.
+    #[serde(flatten)]
+    pub head: DocumentHead,
     /// False with --skip-gate when the gate did not say physical (or did not run).
     pub gated: bool,
     pub gate: Option<GateResult>,
-    pub model: Option<String>,
-    pub topology: Summary,
     /// The probed CPUs (core, package, class of each), so a report can say
     /// where every worker ran.
     pub cpus: Vec<CpuEntry>,
-    pub environment: Environment,
-    pub evidence: Evidence,
     pub options: RunOptions,
     pub setup: MeasurementSetup,
     pub plan: RunPlan,
@@ -240,14 +219,9 @@ pub struct PairsEffort {
 /// The whole `pairs --json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairsResult {
-    pub schema_version: u32,
-    pub kind: DocumentKind,
-    pub tool_version: String,
-    pub host: String,
-    /// Seconds since the Unix epoch when the search started.
-    pub started_unix: u64,
-    /// False when a stop signal ended the search.
-    pub complete: bool,
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
     pub verdict: crate::judge::pairs::MapVerdict,
     /// The plain sentence printed first.
     pub sentence: String,
@@ -258,13 +232,6 @@ pub struct PairsResult {
     pub clock: ClockKind,
     /// The CPUs compared: those this process may run on.
     pub tested: CpuSet,
-    pub model: Option<String>,
-    pub topology: Summary,
-    /// The kernel, SMT control, frequency settings. Absent from files
-    /// written before it was recorded.
-    #[serde(default)]
-    pub environment: Option<Environment>,
-    pub evidence: Evidence,
     pub map: MapJudgement,
     pub comparisons: Vec<ComparisonRecord>,
     pub effort: PairsEffort,
@@ -312,25 +279,14 @@ pub struct HybridWork {
 /// CLOCK_MONOTONIC.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HybridResult {
-    pub schema_version: u32,
-    pub kind: DocumentKind,
-    pub tool_version: String,
-    pub host: String,
-    pub started_unix: u64,
-    /// False when a stop signal ended the study.
-    pub complete: bool,
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
     /// The plain sentence printed first.
     pub sentence: String,
     pub options: HybridOptions,
-    pub model: Option<String>,
-    pub topology: Summary,
-    /// The kernel, SMT control, frequency settings. Absent from files
-    /// written before it was recorded.
-    #[serde(default)]
-    pub environment: Option<Environment>,
     /// The published classes.
     pub classes: Vec<CoreClass>,
-    pub evidence: Evidence,
     pub plan: HybridPlan,
     pub work: HybridWork,
     /// Baselines, classes, the ceiling, the schemes and the checks (their
@@ -402,26 +358,16 @@ impl ObserveOptions {
 /// records, task-clock from its own counter, busy MHz from core cycles.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ObserveResult {
-    pub schema_version: u32,
-    pub kind: DocumentKind,
-    pub tool_version: String,
-    pub host: String,
-    pub started_unix: u64,
-    /// False when a stop signal ended a recording that had an end of its
-    /// own (`--kernel`, `--pid` with `--seconds`).
-    pub complete: bool,
+    /// Kind, host, machine, evidence (their fields at the top level).
+    /// `complete` is false when a stop signal ended a recording that had an
+    /// end of its own (`--kernel`, `--pid` with `--seconds`).
+    #[serde(flatten)]
+    pub head: DocumentHead,
     /// The plain sentence printed first.
     pub sentence: String,
     pub options: ObserveOptions,
-    pub model: Option<String>,
-    pub topology: Summary,
-    /// The kernel, SMT control, frequency settings. Absent from files
-    /// written before it was recorded.
-    #[serde(default)]
-    pub environment: Option<Environment>,
     /// The published classes.
     pub classes: Vec<CoreClass>,
-    pub evidence: Evidence,
     /// How the command ended (`command` mode).
     pub command_end: Option<CommandEnd>,
     /// The status `observe -- COMMAND` exits with: the command's, as a
@@ -434,4 +380,68 @@ pub struct ObserveResult {
     #[serde(flatten)]
     pub judged: ObserveJudgement,
     pub warnings: Vec<Warning>,
+}
+
+/// The whole `topology --json` document: the head, then the probed machine
+/// as `topology --json` wrote it before it had a head (`summary`, `cpus`,
+/// `classes`, …), so readers of those fields are unaffected. The machine's
+/// `environment` is the head's; its one-line summary is both the head's
+/// `topology` and `summary`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopologyResult {
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    /// Where the facts came from: "live", or the snapshot root / dump folder.
+    pub source: ProbeSource,
+    pub summary: Summary,
+    /// One entry per online CPU, ascending by `cpu`.
+    pub cpus: Vec<CpuEntry>,
+    pub classes: Vec<CoreClass>,
+    pub caches: Vec<Cache>,
+    /// CPUID facts; null when no CPUID source was read.
+    pub cpuid: Option<CpuidReport>,
+    /// Which cores these are, from Arm's MIDR; null where none is published.
+    #[serde(default)]
+    pub midr: Option<MidrReport>,
+    /// CPUID against sysfs; null unless both were read.
+    pub crosscheck: Option<Crosscheck>,
+    /// Problems in the kernel's sibling sets, one line each.
+    #[serde(default)]
+    pub sibling_map_notes: Vec<String>,
+}
+
+impl TopologyResult {
+    /// The document of `topology`, probed on `host`.
+    pub fn new(topology: Topology, host: String, started_unix: u64) -> TopologyResult {
+        let head = DocumentHead::new(DocumentKind::Topology, &topology, host, started_unix);
+        TopologyResult {
+            head,
+            source: topology.source,
+            summary: topology.summary,
+            cpus: topology.cpus,
+            classes: topology.classes,
+            caches: topology.caches,
+            cpuid: topology.cpuid,
+            midr: topology.midr,
+            crosscheck: topology.crosscheck,
+            sibling_map_notes: topology.sibling_map_notes,
+        }
+    }
+
+    /// The probed machine again, as the topology view and CSV take it.
+    pub fn machine(&self) -> Topology {
+        Topology {
+            schema_version: self.head.schema_version,
+            source: self.source.clone(),
+            summary: self.summary.clone(),
+            cpus: self.cpus.clone(),
+            classes: self.classes.clone(),
+            caches: self.caches.clone(),
+            environment: self.head.environment.clone().unwrap_or_default(),
+            cpuid: self.cpuid.clone(),
+            midr: self.midr.clone(),
+            crosscheck: self.crosscheck.clone(),
+            sibling_map_notes: self.sibling_map_notes.clone(),
+        }
+    }
 }

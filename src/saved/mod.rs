@@ -1,6 +1,7 @@
 //! Saved results: the documents `gate`, `run` and `report` write and read,
 //! where a command's output goes, and how a saved document is read back.
 //!
+//! * [`head`]: the [`DocumentHead`] every document opens with;
 //! * [`documents`]: the documents themselves, their `kind` and
 //!   `schema_version` (the JSON Schemas and the version policy are in
 //!   `schemas/`, see `schemas/README.md`);
@@ -18,6 +19,7 @@
 //!   eating memory.
 
 pub mod documents;
+pub mod head;
 pub mod input;
 pub mod load;
 pub mod output;
@@ -25,8 +27,9 @@ pub mod output;
 pub use documents::{
     DocumentKind, Evidence, GateResult, HybridOptions, HybridResult, HybridWork, ObserveMode,
     ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
-    RunOptions, RunResult,
+    RunOptions, RunResult, TopologyResult,
 };
+pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped};
 pub use load::{SavedDocument, load};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};

@@ -5,7 +5,7 @@
 //! the threshold either way; and a same-CPU control that proves pinning
 //! works at all.
 
-use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
+use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
@@ -14,7 +14,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::Measure;
 use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
 use crate::probe::Topology;
-use crate::saved::{DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION};
+use crate::saved::{DocumentKind, GateResult};
 use anyhow::Result;
 
 /// Runs the gate on `topology` and returns its whole result; the caller
@@ -26,17 +26,9 @@ pub fn gate_session<M: Measure>(
     progress: &mut dyn Progress,
 ) -> Result<GateResult> {
     let mut result = GateResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: DocumentKind::Gate,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: Some(host_name()),
-        started_unix: Some(unix_now()),
-        complete: true,
+        head: head(DocumentKind::Gate, topology),
         run_stopped_at_gate: false,
         verdict: Verdict::NoSmt,
-        model: topology.cpu_name(),
-        topology: Some(topology.summary.clone()),
-        environment: Some(topology.environment.clone()),
         baseline: None,
         sentence: String::new(),
         penalty: None,
@@ -51,7 +43,6 @@ pub fn gate_session<M: Measure>(
         arms: Vec::new(),
         control: None,
         excluded: Vec::new(),
-        evidence: Evidence::of(topology),
         warnings: Warning::about_machine(topology),
         samples: Vec::new(),
     };
@@ -165,7 +156,7 @@ pub fn gate_session<M: Measure>(
             signal.name(),
             rule.max_reps
         );
-        result.complete = false;
+        result.head.complete = false;
         result.warnings.insert(0, Warning::Incomplete(signal));
     }
     result.verdict = verdict;

@@ -10,7 +10,7 @@
 //! speedup look larger. Rounds are kept whole, so baselines and schemes
 //! pair by round and the host's drift cancels inside each pair.
 
-use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
+use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::hybrid::{ClassVerdict, HybridRules, SchemeStats, judge_hybrid};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
@@ -19,9 +19,7 @@ use crate::plan::hybrid::{
     HybridPlan, ITEMS_PER_WORKER, Scheme, SharedWork, hybrid_plan, item_length,
 };
 use crate::probe::Topology;
-use crate::saved::{
-    DocumentKind, Evidence, HybridOptions, HybridResult, HybridWork, RESULT_SCHEMA_VERSION,
-};
+use crate::saved::{DocumentHead, DocumentKind, HybridOptions, HybridResult, HybridWork};
 use anyhow::Result;
 use std::time::Instant;
 
@@ -60,7 +58,7 @@ pub fn hybrid_study<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<HybridResult> {
-    let started_unix = unix_now();
+    let head = head(DocumentKind::Hybrid, topology);
     let plan = hybrid_plan(topology, options.workers, options.every_cpu)?;
     let measure = measure.get()?;
     let setup = measure.setup().clone();
@@ -113,12 +111,10 @@ pub fn hybrid_study<M: Measure>(
         warnings.insert(0, Warning::Incomplete(signal));
     }
     Ok(HybridResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: DocumentKind::Hybrid,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: host_name(),
-        started_unix,
-        complete: recorded.stopped.is_none(),
+        head: DocumentHead {
+            complete: recorded.stopped.is_none(),
+            ..head
+        },
         sentence: sentence(
             &judged.schemes,
             judged.ceiling,
@@ -136,11 +132,7 @@ pub fn hybrid_study<M: Measure>(
             tolerance: options.tolerance,
             strict: options.strict,
         },
-        model: topology.cpu_name(),
-        topology: topology.summary.clone(),
-        environment: Some(topology.environment.clone()),
         classes: topology.classes.clone(),
-        evidence: Evidence::of(topology),
         work: HybridWork {
             items,
             passes_per_item: setup.passes,

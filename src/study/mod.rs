@@ -13,25 +13,37 @@
 //! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map;
 //! * [`observe`]: [`observe::observe_study`], where Linux ran a workload;
 //! * [`hybrid`]: [`hybrid::hybrid_study`], core classes measured, and how
-//!   static shares and work stealing use them.
+//!   static shares and work stealing use them;
+//! * [`topology`]: [`topology::topology_document`], the probed machine as
+//!   a document.
 
 pub mod gate;
 pub mod hybrid;
 pub mod observe;
 pub mod pairs;
 pub mod run;
+pub mod topology;
 
 use crate::measure::{Measure, RepOutcome};
 use crate::plan::Placement;
 use crate::plan::hybrid::SharedWork;
+use crate::probe::Topology;
+use crate::saved::{DocumentHead, DocumentKind, UNKNOWN_HOST};
 use anyhow::Result;
 
-/// This host's name, as a saved result records it ("unknown" if unreadable).
+/// This host's name, as a saved result records it ([`UNKNOWN_HOST`] if
+/// unreadable).
 fn host_name() -> String {
     nix::unistd::gethostname()
         .ok()
         .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown".into())
+        .unwrap_or_else(|| UNKNOWN_HOST.into())
+}
+
+/// The head of a `kind` document measured on this host about `topology`,
+/// started now.
+fn head(kind: DocumentKind, topology: &Topology) -> DocumentHead {
+    DocumentHead::new(kind, topology, host_name(), unix_now())
 }
 
 /// Seconds since the Unix epoch, now.

@@ -6,14 +6,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{host_name, unix_now};
+use super::head;
 use crate::judge::observe::{ObserveJudgement, judge_observation};
 use crate::judge::warnings::Warning;
 use crate::measure::recorder::{ObserveTarget, Record, RecordOptions};
 use crate::probe::Topology;
-use crate::saved::{
-    DocumentKind, Evidence, ObserveMode, ObserveOptions, ObserveResult, RESULT_SCHEMA_VERSION,
-};
+use crate::saved::{DocumentHead, DocumentKind, ObserveMode, ObserveOptions, ObserveResult};
 
 /// `observe`'s checked options.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,7 +31,7 @@ pub fn observe_study<R: Record>(
     options: &ObserveStudyOptions,
     recorder: &mut R,
 ) -> Result<ObserveResult> {
-    let started_unix = unix_now();
+    let head = head(DocumentKind::Observe, topology);
     let recording = recorder.record(&RecordOptions {
         target: options.target.clone(),
         duration: options.duration,
@@ -44,19 +42,13 @@ pub fn observe_study<R: Record>(
     let judged = judge_observation(&recording, &topology.cpus, options.interval_ms);
     let saved_options = saved_options(options);
     Ok(ObserveResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: DocumentKind::Observe,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: host_name(),
-        started_unix,
-        complete: !recording.stopped,
+        head: DocumentHead {
+            complete: !recording.stopped,
+            ..head
+        },
         sentence: sentence(&saved_options, &judged),
         options: saved_options,
-        model: topology.cpu_name(),
-        topology: topology.summary.clone(),
-        environment: Some(topology.environment.clone()),
         classes: topology.classes.clone(),
-        evidence: Evidence::of(topology),
         command_end: recording.command,
         exit_status: recording.command.map(|end| end.shell_status()),
         cycles_unavailable: recording.cycles_unavailable.clone(),

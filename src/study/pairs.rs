@@ -13,7 +13,7 @@
 //! transient slowdown of the host spoils one round of several comparisons
 //! rather than every round of one.
 
-use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
+use super::{LazyMeasure, Progress, Recorded, head};
 use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
@@ -29,9 +29,7 @@ use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
 use crate::report::units::count;
-use crate::saved::{
-    DocumentKind, Evidence, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
-};
+use crate::saved::{DocumentHead, DocumentKind, PairsEffort, PairsOptions, PairsResult};
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
 
@@ -55,7 +53,7 @@ pub fn pairs_study<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<PairsResult> {
-    let started_unix = unix_now();
+    let head = head(DocumentKind::Pairs, topology);
     let tested: CpuSet = topology
         .cpus
         .iter()
@@ -129,12 +127,10 @@ pub fn pairs_study<M: Measure>(
         budget_exhausted,
     };
     Ok(PairsResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: DocumentKind::Pairs,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: host_name(),
-        started_unix,
-        complete: stopped.is_none(),
+        head: DocumentHead {
+            complete: stopped.is_none(),
+            ..head
+        },
         verdict,
         sentence,
         search: search.kind(),
@@ -150,10 +146,6 @@ pub fn pairs_study<M: Measure>(
         },
         clock,
         tested,
-        model: topology.cpu_name(),
-        topology: topology.summary.clone(),
-        environment: Some(topology.environment.clone()),
-        evidence: Evidence::of(topology),
         map,
         comparisons,
         effort,

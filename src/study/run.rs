@@ -3,7 +3,7 @@
 //! validity checks that decide whether the numbers may be quoted.
 
 use super::gate::gate_session;
-use super::{LazyMeasure, Progress, Recorded, host_name, unix_now};
+use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{self, Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
@@ -12,9 +12,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
-use crate::saved::{
-    DocumentKind, Evidence, GateResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult,
-};
+use crate::saved::{DocumentHead, DocumentKind, GateResult, RunOptions, RunResult};
 use anyhow::{Result, anyhow};
 
 /// The study's checked options (what `run` was asked for).
@@ -56,12 +54,12 @@ pub fn run_study<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome> {
-    let started_unix = unix_now();
+    let head = head(DocumentKind::Run, topology);
     let gate = if options.skip_gate {
         None
     } else {
         let mut gate = gate_session(topology, &options.rule, measure, progress)?;
-        if gate.verdict != Verdict::Physical || !gate.complete {
+        if gate.verdict != Verdict::Physical || !gate.head.complete {
             gate.run_stopped_at_gate = true;
             return Ok(RunOutcome::StoppedAtGate(Box::new(gate)));
         }
@@ -144,19 +142,13 @@ pub fn run_study<M: Measure>(
         warnings.insert(0, Warning::Incomplete(signal));
     }
     Ok(RunOutcome::Studied(Box::new(RunResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        kind: DocumentKind::Run,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        host: host_name(),
-        started_unix,
-        complete: recorded.stopped.is_none(),
+        head: DocumentHead {
+            complete: recorded.stopped.is_none(),
+            ..head
+        },
         gated: gate.is_some(),
         gate,
-        model: topology.cpu_name(),
-        topology: topology.summary.clone(),
         cpus: topology.cpus.clone(),
-        environment: topology.environment.clone(),
-        evidence: Evidence::of(topology),
         options: RunOptions {
             workers,
             arms: options.arms.clone(),

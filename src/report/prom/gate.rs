@@ -1,27 +1,14 @@
 //! `gate --prom`: the gate's verdict, its penalty with the interval, and
 //! the threshold it was judged against.
 
-use super::{CHECK_STATUS_HELP, Common, GATE_VERDICTS, common, count_value, saved_word};
+use super::{CHECK_STATUS_HELP, GATE_VERDICTS, common, count_value, saved_word};
 use crate::judge::gate::Verdict;
 use crate::saved::GateResult;
 
 /// `gate --prom`: the verdict, the penalty with its interval, and the
 /// threshold it was judged against.
 pub fn gate(result: &GateResult) -> String {
-    let mut m = common(Common {
-        kind: result.kind,
-        tool_version: &result.tool_version,
-        host: result.host.as_deref(),
-        started_unix: result.started_unix,
-        complete: result.complete,
-        model: result.model.as_deref(),
-        kernel: result
-            .environment
-            .as_ref()
-            .and_then(|e| e.kernel.as_deref()),
-        topology: result.topology.as_ref(),
-        evidence: &result.evidence,
-    });
+    let mut m = common(result.head.kind, &result.head);
     let verdict = result.verdict.as_str();
     let clock = result.clock.map_or("", |c| c.as_str());
     let baseline = result.baseline.as_ref().map(saved_word).unwrap_or_default();

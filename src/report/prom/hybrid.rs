@@ -1,14 +1,14 @@
 //! `hybrid --prom`: the measured core classes' speeds, the ceiling, and
 //! what each work-sharing scheme made of them.
 
-use super::{CHECK_STATUS_HELP, Common, common, count_value, flag_value};
+use super::{CHECK_STATUS_HELP, common, count_value, flag_value};
 use crate::judge::hybrid::ClassVerdict;
 use crate::saved::HybridResult;
 
 /// `hybrid --prom`: each speed class's speed, the ceiling, and what each
 /// scheme made of it.
 pub fn hybrid(result: &HybridResult) -> String {
-    let mut m = common(study_common!(result));
+    let mut m = common(result.head.kind, &result.head);
     let judged = &result.judged;
     let verdict = judged.class_judgement.verdict.as_str();
     m.info(

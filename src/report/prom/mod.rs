@@ -45,31 +45,9 @@ use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::gate::Verdict;
 use crate::judge::hybrid::Ratio;
 use crate::judge::stats::Spread;
-use crate::probe::Summary;
-use crate::saved::{DocumentKind, Evidence, SavedDocument};
+use crate::saved::{DocumentHead, DocumentKind};
 use serde::Serialize;
 use std::fmt::Write;
-
-/// The [`Common`] of a `pairs`, `hybrid` or `observe` document: the same
-/// fields under the same names in each.
-macro_rules! study_common {
-    ($result:expr) => {
-        Common {
-            kind: $result.kind,
-            tool_version: &$result.tool_version,
-            host: Some(&$result.host),
-            started_unix: Some($result.started_unix),
-            complete: $result.complete,
-            model: $result.model.as_deref(),
-            kernel: $result
-                .environment
-                .as_ref()
-                .and_then(|e| e.kernel.as_deref()),
-            topology: Some(&$result.topology),
-            evidence: &$result.evidence,
-        }
-    };
-}
 
 mod gate;
 mod hybrid;
@@ -78,24 +56,14 @@ mod pairs;
 mod run;
 #[cfg(test)]
 mod tests;
+mod topology;
 
 pub use gate::gate;
 pub use hybrid::hybrid;
 pub use observe::observe;
 pub use pairs::pairs;
 pub use run::{run, run_stopped_at_gate};
-
-/// The exposition of a saved document, whichever command wrote it.
-pub fn document(saved: &SavedDocument) -> String {
-    match saved {
-        SavedDocument::Gate(result) if result.run_stopped_at_gate => run_stopped_at_gate(result),
-        SavedDocument::Gate(result) => gate(result),
-        SavedDocument::Run(result) => run(result),
-        SavedDocument::Pairs(result) => pairs(result),
-        SavedDocument::Hybrid(result) => hybrid(result),
-        SavedDocument::Observe(result) => observe(result),
-    }
-}
+pub use topology::topology;
 
 /// The gate's verdicts, in the order their state sets list them.
 const GATE_VERDICTS: [Verdict; 4] = [
@@ -110,41 +78,31 @@ const CHECK_STATUS_HELP: &str = "1 for the check's status, 0 for the others: pas
 unavailable (this host cannot tell: not a pass). Checks: pinning, multiplexing, invariance, \
 cv-bar ARM (the arm is quotable), control (both workers on one CPU).";
 
-/// What every kind's document says about where and when it was measured.
-struct Common<'a> {
-    kind: DocumentKind,
-    tool_version: &'a str,
-    host: Option<&'a str>,
-    started_unix: Option<u64>,
-    complete: bool,
-    model: Option<&'a str>,
-    /// The OS kernel's release (`uname -r`).
-    kernel: Option<&'a str>,
-    topology: Option<&'a Summary>,
-    evidence: &'a Evidence,
-}
-
 /// The metrics every kind writes, each labelled with the kind.
-fn common(c: Common) -> Metrics {
+/// `kind` is the head's, except for a run stopped at its gate, whose
+/// document is the gate's.
+fn common(kind: DocumentKind, head: &DocumentHead) -> Metrics {
     let mut m = Metrics::default();
-    let kind = c.kind.to_string();
+    let kind = kind.to_string();
     let by_kind = [("kind", kind.as_str())];
+    let kernel = head.environment.as_ref().and_then(|e| e.kernel.as_deref());
     // The CPUID signature: the summary's, or (a gate file from before the
     // gate saved its topology) the evidence's.
-    let hypervisor = c
+    let hypervisor = head
         .topology
+        .as_ref()
         .and_then(|t| t.hypervisor.as_deref())
-        .or(c.evidence.cpuid_hypervisor_signature.as_deref());
+        .or(head.evidence.cpuid_hypervisor_signature.as_deref());
     m.info(
         "placement_study_info",
         "The result's kind and the tool's version; the host, CPU model, kernel release and CPUID \
          hypervisor signature it was measured on (empty where unknown or none).",
         &[
             ("kind", &kind),
-            ("version", c.tool_version),
-            ("host", c.host.unwrap_or_default()),
-            ("model", c.model.unwrap_or_default()),
-            ("kernel", c.kernel.unwrap_or_default()),
+            ("version", &head.tool_version),
+            ("host", head.known_host().unwrap_or_default()),
+            ("model", head.model.as_deref().unwrap_or_default()),
+            ("kernel", kernel.unwrap_or_default()),
             ("hypervisor", hypervisor.unwrap_or_default()),
         ],
     );
@@ -153,16 +111,16 @@ fn common(c: Common) -> Metrics {
         "When the measurement started, seconds since the Unix epoch (node_textfile_mtime_seconds \
          says when the file was written).",
         &by_kind,
-        c.started_unix.map(|s| s as f64),
+        head.started_unix.map(|s| s as f64),
     );
     m.gauge(
         "placement_study_complete",
         "0 when a stop signal ended the measurement: only what was done is here, and there is \
          no verdict.",
         &by_kind,
-        flag_value(c.complete),
+        flag_value(head.complete),
     );
-    if let Some(topology) = c.topology {
+    if let Some(topology) = &head.topology {
         for (name, help, value) in [
             (
                 "placement_study_cpus",

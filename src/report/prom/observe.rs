@@ -1,14 +1,14 @@
 //! `observe --prom`: where a workload ran, per core class, and whether
 //! the residency reconciled with the kernel's task-clock.
 
-use super::{Common, common, count_value, flag_value, saved_word};
+use super::{common, count_value, flag_value, saved_word};
 use crate::saved::ObserveResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `observe --prom`: where the workload ran, per core class, and whether
 /// the residency reconciled with the kernel's task-clock.
 pub fn observe(result: &ObserveResult) -> String {
-    let mut m = common(study_common!(result));
+    let mut m = common(result.head.kind, &result.head);
     let judged = &result.judged;
     let reconciliation = &judged.reconciliation;
     m.info(

@@ -1,14 +1,14 @@
 //! `pairs --prom`: the measured sibling map against the published one, and
 //! what the search cost.
 
-use super::{CHECK_STATUS_HELP, Common, common, count_value, flag_value, saved_word};
+use super::{CHECK_STATUS_HELP, common, count_value, flag_value, saved_word};
 use crate::judge::pairs::{MapVerdict, PairRelation};
 use crate::saved::PairsResult;
 
 /// `pairs --prom`: the map verdict, how many pairs agree with the
 /// published map, and what the search cost.
 pub fn pairs(result: &PairsResult) -> String {
-    let mut m = common(study_common!(result));
+    let mut m = common(result.head.kind, &result.head);
     let verdict = result.verdict.as_str();
     let search = saved_word(&result.search);
     m.info(

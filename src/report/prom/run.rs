@@ -2,7 +2,7 @@
 //! costs, and the checks that say whether the run is valid; a run that
 //! stopped at its gate writes the header alone.
 
-use super::{CHECK_STATUS_HELP, Common, GATE_VERDICTS, Metrics, common, count_value, flag_value};
+use super::{CHECK_STATUS_HELP, GATE_VERDICTS, Metrics, common, count_value, flag_value};
 use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
 use crate::saved::{DocumentKind, GateResult, RunResult};
@@ -11,17 +11,7 @@ use crate::saved::{DocumentKind, GateResult, RunResult};
 /// spread and repetitions and whether it is quotable, and the checks that
 /// say whether the run is valid.
 pub fn run(result: &RunResult) -> String {
-    let mut m = common(Common {
-        kind: result.kind,
-        tool_version: &result.tool_version,
-        host: Some(&result.host),
-        started_unix: Some(result.started_unix),
-        complete: result.complete,
-        model: result.model.as_deref(),
-        kernel: result.environment.kernel.as_deref(),
-        topology: Some(&result.topology),
-        evidence: &result.evidence,
-    });
+    let mut m = common(result.head.kind, &result.head);
     run_head(
         &mut m,
         &RunHead {
@@ -123,17 +113,7 @@ pub fn run(result: &RunResult) -> String {
 /// are [`run`]'s header with the gate's verdict, `…_stopped_at_gate` 1 and
 /// no arm, validity or check series, for nothing of the run was measured.
 pub fn run_stopped_at_gate(gate: &GateResult) -> String {
-    let mut m = common(Common {
-        kind: DocumentKind::Run,
-        tool_version: &gate.tool_version,
-        host: gate.host.as_deref(),
-        started_unix: gate.started_unix,
-        complete: gate.complete,
-        model: gate.model.as_deref(),
-        kernel: gate.environment.as_ref().and_then(|e| e.kernel.as_deref()),
-        topology: gate.topology.as_ref(),
-        evidence: &gate.evidence,
-    });
+    let mut m = common(DocumentKind::Run, &gate.head);
     run_head(
         &mut m,
         &RunHead {

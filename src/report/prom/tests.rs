@@ -7,10 +7,16 @@ use crate::judge::checks::CheckName;
 use crate::judge::gate::Interval;
 use crate::measure::ClockKind;
 use crate::plan::GateBaseline;
-use crate::saved::GateResult;
+use crate::report::document;
 use crate::saved::load::from_bytes;
+use crate::saved::{GateResult, SavedDocument};
 use std::collections::BTreeSet;
 use std::path::Path;
+
+/// The metrics `report FILE --prom` writes for `saved`.
+fn metrics_of(saved: &SavedDocument) -> String {
+    document::of(saved).metrics()
+}
 
 /// A saved result of `fixtures/results/`, parsed as `report` parses it.
 fn fixture(name: &str, json: &str) -> SavedDocument {
@@ -148,7 +154,7 @@ fn a_gate_file_from_before_host_and_topology_were_saved() {
 #[test]
 fn a_run_marks_what_may_not_be_quoted() {
     let json = include_str!("../../../fixtures/results/run-vm-skip-gate.json");
-    let text = document(&fixture("run-vm-skip-gate.json", json));
+    let text = metrics_of(&fixture("run-vm-skip-gate.json", json));
     assert_eq!(value(&text, "placement_study_run_valid"), Some(1.0));
     assert_eq!(value(&text, "placement_study_run_gated"), Some(0.0));
     assert_eq!(
@@ -271,9 +277,9 @@ fn a_run_on_core_cycles_writes_cycles_per_byte() {
 #[test]
 fn a_saved_gate_that_a_run_wrote_is_exported_as_that_run() {
     let mut gate = gate_fixture();
-    assert!(document(&SavedDocument::Gate(Box::new(gate.clone()))).contains(r#"kind="gate""#));
+    assert!(metrics_of(&SavedDocument::Gate(Box::new(gate.clone()))).contains(r#"kind="gate""#));
     gate.run_stopped_at_gate = true;
-    let text = document(&SavedDocument::Gate(Box::new(gate.clone())));
+    let text = metrics_of(&SavedDocument::Gate(Box::new(gate.clone())));
     assert_eq!(text, run_stopped_at_gate(&gate));
     assert!(!text.contains(r#"kind="gate""#));
 }
@@ -329,7 +335,7 @@ fn a_run_stopped_at_its_gate_writes_run_metrics_without_arms() {
 
     // A signal during the gate: inconclusive, and the run incomplete.
     gate.verdict = Verdict::Inconclusive;
-    gate.complete = false;
+    gate.head.complete = false;
     let text = run_stopped_at_gate(&gate);
     assert_eq!(
         value(&text, r#"placement_study_complete{kind="run"}"#),
@@ -347,7 +353,7 @@ fn a_run_stopped_at_its_gate_writes_run_metrics_without_arms() {
 #[test]
 fn every_run_writes_its_header_with_one_help() {
     let json = include_str!("../../../fixtures/results/run-vm-skip-gate.json");
-    let measured = document(&fixture("run-vm-skip-gate.json", json));
+    let measured = metrics_of(&fixture("run-vm-skip-gate.json", json));
     let stopped = run_stopped_at_gate(&gate_fixture());
     let help = |text: &str| -> BTreeSet<String> {
         text.lines()
@@ -366,7 +372,7 @@ fn every_run_writes_its_header_with_one_help() {
 #[test]
 fn pairs_count_hidden_siblings() {
     let json = include_str!("../../../fixtures/results/pairs-guest-hidden-siblings.json");
-    let text = document(&fixture("pairs-guest-hidden-siblings.json", json));
+    let text = metrics_of(&fixture("pairs-guest-hidden-siblings.json", json));
     assert_eq!(
         value(&text, r#"placement_study_pairs_verdict{verdict="differ"}"#),
         Some(1.0)
@@ -393,7 +399,7 @@ fn pairs_count_hidden_siblings() {
 #[test]
 fn hybrid_speeds_ceiling_and_schemes() {
     let json = include_str!("../../../fixtures/results/hybrid-guest-slow-second-core.json");
-    let text = document(&fixture("hybrid-guest-slow-second-core.json", json));
+    let text = metrics_of(&fixture("hybrid-guest-slow-second-core.json", json));
     let speed = value(
         &text,
         r#"placement_study_hybrid_class_speed_ratio{class="measured 1"}"#,
@@ -468,7 +474,7 @@ fn hybrid_speeds_ceiling_and_schemes() {
 #[test]
 fn observe_residency_and_reconciliation() {
     let json = include_str!("../../../fixtures/results/observe-pipeline-vm.json");
-    let text = document(&fixture("observe-pipeline-vm.json", json));
+    let text = metrics_of(&fixture("observe-pipeline-vm.json", json));
     let residency = value(
         &text,
         r#"placement_study_observe_class_residency_seconds{class="uniform"}"#,
