@@ -687,3 +687,87 @@ fn standard_input_without_a_host_line_is_not_a_host() {
         "{error}"
     );
 }
+
+/// Copies the snapshot folder `from` (links and all) to `to`, as a
+/// snapshot another host sent.
+fn copy_folder(from: &Path, to: &Path) {
+    let copied = Command::new("cp")
+        .arg("-a")
+        .args([from, to])
+        .status()
+        .unwrap();
+    assert!(
+        copied.success(),
+        "cp -a {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
+/// The inventory a sysadmin asks of a fleet first, as the man page gives
+/// the recipe: pdsh runs `topology --json-line -` on every host (here on
+/// saved machines, one `--sysfs-root` per host: two identical laptops, a
+/// third of the same model with SMT off, and a server), and `report
+/// --fleet` counts the machines by shape, model and hypervisor and flags
+/// the laptop shaped unlike its model. Needs pdsh (`.ci/run` installs it).
+#[test]
+fn pdsh_topology_gives_the_fleets_inventory() {
+    if Command::new("pdsh").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "pdsh is not installed, and CI installs it"
+        );
+        eprintln!("skipped: pdsh is not installed (apt-get install pdsh)");
+        return;
+    }
+    let machines = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs");
+    let snapshots = tempfile::tempdir().unwrap();
+    for host in ["laptop1", "laptop2", "laptop3"] {
+        copy_folder(
+            &machines.join("laptop-i5-11300H"),
+            &snapshots.path().join(host),
+        );
+    }
+    // SMT off on laptop3: one thread of each core online.
+    std::fs::write(
+        snapshots
+            .path()
+            .join("laptop3/sys/devices/system/cpu/online"),
+        "0-3\n",
+    )
+    .unwrap();
+    copy_folder(
+        &machines.join("server-2s-xeon-8462Y"),
+        &snapshots.path().join("server"),
+    );
+    let root = format!("{}/%h", snapshots.path().display());
+    let pdsh = Command::new("pdsh")
+        .args(["-R", "exec", "-f", "1", "-w", "laptop[1-3],server"])
+        .args([PLACEMENT_STUDY, "topology", "--json-line", "-"])
+        .args(["--no-cpuid", "--sysfs-root", &root])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let output = report(&["--hosts=laptop[1-3],server", "-"], &pdsh.stdout);
+    let shown = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        shown.starts_with("4 hosts: 4 with a result, 0 broken, 0 missing\n"),
+        "{shown}"
+    );
+    for line in [
+        "│ topology │ 1 package, 4 cores × 2 threads, 1 core class   │     2 │       0 │",
+        "│ topology │ 1 package, 4 cores × 1 thread, 1 core class    │     1 │       1 │",
+        "│ topology │ 2 packages, 64 cores × 2 threads, 1 core class │     1 │       0 │",
+        "│ 11th Gen Intel(R) Core(TM) i5-11300H @ 3.10GHz │     3 │",
+    ] {
+        assert!(shown.contains(line), "no {line}\n{shown}");
+    }
+    assert!(
+        shown.contains(
+            "  laptop3 topology: shaped 1 package, 4 cores × 1 thread, 1 core class, unlike\n"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("OUTLIER"), "{shown}");
+}

@@ -569,3 +569,75 @@ fn a_truncated_observation_is_a_one_line_error_naming_the_file() {
         );
     }
 }
+
+/// `placement-study ARGS` run from the repository root; stdout and status.
+fn run_binary(args: &[&str]) -> (String, Option<i32>) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        output.status.code(),
+    )
+}
+
+/// A saved topology is a document like every other: `report FILE` prints
+/// the view `topology` printed, the JSON comes back byte for byte, and a
+/// file `topology --json` wrote before it had a head (no `kind`) still
+/// reads, its host unknown.
+#[test]
+fn a_saved_topology_re_renders_and_an_old_one_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("machine.json");
+    let machine = "fixtures/sysfs/laptop-i5-11300H";
+    let saved_arg = saved.to_str().unwrap();
+    let (live_view, status) = run_binary(&[
+        "topology",
+        "--sysfs-root",
+        machine,
+        "--no-cpuid",
+        "--json",
+        saved_arg,
+    ]);
+    assert_eq!(status, Some(0));
+    let (re_rendered, status) = run_binary(&["report", saved_arg]);
+    assert_eq!(status, Some(0));
+    assert_eq!(re_rendered, live_view);
+    let (json, _) = run_binary(&["report", "--json=-", saved_arg]);
+    assert_eq!(json, fs::read_to_string(&saved).unwrap());
+    let document: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(document["kind"], "topology");
+    assert_eq!(document["host"], "laptop-i5-11300H");
+
+    // The same machine as 0.1.0 wrote it: the probed machine alone.
+    let mut old = document.as_object().unwrap().clone();
+    for field in [
+        "kind",
+        "tool_version",
+        "host",
+        "started_unix",
+        "complete",
+        "model",
+        "topology",
+        "evidence",
+    ] {
+        old.remove(field);
+    }
+    let old_file = dir.path().join("old.json");
+    fs::write(&old_file, serde_json::to_vec(&old).unwrap()).unwrap();
+    let (old_view, status) = run_binary(&["report", old_file.to_str().unwrap()]);
+    assert_eq!(status, Some(0));
+    assert_eq!(old_view, live_view);
+    let (compared, status) =
+        run_binary(&["report", "--wide", saved_arg, old_file.to_str().unwrap()]);
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        compared
+            .matches("│ 1 package, 4 cores × 2 threads, 1 core class │")
+            .count(),
+        2,
+        "{compared}"
+    );
+}

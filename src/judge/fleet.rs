@@ -378,4 +378,57 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", doubt.as_str()));
         }
     }
+
+    #[test]
+    fn the_odd_shape_of_a_model_is_flagged_with_the_usual_one() {
+        let hosts = [
+            ("i5", "4x2"),
+            ("i5", "4x2"),
+            ("i5", "4x1"),
+            ("xeon", "64x2"),
+        ];
+        let flagged = shape_outliers(&hosts);
+        assert_eq!(
+            flagged,
+            vec![
+                None,
+                None,
+                Some(ShapeOutlier {
+                    usual: "4x2",
+                    peers: 3
+                }),
+                None
+            ]
+        );
+        // Of two hosts that disagree, neither is the odd one out.
+        assert_eq!(shape_outliers(&[("a", 1), ("a", 2)]), vec![None, None]);
+    }
+
+    #[test]
+    fn a_result_is_flagged_for_what_it_says_against_itself() {
+        let sound = ResultFacts {
+            complete: true,
+            valid: true,
+            gated: true,
+            failed_checks: Vec::new(),
+            maps: Some((false, "0-1", "0-1")),
+        };
+        assert!(result_flags(&sound).is_empty());
+        let doubtful = ResultFacts {
+            complete: false,
+            gated: false,
+            failed_checks: vec!["control".into()],
+            maps: Some((false, "0,2", "0-1")),
+            ..sound
+        };
+        assert_eq!(
+            result_flags(&doubtful),
+            [
+                "sibling maps differ: measured 0,2, published 0-1",
+                "incomplete: a signal stopped it",
+                "ungated: run with --skip-gate, the gate not physical",
+                "failed checks: control",
+            ]
+        );
+    }
 }

@@ -705,6 +705,9 @@ fn marks(row: &FleetRow) -> String {
     if row.outliers.iter().any(|o| o.starts_with("sibling maps")) {
         marks.push("maps differ".into());
     }
+    if row.outliers.iter().any(|o| o.starts_with("shaped")) {
+        marks.push("OUTLIER shape".into());
+    }
     marks.extend(row.notes.iter().cloned());
     if marks.is_empty() {
         "ok".into()
