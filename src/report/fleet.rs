@@ -24,6 +24,7 @@ use crate::report::view::View;
 use crate::saved::{DocumentKind, Evidence, SavedDocument};
 use anyhow::Result;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 use tabled::builder::Builder;
@@ -90,83 +91,96 @@ pub enum Status {
 
 /// One host's result of one kind, or a host without one: a line of
 /// `report --fleet --json`, a row of its CSV and table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FleetRow {
     pub host: String,
+    pub state: RowState,
+}
+
+/// What a host's row holds: a result, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowState {
+    /// A document of one kind, summarised.
+    Result(Box<FleetResult>),
+    /// Lines or an input, but no document that parses.
+    Broken {
+        /// Where the lines were read.
+        source: Origin,
+        /// One line: the parse error, or the engine's message.
+        reason: String,
+    },
+    /// Named by `--hosts`, and no line at all.
+    Missing,
+}
+
+/// A host's document of one kind, as the fleet keeps it: its summary, not
+/// its samples, and what the fleet found about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetResult {
+    /// Where the document was read.
+    pub source: Origin,
+    pub summary: HostSummary,
+    /// The hypervisor's name ("KVM"), or its CPUID signature; "none" on
+    /// bare metal, "unknown" when not recorded.
+    pub hypervisor: String,
+    /// Why the row is flagged: a penalty or a shape far from its CPU
+    /// model's, sibling maps that differ, an incomplete or invalid result,
+    /// failed checks.
+    pub outliers: Vec<String>,
+    /// "replaced 2 earlier": the host sent this kind of document 3 times,
+    /// this is the last; "1 unreadable line": a line that started like a
+    /// document did not parse.
+    pub notes: Vec<String>,
+}
+
+/// Why a host named by `--hosts` has no row of a result.
+const NO_LINE: &str = "no line from this host";
+
+/// A row as `--json` and `--csv` write it: every field for every row, null
+/// (or empty) where the row has no result. The fields are the format's.
+#[derive(Serialize)]
+struct FlatRow<'a> {
+    host: &'a str,
     /// Where the document (or the reason) was read; null when missing.
-    pub source: Option<Origin>,
-    pub status: Status,
+    source: Option<&'a Origin>,
+    status: Status,
     /// Why a broken or missing host has no result.
-    pub reason: Option<String>,
-    pub kind: Option<DocumentKind>,
+    reason: Option<&'a str>,
+    kind: Option<DocumentKind>,
     /// gate (and run): the gate's verdict, "not-run" when a run skipped it;
     /// pairs: the sibling maps' verdict; hybrid: the classes' verdict;
-    /// observe: "reconciled" or "not-reconciled".
-    pub verdict: Option<String>,
+    /// observe: "reconciled" or "not-reconciled"; topology: the shape.
+    verdict: Option<&'a str>,
     /// gate and run: the gate's paired penalty with its interval,
     /// repetitions, clock, threshold and doubts (JSON fields `penalty`,
     /// `penalty_ci95`, `penalty_reps`, `penalty_clock`,
     /// `penalty_threshold`, `penalty_doubts`).
     #[serde(flatten)]
-    pub penalty: GatePenalty,
-    pub model: Option<String>,
-    /// The hypervisor's name ("KVM"), or its CPUID signature; "none" on
-    /// bare metal, "unknown" when not recorded.
-    pub hypervisor: Option<String>,
-    pub cpus: Option<usize>,
-    pub cores: Option<usize>,
+    penalty: Cow<'a, GatePenalty>,
+    model: Option<&'a str>,
+    hypervisor: Option<&'a str>,
+    cpus: Option<usize>,
+    cores: Option<usize>,
     /// pairs: the published and measured sibling maps.
-    pub map: Option<SiblingMaps>,
-    /// Why the row is flagged: a penalty far from its CPU model's, sibling
-    /// maps that differ, an incomplete or invalid result, failed checks.
-    pub outliers: Vec<String>,
-    pub complete: Option<bool>,
-    pub valid: Option<bool>,
-    pub gated: Option<bool>,
-    pub failed_checks: Vec<CheckName>,
-    /// "replaced 2 earlier": the host sent this kind of document 3 times,
-    /// this is the last; "1 unreadable line": a line that started like a
-    /// document did not parse.
-    pub notes: Vec<String>,
+    map: Option<&'a SiblingMaps>,
+    outliers: &'a [String],
+    complete: Option<bool>,
+    valid: Option<bool>,
+    gated: Option<bool>,
+    failed_checks: &'a [CheckName],
+    notes: &'a [String],
     /// topology: packages, cores, threads per core, core classes.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine: Option<MachineShape>,
-    /// What the counts count it under; `None` without a result.
-    #[serde(skip)]
-    counted: Option<Counted>,
+    machine: Option<&'a MachineShape>,
+}
+
+impl Serialize for FleetRow {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.flat().serialize(serializer)
+    }
 }
 
 impl FleetRow {
-    fn without_result(
-        host: String,
-        status: Status,
-        source: Option<Origin>,
-        reason: String,
-    ) -> Self {
-        FleetRow {
-            host,
-            source,
-            status,
-            reason: Some(reason),
-            kind: None,
-            verdict: None,
-            penalty: GatePenalty::default(),
-            model: None,
-            hypervisor: None,
-            cpus: None,
-            cores: None,
-            map: None,
-            outliers: Vec::new(),
-            complete: None,
-            valid: None,
-            gated: None,
-            failed_checks: Vec::new(),
-            notes: Vec::new(),
-            machine: None,
-            counted: None,
-        }
-    }
-
     fn of(host: &str, source: Origin, answer: Answer) -> FleetRow {
         let Answer {
             summary,
@@ -192,31 +206,88 @@ impl FleetRow {
         });
         FleetRow {
             host: host.to_string(),
-            source: Some(source),
-            status: Status::Ok,
-            reason: None,
-            kind: Some(summary.kind),
-            verdict: summary.counted.verdict.clone(),
-            penalty: summary.penalty,
-            model: summary.model,
-            hypervisor: Some(hypervisor),
-            cpus: summary.cpus,
-            cores: summary.cores,
-            map: summary.map,
-            outliers,
-            complete: Some(summary.complete),
-            valid: Some(summary.valid),
-            gated: Some(summary.gated),
-            failed_checks: summary.failed_checks,
-            notes: Vec::new(),
-            machine: summary.machine,
-            counted: Some(summary.counted),
+            state: RowState::Result(Box::new(FleetResult {
+                source,
+                summary,
+                hypervisor,
+                outliers,
+                notes: Vec::new(),
+            })),
         }
+    }
+
+    /// Its result, where it has one.
+    pub fn result(&self) -> Option<&FleetResult> {
+        match &self.state {
+            RowState::Result(result) => Some(result),
+            RowState::Broken { .. } | RowState::Missing => None,
+        }
+    }
+
+    fn result_mut(&mut self) -> Option<&mut FleetResult> {
+        match &mut self.state {
+            RowState::Result(result) => Some(result),
+            RowState::Broken { .. } | RowState::Missing => None,
+        }
+    }
+
+    /// Whether it holds a result.
+    pub fn status(&self) -> Status {
+        match self.state {
+            RowState::Result(_) => Status::Ok,
+            RowState::Broken { .. } => Status::Broken,
+            RowState::Missing => Status::Missing,
+        }
+    }
+
+    /// The kind of its document; `None` without a result.
+    pub fn kind(&self) -> Option<DocumentKind> {
+        self.result().map(|r| r.summary.kind)
     }
 
     /// The study a row's verdict counts under (a run's gate is a gate).
     fn study(&self) -> Option<&Counted> {
-        self.counted.as_ref()
+        self.result().map(|r| &r.summary.counted)
+    }
+
+    /// Its flags; none without a result.
+    fn outliers(&self) -> &[String] {
+        self.result().map_or(&[], |r| &r.outliers)
+    }
+
+    /// The row in the `--json` and `--csv` format.
+    fn flat(&self) -> FlatRow<'_> {
+        let result = self.result();
+        let summary = result.map(|r| &r.summary);
+        let (source, reason) = match &self.state {
+            RowState::Result(result) => (Some(&result.source), None),
+            RowState::Broken { source, reason } => (Some(source), Some(reason.as_str())),
+            RowState::Missing => (None, Some(NO_LINE)),
+        };
+        FlatRow {
+            host: &self.host,
+            source,
+            status: self.status(),
+            reason,
+            kind: self.kind(),
+            verdict: summary.and_then(|s| s.counted.verdict.as_deref()),
+            penalty: summary.map_or_else(
+                || Cow::Owned(GatePenalty::default()),
+                |s| Cow::Borrowed(&s.penalty),
+            ),
+            model: summary.and_then(|s| s.model.as_deref()),
+            hypervisor: result.map(|r| r.hypervisor.as_str()),
+            cpus: summary.and_then(|s| s.cpus),
+            cores: summary.and_then(|s| s.cores),
+            map: summary.and_then(|s| s.map.as_ref()),
+            outliers: self.outliers(),
+            complete: summary.map(|s| s.complete),
+            valid: summary.map(|s| s.valid),
+            gated: summary.map(|s| s.gated),
+            failed_checks: summary.map_or(&[], |s| &s.failed_checks),
+            notes: result.map_or(&[], |r| &r.notes),
+            machine: summary.and_then(|s| s.machine.as_ref()),
+        }
     }
 }
 
@@ -257,22 +328,26 @@ impl Fleet {
         for host in sent {
             seen.insert(host.host.clone());
             if let Some(broken) = host.broken {
-                rows.push(FleetRow::without_result(
-                    host.host,
-                    Status::Broken,
-                    Some(broken.source),
-                    broken.reason,
-                ));
+                rows.push(FleetRow {
+                    host: host.host,
+                    state: RowState::Broken {
+                        source: broken.source,
+                        reason: broken.reason,
+                    },
+                });
                 continue;
             }
             for (i, received) in host.documents.into_iter().enumerate() {
                 let mut row = FleetRow::of(&host.host, received.source, received.document);
-                if received.replaced > 0 {
-                    row.notes
-                        .push(format!("replaced {} earlier", received.replaced));
-                }
-                if i == 0 && host.unreadable > 0 {
-                    row.notes.push(count(host.unreadable, "unreadable line"));
+                if let Some(result) = row.result_mut() {
+                    if received.replaced > 0 {
+                        result
+                            .notes
+                            .push(format!("replaced {} earlier", received.replaced));
+                    }
+                    if i == 0 && host.unreadable > 0 {
+                        result.notes.push(count(host.unreadable, "unreadable line"));
+                    }
                 }
                 rows.push(row);
             }
@@ -287,26 +362,24 @@ impl Fleet {
         };
         for host in &options.expected_hosts {
             if !seen.contains(host) {
-                rows.push(FleetRow::without_result(
-                    host.clone(),
-                    Status::Missing,
-                    None,
-                    "no line from this host".into(),
-                ));
+                rows.push(FleetRow {
+                    host: host.clone(),
+                    state: RowState::Missing,
+                });
             }
         }
         rows.sort_by(|a, b| {
             // A host's rows in the kinds' order (the gate first), then the
             // rows without a result.
             natural(&a.host, &b.host)
-                .then_with(|| (a.kind.is_none(), a.kind).cmp(&(b.kind.is_none(), b.kind)))
+                .then_with(|| (a.kind().is_none(), a.kind()).cmp(&(b.kind().is_none(), b.kind())))
         });
         flag_penalties(&mut rows);
         flag_shapes(&mut rows);
 
         let mut by_status: HashMap<&str, Status> = HashMap::new();
         for row in &rows {
-            by_status.entry(&row.host).or_insert(row.status);
+            by_status.entry(&row.host).or_insert(row.status());
         }
         let tally = |status| by_status.values().filter(|s| **s == status).count();
         let (answered, broken, missing) = (
@@ -316,8 +389,8 @@ impl Fleet {
         );
         Fleet {
             verdicts: verdicts(&rows),
-            models: per_host(&rows, |r| r.model.clone()),
-            hypervisors: per_host(&rows, |r| r.hypervisor.clone()),
+            models: per_host(&rows, |r| r.summary.model.clone()),
+            hypervisors: per_host(&rows, |r| Some(r.hypervisor.clone())),
             hosts: by_status.len(),
             answered,
             broken,
@@ -352,28 +425,31 @@ fn flag_penalties(rows: &mut [FleetRow]) {
     let (measured, hosts): (Vec<usize>, Vec<HostPenalty>) = gate_rows(rows)
         .into_iter()
         .filter_map(|i| {
-            let row = &rows[i];
+            let summary = &rows[i].result()?.summary;
             let host = HostPenalty {
-                model: row.model.as_deref()?,
-                clock: row.penalty.clock?,
-                penalty: row.penalty.value?,
-                doubts: &row.penalty.doubts,
+                model: summary.model.as_deref()?,
+                clock: summary.penalty.clock?,
+                penalty: summary.penalty.value?,
+                doubts: &summary.penalty.doubts,
             };
             Some((i, host))
         })
         .unzip();
     let verdicts = penalty_outliers(&hosts);
     for (i, outlier) in measured.into_iter().zip(verdicts) {
-        let row = &mut rows[i];
-        let (Some(outlier), Some(penalty), Some(clock)) =
-            (outlier, row.penalty.estimate_text(), row.penalty.clock)
+        let Some(result) = rows[i].result_mut() else {
+            continue;
+        };
+        let penalty = &result.summary.penalty;
+        let (Some(outlier), Some(estimate), Some(clock)) =
+            (outlier, penalty.estimate_text(), penalty.clock)
         else {
             continue;
         };
-        row.outliers.insert(
+        result.outliers.insert(
             0,
             format!(
-                "penalty {penalty} is far from the median {} (MAD {:.1} points) of the {} hosts \
+                "penalty {estimate} is far from the median {} (MAD {:.1} points) of the {} hosts \
                  of its CPU model on {}: more than {:.1} points off",
                 percent_change(outlier.median),
                 outlier.mad * 100.0,
@@ -391,7 +467,10 @@ fn flag_shapes(rows: &mut [FleetRow]) {
     let (inventoried, hosts): (Vec<usize>, Vec<(&str, &MachineShape)>) = rows
         .iter()
         .enumerate()
-        .filter_map(|(i, row)| Some((i, (row.model.as_deref()?, row.machine.as_ref()?))))
+        .filter_map(|(i, row)| {
+            let summary = &row.result()?.summary;
+            Some((i, (summary.model.as_deref()?, summary.machine.as_ref()?)))
+        })
         .unzip();
     let outliers: Vec<Option<String>> = shape_outliers(&hosts)
         .into_iter()
@@ -404,13 +483,14 @@ fn flag_shapes(rows: &mut [FleetRow]) {
         })
         .collect();
     for (i, outlier) in inventoried.into_iter().zip(outliers) {
-        if let Some(outlier) = outlier {
-            let shape = rows[i]
+        if let (Some(outlier), Some(result)) = (outlier, rows[i].result_mut()) {
+            let shape = result
+                .summary
                 .machine
                 .as_ref()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            rows[i].outliers.insert(
+            result.outliers.insert(
                 0,
                 format!("shaped {shape}, unlike its CPU model: {outlier}"),
             );
@@ -440,7 +520,7 @@ fn verdicts(rows: &[FleetRow]) -> Vec<Tally> {
         }
         let (hosts, flagged) = tallies.entry((*study, label, verdict.clone())).or_default();
         *hosts += 1;
-        *flagged += usize::from(!row.outliers.is_empty());
+        *flagged += usize::from(!row.outliers().is_empty());
     }
     tallies
         .into_iter()
@@ -457,13 +537,16 @@ fn verdicts(rows: &[FleetRow]) -> Vec<Tally> {
 /// one; "unknown" when none has), most first, then by name.
 fn per_host(
     rows: &[FleetRow],
-    field: impl Fn(&FleetRow) -> Option<String>,
+    field: impl Fn(&FleetResult) -> Option<String>,
 ) -> Vec<(String, usize)> {
     let mut value_of: HashMap<&str, Option<String>> = HashMap::new();
-    for row in rows.iter().filter(|r| r.status == Status::Ok) {
+    for row in rows {
+        let Some(result) = row.result() else {
+            continue;
+        };
         let value = value_of.entry(&row.host).or_default();
         if value.is_none() {
-            *value = field(row);
+            *value = field(result);
         }
     }
     let mut counts: HashMap<String, usize> = HashMap::new();
@@ -537,14 +620,14 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
     let flagged: Vec<&FleetRow> = fleet
         .rows
         .iter()
-        .filter(|r| !r.outliers.is_empty())
+        .filter(|r| !r.outliers().is_empty())
         .collect();
     if !flagged.is_empty() {
         let hosts: HashSet<&str> = flagged.iter().map(|r| r.host.as_str()).collect();
         let _ = writeln!(out, "\nOutliers and flags ({})", count(hosts.len(), "host"));
         for row in flagged {
-            let kind = row.kind.map(|k| k.to_string()).unwrap_or_default();
-            for why in &row.outliers {
+            let kind = row.kind().map(|k| k.to_string()).unwrap_or_default();
+            for why in row.outliers() {
                 let line = format!("  {} {kind}: {why}", row.host);
                 let _ = writeln!(out, "{}", view.wrap(&line, 4));
             }
@@ -553,26 +636,25 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
     let missing: Vec<String> = fleet
         .rows
         .iter()
-        .filter(|r| r.status == Status::Missing)
+        .filter(|r| r.state == RowState::Missing)
         .map(|r| r.host.clone())
         .collect();
     if !missing.is_empty() {
         let line = format!("Missing ({}): {}", missing.len(), fold_host_list(&missing));
         let _ = write!(out, "\n{}\n", view.wrap(&line, 2));
     }
-    let broken: Vec<&FleetRow> = fleet
+    let broken: Vec<(&str, &str)> = fleet
         .rows
         .iter()
-        .filter(|r| r.status == Status::Broken)
+        .filter_map(|r| match &r.state {
+            RowState::Broken { reason, .. } => Some((r.host.as_str(), reason.as_str())),
+            RowState::Result(_) | RowState::Missing => None,
+        })
         .collect();
     if !broken.is_empty() {
         let _ = writeln!(out, "\nBroken ({})", broken.len());
-        for row in broken {
-            let line = format!(
-                "  {}: {}",
-                row.host,
-                row.reason.as_deref().unwrap_or_default()
-            );
+        for (host, reason) in broken {
+            let line = format!("  {host}: {reason}");
             let _ = writeln!(out, "{}", view.wrap(&line, 4));
         }
     }
@@ -590,19 +672,19 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         ]);
         let shared = shared_basis(&fleet.rows);
         for row in &fleet.rows {
-            let verdict = match row.status {
-                Status::Ok => verdict_cell(row, &shared, view),
-                Status::Broken => "BROKEN".into(),
-                Status::Missing => "MISSING".into(),
+            let cells = match &row.state {
+                RowState::Result(result) => [
+                    result.summary.kind.to_string(),
+                    result.summary.model.clone().unwrap_or_else(dash),
+                    result.hypervisor.clone(),
+                    verdict_cell(result, &shared, view),
+                    marks(result),
+                ],
+                RowState::Broken { .. } => [dash(), dash(), dash(), "BROKEN".into(), dash()],
+                RowState::Missing => [dash(), dash(), dash(), "MISSING".into(), dash()],
             };
-            table.push_record([
-                row.host.clone(),
-                row.kind.map_or_else(dash, |k| k.to_string()),
-                row.model.clone().unwrap_or_else(dash),
-                row.hypervisor.clone().unwrap_or_else(dash),
-                verdict,
-                marks(row),
-            ]);
+            let [kind, model, hypervisor, verdict, marks] = cells;
+            table.push_record([row.host.clone(), kind, model, hypervisor, verdict, marks]);
         }
         let _ = write!(out, "\n{}\n", fitted(table, &[], view));
         for note in penalty_notes(&fleet.rows, &shared) {
@@ -619,8 +701,9 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
 fn shared_basis(rows: &[FleetRow]) -> [Option<String>; 3] {
     let bases: Vec<[Option<String>; 3]> = rows
         .iter()
-        .filter(|r| r.penalty.value.is_some())
-        .map(|r| r.penalty.basis())
+        .filter_map(|r| Some(&r.result()?.summary.penalty))
+        .filter(|p| p.value.is_some())
+        .map(GatePenalty::basis)
         .collect();
     std::array::from_fn(|part| {
         let first = bases.first()?[part].clone()?;
@@ -636,16 +719,23 @@ fn shared_basis(rows: &[FleetRow]) -> [Option<String>; 3] {
 /// share: "virtual", "+9.0 %", "[3.3, 15.0]", "n=27". The default view
 /// gives each its own line, short enough that the column rarely wraps
 /// one; `--wide` keeps the cell on one line.
-fn verdict_cell(row: &FleetRow, shared: &[Option<String>; 3], view: &View) -> String {
-    let mut lines = vec![row.verdict.clone().unwrap_or_else(|| "—".into())];
-    if let Some((value, interval)) = row.penalty.estimate_parts() {
-        let mark = if row.penalty.doubts.is_empty() {
+fn verdict_cell(result: &FleetResult, shared: &[Option<String>; 3], view: &View) -> String {
+    let summary = &result.summary;
+    let mut lines = vec![
+        summary
+            .counted
+            .verdict
+            .clone()
+            .unwrap_or_else(|| "—".into()),
+    ];
+    if let Some((value, interval)) = summary.penalty.estimate_parts() {
+        let mark = if summary.penalty.doubts.is_empty() {
             ""
         } else {
             "*"
         };
         lines.extend([format!("{value}{mark}"), interval]);
-        let own: Vec<String> = row
+        let own: Vec<String> = summary
             .penalty
             .basis()
             .into_iter()
@@ -662,7 +752,11 @@ fn verdict_cell(row: &FleetRow, shared: &[Option<String>; 3], view: &View) -> St
 /// The lines under the hosts table when it shows a penalty: how to read
 /// it with what every host shares, and what "*" means when a row has it.
 fn penalty_notes(rows: &[FleetRow], shared: &[Option<String>; 3]) -> Vec<String> {
-    if rows.iter().all(|r| r.penalty.value.is_none()) {
+    let penalties: Vec<&GatePenalty> = rows
+        .iter()
+        .filter_map(|r| Some(&r.result()?.summary.penalty))
+        .collect();
+    if penalties.iter().all(|p| p.value.is_none()) {
         return Vec::new();
     }
     let mut key = "penalty: the gate's paired estimate, [its 95 % interval], n repetitions per arm"
@@ -672,7 +766,7 @@ fn penalty_notes(rows: &[FleetRow], shared: &[Option<String>; 3]) -> Vec<String>
         let _ = write!(key, "; the same for every host: {}", shared.join(", "));
     }
     let mut notes = vec![key];
-    if rows.iter().any(|r| !r.penalty.doubts.is_empty()) {
+    if penalties.iter().any(|p| !p.doubts.is_empty()) {
         notes.push(
             "* not valid: its gate was cut short (incomplete) or its same-CPU control failed; \
              left out of the outlier rule"
@@ -683,20 +777,18 @@ fn penalty_notes(rows: &[FleetRow], shared: &[Option<String>; 3]) -> Vec<String>
 }
 
 /// A row's marks, short: what is wrong with it, or "ok".
-fn marks(row: &FleetRow) -> String {
-    if row.status != Status::Ok {
-        return "—".into();
-    }
+fn marks(row: &FleetResult) -> String {
+    let summary = &row.summary;
     let mut marks: Vec<String> = [
-        (row.complete, "INCOMPLETE"),
-        (row.valid, "INVALID"),
-        (row.gated, "UNGATED"),
+        (summary.complete, "INCOMPLETE"),
+        (summary.valid, "INVALID"),
+        (summary.gated, "UNGATED"),
     ]
     .into_iter()
-    .filter(|(holds, _)| *holds == Some(false))
+    .filter(|(holds, _)| !holds)
     .map(|(_, mark)| mark.to_string())
     .collect();
-    if !row.failed_checks.is_empty() {
+    if !summary.failed_checks.is_empty() {
         marks.push("FAILED checks".into());
     }
     if row.outliers.iter().any(|o| o.starts_with("penalty")) {
@@ -740,27 +832,27 @@ pub fn csv(fleet: &Fleet) -> String {
     let text = |v: Option<&str>| v.map(quoted).unwrap_or_default();
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
-    for row in &fleet.rows {
+    for row in fleet.rows.iter().map(FleetRow::flat) {
         let checks: Vec<String> = row.failed_checks.iter().map(|c| c.to_string()).collect();
-        let map = row.map.as_ref();
+        let map = row.map;
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            quoted(&row.host),
-            text(row.source.as_ref().map(|s| s.file.as_str())),
-            opt(row.source.as_ref().and_then(|s| s.line)),
+            quoted(row.host),
+            text(row.source.map(|s| s.file.as_str())),
+            opt(row.source.and_then(|s| s.line)),
             match row.status {
                 Status::Ok => "ok",
                 Status::Broken => "broken",
                 Status::Missing => "missing",
             },
-            text(row.reason.as_deref()),
+            text(row.reason),
             opt(row.kind),
-            text(row.verdict.as_deref()),
+            text(row.verdict),
             opt(row.penalty.value),
             row.penalty.csv_cells(),
-            text(row.model.as_deref()),
-            text(row.hypervisor.as_deref()),
+            text(row.model),
+            text(row.hypervisor),
             opt(row.cpus),
             opt(row.cores),
             map.map(|m| m.verdict.as_str()).unwrap_or_default(),
@@ -781,7 +873,20 @@ pub fn csv(fleet: &Fleet) -> String {
 mod tests {
     use super::*;
     use crate::judge::fleet::PenaltyDoubt;
+    use crate::judge::gate::{Interval, Verdict};
     use crate::measure::ClockKind;
+    use crate::saved::load;
+    use std::path::Path;
+
+    /// The summary inside a row that holds a result.
+    fn summary(row: &mut FleetRow) -> &mut HostSummary {
+        &mut row.result_mut().expect("a row with a result").summary
+    }
+
+    /// The result inside a row that holds one.
+    fn result(row: &FleetRow) -> &FleetResult {
+        row.result().expect("a row with a result")
+    }
 
     #[test]
     fn no_signature_is_bare_metal_only_when_the_cpu_says_so() {
@@ -813,14 +918,14 @@ mod tests {
     /// A gate row of `host` with `penalty` (a fraction), its interval, 5
     /// repetitions on TSC ticks and a 15 % threshold.
     fn gate_row(host: &str, penalty: f64) -> FleetRow {
-        let mut row = FleetRow::without_result(host.into(), Status::Ok, None, String::new());
-        row.reason = None;
-        row.kind = Some(DocumentKind::Gate);
-        row.verdict = Some("physical".into());
-        row.counted = Some(Counted::gate(Some(crate::judge::gate::Verdict::Physical)));
-        row.penalty = GatePenalty {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/fleet/documents/guest-virtual.jsonl");
+        let saved = load(&path).unwrap();
+        let mut summary = document::of(&saved).summary(host.into());
+        summary.counted = Counted::gate(Some(Verdict::Physical));
+        summary.penalty = GatePenalty {
             value: Some(penalty),
-            ci95: Some(crate::judge::gate::Interval {
+            ci95: Some(Interval {
                 low: penalty - 0.05,
                 high: penalty + 0.05,
             }),
@@ -829,7 +934,19 @@ mod tests {
             threshold: Some(0.15),
             doubts: Vec::new(),
         };
-        row
+        FleetRow {
+            host: host.into(),
+            state: RowState::Result(Box::new(FleetResult {
+                source: Origin {
+                    file: host.into(),
+                    line: None,
+                },
+                summary,
+                hypervisor: "QEMU TCG".into(),
+                outliers: Vec::new(),
+                notes: Vec::new(),
+            })),
+        }
     }
 
     #[test]
@@ -846,7 +963,7 @@ mod tests {
         );
         let view = View::default();
         assert_eq!(
-            verdict_cell(&rows[1], &shared, &view),
+            verdict_cell(result(&rows[1]), &shared, &view),
             "physical\n\u{2212}2.0 %\n[\u{2212}7.0, 3.0]"
         );
         assert_eq!(
@@ -857,23 +974,27 @@ mod tests {
             ]
         );
         // Another host on core cycles, of 9 repetitions: each row names its own.
-        rows[1].penalty.clock = Some(ClockKind::CoreCycles);
-        rows[1].penalty.reps = Some(9);
+        summary(&mut rows[1]).penalty.clock = Some(ClockKind::CoreCycles);
+        summary(&mut rows[1]).penalty.reps = Some(9);
         let shared = shared_basis(&rows);
         assert_eq!(shared, [None, None, Some("threshold +15.0 %".to_string())]);
         assert_eq!(
-            verdict_cell(&rows[1], &shared, &View { wide: true, ..view }),
+            verdict_cell(result(&rows[1]), &shared, &View { wide: true, ..view }),
             "physical \u{2212}2.0 % [\u{2212}7.0, 3.0] n=9, cycles"
         );
         assert!(penalty_notes(&rows, &shared)[0].ends_with("host: threshold +15.0 %"));
         // A row without a penalty neither shows one nor changes what is shared.
         let mut pairs = gate_row("c", 0.0);
-        pairs.kind = Some(DocumentKind::Pairs);
-        pairs.verdict = Some("agree".into());
-        pairs.penalty = GatePenalty::default();
+        summary(&mut pairs).kind = DocumentKind::Pairs;
+        summary(&mut pairs).counted = Counted {
+            study: DocumentKind::Pairs,
+            label: "pairs map",
+            verdict: Some("agree".into()),
+        };
+        summary(&mut pairs).penalty = GatePenalty::default();
         rows.push(pairs);
         assert_eq!(shared_basis(&rows), shared);
-        assert_eq!(verdict_cell(&rows[2], &shared, &view), "agree");
+        assert_eq!(verdict_cell(result(&rows[2]), &shared, &view), "agree");
     }
 
     #[test]
@@ -885,30 +1006,30 @@ mod tests {
             gate_row("d", 0.02),
         ];
         for row in &mut rows {
-            row.model = Some("m".into());
+            summary(row).model = Some("m".into());
         }
-        rows[3].penalty.doubts = vec![PenaltyDoubt::Incomplete];
+        summary(&mut rows[3]).penalty.doubts = vec![PenaltyDoubt::Incomplete];
         flag_penalties(&mut rows);
         flag_shapes(&mut rows);
-        assert!(rows.iter().all(|r| r.outliers.is_empty()), "{rows:#?}");
+        assert!(rows.iter().all(|r| r.outliers().is_empty()), "{rows:#?}");
         let shared = shared_basis(&rows);
-        assert!(verdict_cell(&rows[3], &shared, &View::default()).contains("+2.0 %*\n"));
-        assert!(!verdict_cell(&rows[0], &shared, &View::default()).contains('*'));
+        assert!(verdict_cell(result(&rows[3]), &shared, &View::default()).contains("+2.0 %*\n"));
+        assert!(!verdict_cell(result(&rows[0]), &shared, &View::default()).contains('*'));
         let notes = penalty_notes(&rows, &shared);
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[1].starts_with("* not valid: "), "{notes:?}");
         // Without the doubt, the same host is the odd one out.
-        rows[3].penalty.doubts.clear();
+        summary(&mut rows[3]).penalty.doubts.clear();
         flag_penalties(&mut rows);
         flag_shapes(&mut rows);
-        assert_eq!(rows[3].outliers.len(), 1);
+        assert_eq!(rows[3].outliers().len(), 1);
         assert!(
-            rows[3].outliers[0].starts_with(
+            rows[3].outliers()[0].starts_with(
                 "penalty +2.0 % [\u{2212}3.0, 7.0] is far from the median +29.5 % (MAD 1.0 \
                  points) of the 4 hosts of its CPU model on TSC ticks"
             ),
             "{:?}",
-            rows[3].outliers
+            rows[3].outliers()
         );
         assert_eq!(penalty_notes(&rows, &shared).len(), 1);
     }
@@ -920,7 +1041,8 @@ mod tests {
         }
         assert!(CSV_HEADER.contains(&format!("penalty,{}", compare::PENALTY_CSV_COLUMNS)));
         let mut row = gate_row("a", 0.5);
-        row.penalty.doubts = vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
+        summary(&mut row).penalty.doubts =
+            vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
         let fleet = Fleet {
             rows: vec![row],
             hosts: 1,
