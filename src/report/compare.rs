@@ -19,6 +19,7 @@ use crate::saved::{
     TopologyResult,
 };
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt::Write;
 use tabled::builder::Builder;
 use tabled::{Table, Tabled};
@@ -33,43 +34,235 @@ pub struct ArmCost {
     pub quotable: bool,
 }
 
-/// What one saved file says about its host, as numbers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// What one saved file says about its host: what every document says
+/// (host, machine, whether it ran to its end), and what its kind found.
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostSummary {
     pub file: String,
     pub kind: DocumentKind,
+    /// `None` for a gate saved before 0.2.0, which did not record it.
     pub host: Option<String>,
     pub model: Option<String>,
     pub cores: Option<usize>,
     pub cpus: Option<usize>,
     pub hypervisor: Option<String>,
-    /// The gate's verdict, when a gate ran.
-    pub verdict: Option<Verdict>,
-    /// The gate's paired penalty, with what it rests on.
-    #[serde(flatten)]
-    pub penalty: GatePenalty,
-    /// The study's arms (none for a gate file).
+    pub complete: bool,
+    pub finding: Finding,
+    /// What a fleet counts it under.
+    pub counted: Counted,
+}
+
+/// What one kind of document found, in a row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Finding {
+    /// A gate: its verdict and penalty, and whether its control failed.
+    Gate {
+        verdict: Verdict,
+        penalty: GatePenalty,
+        failed_checks: Vec<CheckName>,
+    },
+    /// A run: its gate (none with `--skip-gate`), its arms, and its
+    /// validity rule.
+    Run(Box<RunFinding>),
+    /// A `pairs` search: the measured sibling map against the published one.
+    Pairs {
+        map: SiblingMaps,
+        failed_checks: Vec<CheckName>,
+    },
+    /// A `hybrid` study: the classes, the ceiling, the pinned schemes.
+    Hybrid {
+        hybrid: HybridSummary,
+        failed_checks: Vec<CheckName>,
+        valid: bool,
+    },
+    /// An observation: where the workload ran, and whether that adds up.
+    Observe {
+        observe: ObserveSummary,
+        valid: bool,
+    },
+    /// A topology: the machine's shape.
+    Topology { machine: MachineShape },
+}
+
+/// What a run found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunFinding {
+    /// The gate's verdict and penalty; `None` when `--skip-gate` skipped it.
+    pub gate: Option<(Verdict, GatePenalty)>,
     pub arms: Vec<ArmCost>,
     /// median(sibling-packed) / median(one-per-core) − 1, when both ran.
     pub change_vs_one_per_core: Option<f64>,
     pub failed_checks: Vec<CheckName>,
-    pub complete: bool,
+    /// The gate said physical before the arms were measured.
     pub gated: bool,
-    /// A run that passed the validity rule. A gate or pairs file has no
-    /// such rule (its doubts are in its verdict), so it is always valid.
+    /// Pinning, multiplexing and invariance held.
     pub valid: bool,
+}
+
+impl HostSummary {
+    /// The gate's verdict, when a gate ran (a gate, or a run's gate).
+    pub fn verdict(&self) -> Option<Verdict> {
+        match &self.finding {
+            Finding::Gate { verdict, .. } => Some(*verdict),
+            Finding::Run(run) => run.gate.as_ref().map(|(verdict, _)| *verdict),
+            _ => None,
+        }
+    }
+
+    /// The gate's paired penalty, with what it rests on, when a gate ran.
+    pub fn penalty(&self) -> Option<&GatePenalty> {
+        match &self.finding {
+            Finding::Gate { penalty, .. } => Some(penalty),
+            Finding::Run(run) => run.gate.as_ref().map(|(_, penalty)| penalty),
+            _ => None,
+        }
+    }
+
+    /// The run's arms; none for other kinds.
+    pub fn arms(&self) -> &[ArmCost] {
+        match &self.finding {
+            Finding::Run(run) => &run.arms,
+            _ => &[],
+        }
+    }
+
+    /// The checks that failed, by name.
+    pub fn failed_checks(&self) -> &[CheckName] {
+        match &self.finding {
+            Finding::Gate { failed_checks, .. }
+            | Finding::Pairs { failed_checks, .. }
+            | Finding::Hybrid { failed_checks, .. } => failed_checks,
+            Finding::Run(run) => &run.failed_checks,
+            Finding::Observe { .. } | Finding::Topology { .. } => &[],
+        }
+    }
+
+    /// Whether it passed its validity rule: `None` for a kind that has no
+    /// such rule (a gate or a `pairs` search, whose doubts are in their
+    /// verdicts and checks; a topology, which measures nothing).
+    pub fn valid(&self) -> Option<bool> {
+        match &self.finding {
+            Finding::Run(run) => Some(run.valid),
+            Finding::Hybrid { valid, .. } | Finding::Observe { valid, .. } => Some(*valid),
+            Finding::Gate { .. } | Finding::Pairs { .. } | Finding::Topology { .. } => None,
+        }
+    }
+
+    /// A run measured without its gate saying physical (`--skip-gate`).
+    pub fn ungated(&self) -> bool {
+        matches!(&self.finding, Finding::Run(run) if !run.gated)
+    }
+
+    /// The sibling maps of a `pairs` search.
+    pub fn map(&self) -> Option<&SiblingMaps> {
+        match &self.finding {
+            Finding::Pairs { map, .. } => Some(map),
+            _ => None,
+        }
+    }
+
+    /// median(sibling-packed) / median(one-per-core) − 1, where a run
+    /// measured both.
+    pub fn change_vs_one_per_core(&self) -> Option<f64> {
+        match &self.finding {
+            Finding::Run(run) => run.change_vs_one_per_core,
+            _ => None,
+        }
+    }
+
+    /// A `hybrid` study's classes, ceiling and schemes.
+    pub fn hybrid(&self) -> Option<&HybridSummary> {
+        match &self.finding {
+            Finding::Hybrid { hybrid, .. } => Some(hybrid),
+            _ => None,
+        }
+    }
+
+    /// An observation's residency, migrations and reconciliation.
+    pub fn observe(&self) -> Option<&ObserveSummary> {
+        match &self.finding {
+            Finding::Observe { observe, .. } => Some(observe),
+            _ => None,
+        }
+    }
+
+    /// The machine's shape, for a topology.
+    pub fn machine(&self) -> Option<&MachineShape> {
+        match &self.finding {
+            Finding::Topology { machine } => Some(machine),
+            _ => None,
+        }
+    }
+
+    /// The row in the `report --json` format: every field for every kind,
+    /// null where the kind has none; a kind without a validity rule is
+    /// written `valid: true`, one that is not a run `gated: true`.
+    fn flat(&self) -> FlatHost<'_> {
+        FlatHost {
+            file: &self.file,
+            kind: self.kind,
+            host: self.host.as_deref(),
+            model: self.model.as_deref(),
+            cores: self.cores,
+            cpus: self.cpus,
+            hypervisor: self.hypervisor.as_deref(),
+            verdict: self.verdict(),
+            penalty: self
+                .penalty()
+                .map_or_else(|| Cow::Owned(GatePenalty::default()), Cow::Borrowed),
+            arms: self.arms(),
+            change_vs_one_per_core: self.change_vs_one_per_core(),
+            failed_checks: self.failed_checks(),
+            complete: self.complete,
+            gated: !self.ungated(),
+            valid: self.valid().unwrap_or(true),
+            map: self.map(),
+            hybrid: self.hybrid(),
+            observe: self.observe(),
+            machine: self.machine(),
+        }
+    }
+}
+
+/// A [`HostSummary`] as `report --json` writes it.
+#[derive(Serialize)]
+struct FlatHost<'a> {
+    file: &'a str,
+    kind: DocumentKind,
+    host: Option<&'a str>,
+    model: Option<&'a str>,
+    cores: Option<usize>,
+    cpus: Option<usize>,
+    hypervisor: Option<&'a str>,
+    /// The gate's verdict, when a gate ran.
+    verdict: Option<Verdict>,
+    /// The gate's paired penalty, with what it rests on.
+    #[serde(flatten)]
+    penalty: Cow<'a, GatePenalty>,
+    /// The study's arms (none for a gate file).
+    arms: &'a [ArmCost],
+    /// median(sibling-packed) / median(one-per-core) − 1, when both ran.
+    change_vs_one_per_core: Option<f64>,
+    failed_checks: &'a [CheckName],
+    complete: bool,
+    gated: bool,
+    /// A run that passed the validity rule. A gate or pairs file has no
+    /// such rule (its doubts are in its verdict), so it is written valid.
+    valid: bool,
     /// `pairs`: the measured sibling map against the published one.
-    pub map: Option<SiblingMaps>,
+    map: Option<&'a SiblingMaps>,
     /// `hybrid`: the classes, the ceiling and the pinned schemes.
-    pub hybrid: Option<HybridSummary>,
+    hybrid: Option<&'a HybridSummary>,
     /// `observe`: where the workload ran, and whether that adds up.
-    pub observe: Option<ObserveSummary>,
+    observe: Option<&'a ObserveSummary>,
     /// `topology`: the machine's shape.
-    pub machine: Option<MachineShape>,
-    /// What a fleet counts it under (not in the JSON: `kind` and the
-    /// verdicts above say it).
-    #[serde(skip)]
-    pub counted: Counted,
+    machine: Option<&'a MachineShape>,
+}
+
+impl Serialize for HostSummary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.flat().serialize(serializer)
+    }
 }
 
 /// The study a fleet counts a result under, and its verdict there: a run
@@ -299,10 +492,13 @@ pub struct SiblingMaps {
 }
 
 impl HostSummary {
-    /// What `head` alone says about its host; a kind's summary adds its
-    /// findings to it. Nothing failed, and no validity rule or gate applies
-    /// until the kind says otherwise.
-    fn of_head(file: String, head: &DocumentHead, counted: Counted) -> HostSummary {
+    /// What `head` says about its host, with what its kind found.
+    fn of_head(
+        file: String,
+        head: &DocumentHead,
+        finding: Finding,
+        counted: Counted,
+    ) -> HostSummary {
         HostSummary {
             file,
             kind: head.kind,
@@ -316,18 +512,8 @@ impl HostSummary {
                 Some(topology) => topology.hypervisor.clone(),
                 None => head.evidence.cpuid_hypervisor_signature.clone(),
             },
-            verdict: None,
-            penalty: GatePenalty::default(),
-            arms: Vec::new(),
-            change_vs_one_per_core: None,
-            failed_checks: Vec::new(),
             complete: head.complete,
-            gated: true,
-            valid: true,
-            map: None,
-            hybrid: None,
-            observe: None,
-            machine: None,
+            finding,
             counted,
         }
     }
@@ -344,26 +530,29 @@ fn failed<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Vec<CheckName> {
 
 /// A saved gate in one row.
 pub(crate) fn of_gate(file: String, gate: &GateResult) -> HostSummary {
-    HostSummary {
-        verdict: Some(gate.verdict),
+    let finding = Finding::Gate {
+        verdict: gate.verdict,
         penalty: GatePenalty::of(gate),
         failed_checks: failed(&gate.control),
-        ..HostSummary::of_head(file, &gate.head, Counted::gate(Some(gate.verdict)))
-    }
+    };
+    HostSummary::of_head(file, &gate.head, finding, Counted::gate(Some(gate.verdict)))
 }
 
 /// A saved `pairs` search in one row.
 pub(crate) fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
-    HostSummary {
+    let finding = Finding::Pairs {
         failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
-        map: Some(SiblingMaps {
+        map: SiblingMaps {
             verdict: pairs.verdict,
             published: map_text(&pairs.map.published),
             measured: map_text(&pairs.map.measured),
-        }),
-        ..HostSummary::of_head(
+        },
+    };
+    {
+        HostSummary::of_head(
             file,
             &pairs.head,
+            finding,
             Counted {
                 study: DocumentKind::Pairs,
                 label: "pairs map",
@@ -375,10 +564,10 @@ pub(crate) fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
 
 /// A saved `hybrid` study in one row.
 pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
-    HostSummary {
+    let finding = Finding::Hybrid {
         failed_checks: failed(&hybrid.judged.checks),
         valid: hybrid.judged.valid,
-        hybrid: Some(HybridSummary {
+        hybrid: HybridSummary {
             classes: hybrid.judged.class_judgement.verdict,
             speeds: hybrid
                 .judged
@@ -389,10 +578,13 @@ pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
             ceiling: hybrid.judged.ceiling,
             static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
             stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
-        }),
-        ..HostSummary::of_head(
+        },
+    };
+    {
+        HostSummary::of_head(
             file,
             &hybrid.head,
+            finding,
             Counted {
                 study: DocumentKind::Hybrid,
                 label: "hybrid classes",
@@ -438,9 +630,8 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
         })
         .collect();
     let median = |arm: Arm| arms.iter().find(|a| a.arm == arm).map(|a| a.cost.median);
-    HostSummary {
-        verdict: run.gate.as_ref().map(|g| g.verdict),
-        penalty: run.gate.as_ref().map(GatePenalty::of).unwrap_or_default(),
+    let finding = Finding::Run(Box::new(RunFinding {
+        gate: run.gate.as_ref().map(|g| (g.verdict, GatePenalty::of(g))),
         change_vs_one_per_core: median(Arm::OnePerCore)
             .zip(median(Arm::SiblingPacked))
             .map(|(base, packed)| packed / base - 1.0),
@@ -448,9 +639,12 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
         failed_checks: failed(&run.checks),
         gated: run.gated,
         valid: run.valid,
-        ..HostSummary::of_head(
+    }));
+    {
+        HostSummary::of_head(
             file,
             &run.head,
+            finding,
             Counted::gate(run.gate.as_ref().map(|g| g.verdict)),
         )
     }
@@ -459,18 +653,17 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
 /// A saved topology in one row: the machine's shape.
 pub(crate) fn of_topology(file: String, topology: &TopologyResult) -> HostSummary {
     let shape = MachineShape::of(&topology.summary);
-    HostSummary {
-        machine: Some(shape.clone()),
-        ..HostSummary::of_head(
-            file,
-            &topology.head,
-            Counted {
-                study: DocumentKind::Topology,
-                label: "topology",
-                verdict: Some(shape.to_string()),
-            },
-        )
-    }
+    let counted = Counted {
+        study: DocumentKind::Topology,
+        label: "topology",
+        verdict: Some(shape.to_string()),
+    };
+    HostSummary::of_head(
+        file,
+        &topology.head,
+        Finding::Topology { machine: shape },
+        counted,
+    )
 }
 
 /// One row of the hosts table.
@@ -502,7 +695,7 @@ struct HostRow {
 
 fn row(host: &HostSummary) -> HostRow {
     let dash = || "—".to_string();
-    let cost = |arm: Arm| match host.arms.iter().find(|a| a.arm == arm) {
+    let cost = |arm: Arm| match host.arms().iter().find(|a| a.arm == arm) {
         Some(a) => format!(
             "{} {} (CV {:.2} %, n={}){}",
             sig4(a.cost.median),
@@ -516,17 +709,17 @@ fn row(host: &HostSummary) -> HostRow {
     // An invalid `observe` has no failed check to name: it is "INVALID" alone.
     let mut marks: Vec<String> = [
         (host.complete, "INCOMPLETE"),
-        (host.gated, "UNGATED"),
-        (host.valid, "INVALID"),
+        (!host.ungated(), "UNGATED"),
+        (host.valid() != Some(false), "INVALID"),
     ]
     .into_iter()
     .filter(|(holds, _)| !holds)
     .map(|(_, mark)| mark.to_string())
     .collect();
-    if !host.failed_checks.is_empty() {
-        let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
+    if !host.failed_checks().is_empty() {
+        let names: Vec<String> = host.failed_checks().iter().map(|c| c.to_string()).collect();
         marks.push(format!("FAILED: {}", names.join(", ")));
-    } else if host.valid {
+    } else if host.valid() != Some(false) {
         marks.push("passed".into());
     }
     let checks = marks.join("; ");
@@ -539,8 +732,8 @@ fn row(host: &HostSummary) -> HostRow {
             _ => dash(),
         },
         hypervisor: host.hypervisor.clone().unwrap_or_else(|| "none".into()),
-        gate: match host.verdict {
-            Some(verdict) => match host.penalty.text() {
+        gate: match host.verdict() {
+            Some(verdict) => match host.penalty().and_then(GatePenalty::text) {
                 Some(penalty) => format!("{} {penalty}", verdict.as_str()),
                 None => verdict.as_str().to_string(),
             },
@@ -549,9 +742,9 @@ fn row(host: &HostSummary) -> HostRow {
         one_per_core: cost(Arm::OnePerCore),
         packed: cost(Arm::SiblingPacked),
         change: host
-            .change_vs_one_per_core
+            .change_vs_one_per_core()
             .map_or_else(dash, percent_change),
-        map: match &host.map {
+        map: match host.map() {
             Some(map) if map.measured == map.published => {
                 format!("{}: {}", map.verdict.as_str(), map.measured)
             }
@@ -563,7 +756,7 @@ fn row(host: &HostSummary) -> HostRow {
             ),
             None => dash(),
         },
-        classes: host.hybrid.as_ref().map_or_else(dash, |h| {
+        classes: host.hybrid().map_or_else(dash, |h| {
             let share = |f: Option<f64>| f.map_or_else(dash, |f| format!("{:.0} %", f * 100.0));
             format!(
                 "{}: {}; ceiling {}; pinned static {}, stealing {} of it",
@@ -574,7 +767,7 @@ fn row(host: &HostSummary) -> HostRow {
                 share(h.stealing_pinned_of_ceiling)
             )
         }),
-        observed: host.observe.as_ref().map_or_else(dash, |o| {
+        observed: host.observe().map_or_else(dash, |o| {
             format!(
                 "{}; {}; {} {}",
                 o.classes.join(", "),
@@ -587,10 +780,7 @@ fn row(host: &HostSummary) -> HostRow {
                 percent(o.reconciliation_difference)
             )
         }),
-        machine: host
-            .machine
-            .as_ref()
-            .map_or_else(dash, MachineShape::to_string),
+        machine: host.machine().map_or_else(dash, MachineShape::to_string),
         checks,
     }
 }
@@ -608,7 +798,7 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
     let mut table = Builder::default();
     table.push_record(["file", "host, CPU", "result", "checks"]);
     for (host, row) in hosts.iter().zip(rows) {
-        let gate = host.verdict.map(|_| row.gate.as_str());
+        let gate = host.verdict().map(|_| row.gate.as_str());
         let findings: Vec<String> = [
             ("gate", gate.unwrap_or("—")),
             ("one-per-core", &row.one_per_core),
@@ -665,24 +855,23 @@ pub const CSV_HEADER: &str = concat!(
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
-    let text = |v: Option<String>| v.map(|v| quoted(&v)).unwrap_or_default();
+    let text = |v: Option<&str>| v.map(quoted).unwrap_or_default();
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
-    for host in hosts {
+    for host in hosts.iter().map(HostSummary::flat) {
         let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
-        let hybrid = host.hybrid.as_ref();
-        let observe = host.observe.as_ref();
+        let (hybrid, observe) = (host.hybrid, host.observe);
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(&host.file),
             host.kind,
-            text(host.host.clone()),
-            text(host.model.clone()),
+            text(host.host),
+            text(host.model),
             opt(host.cores),
             opt(host.cpus),
-            text(host.hypervisor.clone()),
+            text(host.hypervisor),
             host.verdict.map(|v| v.as_str()).unwrap_or_default(),
             opt(host.penalty.value),
             opt(arm(Arm::OnePerCore).map(|a| a.cost.median)),
@@ -698,18 +887,15 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             host.complete,
             host.gated,
             host.valid,
-            host.map
-                .as_ref()
-                .map(|m| m.verdict.as_str())
-                .unwrap_or_default(),
-            text(host.map.as_ref().map(|m| m.published.clone())),
-            text(host.map.as_ref().map(|m| m.measured.clone())),
+            host.map.map(|m| m.verdict.as_str()).unwrap_or_default(),
+            text(host.map.map(|m| m.published.as_str())),
+            text(host.map.map(|m| m.measured.as_str())),
             hybrid.map(|h| h.classes.as_str()).unwrap_or_default(),
             opt(hybrid.and_then(|h| h.ceiling)),
             opt(hybrid.and_then(|h| h.static_pinned_of_ceiling)),
             opt(hybrid.and_then(|h| h.stealing_pinned_of_ceiling)),
-            text(observe.map(|o| o.target.clone())),
-            text(observe.map(|o| o.classes.join(";"))),
+            text(observe.map(|o| o.target.as_str())),
+            text(observe.map(|o| o.classes.join(";")).as_deref()),
             opt(observe.map(|o| o.threads)),
             opt(observe.map(|o| o.migrations)),
             opt(observe.map(|o| o.wall_ms)),
@@ -724,9 +910,9 @@ pub fn csv(hosts: &[HostSummary]) -> String {
 /// A saved observation in one row.
 pub(crate) fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
     let judged = &observe.judged;
-    HostSummary {
+    let finding = Finding::Observe {
         valid: judged.valid,
-        observe: Some(ObserveSummary {
+        observe: ObserveSummary {
             target: observe.options.target_text(),
             classes: judged
                 .classes
@@ -738,10 +924,13 @@ pub(crate) fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
             wall_ms: judged.wall_ms,
             reconciliation_difference: judged.reconciliation.difference,
             reconciled: judged.reconciliation.holds,
-        }),
-        ..HostSummary::of_head(
+        },
+    };
+    {
+        HostSummary::of_head(
             file,
             &observe.head,
+            finding,
             Counted {
                 study: DocumentKind::Observe,
                 label: "observe",
@@ -797,7 +986,7 @@ mod tests {
         assert_eq!(cell, format!("virtual {}", penalty.text().unwrap()));
         // In JSON the fields sit beside the host's others.
         let json = serde_json::to_value(&summary).unwrap();
-        assert_eq!(json["penalty"], summary.penalty.value.unwrap());
+        assert_eq!(json["penalty"], summary.penalty().unwrap().value.unwrap());
         assert_eq!(json["penalty_ci95"]["low"], penalty.ci95.unwrap().low);
         assert_eq!(json["penalty_reps"], 27);
         assert_eq!(json["penalty_clock"], "tsc");

@@ -187,16 +187,16 @@ impl FleetRow {
             hypervisor,
         } = answer;
         let failed_checks: Vec<String> = summary
-            .failed_checks
+            .failed_checks()
             .iter()
             .map(|c| c.to_string())
             .collect();
         let outliers = result_flags(&ResultFacts {
             complete: summary.complete,
-            valid: summary.valid,
-            gated: summary.gated,
+            valid: summary.valid() != Some(false),
+            gated: !summary.ungated(),
             failed_checks,
-            maps: summary.map.as_ref().map(|m| {
+            maps: summary.map().map(|m| {
                 (
                     m.verdict == MapVerdict::Differ,
                     m.measured.as_str(),
@@ -273,20 +273,25 @@ impl FleetRow {
             verdict: summary.and_then(|s| s.counted.verdict.as_deref()),
             penalty: summary.map_or_else(
                 || Cow::Owned(GatePenalty::default()),
-                |s| Cow::Borrowed(&s.penalty),
+                |s| {
+                    s.penalty()
+                        .map_or_else(|| Cow::Owned(GatePenalty::default()), Cow::Borrowed)
+                },
             ),
             model: summary.and_then(|s| s.model.as_deref()),
             hypervisor: result.map(|r| r.hypervisor.as_str()),
             cpus: summary.and_then(|s| s.cpus),
             cores: summary.and_then(|s| s.cores),
-            map: summary.and_then(|s| s.map.as_ref()),
+            map: summary.and_then(HostSummary::map),
             outliers: self.outliers(),
             complete: summary.map(|s| s.complete),
-            valid: summary.map(|s| s.valid),
-            gated: summary.map(|s| s.gated),
-            failed_checks: summary.map_or(&[], |s| &s.failed_checks),
+            // The format's convention: a kind without a validity rule, or
+            // that is not a run, is written valid and gated.
+            valid: summary.map(|s| s.valid().unwrap_or(true)),
+            gated: summary.map(|s| !s.ungated()),
+            failed_checks: summary.map_or(&[], HostSummary::failed_checks),
             notes: result.map_or(&[], |r| &r.notes),
-            machine: summary.and_then(|s| s.machine.as_ref()),
+            machine: summary.and_then(HostSummary::machine),
         }
     }
 }
@@ -426,11 +431,12 @@ fn flag_penalties(rows: &mut [FleetRow]) {
         .into_iter()
         .filter_map(|i| {
             let summary = &rows[i].result()?.summary;
+            let penalty = summary.penalty()?;
             let host = HostPenalty {
                 model: summary.model.as_deref()?,
-                clock: summary.penalty.clock?,
-                penalty: summary.penalty.value?,
-                doubts: &summary.penalty.doubts,
+                clock: penalty.clock?,
+                penalty: penalty.value?,
+                doubts: &penalty.doubts,
             };
             Some((i, host))
         })
@@ -440,7 +446,9 @@ fn flag_penalties(rows: &mut [FleetRow]) {
         let Some(result) = rows[i].result_mut() else {
             continue;
         };
-        let penalty = &result.summary.penalty;
+        let Some(penalty) = result.summary.penalty() else {
+            continue;
+        };
         let (Some(outlier), Some(estimate), Some(clock)) =
             (outlier, penalty.estimate_text(), penalty.clock)
         else {
@@ -469,7 +477,7 @@ fn flag_shapes(rows: &mut [FleetRow]) {
         .enumerate()
         .filter_map(|(i, row)| {
             let summary = &row.result()?.summary;
-            Some((i, (summary.model.as_deref()?, summary.machine.as_ref()?)))
+            Some((i, (summary.model.as_deref()?, summary.machine()?)))
         })
         .unzip();
     let outliers: Vec<Option<String>> = shape_outliers(&hosts)
@@ -486,8 +494,7 @@ fn flag_shapes(rows: &mut [FleetRow]) {
         if let (Some(outlier), Some(result)) = (outlier, rows[i].result_mut()) {
             let shape = result
                 .summary
-                .machine
-                .as_ref()
+                .machine()
                 .map(ToString::to_string)
                 .unwrap_or_default();
             result.outliers.insert(
@@ -701,7 +708,7 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
 fn shared_basis(rows: &[FleetRow]) -> [Option<String>; 3] {
     let bases: Vec<[Option<String>; 3]> = rows
         .iter()
-        .filter_map(|r| Some(&r.result()?.summary.penalty))
+        .filter_map(|r| r.result()?.summary.penalty())
         .filter(|p| p.value.is_some())
         .map(GatePenalty::basis)
         .collect();
@@ -728,15 +735,12 @@ fn verdict_cell(result: &FleetResult, shared: &[Option<String>; 3], view: &View)
             .clone()
             .unwrap_or_else(|| "—".into()),
     ];
-    if let Some((value, interval)) = summary.penalty.estimate_parts() {
-        let mark = if summary.penalty.doubts.is_empty() {
-            ""
-        } else {
-            "*"
-        };
+    if let Some(penalty) = summary.penalty()
+        && let Some((value, interval)) = penalty.estimate_parts()
+    {
+        let mark = if penalty.doubts.is_empty() { "" } else { "*" };
         lines.extend([format!("{value}{mark}"), interval]);
-        let own: Vec<String> = summary
-            .penalty
+        let own: Vec<String> = penalty
             .basis()
             .into_iter()
             .zip(shared)
@@ -754,7 +758,7 @@ fn verdict_cell(result: &FleetResult, shared: &[Option<String>; 3], view: &View)
 fn penalty_notes(rows: &[FleetRow], shared: &[Option<String>; 3]) -> Vec<String> {
     let penalties: Vec<&GatePenalty> = rows
         .iter()
-        .filter_map(|r| Some(&r.result()?.summary.penalty))
+        .filter_map(|r| r.result()?.summary.penalty())
         .collect();
     if penalties.iter().all(|p| p.value.is_none()) {
         return Vec::new();
@@ -781,14 +785,14 @@ fn marks(row: &FleetResult) -> String {
     let summary = &row.summary;
     let mut marks: Vec<String> = [
         (summary.complete, "INCOMPLETE"),
-        (summary.valid, "INVALID"),
-        (summary.gated, "UNGATED"),
+        (summary.valid() != Some(false), "INVALID"),
+        (!summary.ungated(), "UNGATED"),
     ]
     .into_iter()
     .filter(|(holds, _)| !holds)
     .map(|(_, mark)| mark.to_string())
     .collect();
-    if !summary.failed_checks.is_empty() {
+    if !summary.failed_checks().is_empty() {
         marks.push("FAILED checks".into());
     }
     if row.outliers.iter().any(|o| o.starts_with("penalty")) {
@@ -875,12 +879,21 @@ mod tests {
     use crate::judge::fleet::PenaltyDoubt;
     use crate::judge::gate::{Interval, Verdict};
     use crate::measure::ClockKind;
+    use crate::report::compare::Finding;
     use crate::saved::load;
     use std::path::Path;
 
     /// The summary inside a row that holds a result.
     fn summary(row: &mut FleetRow) -> &mut HostSummary {
         &mut row.result_mut().expect("a row with a result").summary
+    }
+
+    /// The gate's penalty inside a gate row.
+    fn penalty(row: &mut FleetRow) -> &mut GatePenalty {
+        match &mut summary(row).finding {
+            Finding::Gate { penalty, .. } => penalty,
+            other => panic!("not a gate: {other:?}"),
+        }
     }
 
     /// The result inside a row that holds one.
@@ -923,7 +936,10 @@ mod tests {
         let saved = load(&path).unwrap();
         let mut summary = document::of(&saved).summary(host.into());
         summary.counted = Counted::gate(Some(Verdict::Physical));
-        summary.penalty = GatePenalty {
+        let Finding::Gate { penalty: saved, .. } = &mut summary.finding else {
+            panic!("not a gate: {summary:?}");
+        };
+        *saved = GatePenalty {
             value: Some(penalty),
             ci95: Some(Interval {
                 low: penalty - 0.05,
@@ -974,8 +990,8 @@ mod tests {
             ]
         );
         // Another host on core cycles, of 9 repetitions: each row names its own.
-        summary(&mut rows[1]).penalty.clock = Some(ClockKind::CoreCycles);
-        summary(&mut rows[1]).penalty.reps = Some(9);
+        penalty(&mut rows[1]).clock = Some(ClockKind::CoreCycles);
+        penalty(&mut rows[1]).reps = Some(9);
         let shared = shared_basis(&rows);
         assert_eq!(shared, [None, None, Some("threshold +15.0 %".to_string())]);
         assert_eq!(
@@ -991,7 +1007,14 @@ mod tests {
             label: "pairs map",
             verdict: Some("agree".into()),
         };
-        summary(&mut pairs).penalty = GatePenalty::default();
+        summary(&mut pairs).finding = Finding::Pairs {
+            map: SiblingMaps {
+                verdict: MapVerdict::Agree,
+                published: "0-1".into(),
+                measured: "0-1".into(),
+            },
+            failed_checks: Vec::new(),
+        };
         rows.push(pairs);
         assert_eq!(shared_basis(&rows), shared);
         assert_eq!(verdict_cell(result(&rows[2]), &shared, &view), "agree");
@@ -1008,7 +1031,7 @@ mod tests {
         for row in &mut rows {
             summary(row).model = Some("m".into());
         }
-        summary(&mut rows[3]).penalty.doubts = vec![PenaltyDoubt::Incomplete];
+        penalty(&mut rows[3]).doubts = vec![PenaltyDoubt::Incomplete];
         flag_penalties(&mut rows);
         flag_shapes(&mut rows);
         assert!(rows.iter().all(|r| r.outliers().is_empty()), "{rows:#?}");
@@ -1019,7 +1042,7 @@ mod tests {
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[1].starts_with("* not valid: "), "{notes:?}");
         // Without the doubt, the same host is the odd one out.
-        summary(&mut rows[3]).penalty.doubts.clear();
+        penalty(&mut rows[3]).doubts.clear();
         flag_penalties(&mut rows);
         flag_shapes(&mut rows);
         assert_eq!(rows[3].outliers().len(), 1);
@@ -1041,8 +1064,7 @@ mod tests {
         }
         assert!(CSV_HEADER.contains(&format!("penalty,{}", compare::PENALTY_CSV_COLUMNS)));
         let mut row = gate_row("a", 0.5);
-        summary(&mut row).penalty.doubts =
-            vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
+        penalty(&mut row).doubts = vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
         let fleet = Fleet {
             rows: vec![row],
             hosts: 1,
