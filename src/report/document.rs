@@ -5,7 +5,7 @@
 //! Adding a kind of document is one module per layer (a study in
 //! `study/`, its document in `saved/documents.rs`, its view and this
 //! trait's impl in `report/`, a command in `commands/`) and one arm in each
-//! of the two matches on the kind: [`crate::saved::load`] (which type to
+//! of the two matches on the kind: [`mod@crate::saved::load`] (which type to
 //! parse) and [`of`] (which implementation to call).
 
 use crate::exit::Outcome;

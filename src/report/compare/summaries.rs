@@ -1,0 +1,219 @@
+//! Each kind of saved document in one row: what its head says about its
+//! host, and what it found.
+
+use super::*;
+
+impl HostSummary {
+    /// What `head` says about its host, with what its kind found.
+    fn of_head(
+        file: String,
+        head: &DocumentHead,
+        finding: Finding,
+        counted: Counted,
+    ) -> HostSummary {
+        HostSummary {
+            file,
+            kind: head.kind,
+            host: head.known_host().map(str::to_string),
+            model: head.model.clone(),
+            cores: head.topology.as_ref().map(|t| t.cores),
+            cpus: head.topology.as_ref().map(|t| t.cpus),
+            // The CPUID signature: the summary's, or (a gate file from
+            // before the gate saved its topology) the evidence's.
+            hypervisor: match &head.topology {
+                Some(topology) => topology.hypervisor.clone(),
+                None => head.evidence.cpuid_hypervisor_signature.clone(),
+            },
+            complete: head.complete,
+            finding,
+            counted,
+        }
+    }
+}
+
+/// The names of the checks that failed.
+fn failed<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Vec<CheckName> {
+    checks
+        .into_iter()
+        .filter(|c| c.status == CheckStatus::Failed)
+        .map(|c| c.name)
+        .collect()
+}
+
+/// A saved gate in one row.
+pub(crate) fn of_gate(file: String, gate: &GateResult) -> HostSummary {
+    let finding = Finding::Gate {
+        verdict: gate.verdict,
+        penalty: GatePenalty::of(gate),
+        failed_checks: failed(&gate.control),
+    };
+    HostSummary::of_head(file, &gate.head, finding, Counted::gate(Some(gate.verdict)))
+}
+
+/// A saved `pairs` search in one row.
+pub(crate) fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
+    let finding = Finding::Pairs {
+        failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
+        map: SiblingMaps {
+            verdict: pairs.verdict,
+            published: map_text(&pairs.map.published),
+            measured: map_text(&pairs.map.measured),
+        },
+    };
+    {
+        HostSummary::of_head(
+            file,
+            &pairs.head,
+            finding,
+            Counted {
+                study: DocumentKind::Pairs,
+                label: "pairs map",
+                verdict: Some(pairs.verdict.as_str().into()),
+            },
+        )
+    }
+}
+
+/// A saved `hybrid` study in one row.
+pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
+    let finding = Finding::Hybrid {
+        failed_checks: failed(&hybrid.judged.checks),
+        valid: hybrid.judged.valid,
+        hybrid: HybridSummary {
+            classes: hybrid.judged.class_judgement.verdict,
+            speeds: hybrid
+                .judged
+                .speed_classes
+                .iter()
+                .filter_map(|c| Some(format!("{} {:.2}", c.label, c.speed.as_ref()?.value)))
+                .collect(),
+            ceiling: hybrid.judged.ceiling,
+            static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
+            stealing_pinned_of_ceiling: of_ceiling(hybrid, Arm::StealingPinned),
+        },
+    };
+    {
+        HostSummary::of_head(
+            file,
+            &hybrid.head,
+            finding,
+            Counted {
+                study: DocumentKind::Hybrid,
+                label: "hybrid classes",
+                verdict: Some(hybrid.judged.class_judgement.verdict.as_str().into()),
+            },
+        )
+    }
+}
+
+impl Counted {
+    /// A gate's verdict, or a run's gate's ("not-run" when it skipped it).
+    pub fn gate(verdict: Option<Verdict>) -> Counted {
+        Counted {
+            study: DocumentKind::Gate,
+            label: "gate",
+            verdict: Some(Verdict::word_of(verdict).to_string()),
+        }
+    }
+}
+
+/// A scheme's speedup as a fraction of the ceiling, where measured.
+fn of_ceiling(hybrid: &HybridResult, arm: Arm) -> Option<f64> {
+    hybrid
+        .judged
+        .schemes
+        .iter()
+        .find(|s| s.arm == arm)
+        .and_then(|s| s.of_ceiling)
+}
+
+/// A saved run in one row.
+pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
+    let arms: Vec<ArmCost> = run
+        .arms
+        .iter()
+        .filter_map(|a| {
+            Some(ArmCost {
+                arm: a.name,
+                clock: a.clock,
+                cost: a.cost.clone()?,
+                quotable: a.quotable,
+            })
+        })
+        .collect();
+    let median = |arm: Arm| arms.iter().find(|a| a.arm == arm).map(|a| a.cost.median);
+    let finding = Finding::Run(Box::new(RunFinding {
+        gate: run.gate.as_ref().map(|g| (g.verdict, GatePenalty::of(g))),
+        change_vs_one_per_core: median(Arm::OnePerCore)
+            .zip(median(Arm::SiblingPacked))
+            .map(|(base, packed)| packed / base - 1.0),
+        arms,
+        failed_checks: failed(&run.checks),
+        gated: run.gated,
+        valid: run.valid,
+    }));
+    {
+        HostSummary::of_head(
+            file,
+            &run.head,
+            finding,
+            Counted::gate(run.gate.as_ref().map(|g| g.verdict)),
+        )
+    }
+}
+
+/// A saved topology in one row: the machine's shape.
+pub(crate) fn of_topology(file: String, topology: &TopologyResult) -> HostSummary {
+    let shape = MachineShape::of(&topology.summary);
+    let counted = Counted {
+        study: DocumentKind::Topology,
+        label: "topology",
+        verdict: Some(shape.to_string()),
+    };
+    HostSummary::of_head(
+        file,
+        &topology.head,
+        Finding::Topology { machine: shape },
+        counted,
+    )
+}
+
+/// A saved observation in one row.
+pub(crate) fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
+    let judged = &observe.judged;
+    let finding = Finding::Observe {
+        valid: judged.valid,
+        observe: ObserveSummary {
+            target: observe.options.target_text(),
+            classes: judged
+                .classes
+                .iter()
+                .map(|c| format!("{} {:.1} %", c.class, c.share * 100.0))
+                .collect(),
+            threads: judged.threads.len(),
+            migrations: judged.migrations.len(),
+            wall_ms: judged.wall_ms,
+            reconciliation_difference: judged.reconciliation.difference,
+            reconciled: judged.reconciliation.holds,
+        },
+    };
+    {
+        HostSummary::of_head(
+            file,
+            &observe.head,
+            finding,
+            Counted {
+                study: DocumentKind::Observe,
+                label: "observe",
+                verdict: Some(
+                    if judged.reconciliation.holds {
+                        "reconciled"
+                    } else {
+                        "not-reconciled"
+                    }
+                    .into(),
+                ),
+            },
+        )
+    }
+}

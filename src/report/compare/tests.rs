@@ -1,0 +1,93 @@
+//! Tests of the hosts table, its JSON and CSV, and the gate penalty cell.
+
+use super::*;
+use crate::judge::checks::CheckStatus;
+use crate::report::document;
+use crate::saved::{SavedDocument, load};
+use std::path::Path;
+
+/// The virtual guest's gate of `fixtures/fleet/documents/`: +9.0 %
+/// [3.3, 15.0] over 27 repetitions per arm on TSC ticks.
+fn recorded_gate() -> GateResult {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet/documents/guest-virtual.jsonl");
+    match load(&path).unwrap() {
+        SavedDocument::Gate(gate) => *gate,
+        other => panic!("not a gate: {other:?}"),
+    }
+}
+
+#[test]
+fn a_gate_penalty_carries_its_interval_repetitions_clock_and_threshold() {
+    let gate = recorded_gate();
+    let penalty = GatePenalty::of(&gate);
+    assert_eq!(penalty.value, gate.penalty);
+    assert_eq!(penalty.ci95, gate.ci95);
+    assert_eq!(penalty.reps, Some(27));
+    assert_eq!(penalty.clock, Some(ClockKind::Tsc));
+    assert_eq!(penalty.threshold, Some(0.15));
+    assert!(penalty.doubts.is_empty());
+    assert_eq!(
+        penalty.text().unwrap(),
+        "+9.0 % [3.3, 15.0] (n=27, TSC ticks, threshold +15.0 %)"
+    );
+    let summary = document::of(&SavedDocument::Gate(Box::new(gate))).summary("virtual.json".into());
+    let cell = row(&summary).gate;
+    assert_eq!(cell, format!("virtual {}", penalty.text().unwrap()));
+    // In JSON the fields sit beside the host's others.
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["penalty"], summary.penalty().unwrap().value.unwrap());
+    assert_eq!(json["penalty_ci95"]["low"], penalty.ci95.unwrap().low);
+    assert_eq!(json["penalty_reps"], 27);
+    assert_eq!(json["penalty_clock"], "tsc");
+    assert_eq!(json["penalty_threshold"], 0.15);
+    assert_eq!(json["penalty_doubts"], serde_json::json!([]));
+    let line = csv(&[summary]);
+    let line = line.lines().nth(1).unwrap();
+    assert!(line.ends_with(",27,tsc,0.15,\"\""), "{line}");
+}
+
+#[test]
+fn a_penalty_that_failed_its_bar_says_why() {
+    let mut gate = recorded_gate();
+    gate.head.complete = false;
+    gate.control.as_mut().unwrap().status = CheckStatus::Failed;
+    let penalty = GatePenalty::of(&gate);
+    assert_eq!(
+        penalty.doubts,
+        [PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed]
+    );
+    assert!(
+        penalty
+            .text()
+            .unwrap()
+            .ends_with(") not valid: incomplete, control-failed"),
+        "{penalty:?}"
+    );
+    assert!(
+        penalty
+            .csv_cells()
+            .ends_with(",\"incomplete;control-failed\"")
+    );
+}
+
+#[test]
+fn no_penalty_means_no_basis_either() {
+    let mut gate = recorded_gate();
+    gate.penalty = None;
+    gate.head.complete = false;
+    let penalty = GatePenalty::of(&gate);
+    assert_eq!(penalty, GatePenalty::default());
+    assert_eq!(penalty.estimate_text(), None);
+    assert_eq!(penalty.csv_cells(), ",,,,,\"\"");
+    // Below zero, each number keeps its minus sign.
+    gate.penalty = Some(-0.021);
+    gate.ci95 = Some(Interval {
+        low: -0.05,
+        high: 0.012,
+    });
+    assert_eq!(
+        GatePenalty::of(&gate).estimate_text().unwrap(),
+        "\u{2212}2.1 % [\u{2212}5.0, 1.2]"
+    );
+}
