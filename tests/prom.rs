@@ -72,7 +72,7 @@ fn rendered() -> Vec<Rendered> {
     let kinds: BTreeSet<&str> = all.iter().map(|r| r.kind).collect();
     assert_eq!(
         kinds,
-        BTreeSet::from(["gate", "hybrid", "observe", "pairs", "run"]),
+        BTreeSet::from(["gate", "hybrid", "observe", "pairs", "run", "topology"]),
         "fixtures/results/ must hold a result of every kind"
     );
     all

@@ -180,6 +180,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
         "pairs" => Some("pairs.schema.json"),
         "hybrid" => Some("hybrid.schema.json"),
         "observe" => Some("observe.schema.json"),
+        "topology" => Some("topology.schema.json"),
         _ => None,
     }
 }
@@ -313,7 +314,7 @@ fn saved_results_validate() {
             let kind = name.split_once('-').map_or("", |(kind, _)| kind);
             let schema = saved_kind_schema(kind).unwrap_or_else(|| {
                 panic!(
-                    "{name}: name a saved result KIND-*.json, KIND one of gate, run, pairs, hybrid, observe"
+                    "{name}: name a saved result KIND-*.json, KIND one of topology, gate, run, pairs, hybrid, observe"
                 )
             });
             assert_eq!(document["kind"], kind, "{name}: its kind is not its name's");

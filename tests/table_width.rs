@@ -87,10 +87,15 @@ fn every_saved_result_fits_80_columns_and_a_wider_terminal() {
         let text = render(&document, &View::default());
         assert_fits(&what, &text, 80, true);
         assert_fits(&what, &render(&document, &WIDER), 120, true);
-        // Only a gate that found no SMT has no table to show.
+        // Only a gate that found no SMT, and a topology (a drawing of
+        // packages and cores), have no table to show.
         let tables = table_lines(&text).count();
         assert!(
-            tables > 0 || matches!(document, SavedDocument::Gate(_)),
+            tables > 0
+                || matches!(
+                    document,
+                    SavedDocument::Gate(_) | SavedDocument::Topology(_)
+                ),
             "{what}: no table\n{text}"
         );
     }
