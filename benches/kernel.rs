@@ -72,7 +72,7 @@ fn item_hand_out(c: &mut Criterion) {
             items: ITEMS,
             scheme,
         };
-        group.bench_function(format!("take, {}, 2 ranges", scheme.as_str()), |b| {
+        group.bench_function(format!("take, {}, 2 ranges", scheme.label()), |b| {
             b.iter(|| {
                 let pool = ItemPool::new(&work, 2);
                 std::iter::from_fn(|| pool.take(0)).count()

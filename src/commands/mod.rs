@@ -22,7 +22,7 @@ use crate::study::Progress;
 use anyhow::Result;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 /// A subcommand with its checked options.
@@ -173,9 +173,9 @@ impl Outputs {
     /// when it goes to no terminal.
     pub fn view(&self) -> View {
         let columns = if self.carry_stdout() {
-            terminal_columns(&std::io::stderr())
+            terminal_columns(std::io::stderr())
         } else {
-            terminal_columns(&std::io::stdout())
+            terminal_columns(std::io::stdout())
         };
         View::for_terminal(columns, self.wide)
     }
@@ -190,21 +190,11 @@ impl Outputs {
 }
 
 /// The width of the terminal `stream` is, or `None` when it is no
-/// terminal (or the terminal says 0 columns, as a serial console may).
-fn terminal_columns(stream: &(impl AsFd + IsTerminal)) -> Option<usize> {
-    if !stream.is_terminal() {
-        return None;
-    }
-    let mut size = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ writes one `winsize` into `size`, which lives
-    // across the call; the descriptor is borrowed from an open stream.
-    let status = unsafe { libc::ioctl(stream.as_fd().as_raw_fd(), libc::TIOCGWINSZ, &mut size) };
-    (status == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+/// terminal (or the terminal says 0 columns or rows, as a serial console
+/// may).
+fn terminal_columns(stream: impl AsFd) -> Option<usize> {
+    terminal_size::terminal_size_of(stream)
+        .map(|(terminal_size::Width(columns), _)| usize::from(columns))
 }
 
 /// How a command that measured ended: the signal that stopped it, when

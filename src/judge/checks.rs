@@ -111,8 +111,19 @@ impl Check {
 
 /// `unavailable` is not `passed`: it means this host cannot tell (no PMU,
 /// nothing pinned), and the report says so instead of implying a pass.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum CheckStatus {
     /// Checked, and it held.
     Passed,
@@ -125,11 +136,7 @@ pub enum CheckStatus {
 impl CheckStatus {
     /// The status word, as the checks table prints it and JSON spells it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "failed",
-            CheckStatus::Unavailable => "unavailable",
-        }
+        self.into()
     }
 }
 

@@ -17,8 +17,19 @@ pub use crate::judge::stats::Interval;
 /// What the gate concluded. Each verdict has its own exit code (see
 /// `exit.rs`): the interface scripts use (`placement-study gate -q &&
 /// run-the-study`), so they never change.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Verdict {
     /// Siblings cost at least the threshold more: placement is physical.
     Physical,
@@ -35,12 +46,7 @@ pub enum Verdict {
 impl Verdict {
     /// The verdict word, as `-q` prints it and JSON spells it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Physical => "physical",
-            Verdict::Virtual => "virtual",
-            Verdict::NoSmt => "no-smt",
-            Verdict::Inconclusive => "inconclusive",
-        }
+        self.into()
     }
 
     /// The word for a gate that did not run (`run --skip-gate`), where a
@@ -282,24 +288,6 @@ mod tests {
         (0..n)
             .map(|i| centre * (1.0 + noise * pattern[i % pattern.len()]))
             .collect()
-    }
-
-    #[test]
-    fn verdicts_serialise_as_their_words() {
-        let words: Vec<&str> = [
-            Verdict::Physical,
-            Verdict::Virtual,
-            Verdict::NoSmt,
-            Verdict::Inconclusive,
-        ]
-        .iter()
-        .map(|v| v.as_str())
-        .collect();
-        assert_eq!(words, ["physical", "virtual", "no-smt", "inconclusive"]);
-        assert_eq!(
-            serde_json::to_string(&Verdict::NoSmt).unwrap(),
-            "\"no-smt\""
-        );
     }
 
     #[test]

@@ -119,8 +119,19 @@ pub struct SpeedClass {
 }
 
 /// Whether the measured classes are the published ones.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ClassVerdict {
     /// Every published class measured as one class, each apart from the others.
     Agree,
@@ -131,12 +142,9 @@ pub enum ClassVerdict {
 }
 
 impl ClassVerdict {
+    /// The verdict word, as tables print it and JSON spells it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ClassVerdict::Agree => "agree",
-            ClassVerdict::Differ => "differ",
-            ClassVerdict::Inconclusive => "inconclusive",
-        }
+        self.into()
     }
 }
 
@@ -381,7 +389,7 @@ impl SchemeStats {
     pub fn name(&self) -> String {
         format!(
             "{}, {}",
-            self.scheme.as_str(),
+            self.scheme.label(),
             if self.pinned { "pinned" } else { "unpinned" }
         )
     }

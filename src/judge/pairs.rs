@@ -55,8 +55,19 @@ pub struct ComparisonRecord {
 }
 
 /// The map verdict. Each has its own exit code (see `exit.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum MapVerdict {
     /// Every published sibling pair measured sharing, and no other pair.
     Agree,
@@ -68,12 +79,9 @@ pub enum MapVerdict {
 }
 
 impl MapVerdict {
+    /// The verdict word, as tables print it and JSON spells it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            MapVerdict::Agree => "agree",
-            MapVerdict::Differ => "differ",
-            MapVerdict::Inconclusive => "inconclusive",
-        }
+        self.into()
     }
 }
 
@@ -92,8 +100,19 @@ pub enum PairStatus {
 }
 
 /// A pair against the published map.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum PairRelation {
     /// Published siblings that measured sharing.
     Agreed,
@@ -106,7 +125,9 @@ pub enum PairRelation {
 }
 
 impl PairRelation {
-    pub fn as_str(self) -> &'static str {
+    /// The words the text view prints ("fake siblings"), not the saved
+    /// word (`<&str>::from`, "fake").
+    pub fn label(self) -> &'static str {
         match self {
             PairRelation::Agreed => "agreed siblings",
             PairRelation::Fake => "fake siblings",
@@ -131,8 +152,19 @@ pub struct PairFinding {
 }
 
 /// One CPU's relation to its published and measured siblings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum CpuRelation {
     /// Its published and measured siblings are the same CPUs (maybe none).
     Agreed,
@@ -147,7 +179,9 @@ pub enum CpuRelation {
 }
 
 impl CpuRelation {
-    pub fn as_str(self) -> &'static str {
+    /// The words the text view prints ("fake siblings"), not the saved
+    /// kebab-case word (`<&str>::from`).
+    pub fn label(self) -> &'static str {
         match self {
             CpuRelation::Agreed => "agreed",
             CpuRelation::FakeSiblings => "fake siblings",

@@ -6,8 +6,20 @@ use serde::{Deserialize, Serialize};
 
 /// Which clock a cost came from. With turbo on, core cycles and ticks
 /// differ; every cost names its clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ClockKind {
     /// The worker's own `cycles` hardware counter (user space).
     CoreCycles,
@@ -24,11 +36,7 @@ impl ClockKind {
     /// The name saved files and tables use: "core-cycles", "tsc",
     /// "generic-timer".
     pub fn as_str(self) -> &'static str {
-        match self {
-            ClockKind::CoreCycles => "core-cycles",
-            ClockKind::Tsc => "tsc",
-            ClockKind::GenericTimer => "generic-timer",
-        }
+        self.into()
     }
 
     /// What one count of this clock is called: "cycles", "TSC ticks",

@@ -3,12 +3,27 @@
 use super::hybrid::Scheme;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use strum::VariantArray;
 
 /// A placement arm: which way a repetition's workers were put on CPUs. The
 /// gate's arms and the study's arms share one name space, so a sample always
 /// says which placement it measured. Saved as the kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Arm {
     /// The study: N workers on N cores, one hardware thread each.
     OnePerCore,
@@ -40,23 +55,9 @@ pub enum Arm {
 }
 
 impl Arm {
-    /// The name as printed and saved.
+    /// The name as printed and saved: serde's and strum's one name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Arm::OnePerCore => "one-per-core",
-            Arm::SiblingPacked => "sibling-packed",
-            Arm::Unpinned => "unpinned",
-            Arm::SameCpu => "same-cpu",
-            Arm::Siblings => "siblings",
-            Arm::Separate => "separate",
-            Arm::Alone => "alone",
-            Arm::Loaded => "loaded",
-            Arm::Baseline => "baseline",
-            Arm::StaticPinned => "static-pinned",
-            Arm::StealingPinned => "stealing-pinned",
-            Arm::StaticUnpinned => "static-unpinned",
-            Arm::StealingUnpinned => "stealing-unpinned",
-        }
+        self.into()
     }
 
     /// Whether the arm pins its workers (every arm but the ones that leave
@@ -83,29 +84,13 @@ impl std::str::FromStr for Arm {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Arm, String> {
-        ALL_ARMS
-            .into_iter()
+        Arm::VARIANTS
+            .iter()
+            .copied()
             .find(|arm| arm.as_str() == text)
             .ok_or_else(|| format!("unknown arm '{text}'"))
     }
 }
-
-/// Every arm, the study's first.
-const ALL_ARMS: [Arm; 13] = [
-    Arm::OnePerCore,
-    Arm::SiblingPacked,
-    Arm::Unpinned,
-    Arm::SameCpu,
-    Arm::Siblings,
-    Arm::Separate,
-    Arm::Alone,
-    Arm::Loaded,
-    Arm::Baseline,
-    Arm::StaticPinned,
-    Arm::StealingPinned,
-    Arm::StaticUnpinned,
-    Arm::StealingUnpinned,
-];
 
 impl fmt::Display for Arm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -122,8 +107,19 @@ pub struct Placement {
 }
 
 /// What the sibling pair's cost is measured against.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum GateBaseline {
     /// Two workers on two separate cores of the same class and package.
     SeparateCores,

@@ -12,8 +12,19 @@ use serde::{Deserialize, Serialize};
 
 /// How a scheme divides the items among its workers. Neither is told
 /// anything about the CPUs' speeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Scheme {
     /// Each worker gets an equal share (the first `items % workers` workers
     /// one item more) and does only that.
@@ -25,8 +36,9 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    /// The name as printed and saved: "static" or "stealing".
-    pub fn as_str(self) -> &'static str {
+    /// The short name the text view prints: "static" or "stealing" (the
+    /// saved word, `<&str>::from`, is "static-shares" or "work-stealing").
+    pub fn label(self) -> &'static str {
         match self {
             Scheme::StaticShares => "static",
             Scheme::WorkStealing => "stealing",

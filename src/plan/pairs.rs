@@ -26,8 +26,19 @@ use serde::{Deserialize, Serialize};
 pub const ALL_PAIRS_UP_TO: usize = 8;
 
 /// How the comparisons are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum SearchKind {
     /// Every pair of CPUs.
     AllPairs,
@@ -45,7 +56,9 @@ impl SearchKind {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The words the text view names the search with ("all pairs"), not
+    /// the saved kebab-case word (`<&str>::from`).
+    pub fn label(self) -> &'static str {
         match self {
             SearchKind::AllPairs => "all pairs",
             SearchKind::GroupTesting => "group testing",
@@ -55,8 +68,19 @@ impl SearchKind {
 
 /// What one comparison found: whether the candidate set slowed the probe by
 /// at least the threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Contention {
     /// The probe beside the set cost at least the threshold more.
     Shares,
@@ -67,12 +91,9 @@ pub enum Contention {
 }
 
 impl Contention {
+    /// The word saved files and tables use: serde's and strum's one name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Contention::Shares => "shares",
-            Contention::Apart => "apart",
-            Contention::Inconclusive => "inconclusive",
-        }
+        self.into()
     }
 }
 

@@ -8,94 +8,163 @@ use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
-use std::fmt::Write;
+use serde::Serialize;
 
-/// The columns of a samples CSV.
-pub const HEADER: &str = "arm,rep,warmup,worker,pinned_cpu,cpu_start,cpu_end,bytes,busy_ns,tsc_ticks,\
-barrier_wait_ns,cycles,instructions,ref_cycles,l1i_misses,task_clock_ns,context_switches,\
-cpu_migrations,time_enabled_ns,time_running_ns,checksum";
-
-/// Renders every worker sample; absent counters are empty fields.
-pub fn samples(samples: &[RepSample]) -> String {
-    worker_rows(HEADER, samples, |_, w| {
-        let c = &w.counters;
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x}",
-            w.bytes,
-            w.busy_ns,
-            w.tsc_ticks,
-            w.barrier_wait_ns,
-            opt(c.cycles),
-            opt(c.instructions),
-            opt(c.ref_cycles),
-            opt(c.l1i_misses),
-            c.task_clock_ns,
-            c.context_switches,
-            c.cpu_migrations,
-            c.time_enabled_ns,
-            c.time_running_ns,
-            w.checksum
-        )
-    })
+/// `rows` as CSV, the header first: `R`'s field names, so a header cannot
+/// drift from its rows, written even when there is no row. Fields are
+/// written as given and never quoted by the writer: the few columns that
+/// are always quoted (CPU lists, command names) come quoted ([`quoted`]),
+/// and floats come formatted as strings, as Rust prints them.
+fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
+    let writer = || {
+        csv::WriterBuilder::new()
+            .quote_style(csv::QuoteStyle::Never)
+            .from_writer(Vec::new())
+    };
+    let write = |out: &mut csv::Writer<Vec<u8>>, row: R| {
+        out.serialize(row)
+            .expect("a row of plain fields serializes into memory");
+    };
+    let mut out = writer();
+    let mut empty = true;
+    for row in rows {
+        write(&mut out, row);
+        empty = false;
+    }
+    let bytes = out.into_inner().expect("a CSV in memory flushes");
+    let text = String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8");
+    if !empty {
+        return text;
+    }
+    let mut header_only = writer();
+    write(&mut header_only, R::default());
+    let bytes = header_only.into_inner().expect("a CSV in memory flushes");
+    let text = String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8");
+    let end = text.find('\n').map_or(text.len(), |newline| newline + 1);
+    text[..end].to_string()
 }
 
-/// The columns of a `hybrid` CSV.
-pub const HYBRID_HEADER: &str = "arm,rep,warmup,worker,pinned_cpu,cpu_start,cpu_end,items,stolen,\
-items_per_cpu,busy_ns,idle_ns,wall_ns,tsc_ticks,cycles,instructions,task_clock_ns,cpu_migrations";
+/// A samples CSV row: one worker of one repetition; absent counters are
+/// empty fields.
+#[derive(Serialize, Default)]
+struct SampleRow {
+    arm: &'static str,
+    rep: usize,
+    warmup: bool,
+    worker: usize,
+    pinned_cpu: Option<u32>,
+    cpu_start: u32,
+    cpu_end: u32,
+    bytes: u64,
+    busy_ns: u64,
+    tsc_ticks: u64,
+    barrier_wait_ns: u64,
+    cycles: Option<u64>,
+    instructions: Option<u64>,
+    ref_cycles: Option<u64>,
+    l1i_misses: Option<u64>,
+    task_clock_ns: u64,
+    context_switches: u64,
+    cpu_migrations: u64,
+    time_enabled_ns: u64,
+    time_running_ns: u64,
+    /// `0x` and 16 hex digits.
+    checksum: String,
+}
+
+/// Renders every worker sample, warm-ups included (marked).
+pub fn samples(samples: &[RepSample]) -> String {
+    rows(workers(samples).map(|(rep, w)| {
+        let c = &w.counters;
+        SampleRow {
+            arm: rep.arm.into(),
+            rep: rep.rep,
+            warmup: rep.warmup,
+            worker: w.worker,
+            pinned_cpu: w.pinned_cpu,
+            cpu_start: w.cpu_start,
+            cpu_end: w.cpu_end,
+            bytes: w.bytes,
+            busy_ns: w.busy_ns,
+            tsc_ticks: w.tsc_ticks,
+            barrier_wait_ns: w.barrier_wait_ns,
+            cycles: c.cycles,
+            instructions: c.instructions,
+            ref_cycles: c.ref_cycles,
+            l1i_misses: c.l1i_misses,
+            task_clock_ns: c.task_clock_ns,
+            context_switches: c.context_switches,
+            cpu_migrations: c.cpu_migrations,
+            time_enabled_ns: c.time_enabled_ns,
+            time_running_ns: c.time_running_ns,
+            checksum: format!("{:#018x}", w.checksum),
+        }
+    }))
+}
+
+/// A `hybrid` CSV row: one worker of one repetition, with the items it did.
+#[derive(Serialize, Default)]
+struct HybridRow {
+    arm: &'static str,
+    rep: usize,
+    warmup: bool,
+    worker: usize,
+    pinned_cpu: Option<u32>,
+    cpu_start: u32,
+    cpu_end: u32,
+    items: u64,
+    stolen: u64,
+    /// "cpu:items" joined by ";".
+    items_per_cpu: String,
+    busy_ns: u64,
+    /// The repetition's wall time minus the worker's busy time.
+    idle_ns: u64,
+    wall_ns: u64,
+    tsc_ticks: u64,
+    cycles: Option<u64>,
+    instructions: Option<u64>,
+    task_clock_ns: u64,
+    cpu_migrations: u64,
+}
 
 /// One row per worker per repetition of a `hybrid` study: the items it did
-/// (and on which CPUs, "cpu:items" joined by ";"), its busy time, and its
-/// idle time (the repetition's wall time minus its busy time).
+/// (and on which CPUs), its busy time, and its idle time.
 pub fn hybrid(samples: &[RepSample]) -> String {
-    worker_rows(HYBRID_HEADER, samples, |rep, w| {
+    rows(workers(samples).map(|(rep, w)| {
         let items = w.items.clone().unwrap_or_default();
         let per_cpu: Vec<String> = items
             .per_cpu
             .iter()
             .map(|c| format!("{}:{}", c.cpu, c.items))
             .collect();
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            items.items,
-            items.stolen,
-            per_cpu.join(";"),
-            w.busy_ns,
-            rep.wall_ns.saturating_sub(w.busy_ns),
-            rep.wall_ns,
-            w.tsc_ticks,
-            opt(w.counters.cycles),
-            opt(w.counters.instructions),
-            w.counters.task_clock_ns,
-            w.counters.cpu_migrations,
-        )
-    })
+        HybridRow {
+            arm: rep.arm.into(),
+            rep: rep.rep,
+            warmup: rep.warmup,
+            worker: w.worker,
+            pinned_cpu: w.pinned_cpu,
+            cpu_start: w.cpu_start,
+            cpu_end: w.cpu_end,
+            items: items.items,
+            stolen: items.stolen,
+            items_per_cpu: per_cpu.join(";"),
+            busy_ns: w.busy_ns,
+            idle_ns: rep.wall_ns.saturating_sub(w.busy_ns),
+            wall_ns: rep.wall_ns,
+            tsc_ticks: w.tsc_ticks,
+            cycles: w.counters.cycles,
+            instructions: w.counters.instructions,
+            task_clock_ns: w.counters.task_clock_ns,
+            cpu_migrations: w.counters.cpu_migrations,
+        }
+    }))
 }
 
-/// `header`, then one line per worker sample: where it ran (arm, rep,
-/// warmup, worker, pinned_cpu, cpu_start, cpu_end), then `rest`'s columns.
-fn worker_rows(
-    header: &str,
-    samples: &[RepSample],
-    rest: impl Fn(&RepSample, &WorkerSample) -> String,
-) -> String {
-    let mut out = format!("{header}\n");
-    for rep in samples {
-        for w in &rep.workers {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{}",
-                rep.arm,
-                rep.rep,
-                rep.warmup,
-                w.worker,
-                w.pinned_cpu.map(|c| c.to_string()).unwrap_or_default(),
-                w.cpu_start,
-                w.cpu_end,
-                rest(rep, w)
-            );
-        }
-    }
-    out
+/// Every worker sample with its repetition, in order.
+fn workers(samples: &[RepSample]) -> impl Iterator<Item = (&RepSample, &WorkerSample)> {
+    samples
+        .iter()
+        .flat_map(|rep| rep.workers.iter().map(move |w| (rep, w)))
 }
 
 /// An optional value as a CSV field, unformatted: empty where there is none.
@@ -108,92 +177,117 @@ pub fn quoted(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
-/// The columns of a topology CSV.
-pub const TOPOLOGY_HEADER: &str = "cpu,core,package,die,cluster,class,siblings,allowed,apic_id";
-
-/// One row per online CPU; the sibling list is quoted (it holds commas).
-pub fn topology(topology: &Topology) -> String {
-    let mut out = String::from(TOPOLOGY_HEADER);
-    out.push('\n');
-    for cpu in &topology.cpus {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},\"{}\",{},{}",
-            cpu.cpu,
-            cpu.core,
-            cpu.package,
-            opt(cpu.die),
-            opt(cpu.cluster),
-            cpu.class,
-            cpu.siblings,
-            cpu.allowed,
-            cpu.apic_id.map(|a| format!("{a:#x}")).unwrap_or_default()
-        );
-    }
-    out
+/// A topology CSV row: one online CPU; the sibling list is quoted (it
+/// holds commas).
+#[derive(Serialize, Default)]
+struct TopologyRow {
+    cpu: u32,
+    core: usize,
+    package: usize,
+    die: Option<usize>,
+    cluster: Option<usize>,
+    class: String,
+    siblings: String,
+    allowed: bool,
+    /// In hex; empty where there is none.
+    apic_id: String,
 }
 
-/// The columns of a `pairs` CSV: costs are the probe worker's per byte on
-/// the result's clock; CPU sets in list form, quoted.
-pub const COMPARISONS_HEADER: &str = "comparison,probe,against,outcome,penalty,ci95_low,ci95_high,\
-penalty_of_medians,reps,alone_median,loaded_median,excluded_reps,seconds";
+/// One row per online CPU.
+pub fn topology(topology: &Topology) -> String {
+    rows(topology.cpus.iter().map(|cpu| TopologyRow {
+        cpu: cpu.cpu,
+        core: cpu.core,
+        package: cpu.package,
+        die: cpu.die,
+        cluster: cpu.cluster,
+        class: cpu.class.to_string(),
+        siblings: quoted(&cpu.siblings.to_string()),
+        allowed: cpu.allowed,
+        apic_id: cpu.apic_id.map(|a| format!("{a:#x}")).unwrap_or_default(),
+    }))
+}
 
-/// One row per comparison, numbers unformatted.
+/// A `pairs` CSV row: one comparison. Costs are the probe worker's per
+/// byte on the result's clock, numbers unformatted; the CPU set in list
+/// form, quoted.
+#[derive(Serialize, Default)]
+struct ComparisonRow {
+    comparison: usize,
+    probe: u32,
+    against: String,
+    outcome: &'static str,
+    penalty: String,
+    ci95_low: String,
+    ci95_high: String,
+    penalty_of_medians: String,
+    reps: usize,
+    alone_median: String,
+    loaded_median: String,
+    excluded_reps: usize,
+    seconds: String,
+}
+
+/// One row per comparison.
 pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
     let middle = |costs: &[f64]| (!costs.is_empty()).then(|| median(costs));
-    let mut out = String::from(COMPARISONS_HEADER);
-    out.push('\n');
-    for c in comparisons {
+    rows(comparisons.iter().map(|c| {
         let e = c.estimate.as_ref();
-        let _ = writeln!(
-            out,
-            "{},{},\"{}\",{},{},{},{},{},{},{},{},{},{}",
-            c.index,
-            c.comparison.probe,
-            c.comparison.against,
-            c.outcome.as_str(),
-            opt(e.map(|e| e.penalty)),
-            opt(e.map(|e| e.ci95.low)),
-            opt(e.map(|e| e.ci95.high)),
-            opt(e.map(|e| e.penalty_of_medians)),
-            e.map_or(0, |e| e.reps),
-            opt(middle(&c.alone_costs)),
-            opt(middle(&c.loaded_costs)),
-            c.excluded.len(),
-            c.seconds
-        );
-    }
-    out
+        ComparisonRow {
+            comparison: c.index,
+            probe: c.comparison.probe,
+            against: quoted(&c.comparison.against.to_string()),
+            outcome: c.outcome.into(),
+            penalty: opt(e.map(|e| e.penalty)),
+            ci95_low: opt(e.map(|e| e.ci95.low)),
+            ci95_high: opt(e.map(|e| e.ci95.high)),
+            penalty_of_medians: opt(e.map(|e| e.penalty_of_medians)),
+            reps: e.map_or(0, |e| e.reps),
+            alone_median: opt(middle(&c.alone_costs)),
+            loaded_median: opt(middle(&c.loaded_costs)),
+            excluded_reps: c.excluded.len(),
+            seconds: c.seconds.to_string(),
+        }
+    }))
 }
 
-/// The columns of an `observe` CSV: times are CLOCK_MONOTONIC ms since
-/// the recording began, to the nanosecond; where the CPU is comes from the
-/// topology (empty when it does not know the CPU).
-pub const OBSERVE_HEADER: &str = "tid,pid,comm,cpu,package,core,class,start_ms,end_ms,ms";
+/// An `observe` CSV row: one stretch of a thread on a CPU. Times are
+/// CLOCK_MONOTONIC ms since the recording began, to the nanosecond; where
+/// the CPU is comes from the topology (empty when it does not know the
+/// CPU).
+#[derive(Serialize, Default)]
+struct ObserveRow {
+    tid: u32,
+    pid: u32,
+    /// Quoted.
+    comm: String,
+    cpu: u32,
+    package: Option<usize>,
+    core: Option<usize>,
+    class: String,
+    start_ms: String,
+    end_ms: String,
+    ms: String,
+}
 
 /// `observe --csv`: one row per stretch of a thread on a CPU, the busiest
 /// thread first, each thread's stretches in time order.
 pub fn observe(judged: &ObserveJudgement) -> String {
-    let mut out = String::from(OBSERVE_HEADER);
-    out.push('\n');
-    for thread in &judged.threads {
-        for interval in &thread.intervals {
+    rows(judged.threads.iter().flat_map(|thread| {
+        thread.intervals.iter().map(move |interval| {
             let place = judged.cpus.iter().find(|c| c.cpu == interval.cpu);
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{:.6},{:.6},{:.6}",
-                thread.tid,
-                thread.pid,
-                quoted(&thread.comm),
-                interval.cpu,
-                opt(place.and_then(|p| p.package)),
-                opt(place.and_then(|p| p.core)),
-                opt(place.map(|p| p.class)),
-                interval.start_ms,
-                interval.end_ms,
-                interval.end_ms - interval.start_ms
-            );
-        }
-    }
-    out
+            ObserveRow {
+                tid: thread.tid,
+                pid: thread.pid,
+                comm: quoted(&thread.comm),
+                cpu: interval.cpu,
+                package: place.and_then(|p| p.package),
+                core: place.and_then(|p| p.core),
+                class: opt(place.map(|p| p.class)),
+                start_ms: format!("{:.6}", interval.start_ms),
+                end_ms: format!("{:.6}", interval.end_ms),
+                ms: format!("{:.6}", interval.end_ms - interval.start_ms),
+            }
+        })
+    }))
 }

@@ -47,7 +47,7 @@ pub fn render(result: &PairsResult, view: &View) -> String {
             entry.cpu.to_string(),
             entry.published.to_string(),
             entry.measured.to_string(),
-            entry.relation.as_str().to_string(),
+            entry.relation.label().to_string(),
         ]);
     }
     let _ = writeln!(out, "\n{}", fit(cpus.build(), view));
@@ -70,7 +70,7 @@ pub fn render(result: &PairsResult, view: &View) -> String {
     let effort = &result.effort;
     let search = format!(
         "{}: {} ({} of two workers; every pair would be {}), {}, {:.1} s measuring{}",
-        capitalise(result.search.as_str()),
+        capitalise(result.search.label()),
         count(effort.comparisons, "comparison"),
         effort.pair_comparisons,
         effort.all_pairs,
@@ -208,9 +208,9 @@ fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord], view: &V
         }
         let relation = match (view.wide, pair.measured) {
             (false, PairStatus::NotMeasured) => {
-                format!("{} (not measured)", pair.relation.as_str())
+                format!("{} (not measured)", pair.relation.label())
             }
-            _ => pair.relation.as_str().into(),
+            _ => pair.relation.label().into(),
         };
         row.extend([penalty, ci, reps, relation]);
         table.push_record(row);

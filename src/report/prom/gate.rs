@@ -1,7 +1,7 @@
 //! `gate --prom`: the gate's verdict, its penalty with the interval, and
 //! the threshold it was judged against.
 
-use super::{CHECK_STATUS_HELP, GATE_VERDICTS, common, count_value, saved_word};
+use super::{CHECK_STATUS_HELP, common, count_value, states};
 use crate::judge::gate::Verdict;
 use crate::saved::GateResult;
 
@@ -11,7 +11,7 @@ pub fn gate(result: &GateResult) -> String {
     let mut m = common(result.head.kind, &result.head);
     let verdict = result.verdict.as_str();
     let clock = result.clock.map_or("", |c| c.as_str());
-    let baseline = result.baseline.as_ref().map(saved_word).unwrap_or_default();
+    let baseline = result.baseline.map_or("", <&str>::from);
     m.info(
         "placement_study_gate_info",
         "The gate's verdict, the clock its costs are on and what the siblings were measured \
@@ -19,7 +19,7 @@ pub fn gate(result: &GateResult) -> String {
         &[
             ("verdict", verdict),
             ("clock", clock),
-            ("baseline", &baseline),
+            ("baseline", baseline),
         ],
     );
     m.state_set(
@@ -29,7 +29,7 @@ pub fn gate(result: &GateResult) -> String {
          (also a gate a signal stopped: see placement_study_complete).",
         &[],
         "verdict",
-        GATE_VERDICTS.map(Verdict::as_str),
+        states::<Verdict>(),
         verdict,
     );
     m.gauge(

@@ -1,7 +1,7 @@
 //! `hybrid --prom`: the measured core classes' speeds, the ceiling, and
 //! what each work-sharing scheme made of them.
 
-use super::{CHECK_STATUS_HELP, common, count_value, flag_value};
+use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::hybrid::ClassVerdict;
 use crate::saved::HybridResult;
 
@@ -17,18 +17,13 @@ pub fn hybrid(result: &HybridResult) -> String {
          workload).",
         &[("verdict", verdict), ("workload", &result.options.kernel)],
     );
-    let verdicts = [
-        ClassVerdict::Agree,
-        ClassVerdict::Differ,
-        ClassVerdict::Inconclusive,
-    ];
     m.state_set(
         "placement_study_hybrid_verdict",
         "1 for the class verdict, 0 for the others: agree (each published class measured as one \
          class, apart from the others), differ, inconclusive (a baseline without repetitions).",
         &[],
         "verdict",
-        verdicts.map(ClassVerdict::as_str),
+        states::<ClassVerdict>(),
         verdict,
     );
     m.gauge(

@@ -42,12 +42,11 @@
 //! (`gate`, `run`, `pairs`, `hybrid`, `observe`), re-exported here.
 
 use crate::judge::checks::{Check, CheckStatus};
-use crate::judge::gate::Verdict;
 use crate::judge::hybrid::Ratio;
 use crate::judge::stats::Spread;
 use crate::saved::{DocumentHead, DocumentKind};
-use serde::Serialize;
 use std::fmt::Write;
+use strum::VariantArray;
 
 mod gate;
 mod hybrid;
@@ -65,13 +64,11 @@ pub use pairs::pairs;
 pub use run::{run, run_stopped_at_gate};
 pub use topology::topology;
 
-/// The gate's verdicts, in the order their state sets list them.
-const GATE_VERDICTS: [Verdict; 4] = [
-    Verdict::Physical,
-    Verdict::Virtual,
-    Verdict::NoSmt,
-    Verdict::Inconclusive,
-];
+/// Every state of a state set, in declaration order, each spelled as the
+/// saved files spell it (serde's and strum's one kebab-case name).
+fn states<E: VariantArray + Copy + Into<&'static str>>() -> impl Iterator<Item = &'static str> {
+    E::VARIANTS.iter().map(|&state| state.into())
+}
 
 /// The HELP of every kind's `…_check_status`.
 const CHECK_STATUS_HELP: &str = "1 for the check's status, 0 for the others: passed, failed, or \
@@ -157,15 +154,6 @@ fn common(kind: DocumentKind, head: &DocumentHead) -> Metrics {
         }
     }
     m
-}
-
-/// The word a unit variant is saved as in JSON ("separate-cores",
-/// "all-pairs"): label values spell things as the saved files do.
-fn saved_word(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(word)) => word,
-        _ => String::new(),
-    }
 }
 
 /// A yes/no as a gauge value.
@@ -254,11 +242,6 @@ impl Metrics {
 
     /// Each check as a state set of its status, labelled `check`.
     fn checks<'c>(&mut self, name: &str, help: &str, checks: impl IntoIterator<Item = &'c Check>) {
-        let statuses = [
-            CheckStatus::Passed,
-            CheckStatus::Failed,
-            CheckStatus::Unavailable,
-        ];
         for check in checks {
             let check_name = check.name.to_string();
             self.state_set(
@@ -266,7 +249,7 @@ impl Metrics {
                 help,
                 &[("check", &check_name)],
                 "status",
-                statuses.map(CheckStatus::as_str),
+                states::<CheckStatus>(),
                 check.status.as_str(),
             );
         }

@@ -1,7 +1,7 @@
 //! `observe --prom`: where a workload ran, per core class, and whether
 //! the residency reconciled with the kernel's task-clock.
 
-use super::{common, count_value, flag_value, saved_word};
+use super::{common, count_value, flag_value};
 use crate::saved::ObserveResult;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,7 +15,7 @@ pub fn observe(result: &ObserveResult) -> String {
         "placement_study_observe_info",
         "What was observed: command (a command and its process tree), pid (a running process) \
          or kernel (the built-in kernel, unpinned).",
-        &[("mode", &saved_word(&result.options.mode))],
+        &[("mode", result.options.mode.into())],
     );
     m.gauge(
         "placement_study_observe_valid",

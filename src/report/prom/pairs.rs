@@ -1,31 +1,27 @@
 //! `pairs --prom`: the measured sibling map against the published one, and
 //! what the search cost.
 
-use super::{CHECK_STATUS_HELP, common, count_value, flag_value, saved_word};
+use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::pairs::{MapVerdict, PairRelation};
 use crate::saved::PairsResult;
+use strum::VariantArray;
 
 /// `pairs --prom`: the map verdict, how many pairs agree with the
 /// published map, and what the search cost.
 pub fn pairs(result: &PairsResult) -> String {
     let mut m = common(result.head.kind, &result.head);
     let verdict = result.verdict.as_str();
-    let search = saved_word(&result.search);
+    let search: &str = result.search.into();
     m.info(
         "placement_study_pairs_info",
         "The map verdict, the search (all-pairs, group-testing) and the clock every comparison's \
          cost is on.",
         &[
             ("verdict", verdict),
-            ("search", &search),
+            ("search", search),
             ("clock", result.clock.as_str()),
         ],
     );
-    let verdicts = [
-        MapVerdict::Agree,
-        MapVerdict::Differ,
-        MapVerdict::Inconclusive,
-    ];
     m.state_set(
         "placement_study_pairs_verdict",
         "1 for the map verdict, 0 for the others: agree (the measured sibling map is the \
@@ -33,26 +29,20 @@ pub fn pairs(result: &PairsResult) -> String {
          failed control, or a search a signal stopped).",
         &[],
         "verdict",
-        verdicts.map(MapVerdict::as_str),
+        states::<MapVerdict>(),
         verdict,
     );
-    let relations = [
-        PairRelation::Agreed,
-        PairRelation::Fake,
-        PairRelation::Hidden,
-        PairRelation::Inconclusive,
-    ];
     let pairs_of = |relation: PairRelation| {
         let pairs = result.map.pairs.iter();
         pairs.filter(|p| p.relation == relation).count()
     };
-    for relation in relations {
+    for &relation in PairRelation::VARIANTS {
         m.gauge(
             "placement_study_pairs_sibling_pairs",
             "CPU pairs by relation to the published map: agreed (published siblings measured \
              sharing), fake (published, measured apart), hidden (measured sharing, not \
              published), inconclusive (undecided).",
-            &[("relation", &saved_word(&relation))],
+            &[("relation", relation.into())],
             count_value(pairs_of(relation)),
         );
     }

@@ -2,7 +2,7 @@
 //! costs, and the checks that say whether the run is valid; a run that
 //! stopped at its gate writes the header alone.
 
-use super::{CHECK_STATUS_HELP, GATE_VERDICTS, Metrics, common, count_value, flag_value};
+use super::{CHECK_STATUS_HELP, Metrics, common, count_value, flag_value, states};
 use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
 use crate::saved::{DocumentKind, GateResult, RunResult};
@@ -163,10 +163,7 @@ fn run_head(m: &mut Metrics, head: &RunHead) {
          (--skip-gate).",
         &[],
         "verdict",
-        GATE_VERDICTS
-            .map(Verdict::as_str)
-            .into_iter()
-            .chain([Verdict::word_of(None)]),
+        states::<Verdict>().chain([Verdict::word_of(None)]),
         gate_verdict,
     );
     m.gauge(

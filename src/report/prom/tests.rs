@@ -5,6 +5,7 @@
 use super::*;
 use crate::judge::checks::CheckName;
 use crate::judge::gate::Interval;
+use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
 use crate::plan::GateBaseline;
 use crate::report::document;
@@ -543,4 +544,41 @@ fn unknown_values_are_left_out_and_families_stay_together() {
             r#"placement_study_b{arm="one"} 2"#,
         ]
     );
+}
+
+/// Every variant's strum name (label values, tables) is the word serde
+/// saves it as: one spelling, whichever of the two writes it.
+fn strum_spells_as_serde<E: VariantArray + Copy + Into<&'static str> + serde::Serialize>() {
+    for &variant in E::VARIANTS {
+        let word: &str = variant.into();
+        assert_eq!(
+            serde_json::to_value(variant).unwrap(),
+            serde_json::Value::from(word),
+            "{}",
+            std::any::type_name::<E>()
+        );
+    }
+}
+
+#[test]
+fn every_enum_named_by_strum_is_spelled_as_serde_spells_it() {
+    use crate::judge::{checks, fleet, hybrid, pairs};
+    use crate::plan::pairs::{Contention, SearchKind};
+    use crate::plan::{Arm, hybrid::Scheme};
+    use crate::saved::ObserveMode;
+    strum_spells_as_serde::<Arm>();
+    strum_spells_as_serde::<GateBaseline>();
+    strum_spells_as_serde::<Scheme>();
+    strum_spells_as_serde::<SearchKind>();
+    strum_spells_as_serde::<Contention>();
+    strum_spells_as_serde::<ClockKind>();
+    strum_spells_as_serde::<checks::CheckStatus>();
+    strum_spells_as_serde::<Verdict>();
+    strum_spells_as_serde::<hybrid::ClassVerdict>();
+    strum_spells_as_serde::<pairs::MapVerdict>();
+    strum_spells_as_serde::<pairs::PairRelation>();
+    strum_spells_as_serde::<pairs::CpuRelation>();
+    strum_spells_as_serde::<fleet::PenaltyDoubt>();
+    strum_spells_as_serde::<ObserveMode>();
+    strum_spells_as_serde::<DocumentKind>();
 }
