@@ -511,6 +511,50 @@ fn migrated_reps_are_excluded_from_the_study_too() {
     assert!(!result.valid, "a moved thread invalidates the run");
 }
 
+/// An arm whose every measured repetition was excluded has no number at
+/// all: the run is invalid (exit 6) without `--strict`, and says which arm
+/// and why, not "valid run" over an empty arm.
+#[test]
+fn an_arm_with_every_repetition_excluded_invalidates_the_study() {
+    let options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);
+    let mut replay = Replay::synthetic(|arm, rep| match arm {
+        Arm::OnePerCore => around(1.0, 0.001, rep),
+        _ => around(2.0, 0.001, rep),
+    });
+    let base = std::mem::replace(&mut replay.source, Box::new(|_, _, _| None));
+    replay.source = Box::new(move |p, rep, warmup| {
+        let mut sample = base(p, rep, warmup)?;
+        if p.arm == Arm::OnePerCore {
+            // Another task of this OS took half of worker 0's CPU.
+            let worker = &mut sample.workers[0];
+            worker.counters.task_clock_ns = worker.busy_ns / 2;
+        }
+        Some(sample)
+    });
+    let result = study(&options, replay);
+    assert_eq!(result.excluded.len(), options.reps, "{:?}", result.excluded);
+    assert!(result.arms[0].cost.is_none());
+    assert!(
+        !result.valid,
+        "an arm with no number left is not a valid run"
+    );
+    let failed = result
+        .checks
+        .iter()
+        .find(|c| c.name == CheckName::Repetitions(Arm::OnePerCore))
+        .expect("a repetitions check for the emptied arm");
+    assert_eq!(failed.status, CheckStatus::Failed);
+    assert_eq!(
+        judge_run(&result.checks, false).reasons,
+        [InvalidReason::NothingMeasured(vec![Arm::OnePerCore])]
+    );
+    let view = report::run::render(&result, &View::default());
+    assert!(
+        view.contains("every repetition excluded, no number left: one-per-core"),
+        "{view}"
+    );
+}
+
 #[test]
 fn strict_makes_a_noisy_arm_invalidate_the_study() {
     let mut options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);

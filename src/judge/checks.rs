@@ -3,6 +3,7 @@
 //! number is only worth quoting when the checks say it measured what it
 //! claims. Warm-up repetitions are never judged: they are discarded anyway.
 
+use crate::judge::arms::ArmStats;
 use crate::judge::cost::instructions_per_byte;
 use crate::judge::stats::{Spread, median, significant};
 use crate::measure::{RepSample, WorkerSample};
@@ -25,6 +26,9 @@ pub enum CheckName {
     Invariance,
     /// The arm's CV is under the bar.
     CvBar(Arm),
+    /// The arm kept a measured repetition after exclusions; written only
+    /// when it failed (every repetition was excluded).
+    Repetitions(Arm),
     /// The gate's same-CPU control.
     Control,
 }
@@ -36,6 +40,7 @@ impl fmt::Display for CheckName {
             CheckName::Multiplexing => f.write_str("multiplexing"),
             CheckName::Invariance => f.write_str("invariance"),
             CheckName::CvBar(arm) => write!(f, "cv-bar {arm}"),
+            CheckName::Repetitions(arm) => write!(f, "repetitions {arm}"),
             CheckName::Control => f.write_str("control"),
         }
     }
@@ -50,12 +55,14 @@ impl std::str::FromStr for CheckName {
             "multiplexing" => CheckName::Multiplexing,
             "invariance" => CheckName::Invariance,
             "control" => CheckName::Control,
-            _ => {
-                let arm = text
-                    .strip_prefix("cv-bar ")
-                    .ok_or_else(|| format!("unknown check name '{text}'"))?;
-                CheckName::CvBar(arm.parse()?)
-            }
+            _ => match (
+                text.strip_prefix("cv-bar "),
+                text.strip_prefix("repetitions "),
+            ) {
+                (Some(arm), _) => CheckName::CvBar(arm.parse()?),
+                (_, Some(arm)) => CheckName::Repetitions(arm.parse()?),
+                (None, None) => return Err(format!("unknown check name '{text}'")),
+            },
         })
     }
 }
@@ -454,6 +461,51 @@ pub fn cv_bar(arm: Arm, spread: &Spread, bar: f64) -> Check {
             format!("{cv} is above the {:.2} % bar: not quotable", bar * 100.0),
         )
     }
+}
+
+/// Each run arm's checks, with its quotable mark and its change against
+/// one-per-core set: the CV bar (unavailable under 2 measured
+/// repetitions), and, for an arm that kept no measured repetition because
+/// every one was excluded (multiplexed, or a pinned worker moved), a failed
+/// `repetitions ARM` check, which makes the run invalid: such an arm has
+/// no number at all, not merely a noisy one. `kept` is each arm's count of
+/// measured repetitions left after `excluded`.
+pub fn run_arm_checks(
+    arms: &mut [ArmStats],
+    kept: &[usize],
+    excluded: &[ExcludedRep],
+    bar: f64,
+) -> Vec<Check> {
+    let baseline = arms
+        .iter()
+        .find(|a| a.name == Arm::OnePerCore)
+        .and_then(|a| a.cost.as_ref().map(|c| c.median));
+    let mut checks = Vec::new();
+    for (arm, &kept) in arms.iter_mut().zip(kept) {
+        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
+            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
+        }
+        let check = match &arm.cost {
+            Some(spread) => cv_bar(arm.name, spread, bar),
+            None => Check::unavailable(
+                CheckName::CvBar(arm.name),
+                "fewer than 2 measured repetitions",
+            ),
+        };
+        arm.quotable = check.status == CheckStatus::Passed;
+        checks.push(check);
+        let dropped = excluded.iter().filter(|e| e.arm == arm.name).count();
+        if kept == 0 && dropped > 0 {
+            checks.push(Check::failed(
+                CheckName::Repetitions(arm.name),
+                format!(
+                    "every one of its {dropped} measured repetitions was excluded (multiplexed, \
+                     or a pinned worker moved): no number is left"
+                ),
+            ));
+        }
+    }
+    checks
 }
 
 /// A repetition left out of the statistics, and why.

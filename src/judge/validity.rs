@@ -18,6 +18,9 @@ pub enum InvalidReason {
     CountersNotOnWorkers,
     /// `--strict`, and these arms are over the CV bar.
     NotQuotable(Vec<Arm>),
+    /// Every measured repetition of these arms was excluded: they have no
+    /// number at all.
+    NothingMeasured(Vec<Arm>),
 }
 
 impl fmt::Display for InvalidReason {
@@ -35,6 +38,14 @@ impl fmt::Display for InvalidReason {
             InvalidReason::NotQuotable(arms) => {
                 let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
                 write!(f, "--strict and over the CV bar: {}", names.join(", "))
+            }
+            InvalidReason::NothingMeasured(arms) => {
+                let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
+                write!(
+                    f,
+                    "every repetition excluded, no number left: {}",
+                    names.join(", ")
+                )
             }
         }
     }
@@ -83,6 +94,16 @@ pub fn judge_run(checks: &[Check], strict: bool) -> Validity {
     if strict && !noisy.is_empty() {
         reasons.push(InvalidReason::NotQuotable(noisy));
     }
+    let emptied: Vec<Arm> = checks
+        .iter()
+        .filter_map(|c| match c.name {
+            CheckName::Repetitions(arm) if c.status == CheckStatus::Failed => Some(arm),
+            _ => None,
+        })
+        .collect();
+    if !emptied.is_empty() {
+        reasons.push(InvalidReason::NothingMeasured(emptied));
+    }
     Validity { reasons }
 }
 
@@ -108,5 +129,27 @@ mod tests {
             [InvalidReason::NotQuotable(vec![Arm::SiblingPacked])]
         );
         assert!(judge_run(&checks[..3], false).is_valid());
+    }
+
+    #[test]
+    fn an_arm_with_every_repetition_excluded_invalidates_without_strict() {
+        let checks = [
+            Check::unavailable(
+                CheckName::CvBar(Arm::SiblingPacked),
+                "fewer than 2 measured repetitions",
+            ),
+            Check::failed(CheckName::Repetitions(Arm::SiblingPacked), ""),
+        ];
+        let validity = judge_run(&checks, false);
+        assert_eq!(
+            validity.reasons,
+            [InvalidReason::NothingMeasured(vec![Arm::SiblingPacked])]
+        );
+        assert_eq!(
+            validity.reasons[0].to_string(),
+            "every repetition excluded, no number left: sibling-packed"
+        );
+        // Merely unquotable (under 2 repetitions, none excluded) is not invalid.
+        assert!(judge_run(&checks[..1], false).is_valid());
     }
 }

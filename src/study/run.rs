@@ -5,7 +5,7 @@
 use super::gate::gate_session;
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
-use crate::judge::checks::{self, Check, CheckName, CheckStatus, excluded_reps};
+use crate::judge::checks::{self, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
 use crate::judge::validity::judge_run;
 use crate::judge::warnings::Warning;
@@ -104,15 +104,14 @@ pub fn run_study<M: Measure>(
     // One exclusion rule for gate and run: multiplexed or migrated
     // repetitions stay in the raw samples but out of every statistic.
     let excluded = excluded_reps(&samples);
-    let mut arms: Vec<_> = run_plan
+    let (mut arms, kept): (Vec<_>, Vec<usize>) = run_plan
         .placements
         .iter()
-        .map(|p| arm_stats(p, &measured(&samples, p.arm, &excluded), &setup))
-        .collect();
-    let baseline = arms
-        .iter()
-        .find(|a| a.name == Arm::OnePerCore)
-        .and_then(|a| a.cost.as_ref().map(|c| c.median));
+        .map(|p| {
+            let kept = measured(&samples, p.arm, &excluded);
+            (arm_stats(p, &kept, &setup), kept.len())
+        })
+        .unzip();
     let mut all_checks = vec![checks::pinning(&samples), checks::multiplexing(&samples)];
     let (invariance, invariance_spread) = checks::invariance(
         &samples,
@@ -121,20 +120,12 @@ pub fn run_study<M: Measure>(
         setup.why_instructions_uncounted(),
     );
     all_checks.push(invariance);
-    for arm in &mut arms {
-        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
-            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
-        }
-        let check = match &arm.cost {
-            Some(spread) => checks::cv_bar(arm.name, spread, options.cv_bar),
-            None => Check::unavailable(
-                CheckName::CvBar(arm.name),
-                "fewer than 2 measured repetitions",
-            ),
-        };
-        arm.quotable = check.status == CheckStatus::Passed;
-        all_checks.push(check);
-    }
+    all_checks.extend(checks::run_arm_checks(
+        &mut arms,
+        &kept,
+        &excluded,
+        options.cv_bar,
+    ));
     let valid = judge_run(&all_checks, options.strict).is_valid();
 
     let mut warnings = Warning::about_machine(topology);
