@@ -4,7 +4,7 @@
 //! this host shows are not what they claim (typically vCPUs whose placement
 //! on host cores the guest cannot see).
 
-use crate::judge::checks::{Check, CheckName, excluded_reps};
+use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
 use crate::judge::stats::{median, penalty, penalty_centre, penalty_ci95};
 use crate::measure::{ClockKind, RepSample};
@@ -219,6 +219,18 @@ pub const CONTROL_RATIO: (f64, f64) = (1.4, 2.8);
 /// "separate" guest cores may share one host CPU (that is what the gate is
 /// there to find), and then the separate pair costs twice as much too.
 ///
+/// The gate's verdict once everything is in: what the repetitions
+/// `decided`, unless pinning did not work (the same-CPU `control` failed:
+/// neither verdict means anything then) or a stop signal cut the gate short
+/// (`stopped`): both leave it inconclusive.
+pub fn final_verdict(decided: Verdict, control: &Check, stopped: bool) -> Verdict {
+    if stopped || control.status == CheckStatus::Failed {
+        Verdict::Inconclusive
+    } else {
+        decided
+    }
+}
+
 /// Pass costs on the tick clock (`rep_cost(rep, tick_clock)`: TSC or
 /// generic-timer ticks, recorded in every sample whatever the gate's clock),
 /// named by `tick_clock`: a time-sliced thread's own cycle counter stops
@@ -359,6 +371,24 @@ mod tests {
         assert_eq!(
             control_check(&[1.0], &[0.0], ClockKind::Tsc).status,
             CheckStatus::Unavailable
+        );
+    }
+
+    #[test]
+    fn a_failed_control_or_a_stop_leaves_any_verdict_inconclusive() {
+        let passed = Check::passed(CheckName::Control, "");
+        let failed = Check::failed(CheckName::Control, "");
+        assert_eq!(
+            final_verdict(Verdict::Physical, &passed, false),
+            Verdict::Physical
+        );
+        assert_eq!(
+            final_verdict(Verdict::Virtual, &failed, false),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            final_verdict(Verdict::Physical, &passed, true),
+            Verdict::Inconclusive
         );
     }
 }

@@ -2,7 +2,11 @@
 //! evidence, the notes.
 
 use crate::exit::Outcome;
+use crate::judge::checks::{Check, CheckStatus};
+use crate::judge::gate::{Estimate, Verdict};
 use crate::judge::warnings::Warning;
+use crate::measure::stop::StopSignal;
+use crate::plan::GateBaseline;
 use crate::probe::virtual_board;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
@@ -143,6 +147,84 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
     lines
+}
+
+/// The sentence a sysadmin reads first, saved with the gate: the measured
+/// penalty with its interval and what the (final) verdict means, and why a
+/// failed same-CPU `control` made it inconclusive.
+pub fn sentence(
+    verdict: Verdict,
+    baseline: GateBaseline,
+    estimate: Option<&Estimate>,
+    threshold: f64,
+    control: &Check,
+) -> String {
+    let mut sentence = measured_sentence(verdict, baseline, estimate, threshold);
+    if control.status == CheckStatus::Failed {
+        let _ = write!(
+            sentence,
+            "; the same-CPU control failed: {}",
+            control.detail
+        );
+    }
+    sentence
+}
+
+/// The sentence of a gate a stop signal ended after `reps` of at most
+/// `max_reps` repetitions.
+pub fn stopped_sentence(signal: StopSignal, reps: usize, max_reps: usize) -> String {
+    format!(
+        "stopped by {} after {reps} repetitions of {max_reps}: no verdict",
+        signal.name()
+    )
+}
+
+/// The sentence of a gate that found no sibling pair to measure.
+pub fn no_smt_sentence(reason: &str) -> String {
+    format!("no sibling pair to measure: {reason}")
+}
+
+/// The penalty with its interval, and what the verdict means.
+fn measured_sentence(
+    verdict: Verdict,
+    baseline: GateBaseline,
+    estimate: Option<&Estimate>,
+    threshold: f64,
+) -> String {
+    let threshold_pct = format!("{:.0} %", threshold * 100.0);
+    let Some(e) = estimate else {
+        return format!(
+            "no repetitions were measured; threshold {threshold_pct}: {}",
+            verdict.as_str()
+        );
+    };
+    let (amount, direction) = if e.penalty >= 0.0 {
+        (e.penalty * 100.0, "more")
+    } else {
+        (-e.penalty * 100.0, "less")
+    };
+    let measured = format!(
+        "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than {} \
+         (paired over {} repetitions each; ratio of medians {:+.1} %); threshold {threshold_pct}",
+        e.ci95.low * 100.0,
+        e.ci95.high * 100.0,
+        baseline.describe(),
+        e.reps,
+        e.penalty_of_medians * 100.0
+    );
+    let meaning = match verdict {
+        Verdict::Physical => "placement is physical",
+        Verdict::Virtual => {
+            "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
+             whose sibling map is fiction)"
+        }
+        Verdict::Inconclusive => {
+            "inconclusive: the interval straddles the threshold; raise --max-reps, \
+             lengthen --rep-ms, or quiet the machine (stop other load, pin the governor)"
+        }
+        Verdict::NoSmt => "no-smt",
+    };
+    format!("{measured}: {meaning}")
 }
 
 impl Document for GateResult {

@@ -7,13 +7,14 @@
 
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
-use crate::judge::checks::{CheckStatus, excluded_reps};
+use crate::judge::checks::excluded_reps;
 use crate::judge::cost::rep_cost;
 use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict};
 use crate::judge::warnings::Warning;
 use crate::measure::Measure;
 use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
 use crate::probe::Topology;
+use crate::report;
 use crate::saved::{DocumentKind, GateResult};
 use anyhow::Result;
 
@@ -25,32 +26,31 @@ pub fn gate_session<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<GateResult> {
-    let mut result = GateResult {
-        head: head(DocumentKind::Gate, topology),
-        run_stopped_at_gate: false,
-        verdict: Verdict::NoSmt,
-        baseline: None,
-        sentence: String::new(),
-        penalty: None,
-        penalty_of_medians: None,
-        ci95: None,
-        threshold: rule.threshold,
-        reps: 0,
-        clock: None,
-        pairs: None,
-        no_smt_reason: None,
-        setup: None,
-        arms: Vec::new(),
-        control: None,
-        excluded: Vec::new(),
-        warnings: Warning::about_machine(topology),
-        samples: Vec::new(),
-    };
+    let mut head = head(DocumentKind::Gate, topology);
+    let mut warnings = Warning::about_machine(topology);
     let pairs = match plan::gate_pairs(topology)? {
         GatePlan::NoSmt { reason } => {
-            result.sentence = format!("no sibling pair to measure: {reason}");
-            result.no_smt_reason = Some(reason);
-            return Ok(result);
+            return Ok(GateResult {
+                head,
+                run_stopped_at_gate: false,
+                verdict: Verdict::NoSmt,
+                baseline: None,
+                sentence: report::gate::no_smt_sentence(&reason),
+                penalty: None,
+                penalty_of_medians: None,
+                ci95: None,
+                threshold: rule.threshold,
+                reps: 0,
+                clock: None,
+                pairs: None,
+                no_smt_reason: Some(reason),
+                setup: None,
+                arms: Vec::new(),
+                control: None,
+                excluded: Vec::new(),
+                warnings,
+                samples: Vec::new(),
+            });
         }
         GatePlan::Pairs(pairs) => pairs,
     };
@@ -118,9 +118,9 @@ pub fn gate_session<M: Measure>(
 
     let samples = recorded.samples;
     let excluded = excluded_reps(&samples);
-    let (mut verdict, estimate) = decision;
+    let (decided, estimate) = decision;
     let measured_of = |p: &Placement| measured(&samples, p.arm, &excluded);
-    result.arms = every_arm
+    let arms = every_arm
         .iter()
         .map(|p| arm_stats(p, &measured_of(p), &setup))
         .collect();
@@ -137,84 +137,40 @@ pub fn gate_session<M: Measure>(
         &tick_costs(&alone),
         setup.tick_clock,
     );
-    // Without working pinning neither verdict means anything.
-    let control_failed = control.status == CheckStatus::Failed;
-    if control_failed {
-        verdict = Verdict::Inconclusive;
-    }
-    let mut sentence = sentence(verdict, baseline, estimate.as_ref(), rule.threshold);
-    if control_failed {
-        sentence.push_str(&format!(
-            "; the same-CPU control failed: {}",
-            control.detail
-        ));
-    }
+    let verdict = gate::final_verdict(decided, &control, recorded.stopped.is_some());
+    let sentence = match recorded.stopped {
+        Some(signal) => report::gate::stopped_sentence(signal, rep, rule.max_reps),
+        None => report::gate::sentence(
+            verdict,
+            baseline,
+            estimate.as_ref(),
+            rule.threshold,
+            &control,
+        ),
+    };
     if let Some(signal) = recorded.stopped {
-        verdict = Verdict::Inconclusive;
-        sentence = format!(
-            "stopped by {} after {rep} repetitions of {}: no verdict",
-            signal.name(),
-            rule.max_reps
-        );
-        result.head.complete = false;
-        result.warnings.insert(0, Warning::Incomplete(signal));
+        head.complete = false;
+        warnings.insert(0, Warning::Incomplete(signal));
     }
-    result.verdict = verdict;
-    result.baseline = Some(baseline);
-    result.sentence = sentence;
-    result.penalty = estimate.as_ref().map(|e| e.penalty);
-    result.penalty_of_medians = estimate.as_ref().map(|e| e.penalty_of_medians);
-    result.ci95 = estimate.as_ref().map(|e| e.ci95.clone());
-    result.reps = estimate.as_ref().map_or(0, |e| e.reps);
-    result.clock = Some(setup.clock);
-    result.pairs = Some(pairs);
-    result.setup = Some(setup);
-    result.control = Some(control);
-    result.excluded = excluded;
-    result.samples = samples;
-    Ok(result)
-}
-
-/// The sentence a sysadmin reads first: the measured penalty with its
-/// interval and what it means.
-fn sentence(
-    verdict: Verdict,
-    baseline: GateBaseline,
-    estimate: Option<&Estimate>,
-    threshold: f64,
-) -> String {
-    let threshold_pct = format!("{:.0} %", threshold * 100.0);
-    let Some(e) = estimate else {
-        return format!(
-            "no repetitions were measured; threshold {threshold_pct}: {}",
-            verdict.as_str()
-        );
-    };
-    let (amount, direction) = if e.penalty >= 0.0 {
-        (e.penalty * 100.0, "more")
-    } else {
-        (-e.penalty * 100.0, "less")
-    };
-    let measured = format!(
-        "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than {} \
-         (paired over {} repetitions each; ratio of medians {:+.1} %); threshold {threshold_pct}",
-        e.ci95.low * 100.0,
-        e.ci95.high * 100.0,
-        baseline.describe(),
-        e.reps,
-        e.penalty_of_medians * 100.0
-    );
-    let meaning = match verdict {
-        Verdict::Physical => "placement is physical",
-        Verdict::Virtual => {
-            "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
-             whose sibling map is fiction)"
-        }
-        Verdict::Inconclusive => {
-            "inconclusive: the interval straddles the threshold; raise --max-reps, \
-             lengthen --rep-ms, or quiet the machine (stop other load, pin the governor)"
-        }
-        Verdict::NoSmt => "no-smt",
-    };
-    format!("{measured}: {meaning}")
+    Ok(GateResult {
+        head,
+        run_stopped_at_gate: false,
+        verdict,
+        baseline: Some(baseline),
+        sentence,
+        penalty: estimate.as_ref().map(|e| e.penalty),
+        penalty_of_medians: estimate.as_ref().map(|e| e.penalty_of_medians),
+        ci95: estimate.as_ref().map(|e| e.ci95.clone()),
+        threshold: rule.threshold,
+        reps: estimate.as_ref().map_or(0, |e| e.reps),
+        clock: Some(setup.clock),
+        pairs: Some(pairs),
+        no_smt_reason: None,
+        setup: Some(setup),
+        arms,
+        control: Some(control),
+        excluded,
+        warnings,
+        samples,
+    })
 }
