@@ -13,8 +13,8 @@ use crate::report::gate::evidence_and_notes;
 use crate::report::table::{fit, headline};
 use crate::report::units::{count, percent};
 use crate::report::view::View;
-use crate::saved::ObserveMode;
 use crate::saved::{DocumentHead, ObserveResult};
+use crate::saved::{ObserveMode, ObserveOptions};
 use std::fmt::Write;
 use tabled::builder::Builder;
 
@@ -452,6 +452,48 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
         table.push_record(record);
     }
     fit(table.build(), view)
+}
+
+/// The plain sentence printed first.
+pub fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
+    let classes: Vec<String> = judged
+        .classes
+        .iter()
+        .filter(|c| c.ms > 0.0)
+        .map(|c| format!("{:.1} % on {}", c.share * 100.0, c.class))
+        .collect();
+    let moves = judged.migrations.len();
+    let mut text = format!(
+        "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
+        options.target_text(),
+        judged.wall_ms / 1000.0,
+        judged.reconciliation.residency_ms,
+        judged.threads.len(),
+        if judged.threads.len() == 1 { "" } else { "s" },
+        if classes.is_empty() {
+            "nothing on any CPU".into()
+        } else {
+            classes.join(", ")
+        },
+        moves,
+        if moves == 1 { "" } else { "s" },
+    );
+    let reconciliation = &judged.reconciliation;
+    if judged.valid && reconciliation.handovers > 0 {
+        text += &format!(
+            " Σ residency plus {:.1} ms of hand-overs between its threads matches task-clock within {:.2} %.",
+            reconciliation.handover_ms,
+            reconciliation.difference * 100.0
+        );
+    } else if judged.valid {
+        text += &format!(
+            " Σ residency matches task-clock within {:.2} %.",
+            reconciliation.difference * 100.0
+        );
+    } else {
+        text += &format!(" INVALID: {}.", judged.problems.join("; "));
+    }
+    text
 }
 
 impl Document for ObserveResult {

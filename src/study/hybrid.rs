@@ -11,7 +11,7 @@
 //! pair by round and the host's drift cancels inside each pair.
 
 use super::{LazyMeasure, Progress, Recorded, head};
-use crate::judge::hybrid::{ClassVerdict, HybridRules, SchemeStats, judge_hybrid};
+use crate::judge::hybrid::{HybridRules, judge_hybrid};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::Placement;
@@ -19,6 +19,7 @@ use crate::plan::hybrid::{
     HybridPlan, ITEMS_PER_WORKER, Scheme, SharedWork, hybrid_plan, item_length,
 };
 use crate::probe::Topology;
+use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, HybridOptions, HybridResult, HybridWork};
 use anyhow::Result;
 use std::time::Instant;
@@ -115,7 +116,7 @@ pub fn hybrid_study<M: Measure>(
             complete: recorded.stopped.is_none(),
             ..head
         },
-        sentence: sentence(
+        sentence: report::hybrid::sentence(
             &judged.schemes,
             judged.ceiling,
             judged.class_judgement.verdict,
@@ -161,33 +162,4 @@ fn round_parts(plan: &HybridPlan, items: u64) -> Vec<(Placement, SharedWork)> {
         Some((placement.clone(), SharedWork { items, scheme }))
     });
     baselines.chain(schemes).collect()
-}
-
-/// The sentence printed first: each scheme's speedup and its share of the
-/// ceiling, then whether the measured classes are the published ones.
-fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVerdict) -> String {
-    let reached: Vec<String> = schemes
-        .iter()
-        .filter_map(|s| {
-            let speedup = s.speedup.as_ref()?.value;
-            let of_ceiling = s
-                .of_ceiling
-                .map(|f| format!(", {:.0} % of the ceiling", f * 100.0))
-                .unwrap_or_default();
-            Some(format!("{} {speedup:.2}×{of_ceiling}", s.name()))
-        })
-        .collect();
-    if reached.is_empty() {
-        return "nothing measured: no round completed".into();
-    }
-    let ceiling = ceiling.map_or_else(
-        || "no ceiling (a worker CPU has no measured speed)".into(),
-        |c| format!("ceiling {c:.2} fastest-class CPUs"),
-    );
-    let classes = match classes {
-        ClassVerdict::Agree => "measured classes agree with the published ones",
-        ClassVerdict::Differ => "measured classes DIFFER from the published ones",
-        ClassVerdict::Inconclusive => "measured classes inconclusive",
-    };
-    format!("{ceiling}; {}; {classes}", reached.join("; "))
 }

@@ -7,10 +7,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::head;
-use crate::judge::observe::{ObserveJudgement, judge_observation};
+use crate::judge::observe::judge_observation;
 use crate::judge::warnings::Warning;
 use crate::measure::recorder::{ObserveTarget, Record, RecordOptions};
 use crate::probe::Topology;
+use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, ObserveMode, ObserveOptions, ObserveResult};
 
 /// `observe`'s checked options.
@@ -46,7 +47,7 @@ pub fn observe_study<R: Record>(
             complete: !recording.stopped,
             ..head
         },
-        sentence: sentence(&saved_options, &judged),
+        sentence: report::observe::sentence(&saved_options, &judged),
         options: saved_options,
         classes: topology.classes.clone(),
         command_end: recording.command,
@@ -83,46 +84,4 @@ fn saved_options(options: &ObserveStudyOptions) -> ObserveOptions {
         }
     }
     saved
-}
-
-/// The plain sentence printed first.
-fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
-    let classes: Vec<String> = judged
-        .classes
-        .iter()
-        .filter(|c| c.ms > 0.0)
-        .map(|c| format!("{:.1} % on {}", c.share * 100.0, c.class))
-        .collect();
-    let moves = judged.migrations.len();
-    let mut text = format!(
-        "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
-        options.target_text(),
-        judged.wall_ms / 1000.0,
-        judged.reconciliation.residency_ms,
-        judged.threads.len(),
-        if judged.threads.len() == 1 { "" } else { "s" },
-        if classes.is_empty() {
-            "nothing on any CPU".into()
-        } else {
-            classes.join(", ")
-        },
-        moves,
-        if moves == 1 { "" } else { "s" },
-    );
-    let reconciliation = &judged.reconciliation;
-    if judged.valid && reconciliation.handovers > 0 {
-        text += &format!(
-            " Σ residency plus {:.1} ms of hand-overs between its threads matches task-clock within {:.2} %.",
-            reconciliation.handover_ms,
-            reconciliation.difference * 100.0
-        );
-    } else if judged.valid {
-        text += &format!(
-            " Σ residency matches task-clock within {:.2} %.",
-            reconciliation.difference * 100.0
-        );
-    } else {
-        text += &format!(" INVALID: {}.", judged.problems.join("; "));
-    }
-    text
 }

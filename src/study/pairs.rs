@@ -18,17 +18,14 @@ use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict, control_check};
-use crate::judge::pairs::{
-    ComparisonRecord, MapJudgement, MapVerdict, PairRelation, contention, judge_map, map_text,
-    map_verdict, published_groups,
-};
+use crate::judge::pairs::{ComparisonRecord, contention, judge_map, map_verdict, published_groups};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
-use crate::report::units::count;
+use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, PairsEffort, PairsOptions, PairsResult};
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
@@ -114,7 +111,8 @@ pub fn pairs_study<M: Measure>(
     if let Some(signal) = stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }
-    let sentence = sentence(verdict, &map, control.as_ref(), budget_exhausted, stopped);
+    let sentence =
+        report::pairs::sentence(verdict, &map, control.as_ref(), budget_exhausted, stopped);
     let effort = PairsEffort {
         pair_comparisons: comparisons
             .iter()
@@ -423,70 +421,4 @@ fn eta(done: &[ComparisonRecord], remaining: usize) -> String {
     }
     let mean = done.iter().map(|c| c.seconds).sum::<f64>() / done.len() as f64;
     format!(", ETA {:.0} s", mean * remaining as f64)
-}
-
-/// The one line a sysadmin reads first.
-fn sentence(
-    verdict: MapVerdict,
-    map: &MapJudgement,
-    control: Option<&Check>,
-    budget_exhausted: bool,
-    stopped: Option<StopSignal>,
-) -> String {
-    let pairs =
-        |relation: PairRelation| map.pairs.iter().filter(|p| p.relation == relation).count();
-    let maps = format!(
-        "measured {}, published {}",
-        map_text(&map.measured),
-        map_text(&map.published)
-    );
-    if let Some(signal) = stopped {
-        return format!(
-            "stopped by {} before the search finished: no verdict",
-            signal.name()
-        );
-    }
-    if let Some(control) = control.filter(|c| c.status != CheckStatus::Passed) {
-        return format!(
-            "{maps}: inconclusive, the same-CPU control did not pass: {}",
-            control.detail
-        );
-    }
-    match verdict {
-        MapVerdict::Agree => match pairs(PairRelation::Agreed) {
-            0 => format!("{maps}: the maps agree: no two CPUs share a core"),
-            agreed => format!(
-                "{maps}: the maps agree ({} confirmed)",
-                count(agreed, "sibling pair")
-            ),
-        },
-        MapVerdict::Differ => {
-            let mut parts = Vec::new();
-            let (fake, hidden) = (pairs(PairRelation::Fake), pairs(PairRelation::Hidden));
-            if fake > 0 {
-                parts.push(format!(
-                    "{} published as siblings measured apart (fake)",
-                    count(fake, "pair")
-                ));
-            }
-            if hidden > 0 {
-                parts.push(format!(
-                    "{} not published as siblings measured sharing (hidden)",
-                    count(hidden, "pair")
-                ));
-            }
-            format!("{maps}: the maps differ: {}", parts.join(", "))
-        }
-        MapVerdict::Inconclusive => {
-            let why = if budget_exhausted {
-                "the time budget ran out first; raise --time-budget"
-            } else {
-                "raise --max-reps, lengthen --rep-ms, or quiet the machine"
-            };
-            format!(
-                "{maps}: inconclusive, {} undecided; {why}",
-                count(pairs(PairRelation::Inconclusive), "pair")
-            )
-        }
-    }
 }
