@@ -473,13 +473,18 @@ impl GuestRun {
         assert_eq!(self.exit_code, expected, "wrong exit code\n{self}");
     }
 
+    /// [`GuestRun::document`], or a panic showing the run when there is none.
+    pub fn json(&self) -> serde_json::Value {
+        self.document()
+            .unwrap_or_else(|| panic!("no JSON object in the guest's output\n{self}"))
+    }
+
     /// The first JSON object in the payload's output that starts a line.
     /// Anything around it (a text report; the progress line, because the
     /// guest console is a terminal: it is redrawn with "\r\x1b[2K", whose
     /// "\r" boot-guest.sh strips, so "\x1b[2K" counts as a line start here)
-    /// is ignored. Panics, showing the run,
-    /// when there is none.
-    pub fn json(&self) -> serde_json::Value {
+    /// is ignored.
+    pub fn document(&self) -> Option<serde_json::Value> {
         let console = self.stdout.replace("\x1b[2K", "\n");
         let mut line_start = 0;
         for line in console.split_inclusive('\n') {
@@ -487,12 +492,158 @@ impl GuestRun {
                 let rest = &console[line_start..];
                 let mut values = serde_json::Deserializer::from_str(rest).into_iter();
                 if let Some(Ok(value @ serde_json::Value::Object(_))) = values.next() {
-                    return value;
+                    return Some(value);
                 }
             }
             line_start += line.len();
         }
-        panic!("no JSON object in the guest's output\n{self}");
+        None
+    }
+}
+
+/// The exit status of every inconclusive verdict: the gate's, pairs' and
+/// hybrid's, and `run`'s when its gate was inconclusive.
+const INCONCLUSIVE_EXIT: i32 = 5;
+
+/// What one boot's outcome means to a test that expects a definite verdict.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// The expected verdict with its exit status: the test goes on to its
+    /// other checks.
+    Right,
+    /// No verdict at all (gate exit 5; an inconclusive pairs or hybrid
+    /// verdict), which a noisy host can cause: the guest may boot once
+    /// more. Says what the run read.
+    Inconclusive(String),
+    /// A definite verdict other than the expected one, or anything else
+    /// gone wrong (a timeout, an invalid run): never retried. Says what
+    /// the run read.
+    Wrong(String),
+}
+
+/// Reads `run` against the definite `verdict` a test expects, with its
+/// `exit` status: both must be right. The verdict is the document's
+/// `verdict` (gate, pairs), `class_judgement.verdict` (hybrid) or
+/// `gate.verdict` (`run`, gated); without a document, the gate's text
+/// view's `verdict: ...` line (`run` stopped at its gate). A run that
+/// shows no verdict is inconclusive only with exit 5, and an incomplete
+/// document (a stop signal) never is: nothing about the host's noise
+/// stopped it.
+pub fn read_verdict(verdict: &str, exit: i32, run: &GuestRun) -> Reading {
+    let document = run.document();
+    let found = match &document {
+        Some(document) => verdict_in(document).map(str::to_owned),
+        None => verdict_in_text(&run.stdout),
+    };
+    if run.exit_code == exit && found.as_deref() == Some(verdict) {
+        return Reading::Right;
+    }
+    let reading = what_the_run_read(run, found.as_deref(), document.as_ref());
+    let complete = document
+        .as_ref()
+        .is_none_or(|document| document["complete"] != false);
+    let inconclusive = match found.as_deref() {
+        Some(found) => found == "inconclusive",
+        None => run.exit_code == INCONCLUSIVE_EXIT,
+    };
+    if inconclusive && complete {
+        Reading::Inconclusive(reading)
+    } else {
+        Reading::Wrong(format!("expected {verdict} (exit {exit}), got {reading}"))
+    }
+}
+
+/// The verdict the gate's text view shows: its line `verdict: virtual
+/// (exit 3), baseline: ...`.
+fn verdict_in_text(console: &str) -> Option<String> {
+    console.replace("\x1b[2K", "\n").lines().find_map(|line| {
+        let rest = line.strip_prefix("verdict: ")?;
+        rest.split([' ', ',']).next().map(str::to_owned)
+    })
+}
+
+/// Where a document keeps its verdict and the judgement behind it: a gated
+/// `run` in the gate it passed first.
+fn judged(document: &serde_json::Value) -> &serde_json::Value {
+    if document["kind"] == "run" {
+        &document["gate"]
+    } else {
+        document
+    }
+}
+
+/// The verdict a gate, pairs, hybrid or gated run document reached.
+fn verdict_in(document: &serde_json::Value) -> Option<&str> {
+    let judged = judged(document);
+    judged["class_judgement"]["verdict"]
+        .as_str()
+        .or_else(|| judged["verdict"].as_str())
+}
+
+/// One line for a CI log: the exit status, the verdict, the control's
+/// reading (unless the sentence quotes it already) and the sentence.
+fn what_the_run_read(
+    run: &GuestRun,
+    verdict: Option<&str>,
+    document: Option<&serde_json::Value>,
+) -> String {
+    let mut parts = vec![
+        format!("exit {}", run.exit_code),
+        format!("verdict {}", verdict.unwrap_or("(none)")),
+    ];
+    let Some(document) = document else {
+        parts.push("no JSON document".to_owned());
+        return parts.join("; ");
+    };
+    let judged = judged(document);
+    let sentence = judged["sentence"].as_str().unwrap_or_default();
+    let control = &judged["control"];
+    if let (Some(status), Some(detail)) = (control["status"].as_str(), control["detail"].as_str()) {
+        if !sentence.contains(detail) {
+            parts.push(format!("control {status}: {detail}"));
+        }
+    }
+    if !sentence.is_empty() {
+        parts.push(format!("\"{sentence}\""));
+    }
+    parts.join("; ")
+}
+
+/// Runs `boot` and returns its run when it reached the definite `verdict`
+/// with its `exit` status. Until the verdicts are robust to a noisy host,
+/// an inconclusive run boots the guest once more, saying why (visible
+/// with `--nocapture`); a wrong verdict, or a second run that is not
+/// right, fails the test showing the run.
+pub fn boot_expecting(verdict: &str, exit: i32, boot: impl FnMut() -> GuestRun) -> GuestRun {
+    boot_again_if_inconclusive(verdict, exit, boot).unwrap_or_else(|failure| panic!("{failure}"))
+}
+
+/// [`boot_expecting`]'s decisions, the failure as its message.
+fn boot_again_if_inconclusive(
+    verdict: &str,
+    exit: i32,
+    mut boot: impl FnMut() -> GuestRun,
+) -> Result<GuestRun, String> {
+    let first = boot();
+    let first_reading = match read_verdict(verdict, exit, &first) {
+        Reading::Right => return Ok(first),
+        Reading::Wrong(why) => return Err(format!("wrong verdict, not retried: {why}\n{first}")),
+        Reading::Inconclusive(why) => why,
+    };
+    println!(
+        "guest: retrying once: {} was inconclusive: {first_reading}",
+        first.invocation.lines().next().unwrap_or_default()
+    );
+    let second = boot();
+    match read_verdict(verdict, exit, &second) {
+        Reading::Right => Ok(second),
+        Reading::Inconclusive(why) => Err(format!(
+            "inconclusive twice: {why} (the first boot: {first_reading})\n{second}"
+        )),
+        Reading::Wrong(why) => Err(format!(
+            "wrong verdict on the retry: {why} (the first boot was inconclusive: \
+             {first_reading})\n{second}"
+        )),
     }
 }
 
@@ -512,7 +663,7 @@ impl fmt::Display for GuestRun {
 
 #[cfg(test)]
 mod tests {
-    use super::GuestRun;
+    use super::{GuestRun, Reading, boot_again_if_inconclusive, read_verdict};
 
     /// Shaped like boot-guest.sh's stdout (its topology lines are from a real
     /// boot), with a progress line ahead of the JSON and a sentence after it:
@@ -541,5 +692,289 @@ EXIT=0
     fn guest_that_never_reported_keeps_the_script_status() {
         let run = GuestRun::parse("test".into(), 124, "", "boot-guest: TIMEOUT after 300s\n");
         assert_eq!(run.exit_code, 124);
+    }
+
+    /// The same-CPU control's detail when the virtual one-core guest's
+    /// control failed on a busy host (exit 5), in the words
+    /// `judge::gate::control_check` uses.
+    const FAILED_CONTROL: &str = "the control CPU was not the workers' alone: both workers on \
+        one CPU cost 3.12× what one worker costs alone there (TSC ticks per byte, medians of 5 \
+        and 5 repetitions; expected about 2×, accepted 1.4–2.8): something else ran there or \
+        their buffers evicted each other";
+
+    /// A guest console as boot-guest.sh prints it: the redrawn progress
+    /// line, the payload's JSON document (trimmed to what the verdict is
+    /// read from), and `EXIT=N`.
+    fn console(document: serde_json::Value, exit: i32) -> GuestRun {
+        let stdout = format!("\x1b[2Kgate: rep 3/15 {{siblings}}\x1b[2K{document}\nEXIT={exit}\n");
+        GuestRun::parse(
+            "boot-guest.sh smp=2 PIN=0,1 placement-study gate --json".into(),
+            0,
+            &stdout,
+            "",
+        )
+    }
+
+    /// The virtual one-core guest's gate, from
+    /// fixtures/results/gate-guest-one-core-split.json.
+    fn virtual_gate() -> GuestRun {
+        console(
+            serde_json::json!({
+                "kind": "gate", "complete": true, "verdict": "virtual", "baseline": "alone",
+                "sentence": "two workers on one core's siblings cost 1.7 % [-2.1, 5.6] more than \
+                    one worker alone on that core (paired over 5 repetitions each; ratio of \
+                    medians +1.9 %); threshold 15 %: placement is virtual: the affinity mask \
+                    moved nothing physical (typical of a VM, whose sibling map is fiction)",
+                "control": {"name": "control", "status": "passed", "detail": "both workers on \
+                    one CPU cost 2.00× what one worker costs alone there (TSC ticks per byte, \
+                    medians of 5 and 5 repetitions; expected about 2×, accepted 1.4–2.8)"},
+            }),
+            3,
+        )
+    }
+
+    /// The same guest's gate when its same-CPU control failed: the flake
+    /// that turned `.ci/run` red.
+    fn gate_with_a_failed_control() -> GuestRun {
+        console(
+            serde_json::json!({
+                "kind": "gate", "complete": true, "verdict": "inconclusive", "baseline": "alone",
+                "sentence": format!("two workers on one core's siblings cost 9.8 % [-4.0, 23.1] \
+                    more than one worker alone on that core (paired over 5 repetitions each; \
+                    ratio of medians +8.2 %); threshold 15 %: inconclusive: the interval \
+                    straddles the threshold; raise --max-reps, lengthen --rep-ms, or quiet the \
+                    machine (stop other load, pin the governor); the same-CPU control failed: \
+                    {FAILED_CONTROL}"),
+                "control": {"name": "control", "status": "failed", "detail": FAILED_CONTROL},
+            }),
+            5,
+        )
+    }
+
+    #[test]
+    fn the_expected_verdict_is_right() {
+        assert_eq!(read_verdict("virtual", 3, &virtual_gate()), Reading::Right);
+    }
+
+    #[test]
+    fn a_failed_control_is_inconclusive_and_says_why_once() {
+        let Reading::Inconclusive(why) = read_verdict("virtual", 3, &gate_with_a_failed_control())
+        else {
+            panic!("not inconclusive");
+        };
+        assert!(
+            why.starts_with("exit 5; verdict inconclusive; \"two workers"),
+            "{why}"
+        );
+        // The sentence quotes the control's detail: it is not repeated.
+        assert_eq!(why.matches("medians of 5 and 5").count(), 1, "{why}");
+        assert!(
+            why.contains("the same-CPU control failed: the control CPU"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_definite_verdict_other_than_the_expected_one_is_wrong() {
+        for expected in [("physical", 0), ("no-smt", 4)] {
+            let reading = read_verdict(expected.0, expected.1, &virtual_gate());
+            assert!(
+                matches!(&reading, Reading::Wrong(why)
+                    if why.starts_with(&format!("expected {} (exit {}), got exit 3; verdict virtual", expected.0, expected.1))),
+                "{reading:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pairs_map_left_undecided_is_inconclusive_with_the_controls_reading() {
+        let run = console(
+            serde_json::json!({
+                "kind": "pairs", "complete": true, "verdict": "inconclusive",
+                "sentence": "measured 0 / 1 / 2-3, published 0-1 / 2-3: inconclusive, 1 pair \
+                    undecided; raise --max-reps, lengthen --rep-ms, or quiet the machine",
+                "control": {"name": "control", "status": "passed", "detail": "both workers on \
+                    one CPU cost 1.87× what one worker costs alone there"},
+            }),
+            5,
+        );
+        let reading = read_verdict("agree", 0, &run);
+        assert!(
+            matches!(&reading, Reading::Inconclusive(why)
+                if why.contains("verdict inconclusive; control passed: both workers")
+                    && why.contains("1 pair undecided")),
+            "{reading:?}"
+        );
+        // Fake siblings where the maps should agree: wrong, however sure.
+        let differ = console(
+            serde_json::json!({"kind": "pairs", "complete": true, "verdict": "differ"}),
+            3,
+        );
+        assert!(matches!(
+            read_verdict("agree", 0, &differ),
+            Reading::Wrong(_)
+        ));
+    }
+
+    #[test]
+    fn hybrid_is_read_from_its_class_judgement() {
+        let hybrid = |verdict: &str, exit: i32| {
+            console(
+                serde_json::json!({
+                    "kind": "hybrid", "complete": true, "valid": exit != 6,
+                    "class_judgement": {"verdict": verdict},
+                    "sentence": format!("ceiling 1.48 fastest-class CPUs; measured classes {verdict}"),
+                }),
+                exit,
+            )
+        };
+        assert_eq!(
+            read_verdict("differ", 3, &hybrid("differ", 3)),
+            Reading::Right
+        );
+        assert!(matches!(
+            read_verdict("differ", 3, &hybrid("inconclusive", 5)),
+            Reading::Inconclusive(_)
+        ));
+        assert!(matches!(
+            read_verdict("differ", 3, &hybrid("agree", 0)),
+            Reading::Wrong(_)
+        ));
+        // An invalid study with the right classes is not a verdict problem.
+        assert!(matches!(
+            read_verdict("differ", 3, &hybrid("differ", 6)),
+            Reading::Wrong(_)
+        ));
+    }
+
+    #[test]
+    fn a_run_is_read_from_its_gate_or_its_exit_status() {
+        let gated = |exit: i32| {
+            console(
+                serde_json::json!({"kind": "run", "complete": true, "valid": exit == 0,
+                    "gate": {"kind": "gate", "verdict": "physical"}}),
+                exit,
+            )
+        };
+        assert_eq!(read_verdict("physical", 0, &gated(0)), Reading::Right);
+        assert!(matches!(
+            read_verdict("physical", 0, &gated(6)),
+            Reading::Wrong(_)
+        ));
+        // `run` without --json: its gate's text view, then the status.
+        let text = |verdict: &str, exit: i32| {
+            let stdout = format!(
+                "\x1b[2KTwo workers on one core's siblings cost ...\nverdict: {verdict} (exit \
+                 {exit}), baseline: separate cores\nrun: stopped at the gate ({verdict})\nEXIT={exit}\n"
+            );
+            GuestRun::parse("run".into(), 0, &stdout, "")
+        };
+        assert_eq!(
+            read_verdict("virtual", 3, &text("virtual", 3)),
+            Reading::Right
+        );
+        assert_eq!(
+            read_verdict("virtual", 3, &text("inconclusive", 5)),
+            Reading::Inconclusive("exit 5; verdict inconclusive; no JSON document".into())
+        );
+        // The right status is not enough: the verdict must show.
+        let silent = GuestRun::parse("run".into(), 0, "EXIT=3\n", "");
+        assert!(matches!(
+            read_verdict("virtual", 3, &silent),
+            Reading::Wrong(_)
+        ));
+        let silent = GuestRun::parse("run".into(), 0, "EXIT=5\n", "");
+        assert_eq!(
+            read_verdict("virtual", 3, &silent),
+            Reading::Inconclusive("exit 5; verdict (none); no JSON document".into())
+        );
+    }
+
+    #[test]
+    fn timeouts_and_stopped_gates_are_wrong_not_inconclusive() {
+        let timeout = GuestRun::parse("gate".into(), 124, "", "boot-guest: TIMEOUT after 120s\n");
+        assert!(matches!(
+            read_verdict("virtual", 3, &timeout),
+            Reading::Wrong(_)
+        ));
+        let stopped = console(
+            serde_json::json!({"kind": "gate", "complete": false, "verdict": "inconclusive",
+                "sentence": "stopped by SIGTERM after 3 repetitions of 15: no verdict"}),
+            143,
+        );
+        assert!(matches!(
+            read_verdict("virtual", 3, &stopped),
+            Reading::Wrong(_)
+        ));
+    }
+
+    /// [`boot_again_if_inconclusive`] over recorded boots: the result, and
+    /// how many boots it asked for.
+    fn boots(
+        recorded: Vec<GuestRun>,
+        verdict: &str,
+        exit: i32,
+    ) -> (Result<GuestRun, String>, usize) {
+        let mut recorded = recorded.into_iter();
+        let mut booted = 0;
+        let result = boot_again_if_inconclusive(verdict, exit, || {
+            booted += 1;
+            recorded.next().expect("no more recorded boots")
+        });
+        (result, booted)
+    }
+
+    #[test]
+    fn an_inconclusive_boot_is_retried_once() {
+        let (result, booted) = boots(
+            vec![gate_with_a_failed_control(), virtual_gate()],
+            "virtual",
+            3,
+        );
+        assert_eq!(booted, 2);
+        assert_eq!(result.expect("the retry decided").exit_code, 3);
+
+        let twice = vec![
+            gate_with_a_failed_control(),
+            gate_with_a_failed_control(),
+            virtual_gate(),
+        ];
+        let (result, booted) = boots(twice, "virtual", 3);
+        assert_eq!(booted, 2, "one retry, no more");
+        let failure = result.expect_err("inconclusive twice fails");
+        assert!(
+            failure.starts_with("inconclusive twice: exit 5;"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_verdict_fails_at_once_even_after_a_retry() {
+        let (result, booted) = boots(vec![virtual_gate(), virtual_gate()], "physical", 0);
+        assert_eq!(booted, 1, "a wrong verdict is never retried");
+        let failure = result.expect_err("wrong fails");
+        assert!(
+            failure.starts_with("wrong verdict, not retried: expected physical"),
+            "{failure}"
+        );
+
+        let (result, booted) = boots(
+            vec![gate_with_a_failed_control(), virtual_gate()],
+            "physical",
+            0,
+        );
+        assert_eq!(booted, 2);
+        let failure = result.expect_err("wrong on the retry fails");
+        assert!(
+            failure.starts_with("wrong verdict on the retry: expected physical"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn a_right_first_boot_is_not_repeated() {
+        let (result, booted) = boots(vec![virtual_gate()], "virtual", 3);
+        assert_eq!(booted, 1);
+        assert!(result.is_ok());
     }
 }
