@@ -172,12 +172,21 @@ pub struct GateRuleArgs {
     /// Penalty at or above which placement is physical (for pairs: a CPU shares the probe's core): a fraction (0.15) or a percentage (15%).
     #[arg(long, default_value = "15%", value_name = "FRACTION|PERCENT")]
     pub threshold: String,
-    /// Repetitions before a decision may stop early (3 or more).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    /// Rounds of a batch before it may decide (6 or more: a distribution-free 95 % interval of a median needs six).
+    #[arg(long, default_value_t = 6, value_name = "N")]
     pub min_reps: usize,
-    /// Most repetitions while the interval straddles the threshold (at most 1000).
-    #[arg(long, default_value_t = 30, value_name = "N")]
+    /// Most rounds of a batch while its interval straddles the threshold (at most 1000).
+    #[arg(long, default_value_t = 12, value_name = "N")]
     pub max_reps: usize,
+    /// Batches, a pause apart, that must land on one side of the threshold (none on the other) for a verdict (1 to 100).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub batches: usize,
+    /// Most batches before a verdict without that agreement is inconclusive (at most 100).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_batches: usize,
+    /// Pause between batches in milliseconds (0 to 60000): a burst of host load shorter than it cannot reach two batches.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub batch_gap: u64,
 }
 
 #[derive(Debug, Args)]

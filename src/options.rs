@@ -19,7 +19,7 @@ use crate::commands::topology::TopologyCommand;
 use crate::commands::{Command, Outputs, Source};
 use crate::fleet::hostlist::parse_host_list;
 use crate::judge::gate::GateRule;
-use crate::judge::stats::MIN_INTERVAL_REPS;
+use crate::judge::stats::MIN_MEDIAN_INTERVAL_VALUES;
 use crate::measure::MeasureOptions;
 use crate::measure::kernel::KERNEL_NAMES;
 use crate::measure::recorder::ObserveTarget;
@@ -46,6 +46,13 @@ pub const REP_MS: RangeInclusive<u64> = 1..=10_000;
 pub const WARMUPS: RangeInclusive<usize> = 0..=100;
 /// `--max-reps` and `--reps`: at most 1000 repetitions per arm.
 pub const MAX_REPS: usize = 1000;
+
+/// The most batches a gate or `pairs` comparison may take (`--batches`,
+/// `--max-batches`).
+pub const MAX_BATCHES: usize = 100;
+
+/// The longest pause between batches, in milliseconds (`--batch-gap`).
+pub const MAX_BATCH_GAP_MS: u64 = 60_000;
 /// `--workers`: at most 1024 threads per arm.
 pub const WORKERS: RangeInclusive<usize> = 1..=1024;
 /// `hybrid --rep-ms`: one worker's share, of 50 items of at least 1 ms each,
@@ -296,15 +303,28 @@ fn observe(args: cli::ObserveArgs) -> Result<ObserveStudyOptions> {
 }
 
 fn gate_rule(args: &GateRuleArgs) -> Result<GateRule> {
-    let min_reps = in_range("--min-reps", args.min_reps, MIN_INTERVAL_REPS..=MAX_REPS)?;
+    let min_reps = in_range(
+        "--min-reps",
+        args.min_reps,
+        MIN_MEDIAN_INTERVAL_VALUES..=MAX_REPS,
+    )?;
     let max_reps = in_range("--max-reps", args.max_reps, 1..=MAX_REPS)?;
     if max_reps < min_reps {
         bail!("--max-reps {max_reps} is below --min-reps {min_reps}: raise --max-reps");
     }
+    let batches = in_range("--batches", args.batches, 1..=MAX_BATCHES)?;
+    let max_batches = in_range("--max-batches", args.max_batches, 1..=MAX_BATCHES)?;
+    if max_batches < batches {
+        bail!("--max-batches {max_batches} is below --batches {batches}: raise --max-batches");
+    }
+    let batch_gap = in_range("--batch-gap", args.batch_gap, 0..=MAX_BATCH_GAP_MS)?;
     Ok(GateRule {
         threshold: fraction("--threshold", &args.threshold)?,
         min_reps,
         max_reps,
+        batches,
+        max_batches,
+        batch_gap: Duration::from_millis(batch_gap),
     })
 }
 

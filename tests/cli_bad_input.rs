@@ -69,7 +69,15 @@ fn out_of_range_values_name_the_option_and_the_range() {
         ),
         (
             &["gate", "--min-reps", "2"][..],
-            "--min-reps 2: out of range; use 3 to 1000",
+            "--min-reps 2: out of range; use 6 to 1000",
+        ),
+        (
+            &["gate", "--batch-gap", "70000"][..],
+            "--batch-gap 70000: out of range; use 0 to 60000",
+        ),
+        (
+            &["pairs", "--batches", "3", "--max-batches", "2"][..],
+            "--max-batches 2 is below --batches 3: raise --max-batches",
         ),
         (
             &["run", "--cv-bar", "2"][..],

@@ -39,7 +39,8 @@
 
 mod support;
 
-use support::{Arm64Guest, Guest, GuestRun, Icount, boot_expecting};
+use support::noise::guest_bursts;
+use support::{Arm64Guest, Guest, GuestRun, Icount, Reading, boot_expecting, read_verdict};
 
 /// Two guest cores with two threads each.
 const SMT_GUEST: &str = "4,sockets=1,cores=2,threads=2";
@@ -161,6 +162,54 @@ fn gate_on_one_core_virtual_when_its_threads_are_on_separate_host_cpus() {
         guest.boot(ONE_CORE_GUEST, Some("0,1"), &["gate", "--json"])
     });
     assert_eq!(run.json()["baseline"], "alone", "baseline\n{run}");
+}
+
+/// Boots a gate in `smp` pinned as `pin` while [`guest_bursts`] spin on
+/// host CPU `noisy_cpu`, and fails only on a wrong verdict: under bursts a
+/// verdict may become inconclusive, but never the other one. Each case's
+/// CPU is the one whose load could pass for the wrong verdict (or, where
+/// none could, the one that slows the siblings most).
+fn gate_under_bursts(smp: &str, pin: &str, noisy_cpu: usize, verdict: &str, exit: i32) {
+    let guest = Guest::new();
+    let noise = guest_bursts(noisy_cpu);
+    let run = guest.boot(smp, Some(pin), &["gate", "--json"]);
+    let (bursts, what) = (noise.bursts(), noise.description.clone());
+    drop(noise);
+    match read_verdict(verdict, exit, &run) {
+        Reading::Right => println!("guest: {verdict} under {bursts} bursts ({what})"),
+        Reading::Inconclusive(why) => {
+            println!("guest: inconclusive under {bursts} bursts ({what}): {why}")
+        }
+        Reading::Wrong(why) => {
+            panic!("wrong verdict under {bursts} bursts ({what}): {why}\n{run}")
+        }
+    }
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_on_one_core_sharing_a_host_cpu_is_never_virtual_under_bursts() {
+    gate_under_bursts(ONE_CORE_GUEST, "0,0", 0, "physical", 0);
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_on_one_core_on_separate_host_cpus_is_never_physical_under_bursts() {
+    // A burst on host CPU 1 slows the second sibling alone: a penalty.
+    gate_under_bursts(ONE_CORE_GUEST, "0,1", 1, "virtual", 3);
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_with_siblings_sharing_a_host_cpu_is_never_virtual_under_bursts() {
+    // A burst on host CPU 1 slows the separate-cores baseline only.
+    gate_under_bursts(SMT_GUEST, SIBLINGS_SHARE_A_HOST_CPU, 1, "physical", 0);
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_with_siblings_on_separate_host_cpus_is_never_physical_under_bursts() {
+    gate_under_bursts(SMT_GUEST, SIBLINGS_ON_SEPARATE_HOST_CPUS, 1, "virtual", 3);
 }
 
 /// The stand-in for a hybrid machine: [`NO_SMT_GUEST`] on host CPUs 0 and 1

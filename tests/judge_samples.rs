@@ -14,21 +14,27 @@
 //! * run-no-pmu.json: this machine's case, TSC only, no instructions.
 //! * gate-straddle.json, cv-two-percent.json, control.json: plain costs.
 
+use placement_study::judge::batches::{Evidence, Next, Side};
 use placement_study::judge::checks::{
     CheckStatus, ExcludedRep, excluded_reps, invariance, multiplexing, pinning,
 };
 use placement_study::judge::cost::rep_cost;
-use placement_study::judge::gate::{GateRule, Step, Verdict, control_check, decide, paired_costs};
+use placement_study::judge::gate::{GateRule, PairedCosts, Verdict, control_check, paired_costs};
 use placement_study::judge::stats::spread;
 use placement_study::measure::{ClockKind, RepSample};
 use placement_study::plan::Arm;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+/// Two batches of six to seven rounds: what the fixtures' fifteen paired
+/// repetitions allow.
 const RULE: GateRule = GateRule {
     threshold: 0.15,
-    min_reps: 5,
-    max_reps: 15,
+    min_reps: 6,
+    max_reps: 7,
+    batches: 2,
+    max_batches: 2,
+    batch_gap: std::time::Duration::ZERO,
 };
 
 const DEFAULT_TOLERANCE: f64 = 1e-4;
@@ -54,13 +60,21 @@ fn tsc_costs(reps: &[RepSample], arm: Arm) -> Vec<f64> {
         .collect()
 }
 
-/// Replays the gate's loop: decide after each paired repetition, as the
-/// command does, and return the first decision and how many pairs it took.
-fn first_decision(siblings: &[f64], separate: &[f64]) -> Option<(Verdict, usize)> {
-    (1..=siblings.len()).find_map(|n| match decide(&RULE, &siblings[..n], &separate[..n]).0 {
-        Step::Decided(verdict) => Some((verdict, n)),
-        Step::Continue => None,
-    })
+/// Replays the gate's loop: the paired rounds one at a time, as the
+/// command measures them, until the batches decide; the verdict, how many
+/// rounds it took, and the evidence.
+fn decided(paired: &PairedCosts) -> (Option<Verdict>, usize, Evidence) {
+    let mut evidence = Evidence::default();
+    let mut so_far = PairedCosts::default();
+    for (n, rep) in paired.reps.iter().enumerate() {
+        so_far.treated.push(paired.treated[n]);
+        so_far.baseline.push(paired.baseline[n]);
+        so_far.reps.push(*rep);
+        if let Next::Decided(verdict) = evidence.round_measured(&RULE, *rep, &so_far) {
+            return (Some(verdict), n + 1, evidence);
+        }
+    }
+    (None, paired.reps.len(), evidence)
 }
 
 #[test]
@@ -68,20 +82,17 @@ fn a_35_to_40_percent_penalty_is_physical() {
     let reps = samples("gate-physical.json");
     let paired = paired_costs(&reps, Arm::Siblings, Arm::Separate, ClockKind::CoreCycles);
     assert_eq!(paired.reps, (2..17).collect::<Vec<_>>());
-    assert_eq!(
-        first_decision(&paired.treated, &paired.baseline),
-        Some((Verdict::Physical, 5))
-    );
-
-    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
-    let estimate = estimate.unwrap();
-    assert_eq!(step, Step::Decided(Verdict::Physical));
+    let (verdict, rounds, evidence) = decided(&paired);
+    assert_eq!((verdict, rounds), (Some(Verdict::Physical), 12));
+    let estimate = evidence.pooled(&paired).unwrap();
     assert!((0.35..=0.40).contains(&estimate.penalty), "{estimate:?}");
     assert!(
-        estimate.ci95.low > 0.35 && estimate.ci95.high < 0.40,
+        estimate.ci95.low > 0.34 && estimate.ci95.high < 0.41,
         "{estimate:?}"
     );
-    assert_eq!(estimate.reps, 15);
+    assert_eq!(estimate.reps, 12);
+    let old = estimate.mean_based.unwrap();
+    assert!((old.penalty - estimate.penalty).abs() < 0.01, "{old:?}");
 
     assert_eq!(pinning(&reps).status, CheckStatus::Passed);
     assert_eq!(multiplexing(&reps).status, CheckStatus::Passed);
@@ -98,12 +109,10 @@ fn noisy_costs_without_a_penalty_are_virtual() {
     assert!(separate.min >= 0.63 && separate.max <= 0.77, "{separate:?}");
 
     // Siblings are cheaper here: a negative penalty, still virtual.
-    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
-    assert_eq!(step, Step::Decided(Verdict::Virtual));
-    assert!(estimate.unwrap().penalty < 0.0);
-    let (verdict, reps_needed) = first_decision(&paired.treated, &paired.baseline).unwrap();
-    assert_eq!(verdict, Verdict::Virtual);
-    assert!(reps_needed >= RULE.min_reps);
+    let (verdict, rounds, evidence) = decided(&paired);
+    assert_eq!(verdict, Some(Verdict::Virtual));
+    assert!(rounds >= 2 * RULE.min_reps);
+    assert!(evidence.pooled(&paired).unwrap().penalty < 0.0);
 
     // No PMU: the checks say they cannot tell, instead of passing.
     assert_eq!(multiplexing(&reps).status, CheckStatus::Unavailable);
@@ -116,20 +125,20 @@ struct GateCosts {
 }
 
 #[test]
-fn an_interval_straddling_the_threshold_continues_then_is_inconclusive() {
+fn an_interval_straddling_the_threshold_buys_a_batch_then_is_inconclusive() {
     let costs: GateCosts = fixture("gate-straddle.json");
-    let (step, estimate) = decide(&RULE, &costs.siblings[..5], &costs.separate[..5]);
-    let interval = estimate.unwrap().ci95;
-    assert!(interval.low < RULE.threshold && interval.high >= RULE.threshold);
-    assert_eq!(step, Step::Continue);
-
-    let (step, estimate) = decide(&RULE, &costs.siblings, &costs.separate);
-    let estimate = estimate.unwrap();
-    assert!(estimate.ci95.low < RULE.threshold && estimate.ci95.high >= RULE.threshold);
-    assert_eq!(
-        (step, estimate.reps),
-        (Step::Decided(Verdict::Inconclusive), 15)
-    );
+    let paired = PairedCosts {
+        reps: (0..costs.siblings.len()).collect(),
+        treated: costs.siblings,
+        baseline: costs.separate,
+    };
+    let (verdict, rounds, evidence) = decided(&paired);
+    assert_eq!((verdict, rounds), (Some(Verdict::Inconclusive), 14));
+    for batch in &evidence.batches {
+        let interval = &batch.estimate.as_ref().unwrap().ci95;
+        assert!(interval.low < RULE.threshold && interval.high >= RULE.threshold);
+        assert_eq!(batch.side, Some(Side::Straddles));
+    }
 }
 
 #[test]
@@ -156,9 +165,9 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
     let paired = paired_costs(&reps, Arm::Siblings, Arm::Separate, ClockKind::CoreCycles);
     assert_eq!(paired.reps.len(), 13);
     assert!(!paired.reps.contains(&5) && !paired.reps.contains(&9));
-    let (step, estimate) = decide(&RULE, &paired.treated, &paired.baseline);
-    assert_eq!(step, Step::Decided(Verdict::Physical));
-    assert_eq!(estimate.unwrap().reps, 13);
+    let (verdict, rounds, evidence) = decided(&paired);
+    assert_eq!((verdict, rounds), (Some(Verdict::Physical), 12));
+    assert_eq!(evidence.pooled(&paired).unwrap().reps, 12);
 
     let multiplexed = multiplexing(&reps);
     assert_eq!(multiplexed.status, CheckStatus::Failed);

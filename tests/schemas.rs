@@ -233,9 +233,11 @@ fn gate_document_validates() {
             "--warmups",
             "1",
             "--min-reps",
-            "5",
+            "6",
             "--max-reps",
-            "5",
+            "6",
+            "--batch-gap",
+            "0",
         ],
         &[0, 3, 4, 5],
     );

@@ -6,10 +6,13 @@
 
 use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
-use crate::judge::stats::{median, penalty, penalty_centre, penalty_ci95};
+use crate::judge::stats::{
+    median, median_ratio, penalty as penalty_of_medians, penalty_centre, penalty_ci95,
+};
 use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The interval an [`Estimate`] carries (defined with the statistics).
 pub use crate::judge::stats::Interval;
@@ -38,8 +41,9 @@ pub enum Verdict {
     /// No sibling pair among the allowed CPUs: nothing to measure. Distinct
     /// from `Virtual`: a bare-metal host with SMT off is not a VM.
     NoSmt,
-    /// The interval still straddles the threshold after the most repetitions
-    /// allowed: more repetitions or a quieter host are needed.
+    /// The evidence is weak: batches disagreed or none agreed within the
+    /// most batches allowed, or the control failed every time it was
+    /// measured. More repetitions or a quieter host are needed.
     Inconclusive,
 }
 
@@ -56,27 +60,28 @@ impl Verdict {
     }
 }
 
-/// When the gate may stop, and which side of what it must land on.
+/// When the gate may stop, and which side of what it must land on. `pairs`
+/// decides each of its comparisons by the same rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GateRule {
     /// The penalty (a fraction; 0.15 by default) at or above which sharing a
     /// core counts as physical. Real SMT siblings on a port-bound kernel cost
     /// tens of per cent; vCPUs that do not share a host core cost about zero.
     pub threshold: f64,
-    /// Repetitions per arm before the gate may stop early. The interval is
-    /// never computed from fewer than [`crate::judge::stats::MIN_INTERVAL_REPS`].
+    /// Rounds of a batch before it may decide a side. Its interval needs
+    /// [`crate::judge::stats::MIN_MEDIAN_INTERVAL_VALUES`] kept rounds.
     pub min_reps: usize,
-    /// Repetitions per arm after which a straddling interval is inconclusive.
+    /// Rounds after which a batch whose interval still straddles the
+    /// threshold is closed as straddling.
     pub max_reps: usize,
-}
-
-/// Whether to measure another repetition of each arm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// The interval straddles the threshold (or too few repetitions yet).
-    Continue,
-    /// Stop: the verdict is final (`inconclusive` at `max_reps`).
-    Decided(Verdict),
+    /// Batches that must land on one side, with none on the other, for a
+    /// verdict (see [`crate::judge::batches`]).
+    pub batches: usize,
+    /// Batches after which a gate without that agreement is inconclusive.
+    pub max_batches: usize,
+    /// The pause between batches: a burst of host load shorter than it
+    /// cannot reach two batches.
+    pub batch_gap: Duration,
 }
 
 /// The penalty of a treated arm over its baseline, with its interval: the
@@ -84,72 +89,50 @@ pub enum Step {
 /// comparison's probe beside its set over the probe alone.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Estimate {
-    /// The paired estimate at the centre of `ci95` (geometric mean of
-    /// treatedᵢ / baselineᵢ, minus 1): 0.37 is 37 % more.
+    /// The median of the per-round ratios treatedᵢ / baselineᵢ, minus 1:
+    /// 0.37 is 37 % more. (Before 0.2: the geometric mean; see `mean_based`.)
     pub penalty: f64,
     /// median(treated) / median(baseline) − 1, for comparison; with noisy
     /// repetitions it can differ from `penalty`.
     pub penalty_of_medians: f64,
-    /// 95 % confidence interval of the penalty (see [`penalty_ci95`]).
+    /// The distribution-free 95 % interval of `penalty` (see
+    /// [`median_ratio`]).
     pub ci95: Interval,
-    /// Repetitions per arm it comes from (the shorter arm's, if unequal).
+    /// Rounds it comes from (noisy and excluded ones left out).
     pub reps: usize,
+    /// The estimate before 0.2, from the same rounds, kept for one release
+    /// so the two can be compared; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_based: Option<MeanBased>,
 }
 
-/// The penalty of `siblings` over `separate` (costs per repetition) with its
-/// 95 % interval; `None` until each arm has enough valid repetitions.
-pub fn estimate(siblings: &[f64], separate: &[f64]) -> Option<Estimate> {
+/// The mean-based estimate: the geometric mean of the paired ratios with
+/// its t-interval ([`penalty_ci95`]). A burst of host load that covers
+/// every round moves it as far as the median, but a few wild rounds move
+/// it too, where they move the median not at all.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct MeanBased {
+    /// Geometric mean of the per-round ratios, minus 1.
+    pub penalty: f64,
+    /// Its 95 % t-interval.
+    pub ci95: Interval,
+}
+
+/// The penalty of `treated` over `baseline` (costs per round, aligned by
+/// repetition) with its 95 % interval; `None` until there are enough
+/// rounds for the interval.
+pub fn estimate(treated: &[f64], baseline: &[f64]) -> Option<Estimate> {
+    let (penalty, ci95) = median_ratio(treated, baseline)?;
     Some(Estimate {
-        penalty: penalty_centre(siblings, separate)?,
-        penalty_of_medians: penalty(siblings, separate)?,
-        ci95: penalty_ci95(siblings, separate)?,
-        reps: siblings.len().min(separate.len()),
+        penalty,
+        penalty_of_medians: penalty_of_medians(treated, baseline)?,
+        ci95,
+        reps: treated.len(),
+        mean_based: Some(MeanBased {
+            penalty: penalty_centre(treated, baseline)?,
+            ci95: penalty_ci95(treated, baseline)?,
+        }),
     })
-}
-
-/// One look at the costs so far: stop with a verdict, or measure more.
-///
-/// * `physical` when the whole interval is at or above the threshold;
-/// * `virtual` when the whole interval is below it. That includes negative
-///   penalties, where siblings are cheaper: the claim is "sharing a core
-///   costs less than the threshold", not "costs nothing", and siblings that
-///   are cheaper than separate cores are exactly what a guest sees when its
-///   "separate" vCPUs share one host CPU and its "siblings" do not;
-/// * otherwise measure more, and at `max_reps` say `inconclusive` rather
-///   than round a straddling interval to either side.
-///
-/// Never before `min_reps`: an early interval from few repetitions rests on
-/// a noise estimate that is itself noisy. Looking after every repetition
-/// makes a false early stop somewhat likelier than 5 %; the floor, the
-/// t-interval's width at small n, and a threshold far from both typical
-/// outcomes (tens of per cent on real siblings, about zero on vCPUs) keep
-/// that risk small where it matters, and a borderline host straddles until
-/// `max_reps` instead of being decided by chance.
-///
-/// The ratio of medians must agree with the interval too: with an outlier
-/// the two can disagree, and a verdict that contradicts the arms table's
-/// medians is worth another repetition.
-pub fn decide(rule: &GateRule, siblings: &[f64], separate: &[f64]) -> (Step, Option<Estimate>) {
-    let reps = siblings.len().min(separate.len());
-    let estimate = estimate(siblings, separate);
-    let cleared = estimate
-        .as_ref()
-        .filter(|_| reps >= rule.min_reps)
-        .and_then(|e| {
-            let above = e.ci95.low >= rule.threshold && e.penalty_of_medians >= rule.threshold;
-            let below = e.ci95.high < rule.threshold && e.penalty_of_medians < rule.threshold;
-            match (above, below) {
-                (true, _) => Some(Verdict::Physical),
-                (_, true) => Some(Verdict::Virtual),
-                _ => None,
-            }
-        });
-    let step = match cleared {
-        Some(verdict) => Step::Decided(verdict),
-        None if reps >= rule.max_reps => Step::Decided(Verdict::Inconclusive),
-        None => Step::Continue,
-    };
-    (step, estimate)
 }
 
 /// Costs of two interleaved arms aligned by repetition, for the paired
@@ -210,6 +193,12 @@ pub fn paired_costs(
 /// that CPU (a third runnable thread, or the two buffers evicting each
 /// other), and the control measured that.
 pub const CONTROL_RATIO: (f64, f64) = (1.4, 2.8);
+
+/// Times a control is measured at most, the first included, before a
+/// failed one makes the verdict inconclusive: a burst of host load on the
+/// control's CPU fails it as surely as broken pinning does, and does not
+/// last, so a failure is measured again after a pause.
+pub const CONTROL_ATTEMPTS: usize = 3;
 
 /// The control arm: both workers pinned to one logical CPU must cost about
 /// twice what one worker costs alone on that CPU, or pinning is not working
@@ -287,65 +276,6 @@ pub fn control_check(same_cpu: &[f64], alone: &[f64], tick_clock: ClockKind) -> 
 mod tests {
     use super::*;
     use crate::judge::checks::CheckStatus;
-
-    const RULE: GateRule = GateRule {
-        threshold: 0.15,
-        min_reps: 5,
-        max_reps: 15,
-    };
-
-    /// `n` costs around `centre`, ±`noise` in a fixed pattern.
-    fn costs(centre: f64, noise: f64, n: usize) -> Vec<f64> {
-        let pattern = [0.0, 1.0, -1.0, 0.5, -0.5];
-        (0..n)
-            .map(|i| centre * (1.0 + noise * pattern[i % pattern.len()]))
-            .collect()
-    }
-
-    #[test]
-    fn a_clear_penalty_stops_at_min_reps_not_before() {
-        let (siblings, separate) = (costs(1.37, 0.01, 5), costs(1.0, 0.01, 5));
-        assert_eq!(
-            decide(&RULE, &siblings[..4], &separate[..4]).0,
-            Step::Continue
-        );
-        let (step, estimate) = decide(&RULE, &siblings, &separate);
-        assert_eq!(step, Step::Decided(Verdict::Physical));
-        assert_eq!(estimate.unwrap().reps, 5);
-    }
-
-    #[test]
-    fn cheaper_siblings_are_virtual() {
-        let (step, estimate) = decide(&RULE, &costs(0.5, 0.01, 5), &costs(1.0, 0.01, 5));
-        assert_eq!(step, Step::Decided(Verdict::Virtual));
-        assert!(estimate.unwrap().ci95.high < 0.0);
-    }
-
-    #[test]
-    fn straddling_continues_then_is_inconclusive_at_max_reps() {
-        let (siblings, separate) = (costs(1.15, 0.05, 15), costs(1.0, 0.0, 15));
-        assert_eq!(
-            decide(&RULE, &siblings[..10], &separate[..10]).0,
-            Step::Continue
-        );
-        assert_eq!(
-            decide(&RULE, &siblings, &separate).0,
-            Step::Decided(Verdict::Inconclusive)
-        );
-    }
-
-    #[test]
-    fn no_estimate_from_nothing() {
-        assert_eq!(decide(&RULE, &[], &[]), (Step::Continue, None));
-        let rule = GateRule {
-            max_reps: 0,
-            ..RULE
-        };
-        assert_eq!(
-            decide(&rule, &[], &[]),
-            (Step::Decided(Verdict::Inconclusive), None)
-        );
-    }
 
     #[test]
     fn control_accepts_about_twice_the_cost() {

@@ -22,6 +22,7 @@
 //! * [`warnings`] are the notes on the machine and the measurement.
 
 pub mod arms;
+pub mod batches;
 pub mod checks;
 pub mod cost;
 pub mod fleet;

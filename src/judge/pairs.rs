@@ -16,6 +16,7 @@
 //! inconclusive.
 
 use crate::cpuset::CpuSet;
+use crate::judge::batches::{Batch, HostNoise};
 use crate::judge::checks::ExcludedRep;
 use crate::judge::gate::{Estimate, Verdict};
 use crate::judge::stats::median;
@@ -44,6 +45,12 @@ pub struct ComparisonRecord {
     /// whose treated arm is the probe beside the set, and whose baseline is
     /// the probe alone); `None` when too few repetitions survived.
     pub estimate: Option<Estimate>,
+    /// The batches its rounds were measured in (empty in files before 0.2).
+    #[serde(default)]
+    pub batches: Vec<Batch>,
+    /// How noisy the host was while it was measured.
+    #[serde(default)]
+    pub noise: Option<HostNoise>,
     /// The probe's cost per byte beside the set, per kept repetition (on
     /// the tick clock), paired element by element with `alone_costs`.
     pub loaded_costs: Vec<f64>,
@@ -457,6 +464,8 @@ mod tests {
             },
             outcome,
             estimate: None,
+            batches: Vec::new(),
+            noise: None,
             loaded_costs: Vec::new(),
             alone_costs: Vec::new(),
             excluded: Vec::new(),
@@ -619,6 +628,7 @@ mod tests {
                     high: 0.1,
                 },
                 reps: 5,
+                mean_based: None,
             });
         }
         let judged = judge_map(&tested, &published, &records, &tested);

@@ -7,14 +7,20 @@
 //! never claim a penalty below −100 %.
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 use statrs::statistics::Statistics;
 
-/// The fewest repetitions per arm an interval is computed from. With two, the
-/// t quantile has one degree of freedom (12.7 instead of about 2): the
+/// The fewest repetitions per arm a t-interval is computed from. With two,
+/// the t quantile has one degree of freedom (12.7 instead of about 2): the
 /// interval is too wide to decide anything, and a standard deviation from two
 /// points says little about the noise. Three is the smallest honest sample.
 pub const MIN_INTERVAL_REPS: usize = 3;
+
+/// The fewest values a distribution-free 95 % interval of their median
+/// exists for ([`median_interval`]): with five, even the widest interval,
+/// smallest to largest, covers the median only 1 − 2/2⁵ = 93.75 % of the
+/// time; with six, 1 − 2/2⁶ ≈ 96.9 %.
+pub const MIN_MEDIAN_INTERVAL_VALUES: usize = 6;
 
 /// How one quantity varied over the repetitions of an arm: what every table
 /// cell shows next to its median, so no number is quoted without its noise.
@@ -174,6 +180,56 @@ fn welch_log_ratio(treated: &[f64], baseline: &[f64]) -> (f64, f64, f64) {
     (treated.mean() - baseline.mean(), (vt + vb).sqrt(), freedom)
 }
 
+/// The distribution-free 95 % interval of the median of `values`: the
+/// order statistics x₍ₖ₎ and x₍ₙ₊₁₋ₖ₎, with the largest k whose coverage is
+/// still at least 95 %.
+///
+/// Why this interval: it assumes nothing about the noise's shape, only
+/// that the values are independent. How many of n values fall below the
+/// true median is binomial(n, ½), so [x₍ₖ₎, x₍ₙ₊₁₋ₖ₎] misses it with
+/// probability 2·P(B ≤ k − 1). A few wild values (rounds a burst of host
+/// load hit) move neither end unless they outnumber k, where a t-interval's
+/// mean and standard deviation follow every one of them. `None` with fewer
+/// than [`MIN_MEDIAN_INTERVAL_VALUES`] values or a non-finite one.
+pub fn median_interval(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n < MIN_MEDIAN_INTERVAL_VALUES || !values.iter().all(|v| v.is_finite()) {
+        return None;
+    }
+    let below = Binomial::new(0.5, n as u64).ok()?;
+    // The largest k (1-based) with 2·P(B ≤ k − 1) ≤ 5 %; k = 1 always
+    // qualifies from six values up.
+    let k = (1..=n / 2)
+        .take_while(|&k| 2.0 * below.cdf(k as u64 - 1) <= 0.05)
+        .last()?;
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[k - 1], sorted[n - k]))
+}
+
+/// The median of the paired ratios treatedᵢ / baselineᵢ, minus 1, with its
+/// distribution-free 95 % interval ([`median_interval`]): the gate's and
+/// `pairs`' robust estimate. Element i of each arm ran back to back, so the
+/// ratio cancels what the host did to both; a round a burst of load hit in
+/// one arm only is one wild ratio, which the median ignores. `None` for
+/// arms of unequal length, a cost that is not a positive finite number, or
+/// too few rounds for the interval.
+pub fn median_ratio(treated: &[f64], baseline: &[f64]) -> Option<(f64, Interval)> {
+    let positive = |arm: &[f64]| arm.iter().all(|c| c.is_finite() && *c > 0.0);
+    if treated.len() != baseline.len() || !positive(treated) || !positive(baseline) {
+        return None;
+    }
+    let ratios: Vec<f64> = treated.iter().zip(baseline).map(|(t, b)| t / b).collect();
+    let (low, high) = median_interval(&ratios)?;
+    Some((
+        median(&ratios) - 1.0,
+        Interval {
+            low: low - 1.0,
+            high: high - 1.0,
+        },
+    ))
+}
+
 /// `value` with `digits` significant figures in plain decimal notation
 /// ("0.000999981" for 9.99981e-4 at six), for reporting small relative
 /// spreads without pretending to more precision than was measured.
@@ -271,6 +327,37 @@ mod tests {
             None
         );
         assert_eq!(penalty_ci95(&[], &[]), None);
+    }
+
+    #[test]
+    fn the_median_interval_widens_to_the_extremes_at_six_and_narrows_with_more() {
+        assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
+        assert_eq!(
+            median_interval(&[6.0, 1.0, 5.0, 2.0, 4.0, 3.0]),
+            Some((1.0, 6.0))
+        );
+        // n = 9: P(B ≤ 1) = 10/512 ≈ 0.0195, so k = 2; P(B ≤ 2) ≈ 0.09.
+        let nine: Vec<f64> = (1..=9).map(f64::from).collect();
+        assert_eq!(median_interval(&nine), Some((2.0, 8.0)));
+        // n = 20: k = 6 (P(B ≤ 5) ≈ 0.0207, P(B ≤ 6) ≈ 0.0577).
+        let twenty: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(median_interval(&twenty), Some((6.0, 15.0)));
+        assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn a_few_wild_rounds_move_neither_the_median_ratio_nor_its_interval() {
+        let baseline = [1.0; 9];
+        let quiet = [1.02, 0.99, 1.01, 1.0, 0.98, 1.03, 1.0, 0.99, 1.01];
+        let mut burst = quiet;
+        burst[3] = 2.0;
+        let (quiet_penalty, quiet_interval) = median_ratio(&quiet, &baseline).unwrap();
+        let (burst_penalty, burst_interval) = median_ratio(&burst, &baseline).unwrap();
+        assert!(close(quiet_penalty, burst_penalty, 0.011));
+        assert!(burst_interval.high < 0.05, "{burst_interval:?}");
+        assert!(close(quiet_interval.low, burst_interval.low, 1e-12));
+        assert_eq!(median_ratio(&quiet[..5], &baseline[..5]), None);
+        assert_eq!(median_ratio(&quiet, &baseline[..8]), None);
     }
 
     #[test]

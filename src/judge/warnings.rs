@@ -4,6 +4,7 @@
 //! Saved files keep the sentences (as they always did); a note read back
 //! from a file is [`Warning::Recorded`], since only its words were saved.
 
+use crate::judge::batches::HostNoise;
 use crate::measure::ClockKind;
 use crate::measure::stop::StopSignal;
 use crate::probe::Topology;
@@ -34,6 +35,9 @@ pub enum Warning {
     Governors(Vec<String>),
     /// The process may use fewer CPUs than are online.
     RestrictedAffinity { allowed: usize, online: usize },
+    /// The host was noisy while the comparison was measured (see
+    /// [`HostNoise::is_high`]).
+    NoisyHost(HostNoise),
     /// A note as a saved file recorded it.
     Recorded(String),
 }
@@ -144,6 +148,22 @@ impl fmt::Display for Warning {
                 f,
                 "this process may run on {allowed} of {online} online CPUs (cpuset or taskset)"
             ),
+            Warning::NoisyHost(noise) => {
+                write!(f, "the host was noisy: ")?;
+                if let Some(drift) = noise.baseline_drift {
+                    write!(
+                        f,
+                        "the baseline's speed moved {:.0} % between batches, ",
+                        drift * 100.0
+                    )?;
+                }
+                write!(
+                    f,
+                    "{} of {} rounds were flagged as host noise and left out; \
+                     a quieter moment gives firmer numbers",
+                    noise.noisy_rounds, noise.rounds
+                )
+            }
             Warning::Recorded(text) => f.write_str(text),
         }
     }

@@ -44,6 +44,10 @@ pub trait Measure {
         rep: usize,
         warmup: bool,
     ) -> Result<RepOutcome>;
+    /// Waits `gap` between two batches of a comparison, so that the next
+    /// batch sees the host at another moment; a stop signal ends the wait
+    /// early, and is returned.
+    fn pause(&mut self, gap: Duration) -> Option<StopSignal>;
 }
 
 /// How a measurement is configured: the checked `--kernel`, `--rep-ms`,
@@ -137,7 +141,25 @@ impl Measure for EngineSession {
             self.engine.run_shared(placement, work, rep, warmup)?,
         ))
     }
+
+    fn pause(&mut self, gap: Duration) -> Option<StopSignal> {
+        let until = std::time::Instant::now() + gap;
+        loop {
+            if stop::stop_requested() {
+                return Some(stop::stop_signal().unwrap_or(StopSignal::Interrupt));
+            }
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            std::thread::sleep(left.min(PAUSE_SLICE));
+        }
+    }
 }
+
+/// How often a pause looks for a stop signal: a stop is asked to take
+/// effect within a second (see [`stop`]).
+const PAUSE_SLICE: Duration = Duration::from_millis(50);
 
 /// A repetition the engine returned, or the stop that ended it.
 fn outcome(sample: Option<RepSample>) -> RepOutcome {

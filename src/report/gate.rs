@@ -2,8 +2,9 @@
 //! evidence, the notes.
 
 use crate::exit::Outcome;
+use crate::judge::batches::{Batch, HostNoise, NOISY_BASELINE, Side};
 use crate::judge::checks::{Check, CheckStatus};
-use crate::judge::gate::{Estimate, Verdict};
+use crate::judge::gate::{Estimate, MeanBased, Verdict};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
@@ -57,6 +58,15 @@ pub fn render(result: &GateResult, view: &View) -> String {
             arms_table(&result.arms, setup.tick_clock, false, view)
         );
     }
+    for line in batch_lines(&result.batches, result.mean_based.as_ref()) {
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
+    if let Some(noise) = &result.noise {
+        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
+    }
+    for line in control_attempt_lines(&result.control_attempts) {
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
     if let Some(control) = &result.control {
         let control = format!(
             "control (both workers on one CPU): {} — {}",
@@ -74,6 +84,92 @@ pub fn render(result: &GateResult, view: &View) -> String {
         view,
     ));
     out
+}
+
+/// One line per batch: its estimate, its side, its noisy rounds; then the
+/// mean-based estimate of the release before, for comparison.
+pub fn batch_lines(batches: &[Batch], mean_based: Option<&MeanBased>) -> Vec<String> {
+    let mut lines: Vec<String> = batches
+        .iter()
+        .map(|b| {
+            let estimate = b.estimate.as_ref().map_or_else(
+                || "too few kept rounds for an estimate".to_owned(),
+                |e| {
+                    format!(
+                        "{:+.1} % [{:+.1}, {:+.1}] (median of {} paired rounds)",
+                        e.penalty * 100.0,
+                        e.ci95.low * 100.0,
+                        e.ci95.high * 100.0,
+                        e.reps
+                    )
+                },
+            );
+            let side = match b.side {
+                Some(Side::Above) => "above the threshold",
+                Some(Side::Below) => "below the threshold",
+                Some(Side::Straddles) => "straddles the threshold",
+                None => "not finished",
+            };
+            let noisy = match b.noisy_rounds.as_slice() {
+                [] => String::new(),
+                rounds => format!(
+                    "; host noise in round{} {} (baseline off its median by more than {:.0} %), left out",
+                    if rounds.len() == 1 { "" } else { "s" },
+                    rounds
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    NOISY_BASELINE * 100.0
+                ),
+            };
+            format!(
+                "batch {} ({} rounds): {estimate}, {side}{noisy}",
+                b.index,
+                b.rounds.len()
+            )
+        })
+        .collect();
+    if let Some(old) = mean_based {
+        lines.push(format!(
+            "mean-based estimate, as before 0.2 (geometric mean, t-interval): {:+.1} % [{:+.1}, {:+.1}]",
+            old.penalty * 100.0,
+            old.ci95.low * 100.0,
+            old.ci95.high * 100.0
+        ));
+    }
+    lines
+}
+
+/// The earlier measurements of a control that failed and was measured
+/// again, one line each.
+pub fn control_attempt_lines(attempts: &[Check]) -> Vec<String> {
+    attempts
+        .iter()
+        .enumerate()
+        .map(|(attempt, control)| {
+            format!(
+                "control, attempt {} (then measured again): {} — {}",
+                attempt + 1,
+                control.status.as_str(),
+                control.detail
+            )
+        })
+        .collect()
+}
+
+/// How noisy the host was, in one line.
+pub fn noise_line(noise: &HostNoise) -> String {
+    let drift = noise.baseline_drift.map_or_else(
+        || "one batch, so no drift between batches".to_owned(),
+        |d| format!("the baseline moved {:.1} % between batches", d * 100.0),
+    );
+    format!(
+        "host noise: {drift}; {} of {} rounds flagged as host noise{}",
+        noise.noisy_rounds,
+        noise.rounds,
+        if noise.is_high() { " (high)" } else { "" }
+    )
 }
 
 /// A verdict's first lines: an INCOMPLETE banner for a result a signal
@@ -156,10 +252,11 @@ pub fn sentence(
     verdict: Verdict,
     baseline: GateBaseline,
     estimate: Option<&Estimate>,
+    batches: &[Batch],
     threshold: f64,
     control: &Check,
 ) -> String {
-    let mut sentence = measured_sentence(verdict, baseline, estimate, threshold);
+    let mut sentence = measured_sentence(verdict, baseline, estimate, batches, threshold);
     if control.status == CheckStatus::Failed {
         let _ = write!(
             sentence,
@@ -189,6 +286,7 @@ fn measured_sentence(
     verdict: Verdict,
     baseline: GateBaseline,
     estimate: Option<&Estimate>,
+    batches: &[Batch],
     threshold: f64,
 ) -> String {
     let threshold_pct = format!("{:.0} %", threshold * 100.0);
@@ -205,22 +303,30 @@ fn measured_sentence(
     };
     let measured = format!(
         "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than {} \
-         (paired over {} repetitions each; ratio of medians {:+.1} %); threshold {threshold_pct}",
+         (median of {} paired rounds in {} batch{}; ratio of medians {:+.1} %); threshold {threshold_pct}",
         e.ci95.low * 100.0,
         e.ci95.high * 100.0,
         baseline.describe(),
         e.reps,
+        batches.len(),
+        if batches.len() == 1 { "" } else { "es" },
         e.penalty_of_medians * 100.0
     );
+    let sides = |side: Side| batches.iter().any(|b| b.side == Some(side));
     let meaning = match verdict {
         Verdict::Physical => "placement is physical",
         Verdict::Virtual => {
             "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
              whose sibling map is fiction)"
         }
+        Verdict::Inconclusive if sides(Side::Above) && sides(Side::Below) => {
+            "inconclusive: batches measured a pause apart disagree, so the host's load changed \
+             under the measurement; run it again at a quieter moment"
+        }
         Verdict::Inconclusive => {
-            "inconclusive: the interval straddles the threshold; raise --max-reps, \
-             lengthen --rep-ms, or quiet the machine (stop other load, pin the governor)"
+            "inconclusive: the interval straddles the threshold; raise --max-reps or \
+             --max-batches, lengthen --rep-ms, or quiet the machine (stop other load, pin the \
+             governor)"
         }
         Verdict::NoSmt => "no-smt",
     };

@@ -11,7 +11,7 @@ use crate::judge::stats::spread;
 use crate::measure::stop::StopSignal;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
-use crate::report::gate::{evidence_and_notes, verdict_heading};
+use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line, verdict_heading};
 use crate::report::table::fit;
 use crate::report::units::{capitalise, count, percent_change, sig4};
 use crate::report::view::View;
@@ -91,14 +91,23 @@ pub fn render(result: &PairsResult, view: &View) -> String {
     );
     let _ = writeln!(out, "\n{}", view.wrap(&search, 2));
     let unit = result.clock.unit();
+    let options = &result.options;
+    let batches = if options.batches > 0 {
+        format!(
+            " per batch; {} batch{} {} ms apart (at most {}) must agree",
+            options.batches,
+            if options.batches == 1 { "" } else { "es" },
+            options.batch_gap_ms,
+            options.max_batches
+        )
+    } else {
+        String::new()
+    };
     let cost = format!(
         "cost: the probe worker's {unit} per byte (wall time, which sees a vCPU waiting for its \
          host CPU); kernel {}, {} bytes per worker per repetition; each comparison pairs the \
-         probe beside its set with the probe alone, {}–{} repetitions each",
-        result.setup.kernel,
-        result.setup.bytes_per_worker,
-        result.options.min_reps,
-        result.options.max_reps
+         probe beside its set with the probe alone, {}–{} repetitions each{batches}",
+        result.setup.kernel, result.setup.bytes_per_worker, options.min_reps, options.max_reps
     );
     let _ = writeln!(out, "{}", view.wrap(&cost, 2));
     let _ = writeln!(
@@ -112,6 +121,12 @@ pub fn render(result: &PairsResult, view: &View) -> String {
             "… and {} more comparisons (all of them are in --json and --csv)",
             result.comparisons.len() - LISTED_COMPARISONS
         );
+    }
+    if let Some(noise) = &result.noise {
+        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
+    }
+    for line in control_attempt_lines(&result.control_attempts) {
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     if let Some(control) = &result.control {
         let control = format!(

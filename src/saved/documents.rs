@@ -6,8 +6,9 @@
 use super::head::DocumentHead;
 use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
+use crate::judge::batches::{Batch, HostNoise};
 use crate::judge::checks::{Check, ExcludedRep};
-use crate::judge::gate::{Interval, Verdict};
+use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
@@ -116,12 +117,18 @@ pub struct GateResult {
     pub baseline: Option<GateBaseline>,
     /// The plain sentence printed first.
     pub sentence: String,
-    /// Paired estimate at the centre of `ci95` (geometric mean of the
-    /// per-repetition ratios siblings / baseline, minus 1).
+    /// The median of the per-round ratios siblings / baseline, minus 1,
+    /// over every kept round of every batch (before 0.2: their geometric
+    /// mean, now `mean_based`).
     pub penalty: Option<f64>,
     /// median(siblings) / median(baseline) − 1.
     pub penalty_of_medians: Option<f64>,
+    /// The distribution-free 95 % interval of `penalty`.
     pub ci95: Option<Interval>,
+    /// The estimate before 0.2 (geometric mean, t-interval) from the same
+    /// rounds, kept for one release so the two can be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_based: Option<MeanBased>,
     pub threshold: f64,
     pub reps: usize,
     pub clock: Option<ClockKind>,
@@ -131,6 +138,17 @@ pub struct GateResult {
     pub setup: Option<MeasurementSetup>,
     pub arms: Vec<ArmStats>,
     pub control: Option<Check>,
+    /// Earlier measurements of a control that failed, in order; `control`
+    /// is the last one. Empty when the first passed.
+    #[serde(default)]
+    pub control_attempts: Vec<Check>,
+    /// The batches the rounds were measured in, and each one's side of
+    /// the threshold (empty in files before 0.2).
+    #[serde(default)]
+    pub batches: Vec<Batch>,
+    /// How noisy the host was while the gate measured.
+    #[serde(default)]
+    pub noise: Option<HostNoise>,
     pub excluded: Vec<ExcludedRep>,
     pub warnings: Vec<Warning>,
     /// Every raw repetition, warm-ups included (marked).
@@ -189,8 +207,17 @@ pub struct RunResult {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairsOptions {
     pub threshold: f64,
+    /// Rounds of a batch (before 0.2: of a comparison) before it may decide.
     pub min_reps: usize,
     pub max_reps: usize,
+    /// Batches that must agree, at most `max_batches`, `batch_gap_ms`
+    /// apart (0 in files before 0.2, which measured in one stretch).
+    #[serde(default)]
+    pub batches: usize,
+    #[serde(default)]
+    pub max_batches: usize,
+    #[serde(default)]
+    pub batch_gap_ms: u64,
     pub warmups: usize,
     pub rep_ms: u64,
     pub kernel: String,
@@ -236,7 +263,15 @@ pub struct PairsResult {
     pub comparisons: Vec<ComparisonRecord>,
     pub effort: PairsEffort,
     /// Both workers on the first CPU against one alone there.
+    /// How noisy the host was over every comparison: noisy rounds summed,
+    /// the largest drift of one comparison's baseline between its batches.
+    #[serde(default)]
+    pub noise: Option<HostNoise>,
     pub control: Option<Check>,
+    /// Earlier measurements of a control that failed, in order; `control`
+    /// is the last one. Empty when the first passed.
+    #[serde(default)]
+    pub control_attempts: Vec<Check>,
     /// Pinning over every measured repetition.
     pub pinning: Check,
     pub setup: MeasurementSetup,

@@ -7,16 +7,22 @@
 
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
-use crate::judge::checks::excluded_reps;
+use crate::judge::batches::{Evidence, Next};
+use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
-use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict};
+use crate::judge::gate::{self, CONTROL_ATTEMPTS, GateRule, Verdict};
 use crate::judge::warnings::Warning;
-use crate::measure::Measure;
+use crate::measure::{Measure, RepSample};
 use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
 use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentKind, GateResult};
 use anyhow::Result;
+
+/// Rounds at the start of the first batch that measure the control arms
+/// too (and each time a failed control is measured again): its check
+/// compares medians, so a few rounds do.
+const CONTROL_ROUNDS: usize = 5;
 
 /// Runs the gate on `topology` and returns its whole result; the caller
 /// renders it and turns the verdict into an exit status.
@@ -39,6 +45,7 @@ pub fn gate_session<M: Measure>(
                 penalty: None,
                 penalty_of_medians: None,
                 ci95: None,
+                mean_based: None,
                 threshold: rule.threshold,
                 reps: 0,
                 clock: None,
@@ -47,6 +54,9 @@ pub fn gate_session<M: Measure>(
                 setup: None,
                 arms: Vec::new(),
                 control: None,
+                control_attempts: Vec::new(),
+                batches: Vec::new(),
+                noise: None,
                 excluded: Vec::new(),
                 warnings,
                 samples: Vec::new(),
@@ -62,14 +72,11 @@ pub fn gate_session<M: Measure>(
     let same_cpu = pairs.placement(Arm::SameCpu);
     let alone = pairs.placement(Arm::Alone);
     // The control: both workers on one CPU against one worker alone there.
-    let mut control: Vec<&Placement> = vec![&same_cpu];
+    let control_arms: Vec<&Placement> = vec![&same_cpu, &alone];
+    let mut every_arm: Vec<&Placement> = vec![&siblings, &against, &same_cpu];
     if baseline != GateBaseline::Alone {
-        control.push(&alone);
+        every_arm.push(&alone);
     }
-    let every_arm: Vec<&Placement> = [&siblings, &against]
-        .into_iter()
-        .chain(control.iter().copied())
-        .collect();
 
     let mut recorded = Recorded::default();
     for warmup in 0..setup.warmups {
@@ -78,12 +85,14 @@ pub fn gate_session<M: Measure>(
             break;
         }
     }
-    let mut decision: (Verdict, Option<Estimate>) = (Verdict::Inconclusive, None);
-    let mut rep = 0;
-    while recorded.stopped.is_none() && rep < rule.max_reps {
-        let index = setup.warmups + rep;
-        // ABAB: both arms see the same drift; the control only needs a few.
-        let round = if rep < rule.min_reps {
+    let mut evidence = Evidence::default();
+    let mut decided = Verdict::Inconclusive;
+    let mut index = setup.warmups;
+    let total = rule.max_reps * rule.max_batches;
+    'batches: while recorded.stopped.is_none() {
+        // ABAB: both arms see the same drift; the control only needs a few
+        // rounds, at the start.
+        let round = if index - setup.warmups < CONTROL_ROUNDS {
             &every_arm[..]
         } else {
             &every_arm[..2]
@@ -91,7 +100,6 @@ pub fn gate_session<M: Measure>(
         if !recorded.measure_round(measure, round, index, false)? {
             break;
         }
-        rep += 1;
         // Pairs stay aligned by repetition: an excluded rep drops its partner.
         let paired = gate::paired_costs(
             &recorded.samples,
@@ -99,51 +107,108 @@ pub fn gate_session<M: Measure>(
             baseline.arm(),
             setup.clock,
         );
-        let (step, estimate) = gate::decide(rule, &paired.treated, &paired.baseline);
+        let next = evidence.round_measured(rule, index, &paired);
+        index += 1;
         progress.update(&format!(
-            "gate: repetition {rep}/{} (at most){}",
-            rule.max_reps,
-            estimate
-                .as_ref()
+            "gate: batch {}, repetition {}/{total} (at most){}",
+            evidence.batches.len(),
+            index - setup.warmups,
+            evidence
+                .batches
+                .last()
+                .and_then(|b| b.estimate.as_ref())
                 .map(|e| format!(", penalty {:+.1} %", e.penalty * 100.0))
                 .unwrap_or_default()
         ));
-        decision = (Verdict::Inconclusive, estimate);
-        if let Step::Decided(verdict) = step {
-            decision.0 = verdict;
+        match next {
+            Next::Round => {}
+            Next::Batch => {
+                progress.update(&format!(
+                    "gate: batch {} done, pausing {} ms",
+                    evidence.batches.len(),
+                    rule.batch_gap.as_millis()
+                ));
+                if !recorded.pause(measure, rule.batch_gap) {
+                    break 'batches;
+                }
+            }
+            Next::Decided(verdict) => {
+                decided = verdict;
+                break;
+            }
+        }
+    }
+    let paired = gate::paired_costs(
+        &recorded.samples,
+        Arm::Siblings,
+        baseline.arm(),
+        setup.clock,
+    );
+    let estimate = evidence.pooled(&paired);
+
+    // A time-sliced thread's own cycle counter stops while it waits, so the
+    // control is judged on the tick clock, which every sample records.
+    let control_of = |samples: &[RepSample], rounds: &[usize]| {
+        let excluded = excluded_reps(samples);
+        let tick_costs = |p: &Placement| -> Vec<f64> {
+            measured(samples, p.arm, &excluded)
+                .into_iter()
+                .filter(|r| rounds.contains(&r.rep))
+                .filter_map(|r| rep_cost(r, setup.tick_clock))
+                .collect()
+        };
+        gate::control_check(
+            &tick_costs(&same_cpu),
+            &tick_costs(&alone),
+            setup.tick_clock,
+        )
+    };
+    let first_rounds: Vec<usize> = (setup.warmups..index).collect();
+    let mut control = control_of(&recorded.samples, &first_rounds);
+    // A failed control is measured again before it may cost a verdict.
+    let mut control_attempts = Vec::new();
+    while control.status == CheckStatus::Failed
+        && decided != Verdict::Inconclusive
+        && control_attempts.len() + 1 < CONTROL_ATTEMPTS
+        && recorded.pause(measure, rule.batch_gap)
+    {
+        progress.update(&format!(
+            "gate: the control failed; measuring it again ({}/{})",
+            control_attempts.len() + 2,
+            CONTROL_ATTEMPTS
+        ));
+        let rounds: Vec<usize> = (index..index + CONTROL_ROUNDS).collect();
+        for &rep in &rounds {
+            if !recorded.measure_round(measure, &control_arms, rep, false)? {
+                break;
+            }
+        }
+        index += CONTROL_ROUNDS;
+        if recorded.stopped.is_some() {
             break;
         }
+        control_attempts.push(std::mem::replace(
+            &mut control,
+            control_of(&recorded.samples, &rounds),
+        ));
     }
     progress.done();
 
     let samples = recorded.samples;
     let excluded = excluded_reps(&samples);
-    let (decided, estimate) = decision;
     let measured_of = |p: &Placement| measured(&samples, p.arm, &excluded);
     let arms = every_arm
         .iter()
         .map(|p| arm_stats(p, &measured_of(p), &setup))
         .collect();
-    // A time-sliced thread's own cycle counter stops while it waits, so the
-    // control is judged on the tick clock, which every sample records.
-    let tick_costs = |p: &Placement| -> Vec<f64> {
-        measured_of(p)
-            .into_iter()
-            .filter_map(|r| rep_cost(r, setup.tick_clock))
-            .collect()
-    };
-    let control = gate::control_check(
-        &tick_costs(&same_cpu),
-        &tick_costs(&alone),
-        setup.tick_clock,
-    );
     let verdict = gate::final_verdict(decided, &control, recorded.stopped.is_some());
     let sentence = match recorded.stopped {
-        Some(signal) => report::gate::stopped_sentence(signal, rep, rule.max_reps),
+        Some(signal) => report::gate::stopped_sentence(signal, index - setup.warmups, total),
         None => report::gate::sentence(
             verdict,
             baseline,
             estimate.as_ref(),
+            &evidence.batches,
             rule.threshold,
             &control,
         ),
@@ -151,6 +216,10 @@ pub fn gate_session<M: Measure>(
     if let Some(signal) = recorded.stopped {
         head.complete = false;
         warnings.insert(0, Warning::Incomplete(signal));
+    }
+    let noise = evidence.noise();
+    if let Some(noise) = noise.as_ref().filter(|n| n.is_high()) {
+        warnings.push(Warning::NoisyHost(noise.clone()));
     }
     Ok(GateResult {
         head,
@@ -161,6 +230,7 @@ pub fn gate_session<M: Measure>(
         penalty: estimate.as_ref().map(|e| e.penalty),
         penalty_of_medians: estimate.as_ref().map(|e| e.penalty_of_medians),
         ci95: estimate.as_ref().map(|e| e.ci95.clone()),
+        mean_based: estimate.as_ref().and_then(|e| e.mean_based.clone()),
         threshold: rule.threshold,
         reps: estimate.as_ref().map_or(0, |e| e.reps),
         clock: Some(setup.clock),
@@ -169,6 +239,9 @@ pub fn gate_session<M: Measure>(
         setup: Some(setup),
         arms,
         control: Some(control),
+        control_attempts,
+        batches: evidence.batches,
+        noise,
         excluded,
         warnings,
         samples,

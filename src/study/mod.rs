@@ -146,6 +146,15 @@ impl Recorded {
         }
     }
 
+    /// Pauses `gap` between batches; `false` once a stop signal arrived
+    /// (now or earlier).
+    pub fn pause<M: Measure>(&mut self, measure: &mut M, gap: std::time::Duration) -> bool {
+        if self.stopped.is_none() {
+            self.stopped = measure.pause(gap);
+        }
+        self.stopped.is_none()
+    }
+
     /// Measures each placement once, in order, as repetition `rep`; `false`
     /// when a stop signal ended the round. A round is kept whole or not at
     /// all, so every arm keeps the same repetitions and their pairing.

@@ -15,9 +15,10 @@
 
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::cpuset::CpuSet;
+use crate::judge::batches::{Evidence, HostNoise, Next};
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
-use crate::judge::gate::{self, Estimate, GateRule, Step, Verdict, control_check};
+use crate::judge::gate::{CONTROL_ATTEMPTS, GateRule, PairedCosts, Verdict, control_check};
 use crate::judge::pairs::{ComparisonRecord, contention, judge_map, map_verdict, published_groups};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
@@ -74,7 +75,7 @@ pub fn pairs_study<M: Measure>(
     let began = Instant::now();
     let mut tally = Tally::default();
 
-    let (control, control_run) = same_cpu_control(
+    let (mut control, mut control_run) = same_cpu_control(
         measure,
         tested.cpus()[0],
         setup.warmups + rule.min_reps,
@@ -83,6 +84,27 @@ pub fn pairs_study<M: Measure>(
         progress,
     )?;
     tally.add(&control_run.samples, "control ");
+    // A failed control is measured again, after a pause, before it may
+    // make the map inconclusive (see `CONTROL_ATTEMPTS`).
+    let mut control_attempts = Vec::new();
+    while let Some(failed) = control.take_if(|c| c.status == CheckStatus::Failed) {
+        if control_attempts.len() + 1 >= CONTROL_ATTEMPTS {
+            control = Some(failed);
+            break;
+        }
+        if let Some(signal) = measure.pause(rule.batch_gap) {
+            control = Some(failed);
+            control_run.stopped = Some(signal);
+            break;
+        }
+        control_attempts.push(failed);
+        let again;
+        (control, again) =
+            same_cpu_control(measure, tested.cpus()[0], rule.min_reps, 0, clock, progress)?;
+        tally.add(&again.samples, "control ");
+        control_run.samples.extend(again.samples);
+        control_run.stopped = again.stopped;
+    }
 
     let deadline = options.time_budget.map(|budget| began + budget);
     let searched = if control_run.stopped.is_none() {
@@ -111,6 +133,10 @@ pub fn pairs_study<M: Measure>(
     if let Some(signal) = stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }
+    let noise = HostNoise::combined(comparisons.iter().filter_map(|c| c.noise.as_ref()));
+    if let Some(noise) = noise.as_ref().filter(|n| n.is_high()) {
+        warnings.push(Warning::NoisyHost(noise.clone()));
+    }
     let sentence =
         report::pairs::sentence(verdict, &map, control.as_ref(), budget_exhausted, stopped);
     let effort = PairsEffort {
@@ -136,6 +162,9 @@ pub fn pairs_study<M: Measure>(
             threshold: rule.threshold,
             min_reps: rule.min_reps,
             max_reps: rule.max_reps,
+            batches: rule.batches,
+            max_batches: rule.max_batches,
+            batch_gap_ms: u64::try_from(rule.batch_gap.as_millis()).unwrap_or(u64::MAX),
             warmups: setup.warmups,
             rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
             kernel: options.measure.kernel.clone(),
@@ -147,7 +176,9 @@ pub fn pairs_study<M: Measure>(
         map,
         comparisons,
         effort,
+        noise,
         control,
+        control_attempts,
         pinning: tally.pinning.check(),
         setup,
         warnings,
@@ -253,17 +284,21 @@ fn search_comparisons<M: Measure>(
             .collect();
         while !running.is_empty() {
             searched.budget_exhausted = deadline.is_some_and(|d| Instant::now() >= d);
-            if !searched.budget_exhausted {
+            if !searched.budget_exhausted && searched.stopped.is_none() {
                 let left = search.estimated_remaining() + running.len();
                 let eta = eta(comparisons, left);
-                for comparison in &mut running {
+                // Each comparison's open batch, round-robin; a comparison
+                // whose batch closed waits for the others, so every batch
+                // of this set is measured in the same stretch of time and
+                // one pause separates it from the next.
+                for comparison in running.iter_mut().filter(|c| c.next == Next::Round) {
                     progress.update(&format!(
-                        "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, repetition {}/{}{}",
+                        "pairs: comparison {} (~{left} left{eta}): CPU {} beside {}, batch {}, repetition {}{}",
                         comparison.index,
                         comparison.comparison.probe,
                         comparison.comparison.against,
+                        comparison.evidence.batches.len().max(1),
                         comparison.rounds + 1,
-                        rule.max_reps,
                         comparison.penalty_so_far()
                     ));
                     if !comparison.round(measure, rule, clock)? {
@@ -281,14 +316,31 @@ fn search_comparisons<M: Measure>(
                 comparisons.sort_by_key(|c| c.index);
                 return Ok(searched);
             }
-            let (done, still): (Vec<Running>, Vec<Running>) =
-                running.into_iter().partition(|c| c.verdict.is_some());
+            if running.iter().any(|c| c.next == Next::Round) {
+                continue;
+            }
+            let (done, still): (Vec<Running>, Vec<Running>) = running
+                .into_iter()
+                .partition(|c| matches!(c.next, Next::Decided(_)));
             for decided in done {
                 let record = decided.finish(tally);
                 search.record(&record.comparison, record.outcome);
                 comparisons.push(record);
             }
             running = still;
+            if !running.is_empty() {
+                progress.update(&format!(
+                    "pairs: {} comparisons need another batch; pausing {} ms",
+                    running.len(),
+                    rule.batch_gap.as_millis()
+                ));
+                if let Some(signal) = measure.pause(rule.batch_gap) {
+                    searched.stopped = Some(signal);
+                }
+                for comparison in &mut running {
+                    comparison.next = Next::Round;
+                }
+            }
         }
     }
     comparisons.sort_by_key(|c| c.index);
@@ -304,10 +356,11 @@ struct Running {
     recorded: Recorded,
     /// Rounds measured (each one repetition of both arms).
     rounds: usize,
-    costs: (Vec<f64>, Vec<f64>),
-    estimate: Option<Estimate>,
-    /// Set once the gate's rule decided it.
-    verdict: Option<Verdict>,
+    costs: PairedCosts,
+    /// Its batches so far, judged by the gate's rule.
+    evidence: Evidence,
+    /// What its evidence asked for after the last round.
+    next: Next,
     seconds: f64,
 }
 
@@ -320,15 +373,15 @@ impl Running {
             comparison,
             recorded: Recorded::default(),
             rounds: 0,
-            costs: (Vec::new(), Vec::new()),
-            estimate: None,
-            verdict: None,
+            costs: PairedCosts::default(),
+            evidence: Evidence::default(),
+            next: Next::Round,
             seconds: 0.0,
         }
     }
 
     /// Measures one more round, alone and beside in swapped order every
-    /// round, and decides if the rule can; `false` when a stop signal came.
+    /// round, and judges its batch; `false` when a stop signal came.
     fn round<M: Measure>(
         &mut self,
         measure: &mut M,
@@ -348,23 +401,18 @@ impl Running {
         if !measured {
             return Ok(false);
         }
-        self.rounds += 1;
         self.costs = probe_costs(&self.recorded.samples, clock);
-        let (step, estimate) = gate::decide(rule, &self.costs.0, &self.costs.1);
-        self.estimate = estimate;
-        self.verdict = match step {
-            Step::Decided(verdict) => Some(verdict),
-            // Excluded repetitions do not buy more rounds than the rule allows.
-            Step::Continue if self.rounds >= rule.max_reps => Some(Verdict::Inconclusive),
-            Step::Continue => None,
-        };
+        self.next = self.evidence.round_measured(rule, self.rounds, &self.costs);
+        self.rounds += 1;
         Ok(true)
     }
 
     /// ", penalty +95.6 %" once there is an estimate.
     fn penalty_so_far(&self) -> String {
-        self.estimate
-            .as_ref()
+        self.evidence
+            .batches
+            .last()
+            .and_then(|b| b.estimate.as_ref())
             .map(|e| format!(", penalty {:+.1} %", e.penalty * 100.0))
             .unwrap_or_default()
     }
@@ -375,12 +423,18 @@ impl Running {
             &self.recorded.samples,
             &format!("comparison {} ", self.index),
         );
+        let verdict = match self.next {
+            Next::Decided(verdict) => verdict,
+            Next::Round | Next::Batch => Verdict::Inconclusive,
+        };
         ComparisonRecord {
             index: self.index,
-            outcome: contention(self.verdict.unwrap_or(Verdict::Inconclusive)),
-            estimate: self.estimate,
-            loaded_costs: self.costs.0,
-            alone_costs: self.costs.1,
+            outcome: contention(verdict),
+            estimate: self.evidence.pooled(&self.costs),
+            noise: self.evidence.noise(),
+            batches: self.evidence.batches,
+            loaded_costs: self.costs.treated,
+            alone_costs: self.costs.baseline,
             excluded: excluded_reps(&self.recorded.samples),
             seconds: self.seconds,
             comparison: self.comparison,
@@ -390,7 +444,7 @@ impl Running {
 
 /// The probe worker's costs per byte, loaded and alone, paired by
 /// repetition; a repetition excluded in either arm drops its partner.
-fn probe_costs(samples: &[RepSample], clock: ClockKind) -> (Vec<f64>, Vec<f64>) {
+fn probe_costs(samples: &[RepSample], clock: ClockKind) -> PairedCosts {
     let excluded = excluded_reps(samples);
     let cost = |arm: Arm, rep: usize| {
         if excluded.iter().any(|e| e.covers(arm, rep)) {
@@ -400,15 +454,16 @@ fn probe_costs(samples: &[RepSample], clock: ClockKind) -> (Vec<f64>, Vec<f64>) 
         let probe = sample.workers.iter().find(|w| w.worker == 0)?;
         worker_cost_per_byte(probe, clock)
     };
-    let mut paired = (Vec::new(), Vec::new());
+    let mut paired = PairedCosts::default();
     let reps = samples
         .iter()
         .filter(|s| s.arm == Arm::Loaded)
         .map(|s| s.rep);
     for rep in reps {
         if let (Some(loaded), Some(alone)) = (cost(Arm::Loaded, rep), cost(Arm::Alone, rep)) {
-            paired.0.push(loaded);
-            paired.1.push(alone);
+            paired.treated.push(loaded);
+            paired.baseline.push(alone);
+            paired.reps.push(rep);
         }
     }
     paired

@@ -21,8 +21,9 @@ pub const TWO_WORKER_RUN: &[&str] = &[
     "5",
 ];
 
-/// A short `pairs` search: three repetitions a comparison and no
-/// warm-ups, so a host with many CPUs is quick too. Add the outputs.
+/// A short `pairs` search: one batch of six rounds a comparison, no
+/// pause and no warm-ups, so a host with many CPUs is quick too. Add the
+/// outputs.
 pub const SHORT_PAIRS: &[&str] = &[
     "pairs",
     "--rep-ms",
@@ -30,9 +31,15 @@ pub const SHORT_PAIRS: &[&str] = &[
     "--warmups",
     "0",
     "--min-reps",
-    "3",
+    "6",
     "--max-reps",
-    "3",
+    "6",
+    "--batches",
+    "1",
+    "--max-batches",
+    "1",
+    "--batch-gap",
+    "0",
 ];
 
 /// Whether [`TWO_WORKER_RUN`] can place its workers here (CPUs 0 and 1

@@ -19,6 +19,8 @@
 //! a terminal, so anything the product prints only "when stderr is a
 //! terminal" shows up there too. [`GuestRun::json`] copes with that.
 
+pub mod noise;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -319,8 +321,13 @@ impl Arm64Guest {
 
 /// The static x86_64 `placement-study` that [`Guest::boot`] runs, built on
 /// first use; panics with cargo's output when it does not build.
+/// `GUEST_BINARY=PATH` boots another static build instead (an older
+/// release, to compare its gate with this one's).
 pub fn static_binary() -> &'static Path {
-    built(&STATIC_BINARY, build_static_binary)
+    built(&STATIC_BINARY, || match std::env::var_os("GUEST_BINARY") {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => build_static_binary(),
+    })
 }
 
 /// The binary a `OnceLock` holds, built with `build` on first use; panics

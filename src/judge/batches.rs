@@ -1,0 +1,290 @@
+//! Evidence spread in time: a penalty decided batch by batch, so that one
+//! burst of load on the host cannot decide it.
+//!
+//! A gate's repetitions used to last about a second in all. One burst of
+//! load on the host during that second (another tenant, or the
+//! hypervisor's own threads) slowed every repetition of one arm alike, and
+//! a t-interval over them saw a steady penalty, not noise: a 1-core guest
+//! whose two threads ran on separate host CPUs was once called physical at
+//! +46 %. So a comparison (the gate's, or each of `pairs`') measures its
+//! paired rounds in batches, with a pause between them
+//! ([`GateRule::batch_gap`]), and:
+//!
+//! * a round whose baseline cost is far off its batch's median
+//!   ([`NOISY_BASELINE`]) is host noise: flagged, shown, and kept out of
+//!   every estimate (the baseline is the arm that should not change, so a
+//!   baseline that did saw the host, not the placement);
+//! * each batch decides a side of the threshold on its own: the
+//!   distribution-free interval of its median ratio
+//!   ([`crate::judge::stats::median_ratio`]) wholly above or below, or it
+//!   straddles after the most rounds a batch may take;
+//! * a verdict needs [`GateRule::batches`] batches on one side, none on the
+//!   other, and the pooled estimate of every kept round on that side too.
+//!   A batch that straddles buys another batch; a batch on the other side
+//!   makes the verdict inconclusive at once, since no later batch can make
+//!   every batch agree; and after [`GateRule::max_batches`] it is
+//!   inconclusive too.
+//!
+//! A burst now has to cover nearly every round of two batches a pause
+//! apart, on the right CPU, to pass for a penalty; one that covers a single
+//! batch costs a batch, or makes the verdict inconclusive, but never wrong.
+
+use crate::judge::gate::{Estimate, GateRule, PairedCosts, Verdict, estimate};
+use crate::judge::stats::median;
+use serde::{Deserialize, Serialize};
+
+/// How far (a fraction) a round's baseline cost may be from its batch's
+/// median before the round counts as host noise. On a quiet host a
+/// baseline repetition strays a few per cent (CVs of 1–3 % in our guests);
+/// a burst on the baseline's CPU doubles it.
+pub const NOISY_BASELINE: f64 = 0.2;
+
+/// Where a batch's interval lies against the threshold.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    /// Wholly at or above it (the gate: physical; `pairs`: shares).
+    Above,
+    /// Wholly below it (virtual; apart).
+    Below,
+    /// Across it after the most rounds a batch may take.
+    Straddles,
+}
+
+/// One batch of paired rounds and what it says on its own.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Batch {
+    /// 1-based, in the order measured.
+    pub index: usize,
+    /// The repetition numbers of its rounds.
+    pub rounds: Vec<usize>,
+    /// Rounds whose baseline was more than [`NOISY_BASELINE`] off the
+    /// batch's median: host noise, kept out of every estimate.
+    pub noisy_rounds: Vec<usize>,
+    /// The median baseline cost of its kept rounds: how the host's speed
+    /// moved between batches.
+    pub baseline_median: Option<f64>,
+    /// Its own estimate, from its kept rounds.
+    pub estimate: Option<Estimate>,
+    /// Its side of the threshold; `None` while it is still being measured
+    /// (saved so only when a stop signal ended it).
+    pub side: Option<Side>,
+}
+
+/// What to measure next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Another round of the open batch.
+    Round,
+    /// Pause, then start another batch.
+    Batch,
+    /// Stop: the verdict is final.
+    Decided(Verdict),
+}
+
+/// How noisy the host was while a comparison was measured.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HostNoise {
+    /// The batches' baseline medians, highest over lowest, minus 1: how far
+    /// the host's speed moved between batches (`None` from one batch).
+    pub baseline_drift: Option<f64>,
+    /// Rounds flagged as host noise.
+    pub noisy_rounds: usize,
+    /// Rounds measured in all batches.
+    pub rounds: usize,
+}
+
+/// A baseline drift between batches above which the text view names the
+/// noise: a quiet host stays within a few per cent.
+pub const HIGH_DRIFT: f64 = 0.1;
+
+/// A share of noisy rounds above which the text view names the noise.
+pub const HIGH_NOISY_SHARE: f64 = 0.1;
+
+impl HostNoise {
+    /// The noise of `batches`; `None` before any round.
+    pub fn of(batches: &[Batch]) -> Option<HostNoise> {
+        let rounds: usize = batches.iter().map(|b| b.rounds.len()).sum();
+        if rounds == 0 {
+            return None;
+        }
+        let medians: Vec<f64> = batches.iter().filter_map(|b| b.baseline_median).collect();
+        let (low, high) = medians
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
+        Some(HostNoise {
+            baseline_drift: (medians.len() >= 2 && low > 0.0).then(|| high / low - 1.0),
+            noisy_rounds: batches.iter().map(|b| b.noisy_rounds.len()).sum(),
+            rounds,
+        })
+    }
+
+    /// The noise of several comparisons together (`pairs`): their noisy
+    /// rounds summed, and the largest drift any one of them saw (drifts of
+    /// different CPUs' baselines do not compare); `None` from none.
+    pub fn combined<'a>(noises: impl Iterator<Item = &'a HostNoise>) -> Option<HostNoise> {
+        noises.fold(None, |total: Option<HostNoise>, one| {
+            Some(match total {
+                None => one.clone(),
+                Some(total) => HostNoise {
+                    baseline_drift: match (total.baseline_drift, one.baseline_drift) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    },
+                    noisy_rounds: total.noisy_rounds + one.noisy_rounds,
+                    rounds: total.rounds + one.rounds,
+                },
+            })
+        })
+    }
+
+    /// The share of rounds flagged as host noise.
+    pub fn noisy_share(&self) -> f64 {
+        self.noisy_rounds as f64 / self.rounds.max(1) as f64
+    }
+
+    /// Noisy enough that a reader should be told.
+    pub fn is_high(&self) -> bool {
+        self.baseline_drift.is_some_and(|d| d > HIGH_DRIFT) || self.noisy_share() > HIGH_NOISY_SHARE
+    }
+}
+
+/// One comparison's batches so far. The study measures a round, tells
+/// [`Evidence::round_measured`] its repetition number and the paired costs
+/// of every round so far, and does what it says next.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evidence {
+    /// Every batch, the open one (side `None`) last.
+    pub batches: Vec<Batch>,
+}
+
+impl Evidence {
+    /// Round `rep` of the open batch (a new one, if none is open) was
+    /// measured; `paired` holds every round's costs so far, aligned by
+    /// repetition. Judges the open batch again, then the batches together.
+    pub fn round_measured(&mut self, rule: &GateRule, rep: usize, paired: &PairedCosts) -> Next {
+        if self.batches.last().is_none_or(|b| b.side.is_some()) {
+            let index = self.batches.len() + 1;
+            self.batches.push(Batch {
+                index,
+                rounds: Vec::new(),
+                noisy_rounds: Vec::new(),
+                baseline_median: None,
+                estimate: None,
+                side: None,
+            });
+        }
+        let open = self.batches.last_mut().expect("a batch was just opened");
+        open.rounds.push(rep);
+        *open = judge_batch(rule, open.index, std::mem::take(&mut open.rounds), paired);
+        self.next(rule, paired)
+    }
+
+    /// What the batches say together; see the module docs.
+    fn next(&self, rule: &GateRule, paired: &PairedCosts) -> Next {
+        if self.batches.last().is_some_and(|b| b.side.is_none()) {
+            return Next::Round;
+        }
+        let count = |side: Side| self.batches.iter().filter(|b| b.side == Some(side)).count();
+        let (above, below) = (count(Side::Above), count(Side::Below));
+        let pooled = self.pooled(paired);
+        let pooled_side = pooled.as_ref().and_then(|e| side_of(rule, e));
+        if above > 0 && below > 0 {
+            Next::Decided(Verdict::Inconclusive)
+        } else if above >= rule.batches && pooled_side == Some(Side::Above) {
+            Next::Decided(Verdict::Physical)
+        } else if below >= rule.batches && pooled_side == Some(Side::Below) {
+            Next::Decided(Verdict::Virtual)
+        } else if self.batches.len() >= rule.max_batches {
+            Next::Decided(Verdict::Inconclusive)
+        } else {
+            Next::Batch
+        }
+    }
+
+    /// The estimate from every kept round of every batch: the headline.
+    pub fn pooled(&self, paired: &PairedCosts) -> Option<Estimate> {
+        let kept = |rep: &usize| {
+            self.batches
+                .iter()
+                .any(|b| b.rounds.contains(rep) && !b.noisy_rounds.contains(rep))
+        };
+        let (treated, baseline) = select(paired, kept);
+        estimate(&treated, &baseline)
+    }
+
+    /// How noisy the host was; see [`HostNoise`].
+    pub fn noise(&self) -> Option<HostNoise> {
+        HostNoise::of(&self.batches)
+    }
+}
+
+/// The treated and baseline costs of the rounds `keep` accepts.
+fn select(paired: &PairedCosts, keep: impl Fn(&usize) -> bool) -> (Vec<f64>, Vec<f64>) {
+    paired
+        .reps
+        .iter()
+        .zip(paired.treated.iter().zip(&paired.baseline))
+        .filter(|(rep, _)| keep(rep))
+        .map(|(_, (t, b))| (*t, *b))
+        .unzip()
+}
+
+/// Batch `index` of `rounds`, judged from their paired costs (a round
+/// whose pair was excluded is simply absent from `paired`).
+fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &PairedCosts) -> Batch {
+    let in_batch: Vec<(usize, f64, f64)> = paired
+        .reps
+        .iter()
+        .zip(paired.treated.iter().zip(&paired.baseline))
+        .filter(|(rep, _)| rounds.contains(rep))
+        .map(|(rep, (t, b))| (*rep, *t, *b))
+        .collect();
+    let baselines: Vec<f64> = in_batch.iter().map(|(_, _, b)| *b).collect();
+    let typical = median(&baselines);
+    let noisy_rounds: Vec<usize> = in_batch
+        .iter()
+        .filter(|(_, _, b)| typical > 0.0 && (b / typical - 1.0).abs() > NOISY_BASELINE)
+        .map(|(rep, _, _)| *rep)
+        .collect();
+    let (treated, baseline): (Vec<f64>, Vec<f64>) = in_batch
+        .iter()
+        .filter(|(rep, _, _)| !noisy_rounds.contains(rep))
+        .map(|(_, t, b)| (*t, *b))
+        .unzip();
+    let estimate = estimate(&treated, &baseline);
+    let decided = estimate
+        .as_ref()
+        .filter(|_| rounds.len() >= rule.min_reps)
+        .and_then(|e| side_of(rule, e));
+    let side = match decided {
+        Some(side) => Some(side),
+        None if rounds.len() >= rule.max_reps => Some(Side::Straddles),
+        None => None,
+    };
+    Batch {
+        index,
+        baseline_median: (!baseline.is_empty()).then(|| median(&baseline)),
+        rounds,
+        noisy_rounds,
+        estimate,
+        side,
+    }
+}
+
+/// The side of the threshold `estimate` is wholly on, if any. The ratio
+/// of medians must agree with the interval: a verdict that contradicts the
+/// arms table's medians is worth another round.
+fn side_of(rule: &GateRule, estimate: &Estimate) -> Option<Side> {
+    let threshold = rule.threshold;
+    if estimate.ci95.low >= threshold && estimate.penalty_of_medians >= threshold {
+        Some(Side::Above)
+    } else if estimate.ci95.high < threshold && estimate.penalty_of_medians < threshold {
+        Some(Side::Below)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+use super::*;
+use std::time::Duration;
+
+const RULE: GateRule = GateRule {
+    threshold: 0.15,
+    min_reps: 6,
+    max_reps: 12,
+    batches: 2,
+    max_batches: 4,
+    batch_gap: Duration::from_millis(0),
+};
+
+/// Feeds rounds whose siblings cost `treated(rep)` and baseline
+/// `baseline(rep)` until the evidence decides; returns the verdict and the
+/// evidence. Every round is paired (none excluded).
+fn run(treated: impl Fn(usize) -> f64, baseline: impl Fn(usize) -> f64) -> (Verdict, Evidence) {
+    let mut evidence = Evidence::default();
+    let mut paired = PairedCosts::default();
+    for rep in 0..RULE.max_reps * RULE.max_batches {
+        paired.treated.push(treated(rep));
+        paired.baseline.push(baseline(rep));
+        paired.reps.push(rep);
+        if let Next::Decided(verdict) = evidence.round_measured(&RULE, rep, &paired) {
+            return (verdict, evidence);
+        }
+    }
+    panic!("no verdict after the most rounds: {evidence:?}");
+}
+
+/// ±2 % in a fixed pattern: a quiet host.
+fn jitter(rep: usize) -> f64 {
+    1.0 + 0.02 * [0.0, 1.0, -1.0, 0.5, -0.5, 0.25][rep % 6]
+}
+
+#[test]
+fn a_quiet_physical_host_decides_after_two_batches_of_six() {
+    let (verdict, evidence) = run(|rep| 1.8 * jitter(rep + 1), jitter);
+    assert_eq!(verdict, Verdict::Physical);
+    let sides: Vec<_> = evidence.batches.iter().map(|b| b.side).collect();
+    assert_eq!(sides, [Some(Side::Above), Some(Side::Above)]);
+    assert_eq!(evidence.batches[1].rounds, (6..12).collect::<Vec<_>>());
+    let noise = evidence.noise().unwrap();
+    assert!(!noise.is_high(), "{noise:?}");
+    assert_eq!((noise.rounds, noise.noisy_rounds), (12, 0));
+}
+
+#[test]
+fn a_quiet_virtual_host_decides_too() {
+    let (verdict, evidence) = run(|rep| 1.01 * jitter(rep + 2), jitter);
+    assert_eq!(verdict, Verdict::Virtual);
+    assert_eq!(evidence.batches.len(), 2);
+}
+
+#[test]
+fn a_burst_over_one_whole_batch_makes_a_virtual_host_inconclusive_never_physical() {
+    // The burst slows the treated arm's second worker through all of
+    // batch 1: that batch alone says above, the next one below.
+    let (verdict, evidence) = run(
+        |rep| if rep < 6 { 1.5 } else { 1.0 } * jitter(rep + 1),
+        jitter,
+    );
+    assert_eq!(verdict, Verdict::Inconclusive);
+    let sides: Vec<_> = evidence.batches.iter().map(|b| b.side).collect();
+    assert_eq!(sides, [Some(Side::Above), Some(Side::Below)]);
+}
+
+#[test]
+fn a_burst_over_a_few_rounds_moves_nothing() {
+    let burst = |rep: usize| (2..4).contains(&rep) || rep == 8;
+    let (verdict, evidence) = run(
+        move |rep| if burst(rep) { 1.6 } else { 1.0 } * jitter(rep + 1),
+        jitter,
+    );
+    assert_eq!(verdict, Verdict::Virtual);
+    assert!(
+        evidence.batches[0].rounds.len() > 6,
+        "the burst bought rounds"
+    );
+}
+
+#[test]
+fn a_round_whose_baseline_strays_is_flagged_and_left_out() {
+    let (verdict, evidence) = run(
+        |rep| 1.8 * jitter(rep),
+        |rep| if rep == 4 { 2.0 } else { jitter(rep) },
+    );
+    assert_eq!(verdict, Verdict::Physical);
+    assert_eq!(evidence.batches[0].noisy_rounds, [4]);
+    assert_eq!(evidence.batches[0].rounds.len(), 7, "a kept sixth round");
+    assert_eq!(evidence.batches[0].estimate.as_ref().unwrap().reps, 6);
+    assert_eq!(evidence.noise().unwrap().noisy_rounds, 1);
+}
+
+#[test]
+fn straddling_batches_buy_more_batches_then_inconclusive() {
+    // A penalty right at the threshold, ±5 %.
+    let (verdict, evidence) = run(|rep| 1.15 * (1.0 + 0.05 * (rep % 3) as f64 - 0.05), |_| 1.0);
+    assert_eq!(verdict, Verdict::Inconclusive);
+    assert_eq!(evidence.batches.len(), RULE.max_batches);
+    assert!(
+        evidence
+            .batches
+            .iter()
+            .all(|b| b.side == Some(Side::Straddles) && b.rounds.len() == RULE.max_reps)
+    );
+}
+
+#[test]
+fn a_host_that_slowed_between_batches_has_a_high_noise_figure() {
+    let (verdict, evidence) = run(
+        |rep| 1.8 * jitter(rep) * if rep < 6 { 1.0 } else { 1.3 },
+        |rep| jitter(rep) * if rep < 6 { 1.0 } else { 1.3 },
+    );
+    assert_eq!(verdict, Verdict::Physical, "the ratio cancels the drift");
+    let noise = evidence.noise().unwrap();
+    assert!(
+        (noise.baseline_drift.unwrap() - 0.3).abs() < 0.03,
+        "{noise:?}"
+    );
+    assert!(noise.is_high());
+}
+
+#[test]
+fn the_pooled_estimate_keeps_the_old_one_beside_it() {
+    let (_, evidence) = run(|rep| 1.8 * jitter(rep + 1), jitter);
+    let mut paired = PairedCosts::default();
+    for rep in 0..12 {
+        paired.treated.push(1.8 * jitter(rep + 1));
+        paired.baseline.push(jitter(rep));
+        paired.reps.push(rep);
+    }
+    let pooled = evidence.pooled(&paired).unwrap();
+    assert_eq!(pooled.reps, 12);
+    let old = pooled.mean_based.unwrap();
+    assert!((old.penalty - pooled.penalty).abs() < 0.02);
+    assert!(pooled.ci95.low <= pooled.penalty && pooled.penalty <= pooled.ci95.high);
+}
