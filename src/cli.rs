@@ -178,7 +178,14 @@ pub struct GateRuleArgs {
     /// Most rounds of a batch while its interval straddles the threshold (at most 1000).
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub max_reps: usize,
-    /// Batches, a pause apart, that must land on one side of the threshold (none on the other) for a verdict (1 to 100).
+    #[command(flatten)]
+    pub batching: BatchArgs,
+}
+
+/// How a study spreads its evidence in time (gate, pairs, hybrid).
+#[derive(Debug, Args, Clone)]
+pub struct BatchArgs {
+    /// Batches, a pause apart, that must agree for a verdict (1 to 100): the gate and pairs land on one side of the threshold, none on the other; hybrid groups the CPUs alike.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub batches: usize,
     /// Most batches before a verdict without that agreement is inconclusive (at most 100).
@@ -294,9 +301,11 @@ pub struct HybridArgs {
     /// A pinned baseline on every worker CPU, not one per published class: finds classes the machine does not publish.
     #[arg(long)]
     pub every_cpu: bool,
-    /// Measured rounds after the warm-ups (2 to 1000); each round runs every baseline and every scheme once.
-    #[arg(long, default_value_t = 11, value_name = "N")]
+    /// Measured rounds after the warm-ups, split into --batches batches (2 to 1000, at least 3 a batch); each round runs every baseline and every scheme once.
+    #[arg(long, default_value_t = 12, value_name = "N")]
     pub reps: usize,
+    #[command(flatten)]
+    pub batching: BatchArgs,
     #[command(flatten)]
     pub quotable: QuotableArgs,
 }

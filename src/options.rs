@@ -6,7 +6,7 @@
 //!
 //! An error here is a usage error: `main` exits with status 2.
 
-use crate::cli::{self, ArmArg, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
+use crate::cli::{self, ArmArg, BatchArgs, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
 use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
@@ -18,8 +18,9 @@ use crate::commands::snapshot::SnapshotCommand;
 use crate::commands::topology::TopologyCommand;
 use crate::commands::{Command, Outputs, Source};
 use crate::fleet::hostlist::parse_host_list;
+use crate::judge::batches::Batching;
 use crate::judge::gate::GateRule;
-use crate::judge::stats::MIN_MEDIAN_INTERVAL_VALUES;
+use crate::judge::stats::{MIN_INTERVAL_REPS, MIN_MEDIAN_INTERVAL_VALUES};
 use crate::measure::MeasureOptions;
 use crate::measure::kernel::KERNEL_NAMES;
 use crate::measure::recorder::ObserveTarget;
@@ -146,7 +147,8 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .map(|n| in_range("--workers", n, 2..=*WORKERS.end()))
                         .transpose()?,
                     every_cpu: args.every_cpu,
-                    reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+                    reps: hybrid_reps(&args)?,
+                    batching: batching(&args.batching)?,
                     cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
                     tolerance: tolerance(args.quotable.tolerance)?,
                     strict: args.quotable.strict,
@@ -312,19 +314,40 @@ fn gate_rule(args: &GateRuleArgs) -> Result<GateRule> {
     if max_reps < min_reps {
         bail!("--max-reps {max_reps} is below --min-reps {min_reps}: raise --max-reps");
     }
+    Ok(GateRule {
+        threshold: fraction("--threshold", &args.threshold)?,
+        min_reps,
+        max_reps,
+        batching: batching(&args.batching)?,
+    })
+}
+
+/// `hybrid --reps`, which must leave every batch enough rounds for a
+/// paired interval.
+fn hybrid_reps(args: &cli::HybridArgs) -> Result<usize> {
+    let reps = in_range("--reps", args.reps, 2..=MAX_REPS)?;
+    let batches = args.batching.batches.max(1);
+    if reps / batches < MIN_INTERVAL_REPS {
+        bail!(
+            "--reps {reps} gives a batch fewer than {MIN_INTERVAL_REPS} rounds with --batches \
+             {batches}: raise --reps to {} or lower --batches",
+            MIN_INTERVAL_REPS * batches
+        );
+    }
+    Ok(reps)
+}
+
+fn batching(args: &BatchArgs) -> Result<Batching> {
     let batches = in_range("--batches", args.batches, 1..=MAX_BATCHES)?;
     let max_batches = in_range("--max-batches", args.max_batches, 1..=MAX_BATCHES)?;
     if max_batches < batches {
         bail!("--max-batches {max_batches} is below --batches {batches}: raise --max-batches");
     }
-    let batch_gap = in_range("--batch-gap", args.batch_gap, 0..=MAX_BATCH_GAP_MS)?;
-    Ok(GateRule {
-        threshold: fraction("--threshold", &args.threshold)?,
-        min_reps,
-        max_reps,
+    let gap = in_range("--batch-gap", args.batch_gap, 0..=MAX_BATCH_GAP_MS)?;
+    Ok(Batching {
         batches,
         max_batches,
-        batch_gap: Duration::from_millis(batch_gap),
+        gap: Duration::from_millis(gap),
     })
 }
 

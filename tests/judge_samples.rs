@@ -14,7 +14,7 @@
 //! * run-no-pmu.json: this machine's case, TSC only, no instructions.
 //! * gate-straddle.json, cv-two-percent.json, control.json: plain costs.
 
-use placement_study::judge::batches::{Evidence, Next, Side};
+use placement_study::judge::batches::{Batching, Evidence, Next, Side};
 use placement_study::judge::checks::{
     CheckStatus, ExcludedRep, excluded_reps, invariance, multiplexing, pinning,
 };
@@ -32,9 +32,11 @@ const RULE: GateRule = GateRule {
     threshold: 0.15,
     min_reps: 6,
     max_reps: 7,
-    batches: 2,
-    max_batches: 2,
-    batch_gap: std::time::Duration::ZERO,
+    batching: Batching {
+        batches: 2,
+        max_batches: 2,
+        gap: std::time::Duration::ZERO,
+    },
 };
 
 const DEFAULT_TOLERANCE: f64 = 1e-4;

@@ -352,8 +352,9 @@ fn pairs_document_validates() {
 }
 
 /// A short `hybrid` study: two workers (so a host with many cores is quick
-/// too: a baseline does every worker's share), two rounds of the shortest
-/// repetitions, no warm-ups. Add the outputs.
+/// too: a baseline does every worker's share), two batches of three rounds
+/// of the shortest repetitions without a pause, no warm-ups. Add the
+/// outputs.
 const SHORT_HYBRID: &[&str] = &[
     "hybrid",
     "--workers",
@@ -361,7 +362,9 @@ const SHORT_HYBRID: &[&str] = &[
     "--rep-ms",
     "50",
     "--reps",
-    "2",
+    "6",
+    "--batch-gap",
+    "0",
     "--warmups",
     "0",
 ];

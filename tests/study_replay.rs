@@ -10,7 +10,7 @@
 
 use anyhow::{Result, anyhow};
 use placement_study::exit::Outcome;
-use placement_study::judge::batches::Side;
+use placement_study::judge::batches::{Batching, Side};
 use placement_study::judge::checks::{CheckName, CheckStatus};
 use placement_study::judge::gate::{GateRule, Verdict};
 use placement_study::judge::hybrid::ClassVerdict;
@@ -44,9 +44,11 @@ const RULE: GateRule = GateRule {
     threshold: 0.15,
     min_reps: 6,
     max_reps: 7,
-    batches: 2,
-    max_batches: 2,
-    batch_gap: Duration::ZERO,
+    batching: Batching {
+        batches: 2,
+        max_batches: 2,
+        gap: Duration::ZERO,
+    },
 };
 
 /// Bytes per worker per repetition in synthetic samples.
@@ -342,7 +344,7 @@ fn a_straddling_penalty_measures_up_to_max_batches_then_is_inconclusive() {
     });
     let (result, replay) = gate(&topology("laptop-i5-11300H"), replay);
     assert_eq!(result.verdict, Verdict::Inconclusive, "{}", result.sentence);
-    assert_eq!(result.reps, RULE.max_batches * RULE.max_reps);
+    assert_eq!(result.reps, RULE.batching.max_batches * RULE.max_reps);
     let ci = result.ci95.unwrap();
     assert!(
         ci.low < RULE.threshold && ci.high >= RULE.threshold,
@@ -827,7 +829,7 @@ fn a_straddling_pair_is_inconclusive_and_named() {
     let straddled = result.comparisons.last().unwrap();
     assert_eq!(
         straddled.estimate.as_ref().unwrap().reps,
-        RULE.max_batches * RULE.max_reps
+        RULE.batching.max_batches * RULE.max_reps
     );
     assert_eq!(Outcome::Map(result.verdict).exit_status(), 5);
 }
@@ -906,6 +908,12 @@ fn hybrid_replayed_from_the_throttled_guest_judges_as_it_did_there() {
         workers: None,
         every_cpu: true,
         reps: saved.options.reps,
+        // Its rounds, split in two batches; the replay has no third.
+        batching: Batching {
+            batches: 2,
+            max_batches: 2,
+            gap: Duration::ZERO,
+        },
         cv_bar: saved.options.cv_bar,
         tolerance: saved.options.tolerance,
         strict: false,
@@ -946,7 +954,20 @@ fn hybrid_replayed_from_the_throttled_guest_judges_as_it_did_there() {
     assert_eq!(result.samples, saved.samples);
     assert_eq!(result.judged.baselines, saved.judged.baselines);
     assert_eq!(result.judged.speed_classes, saved.judged.speed_classes);
-    assert_eq!(result.judged.class_judgement, saved.judged.class_judgement);
+    // Saved before batches: the same judgement, now with its two batches,
+    // which group the CPUs alike.
+    let classes = &result.judged.class_judgement;
+    assert_eq!(
+        (&classes.verdict, &classes.measured, &classes.notes),
+        (
+            &saved.judged.class_judgement.verdict,
+            &saved.judged.class_judgement.measured,
+            &saved.judged.class_judgement.notes
+        )
+    );
+    assert_eq!(classes.batches.len(), 2);
+    assert!(classes.batches_agree());
+    assert!(!result.judged.noise.as_ref().unwrap().is_high());
     assert_eq!(result.judged.ceiling, saved.judged.ceiling);
     assert_eq!(result.judged.schemes, saved.judged.schemes);
     assert_eq!(result.sentence, saved.sentence);

@@ -8,7 +8,7 @@
 //! whose two threads ran on separate host CPUs was once called physical at
 //! +46 %. So a comparison (the gate's, or each of `pairs`') measures its
 //! paired rounds in batches, with a pause between them
-//! ([`GateRule::batch_gap`]), and:
+//! ([`Batching::gap`]), and:
 //!
 //! * a round whose baseline cost is far off its batch's median
 //!   ([`NOISY_BASELINE`]) is host noise: flagged, shown, and kept out of
@@ -18,11 +18,11 @@
 //!   distribution-free interval of its median ratio
 //!   ([`crate::judge::stats::median_ratio`]) wholly above or below, or it
 //!   straddles after the most rounds a batch may take;
-//! * a verdict needs [`GateRule::batches`] batches on one side, none on the
+//! * a verdict needs [`Batching::batches`] batches on one side, none on the
 //!   other, and the pooled estimate of every kept round on that side too.
 //!   A batch that straddles buys another batch; a batch on the other side
 //!   makes the verdict inconclusive at once, since no later batch can make
-//!   every batch agree; and after [`GateRule::max_batches`] it is
+//!   every batch agree; and after [`Batching::max_batches`] it is
 //!   inconclusive too.
 //!
 //! A burst now has to cover nearly every round of two batches a pause
@@ -32,6 +32,23 @@
 use crate::judge::gate::{Estimate, GateRule, PairedCosts, Verdict, estimate};
 use crate::judge::stats::median;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How a study spreads its evidence in time: the gate, each `pairs`
+/// comparison and `hybrid`'s class verdict alike.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Batching {
+    /// Batches that must agree for a verdict (the gate and `pairs`: land
+    /// on one side of the threshold, with none on the other; `hybrid`:
+    /// group the CPUs alike).
+    pub batches: usize,
+    /// Batches after which a verdict without that agreement is
+    /// inconclusive.
+    pub max_batches: usize,
+    /// The pause between batches: a burst of host load shorter than it
+    /// cannot reach two batches.
+    pub gap: Duration,
+}
 
 /// How far (a fraction) a round's baseline cost may be from its batch's
 /// median before the round counts as host noise. On a quiet host a
@@ -191,11 +208,11 @@ impl Evidence {
         let pooled_side = pooled.as_ref().and_then(|e| side_of(rule, e));
         if above > 0 && below > 0 {
             Next::Decided(Verdict::Inconclusive)
-        } else if above >= rule.batches && pooled_side == Some(Side::Above) {
+        } else if above >= rule.batching.batches && pooled_side == Some(Side::Above) {
             Next::Decided(Verdict::Physical)
-        } else if below >= rule.batches && pooled_side == Some(Side::Below) {
+        } else if below >= rule.batching.batches && pooled_side == Some(Side::Below) {
             Next::Decided(Verdict::Virtual)
-        } else if self.batches.len() >= rule.max_batches {
+        } else if self.batches.len() >= rule.batching.max_batches {
             Next::Decided(Verdict::Inconclusive)
         } else {
             Next::Batch

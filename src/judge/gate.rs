@@ -4,6 +4,7 @@
 //! this host shows are not what they claim (typically vCPUs whose placement
 //! on host cores the guest cannot see).
 
+use crate::judge::batches::Batching;
 use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
 use crate::judge::stats::{
@@ -12,7 +13,6 @@ use crate::judge::stats::{
 use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// The interval an [`Estimate`] carries (defined with the statistics).
 pub use crate::judge::stats::Interval;
@@ -74,14 +74,8 @@ pub struct GateRule {
     /// Rounds after which a batch whose interval still straddles the
     /// threshold is closed as straddling.
     pub max_reps: usize,
-    /// Batches that must land on one side, with none on the other, for a
-    /// verdict (see [`crate::judge::batches`]).
-    pub batches: usize,
-    /// Batches after which a gate without that agreement is inconclusive.
-    pub max_batches: usize,
-    /// The pause between batches: a burst of host load shorter than it
-    /// cannot reach two batches.
-    pub batch_gap: Duration,
+    /// How many batches must agree, at most how many, how far apart.
+    pub batching: Batching,
 }
 
 /// The penalty of a treated arm over its baseline, with its interval: the

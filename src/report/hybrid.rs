@@ -7,7 +7,7 @@ use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerR
 use crate::judge::stats::Spread;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
-use crate::report::gate::evidence_and_notes;
+use crate::report::gate::{evidence_and_notes, noise_line};
 use crate::report::table::{
     check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
 };
@@ -88,6 +88,35 @@ pub fn render(result: &HybridResult, view: &View) -> String {
     let _ = writeln!(out, "{}", view.wrap(&published, 2));
     for note in &judgement.notes {
         let _ = writeln!(out, "{}", view.wrap(&format!("  {note}"), 4));
+    }
+    if !judgement.batches.is_empty() {
+        let groupings: Vec<String> = judgement
+            .batches
+            .iter()
+            .map(|b| {
+                let groups: Vec<String> = b.measured.iter().map(|g| g.to_string()).collect();
+                format!(
+                    "batch {} ({} rounds): {}",
+                    b.index,
+                    b.rounds.len(),
+                    groups.join(" / ")
+                )
+            })
+            .collect();
+        let batches = format!(
+            "batches, {} ms apart, group the CPUs {}: {}",
+            result.options.batch_gap_ms,
+            if judgement.batches_agree() {
+                "alike"
+            } else {
+                "DIFFERENTLY"
+            },
+            groupings.join("; ")
+        );
+        let _ = writeln!(out, "{}", view.wrap(&batches, 2));
+    }
+    if let Some(noise) = &result.judged.noise {
+        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
     }
     let ceiling = format!("ceiling: {}", ceiling_line(result));
     let _ = writeln!(out, "{}", view.wrap(&ceiling, 2));

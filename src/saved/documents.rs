@@ -288,7 +288,16 @@ pub struct HybridOptions {
     pub every_cpu: bool,
     /// Items each worker's equal share holds.
     pub items_per_worker: u64,
+    /// Measured rounds asked for, split into the first `batches` batches.
     pub reps: usize,
+    /// Batches that must group the CPUs alike, at most `max_batches`,
+    /// `batch_gap_ms` apart (0 in files before 0.2, measured in one stretch).
+    #[serde(default)]
+    pub batches: usize,
+    #[serde(default)]
+    pub max_batches: usize,
+    #[serde(default)]
+    pub batch_gap_ms: u64,
     pub warmups: usize,
     /// `--rep-ms`: how long one worker's share takes on the CPU the item
     /// size was calibrated on.

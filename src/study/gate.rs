@@ -88,7 +88,7 @@ pub fn gate_session<M: Measure>(
     let mut evidence = Evidence::default();
     let mut decided = Verdict::Inconclusive;
     let mut index = setup.warmups;
-    let total = rule.max_reps * rule.max_batches;
+    let total = rule.max_reps * rule.batching.max_batches;
     'batches: while recorded.stopped.is_none() {
         // ABAB: both arms see the same drift; the control only needs a few
         // rounds, at the start.
@@ -126,9 +126,9 @@ pub fn gate_session<M: Measure>(
                 progress.update(&format!(
                     "gate: batch {} done, pausing {} ms",
                     evidence.batches.len(),
-                    rule.batch_gap.as_millis()
+                    rule.batching.gap.as_millis()
                 ));
-                if !recorded.pause(measure, rule.batch_gap) {
+                if !recorded.pause(measure, rule.batching.gap) {
                     break 'batches;
                 }
             }
@@ -170,7 +170,7 @@ pub fn gate_session<M: Measure>(
     while control.status == CheckStatus::Failed
         && decided != Verdict::Inconclusive
         && control_attempts.len() + 1 < CONTROL_ATTEMPTS
-        && recorded.pause(measure, rule.batch_gap)
+        && recorded.pause(measure, rule.batching.gap)
     {
         progress.update(&format!(
             "gate: the control failed; measuring it again ({}/{})",

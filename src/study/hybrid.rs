@@ -11,6 +11,7 @@
 //! pair by round and the host's drift cancels inside each pair.
 
 use super::{LazyMeasure, Progress, Recorded, head};
+use crate::judge::batches::Batching;
 use crate::judge::hybrid::{HybridRules, judge_hybrid};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
@@ -31,8 +32,10 @@ pub struct HybridStudyOptions {
     pub workers: Option<usize>,
     /// A baseline on every worker CPU, not one per published class.
     pub every_cpu: bool,
-    /// Measured rounds after the warm-ups.
+    /// Measured rounds after the warm-ups, split into the first batches.
     pub reps: usize,
+    /// The batches the rounds are measured in, and how many must agree.
+    pub batching: Batching,
     pub cv_bar: f64,
     pub tolerance: f64,
     pub strict: bool,
@@ -67,49 +70,92 @@ pub fn hybrid_study<M: Measure>(
     let parts = round_parts(&plan, items);
 
     let mut recorded = Recorded::default();
-    let total = setup.warmups + options.reps;
+    let batching = options.batching;
+    let per_batch = options.reps / batching.batches;
+    // The first batches share the rounds asked for (the last takes the
+    // remainder); any further batch has `per_batch` rounds.
+    let mut batches: Vec<Vec<usize>> = (0..batching.batches)
+        .map(|b| {
+            let start = setup.warmups + b * per_batch;
+            let end = match b + 1 == batching.batches {
+                true => setup.warmups + options.reps,
+                false => start + per_batch,
+            };
+            (start..end).collect()
+        })
+        .collect();
+    let rules = HybridRules {
+        every_cpu: options.every_cpu,
+        cv_bar: options.cv_bar,
+        tolerance: options.tolerance,
+        strict: options.strict,
+    };
     let began = Instant::now();
-    for index in 0..total {
-        let warmup = index < setup.warmups;
-        // Rounds take alike, so the first ones tell how long the rest take.
-        let eta = match index {
-            0 => String::new(),
-            done => format!(
-                ", about {:.0} s left",
-                began.elapsed().as_secs_f64() / done as f64 * (total - done) as f64
-            ),
-        };
-        progress.update(&if warmup {
-            format!("hybrid: warm-up round {}/{}{eta}", index + 1, setup.warmups)
-        } else {
-            format!(
-                "hybrid: round {}/{} ({} baselines, 4 schemes){eta}",
-                index + 1 - setup.warmups,
-                options.reps,
-                plan.baseline_cpus.len()
-            )
-        });
-        if !recorded.measure_shared_round(measure, &parts, index, warmup)? {
-            break;
+    let mut measured = 0;
+    let mut next = 0;
+    let judged = loop {
+        let planned = setup.warmups + batches.iter().map(Vec::len).sum::<usize>();
+        while next < planned && recorded.stopped.is_none() {
+            let warmup = next < setup.warmups;
+            if !warmup && batches.iter().skip(1).any(|b| b.first() == Some(&next)) {
+                progress.update(&format!(
+                    "hybrid: batch done, pausing {} ms",
+                    batching.gap.as_millis()
+                ));
+                if !recorded.pause(measure, batching.gap) {
+                    break;
+                }
+            }
+            // Rounds take alike, so the first ones tell how long the rest take.
+            let eta = match measured {
+                0 => String::new(),
+                done => format!(
+                    ", about {:.0} s left",
+                    began.elapsed().as_secs_f64() / done as f64 * (planned - next) as f64
+                ),
+            };
+            progress.update(&if warmup {
+                format!("hybrid: warm-up round {}/{}{eta}", next + 1, setup.warmups)
+            } else {
+                format!(
+                    "hybrid: round {}/{} ({} baselines, 4 schemes, {} batches){eta}",
+                    next + 1 - setup.warmups,
+                    planned - setup.warmups,
+                    plan.baseline_cpus.len(),
+                    batches.len()
+                )
+            });
+            if !recorded.measure_shared_round(measure, &parts, next, warmup)? {
+                break;
+            }
+            next += 1;
+            measured += 1;
         }
-    }
+        let judged = judge_hybrid(
+            &recorded.samples,
+            &plan,
+            &setup,
+            &topology.classes,
+            &rules,
+            &batches,
+        );
+        // Batches that group the CPUs differently buy another batch.
+        if recorded.stopped.is_some()
+            || judged.class_judgement.batches_agree()
+            || batches.len() >= batching.max_batches
+        {
+            break judged;
+        }
+        batches.push((planned..planned + per_batch).collect());
+    };
     progress.done();
 
-    let judged = judge_hybrid(
-        &recorded.samples,
-        &plan,
-        &setup,
-        &topology.classes,
-        &HybridRules {
-            every_cpu: options.every_cpu,
-            cv_bar: options.cv_bar,
-            tolerance: options.tolerance,
-            strict: options.strict,
-        },
-    );
     let mut warnings = Warning::about_machine(topology);
     if let Some(signal) = recorded.stopped {
         warnings.insert(0, Warning::Incomplete(signal));
+    }
+    if let Some(noise) = judged.noise.as_ref().filter(|n| n.is_high()) {
+        warnings.push(Warning::NoisyHost(noise.clone()));
     }
     Ok(HybridResult {
         head: DocumentHead {
@@ -126,6 +172,9 @@ pub fn hybrid_study<M: Measure>(
             every_cpu: options.every_cpu,
             items_per_worker: ITEMS_PER_WORKER,
             reps: options.reps,
+            batches: batching.batches,
+            max_batches: batching.max_batches,
+            batch_gap_ms: u64::try_from(batching.gap.as_millis()).unwrap_or(u64::MAX),
             warmups: setup.warmups,
             rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
             kernel: options.measure.kernel.clone(),

@@ -92,7 +92,7 @@ pub fn pairs_study<M: Measure>(
             control = Some(failed);
             break;
         }
-        if let Some(signal) = measure.pause(rule.batch_gap) {
+        if let Some(signal) = measure.pause(rule.batching.gap) {
             control = Some(failed);
             control_run.stopped = Some(signal);
             break;
@@ -162,9 +162,9 @@ pub fn pairs_study<M: Measure>(
             threshold: rule.threshold,
             min_reps: rule.min_reps,
             max_reps: rule.max_reps,
-            batches: rule.batches,
-            max_batches: rule.max_batches,
-            batch_gap_ms: u64::try_from(rule.batch_gap.as_millis()).unwrap_or(u64::MAX),
+            batches: rule.batching.batches,
+            max_batches: rule.batching.max_batches,
+            batch_gap_ms: u64::try_from(rule.batching.gap.as_millis()).unwrap_or(u64::MAX),
             warmups: setup.warmups,
             rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
             kernel: options.measure.kernel.clone(),
@@ -332,9 +332,9 @@ fn search_comparisons<M: Measure>(
                 progress.update(&format!(
                     "pairs: {} comparisons need another batch; pausing {} ms",
                     running.len(),
-                    rule.batch_gap.as_millis()
+                    rule.batching.gap.as_millis()
                 ));
-                if let Some(signal) = measure.pause(rule.batch_gap) {
+                if let Some(signal) = measure.pause(rule.batching.gap) {
                     searched.stopped = Some(signal);
                 }
                 for comparison in &mut running {

@@ -5,9 +5,11 @@ const RULE: GateRule = GateRule {
     threshold: 0.15,
     min_reps: 6,
     max_reps: 12,
-    batches: 2,
-    max_batches: 4,
-    batch_gap: Duration::from_millis(0),
+    batching: Batching {
+        batches: 2,
+        max_batches: 4,
+        gap: Duration::from_millis(0),
+    },
 };
 
 /// Feeds rounds whose siblings cost `treated(rep)` and baseline
@@ -16,7 +18,7 @@ const RULE: GateRule = GateRule {
 fn run(treated: impl Fn(usize) -> f64, baseline: impl Fn(usize) -> f64) -> (Verdict, Evidence) {
     let mut evidence = Evidence::default();
     let mut paired = PairedCosts::default();
-    for rep in 0..RULE.max_reps * RULE.max_batches {
+    for rep in 0..RULE.max_reps * RULE.batching.max_batches {
         paired.treated.push(treated(rep));
         paired.baseline.push(baseline(rep));
         paired.reps.push(rep);
@@ -96,7 +98,7 @@ fn straddling_batches_buy_more_batches_then_inconclusive() {
     // A penalty right at the threshold, ±5 %.
     let (verdict, evidence) = run(|rep| 1.15 * (1.0 + 0.05 * (rep % 3) as f64 - 0.05), |_| 1.0);
     assert_eq!(verdict, Verdict::Inconclusive);
-    assert_eq!(evidence.batches.len(), RULE.max_batches);
+    assert_eq!(evidence.batches.len(), RULE.batching.max_batches);
     assert!(
         evidence
             .batches

@@ -14,6 +14,7 @@
 //! paired by round, and the host's drift cancels inside each pair.
 
 use crate::cpuset::CpuSet;
+use crate::judge::batches::HostNoise;
 use crate::judge::checks::{self, Check, CheckName, CheckStatus, ExcludedRep, excluded_reps};
 use crate::judge::stats::{Spread, median, penalty_centre, penalty_ci95, spread};
 use crate::judge::validity::judge_run;
@@ -158,6 +159,10 @@ pub struct ClassJudgement {
     pub published: Vec<CpuSet>,
     /// One sentence per disagreement, and what was not measured.
     pub notes: Vec<String>,
+    /// How each batch, measured a pause apart, grouped the CPUs (empty in
+    /// files before 0.2).
+    #[serde(default)]
+    pub batches: Vec<ClassBatch>,
 }
 
 /// One worker of one scheme, medians over the measured rounds.
@@ -255,20 +260,27 @@ pub struct HybridJudgement {
     /// The schemes' repetitions left out (each baseline lists its own).
     pub excluded: Vec<ExcludedRep>,
     pub invariance_spread: Option<f64>,
+    /// How noisy the host was: the baselines' drift between batches and
+    /// the rounds in which a baseline strayed from its batch's median.
+    #[serde(default)]
+    pub noise: Option<HostNoise>,
     /// No pinning, multiplexing or invariance failure (and, with `strict`,
     /// every baseline and scheme under the CV bar).
     pub valid: bool,
 }
 
 /// Judges a `hybrid` study: baselines, the classes their speeds form
-/// against the published `classes`, the ceiling, every scheme, and the
-/// checks that say whether any of it may be quoted.
+/// against the published `classes` (in all the rounds, and in each of
+/// `batches`, the round numbers of each batch: a class verdict needs them
+/// to agree), the ceiling, every scheme, and the checks that say whether
+/// any of it may be quoted.
 pub fn judge_hybrid(
     samples: &[RepSample],
     plan: &HybridPlan,
     setup: &MeasurementSetup,
     classes: &[CoreClass],
     rules: &HybridRules,
+    batches: &[Vec<usize>],
 ) -> HybridJudgement {
     let class_of = |cpu: u32| {
         classes
@@ -294,12 +306,14 @@ pub fn judge_hybrid(
     let baselines = baseline_stats(samples, plan, class_of, &baseline_excluded, rules.cv_bar);
     let groups = measured_groups(samples, &baselines);
     let published_order: Vec<CoreKind> = classes.iter().map(|c| c.name).collect();
-    let class_judgement = judge_classes(
+    let mut class_judgement = judge_classes(
         &baselines,
         groups.clone(),
         &published_order,
         rules.every_cpu,
     );
+    judge_batches(&mut class_judgement, samples, &baselines, batches);
+    let noise = baseline_noise(samples, &baselines, batches);
     let speed_classes = speed_classes(samples, &baselines, &groups, &plan.worker_cpus, class_of);
     let ceiling = ceiling(&speed_classes, &plan.worker_cpus);
     let fastest = groups
@@ -341,6 +355,7 @@ pub fn judge_hybrid(
         checks: all_checks,
         excluded,
         invariance_spread,
+        noise,
         valid,
     }
 }
@@ -610,6 +625,7 @@ fn judge_classes(
         measured,
         published: published.into_iter().map(|(_, cpus)| cpus).collect(),
         notes,
+        batches: Vec::new(),
     }
 }
 
@@ -886,6 +902,11 @@ fn worker_row(
         items_per_ms: (!rates.is_empty()).then(|| median(&rates)),
     }
 }
+
+mod batches;
+
+pub use batches::ClassBatch;
+use batches::{baseline_noise, judge_batches};
 
 #[cfg(test)]
 mod tests;

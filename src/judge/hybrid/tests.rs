@@ -142,7 +142,7 @@ const RULES: HybridRules = HybridRules {
 #[test]
 fn a_throttled_cpu_is_a_measured_class_the_machine_does_not_publish() {
     let samples = rounds_of(0.46, &[0, 1], 11);
-    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES);
+    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES, &[]);
     assert_eq!(judged.class_judgement.verdict, ClassVerdict::Differ);
     assert_eq!(
         judged.class_judgement.measured,
@@ -182,7 +182,7 @@ fn one_baseline_per_published_class_trusts_the_published_classes() {
         every_cpu: false,
         ..RULES
     };
-    let judged = judge_hybrid(&samples, &plan(&[0]), &setup(), &uniform(), &rules);
+    let judged = judge_hybrid(&samples, &plan(&[0]), &setup(), &uniform(), &rules, &[]);
     assert_eq!(judged.class_judgement.verdict, ClassVerdict::Agree);
     assert!(judged.class_judgement.notes[0].contains("--every-cpu"));
     assert_eq!(judged.speed_classes.len(), 1);
@@ -193,7 +193,7 @@ fn one_baseline_per_published_class_trusts_the_published_classes() {
 #[test]
 fn a_favoured_core_a_few_per_cent_faster_is_no_class() {
     let samples = rounds_of(0.97, &[0, 1], 11);
-    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES);
+    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES, &[]);
     assert_eq!(judged.class_judgement.verdict, ClassVerdict::Agree);
     assert_eq!(judged.speed_classes.len(), 1);
 }
@@ -207,7 +207,7 @@ fn an_excluded_baseline_leaves_the_other_cpus_round_alone() {
         .find(|r| r.arm == Arm::Baseline && r.rep == 2 && r.workers[0].cpu_start == 1)
         .unwrap();
     shared.workers[0].counters.task_clock_ns /= 2;
-    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES);
+    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES, &[]);
     let reps = |cpu: u32| {
         let b = judged.baselines.iter().find(|b| b.cpu == cpu).unwrap();
         (b.wall_ms.as_ref().unwrap().reps, b.excluded.len())
@@ -223,7 +223,7 @@ fn a_noisy_baseline_fails_its_cv_bar_and_only_strict_invalidates() {
         cv_bar: 0.0001,
         ..RULES
     };
-    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &tight);
+    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &tight, &[]);
     let check = judged
         .checks
         .iter()
@@ -235,5 +235,58 @@ fn a_noisy_baseline_fails_its_cv_bar_and_only_strict_invalidates() {
         strict: true,
         ..tight
     };
-    assert!(!judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &strict).valid);
+    assert!(!judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &strict, &[]).valid);
+}
+
+#[test]
+fn batches_that_group_the_cpus_alike_keep_the_verdict() {
+    let samples = rounds_of(0.46, &[0, 1], 12);
+    let batches = [(0..6).collect(), (6..12).collect()];
+    let judged = judge_hybrid(
+        &samples,
+        &plan(&[0, 1]),
+        &setup(),
+        &uniform(),
+        &RULES,
+        &batches,
+    );
+    let classes = &judged.class_judgement;
+    assert_eq!(classes.verdict, ClassVerdict::Differ);
+    assert!(classes.batches_agree());
+    assert_eq!(classes.batches[1].rounds, (6..12).collect::<Vec<_>>());
+    let noise = judged.noise.unwrap();
+    assert_eq!((noise.noisy_rounds, noise.rounds), (0, 12));
+    assert!(noise.baseline_drift.unwrap() < 0.01);
+}
+
+#[test]
+fn a_slowdown_in_one_batch_only_is_inconclusive_not_a_class() {
+    // CPU 1 ran at 46 % in the first batch (a neighbour's load), at full
+    // speed in the second.
+    let mut samples: Vec<RepSample> = rounds_of(0.46, &[0, 1], 6);
+    samples.extend(
+        rounds_of(1.0, &[0, 1], 12)
+            .into_iter()
+            .filter(|rep| rep.rep >= 6),
+    );
+    let batches = [(0..6).collect(), (6..12).collect()];
+    let judged = judge_hybrid(
+        &samples,
+        &plan(&[0, 1]),
+        &setup(),
+        &uniform(),
+        &RULES,
+        &batches,
+    );
+    let classes = &judged.class_judgement;
+    assert!(!classes.batches_agree());
+    assert_eq!(classes.verdict, ClassVerdict::Inconclusive);
+    assert!(
+        classes.notes.last().unwrap().starts_with(
+            "batches measured a pause apart group the CPUs differently (batch 1: 0 / 1; batch 2: 0-1)"
+        ),
+        "{:?}",
+        classes.notes
+    );
+    assert!(judged.noise.unwrap().baseline_drift.unwrap() > 1.0);
 }

@@ -1,0 +1,129 @@
+//! `hybrid`'s evidence spread in time: how each batch of rounds, measured
+//! a pause apart, groups the CPUs (a class verdict needs them to agree),
+//! and how noisy the host was as the baselines saw it.
+
+use super::{BaselineStats, ClassJudgement, ClassVerdict, baseline_times, measured_groups};
+use crate::cpuset::CpuSet;
+use crate::judge::batches::{HostNoise, NOISY_BASELINE};
+use crate::judge::stats::median;
+use crate::measure::RepSample;
+use serde::{Deserialize, Serialize};
+
+/// One batch of `hybrid` rounds and how its baselines alone group the CPUs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassBatch {
+    /// 1-based, in the order measured.
+    pub index: usize,
+    /// Its round numbers.
+    pub rounds: Vec<usize>,
+    /// Its baseline CPUs grouped by measured speed, fastest first.
+    pub measured: Vec<CpuSet>,
+}
+
+impl ClassJudgement {
+    /// Every batch grouped the CPUs as all the rounds together do: a
+    /// class verdict rests on evidence spread in time.
+    pub fn batches_agree(&self) -> bool {
+        self.batches.iter().all(|b| b.measured == self.measured)
+    }
+}
+
+/// Groups the CPUs of each of `batches` (round numbers) by their baselines
+/// alone, into `judgement`; batches that group them unlike all the rounds
+/// together make a definite verdict inconclusive, with a note naming how.
+pub(super) fn judge_batches(
+    judgement: &mut ClassJudgement,
+    samples: &[RepSample],
+    baselines: &[BaselineStats],
+    batches: &[Vec<usize>],
+) {
+    judgement.batches = batches
+        .iter()
+        .enumerate()
+        .map(|(i, rounds)| {
+            let in_batch: Vec<RepSample> = samples
+                .iter()
+                .filter(|s| rounds.contains(&s.rep))
+                .cloned()
+                .collect();
+            ClassBatch {
+                index: i + 1,
+                rounds: rounds.clone(),
+                measured: measured_groups(&in_batch, baselines),
+            }
+        })
+        .collect();
+    if !judgement.batches_agree() && judgement.verdict != ClassVerdict::Inconclusive {
+        let groupings: Vec<String> = judgement
+            .batches
+            .iter()
+            .map(|b| format!("batch {}: {}", b.index, group_list(&b.measured)))
+            .collect();
+        judgement.notes.push(format!(
+            "batches measured a pause apart group the CPUs differently ({}): the host's load \
+             changed under the measurement, so the classes are inconclusive",
+            groupings.join("; ")
+        ));
+        judgement.verdict = ClassVerdict::Inconclusive;
+    }
+}
+
+/// "0,1 / 2": groups of CPUs, fastest first.
+pub(super) fn group_list(groups: &[CpuSet]) -> String {
+    groups
+        .iter()
+        .map(CpuSet::to_string)
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// The host's noise as the baselines saw it: each baseline CPU's median
+/// time per batch (the drift is the largest spread of one CPU's batch
+/// medians), and the rounds in which some baseline strayed more than
+/// [`NOISY_BASELINE`] from its CPU's batch median. Flagged rounds are
+/// shown, not left out: the classes are grouped on medians and paired
+/// ratios, which a few such rounds do not move.
+pub(super) fn baseline_noise(
+    samples: &[RepSample],
+    baselines: &[BaselineStats],
+    batches: &[Vec<usize>],
+) -> Option<HostNoise> {
+    let mut drift: Option<f64> = None;
+    let mut noisy = std::collections::BTreeSet::new();
+    let mut rounds = std::collections::BTreeSet::new();
+    for b in baselines {
+        let times = baseline_times(samples, b.cpu, &b.excluded);
+        rounds.extend(times.keys().copied());
+        let medians: Vec<f64> = batches
+            .iter()
+            .filter_map(|batch| {
+                let in_batch: Vec<(usize, f64)> = times
+                    .iter()
+                    .filter(|(round, _)| batch.contains(round))
+                    .map(|(round, t)| (*round, *t))
+                    .collect();
+                let typical = median(&in_batch.iter().map(|(_, t)| *t).collect::<Vec<_>>());
+                noisy.extend(
+                    in_batch
+                        .iter()
+                        .filter(|(_, t)| {
+                            typical > 0.0 && (t / typical - 1.0).abs() > NOISY_BASELINE
+                        })
+                        .map(|(round, _)| *round),
+                );
+                (!in_batch.is_empty()).then_some(typical)
+            })
+            .collect();
+        let (low, high) = medians
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
+        if medians.len() >= 2 && low > 0.0 {
+            drift = Some(drift.map_or(high / low - 1.0, |d| d.max(high / low - 1.0)));
+        }
+    }
+    (!rounds.is_empty()).then_some(HostNoise {
+        baseline_drift: drift,
+        noisy_rounds: noisy.len(),
+        rounds: rounds.len(),
+    })
+}
