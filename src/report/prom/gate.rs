@@ -34,21 +34,21 @@ pub fn gate(result: &GateResult) -> String {
     );
     m.gauge(
         "placement_study_gate_penalty_ratio",
-        "What sharing a core costs: the paired estimate of siblings' cost over the baseline's, \
-         minus 1 (0.37 is 37 % more); absent when too few repetitions were measured.",
+        "What sharing a core costs: the median of the per-round ratios of siblings' cost over \
+         the baseline's, minus 1 (0.37 is 37 % more); absent when too few rounds were measured.",
         &[],
         result.penalty,
     );
     if let Some(ci95) = &result.ci95 {
         m.gauge(
             "placement_study_gate_penalty_interval_low_ratio",
-            "Lower bound of the penalty's 95 % confidence interval.",
+            "Lower bound of the penalty's distribution-free 95 % confidence interval.",
             &[],
             ci95.low,
         );
         m.gauge(
             "placement_study_gate_penalty_interval_high_ratio",
-            "Upper bound of the penalty's 95 % confidence interval.",
+            "Upper bound of the penalty's distribution-free 95 % confidence interval.",
             &[],
             ci95.high,
         );
@@ -67,7 +67,7 @@ pub fn gate(result: &GateResult) -> String {
     );
     m.gauge(
         "placement_study_gate_repetitions",
-        "Measured repetitions per arm the penalty comes from.",
+        "Paired rounds the penalty comes from (noisy and excluded ones left out).",
         &[],
         count_value(result.reps),
     );
@@ -77,6 +77,21 @@ pub fn gate(result: &GateResult) -> String {
          multiplexed).",
         &[],
         count_value(result.excluded.len()),
+    );
+    if !result.batches.is_empty() {
+        m.gauge(
+            "placement_study_gate_batches",
+            "Batches measured a pause apart; a verdict needs them to agree.",
+            &[],
+            count_value(result.batches.len()),
+        );
+    }
+    m.noise("placement_study_gate", result.noise.as_ref());
+    m.gauge(
+        "placement_study_gate_control_attempts",
+        "Times the same-CPU control was measured (a failed one is measured again).",
+        &[],
+        count_value(result.control_attempts.len() + usize::from(result.control.is_some())),
     );
     m.checks(
         "placement_study_gate_check_status",

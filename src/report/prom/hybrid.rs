@@ -154,5 +154,6 @@ pub fn hybrid(result: &HybridResult) -> String {
         CHECK_STATUS_HELP,
         &judged.checks,
     );
+    m.noise("placement_study_hybrid", result.judged.noise.as_ref());
     m.render()
 }

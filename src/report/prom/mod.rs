@@ -41,6 +41,7 @@
 //! kind starts with. Each kind's own metrics are in a module of their own
 //! (`gate`, `run`, `pairs`, `hybrid`, `observe`), re-exported here.
 
+use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::hybrid::Ratio;
 use crate::judge::stats::Spread;
@@ -288,6 +289,34 @@ impl Metrics {
             &format!("{what}: repetitions the median and CV come from."),
             labels,
             count_value(spread.reps),
+        );
+    }
+
+    /// How noisy the host was (see [`HostNoise`]), as three families:
+    /// `{stem}_noise_baseline_drift_ratio` (absent from one batch),
+    /// `{stem}_noisy_rounds` and `{stem}_rounds`.
+    fn noise(&mut self, stem: &str, noise: Option<&HostNoise>) {
+        let Some(noise) = noise else {
+            return;
+        };
+        self.gauge(
+            &format!("{stem}_noise_baseline_drift_ratio"),
+            "How far the baseline's median moved between batches measured a pause apart: \
+             highest over lowest, minus 1 (a quiet host stays within a few per cent).",
+            &[],
+            noise.baseline_drift,
+        );
+        self.gauge(
+            &format!("{stem}_noisy_rounds"),
+            "Rounds flagged as host noise: a baseline more than 20 % off its batch's median.",
+            &[],
+            count_value(noise.noisy_rounds),
+        );
+        self.gauge(
+            &format!("{stem}_rounds"),
+            "Rounds measured in all batches.",
+            &[],
+            count_value(noise.rounds),
         );
     }
 

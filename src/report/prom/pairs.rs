@@ -109,5 +109,6 @@ pub fn pairs(result: &PairsResult) -> String {
         CHECK_STATUS_HELP,
         result.control.iter().chain([&result.pinning]),
     );
+    m.noise("placement_study_pairs", result.noise.as_ref());
     m.render()
 }
