@@ -105,7 +105,7 @@ pub fn render(result: &HybridResult, view: &View) -> String {
             .collect();
         let batches = format!(
             "batches, {} ms apart, group the CPUs {}: {}",
-            result.options.batch_gap_ms,
+            result.options.batching.batch_gap_ms,
             if judgement.batches_agree() {
                 "alike"
             } else {

@@ -92,13 +92,17 @@ pub fn render(result: &PairsResult, view: &View) -> String {
     let _ = writeln!(out, "\n{}", view.wrap(&search, 2));
     let unit = result.clock.unit();
     let options = &result.options;
-    let batches = if options.batches > 0 {
+    let batches = if options.batching.batches > 0 {
         format!(
             " per batch; {} batch{} {} ms apart (at most {}) must agree",
-            options.batches,
-            if options.batches == 1 { "" } else { "es" },
-            options.batch_gap_ms,
-            options.max_batches
+            options.batching.batches,
+            if options.batching.batches == 1 {
+                ""
+            } else {
+                "es"
+            },
+            options.batching.batch_gap_ms,
+            options.batching.max_batches
         )
     } else {
         String::new()

@@ -6,7 +6,7 @@
 use super::head::DocumentHead;
 use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
-use crate::judge::batches::{Batch, HostNoise};
+use crate::judge::batches::{Batch, Batching, HostNoise};
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
@@ -210,20 +210,37 @@ pub struct PairsOptions {
     /// Rounds of a batch (before 0.2: of a comparison) before it may decide.
     pub min_reps: usize,
     pub max_reps: usize,
-    /// Batches that must agree, at most `max_batches`, `batch_gap_ms`
-    /// apart (0 in files before 0.2, which measured in one stretch).
-    #[serde(default)]
-    pub batches: usize,
-    #[serde(default)]
-    pub max_batches: usize,
-    #[serde(default)]
-    pub batch_gap_ms: u64,
+    /// How many batches must agree, at most how many, how far apart.
+    #[serde(flatten)]
+    pub batching: BatchOptions,
     pub warmups: usize,
     pub rep_ms: u64,
     pub kernel: String,
     pub exhaustive: bool,
     /// `--time-budget` in seconds, when one was given.
     pub time_budget_seconds: Option<f64>,
+}
+
+/// `--batches`, `--max-batches` and `--batch-gap`, as `pairs` and `hybrid`
+/// save them (each 0 in files before 0.2, which measured in one stretch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchOptions {
+    #[serde(default)]
+    pub batches: usize,
+    #[serde(default)]
+    pub max_batches: usize,
+    #[serde(default)]
+    pub batch_gap_ms: u64,
+}
+
+impl From<Batching> for BatchOptions {
+    fn from(batching: Batching) -> BatchOptions {
+        BatchOptions {
+            batches: batching.batches,
+            max_batches: batching.max_batches,
+            batch_gap_ms: u64::try_from(batching.gap.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
 }
 
 /// How much a `pairs` search measured.
@@ -290,14 +307,10 @@ pub struct HybridOptions {
     pub items_per_worker: u64,
     /// Measured rounds asked for, split into the first `batches` batches.
     pub reps: usize,
-    /// Batches that must group the CPUs alike, at most `max_batches`,
-    /// `batch_gap_ms` apart (0 in files before 0.2, measured in one stretch).
-    #[serde(default)]
-    pub batches: usize,
-    #[serde(default)]
-    pub max_batches: usize,
-    #[serde(default)]
-    pub batch_gap_ms: u64,
+    /// How many batches must group the CPUs alike, at most how many, how
+    /// far apart.
+    #[serde(flatten)]
+    pub batching: BatchOptions,
     pub warmups: usize,
     /// `--rep-ms`: how long one worker's share takes on the CPU the item
     /// size was calibrated on.

@@ -85,6 +85,10 @@ pub fn gate_session<M: Measure>(
             break;
         }
     }
+    // Pairs stay aligned by repetition: an excluded rep drops its partner.
+    let paired_of = |samples: &[RepSample]| {
+        gate::paired_costs(samples, Arm::Siblings, baseline.arm(), setup.clock)
+    };
     let mut evidence = Evidence::default();
     let mut decided = Verdict::Inconclusive;
     let mut index = setup.warmups;
@@ -100,14 +104,7 @@ pub fn gate_session<M: Measure>(
         if !recorded.measure_round(measure, round, index, false)? {
             break;
         }
-        // Pairs stay aligned by repetition: an excluded rep drops its partner.
-        let paired = gate::paired_costs(
-            &recorded.samples,
-            Arm::Siblings,
-            baseline.arm(),
-            setup.clock,
-        );
-        let next = evidence.round_measured(rule, index, &paired);
+        let next = evidence.round_measured(rule, index, &paired_of(&recorded.samples));
         index += 1;
         progress.update(&format!(
             "gate: batch {}, repetition {}/{total} (at most){}",
@@ -138,13 +135,7 @@ pub fn gate_session<M: Measure>(
             }
         }
     }
-    let paired = gate::paired_costs(
-        &recorded.samples,
-        Arm::Siblings,
-        baseline.arm(),
-        setup.clock,
-    );
-    let estimate = evidence.pooled(&paired);
+    let estimate = evidence.pooled(&paired_of(&recorded.samples));
 
     // A time-sliced thread's own cycle counter stops while it waits, so the
     // control is judged on the tick clock, which every sample records.

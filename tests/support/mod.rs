@@ -403,7 +403,7 @@ fn boot_guest(invocation: String, command: &mut Command) -> GuestRun {
 
 /// Seconds one guest may take, boot included (a gate takes about 10; a
 /// guest that stalled used to hit this, see `Engine`'s held counter group).
-const GUEST_TIMEOUT_SECONDS: u64 = 120;
+const GUEST_TIMEOUT_SECONDS: u64 = 240;
 
 /// Builds `placement-study` as a static release binary for the guest, in its
 /// own target directory so it never invalidates the normal build.

@@ -238,18 +238,23 @@ fn a_noisy_baseline_fails_its_cv_bar_and_only_strict_invalidates() {
     assert!(!judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &strict, &[]).valid);
 }
 
-#[test]
-fn batches_that_group_the_cpus_alike_keep_the_verdict() {
-    let samples = rounds_of(0.46, &[0, 1], 12);
+/// Twelve rounds of CPUs 0 and 1 judged as two batches of six.
+fn judged_in_two_batches(samples: &[RepSample]) -> HybridJudgement {
     let batches = [(0..6).collect(), (6..12).collect()];
-    let judged = judge_hybrid(
-        &samples,
+    judge_hybrid(
+        samples,
         &plan(&[0, 1]),
         &setup(),
         &uniform(),
         &RULES,
         &batches,
-    );
+    )
+}
+
+#[test]
+fn batches_that_group_the_cpus_alike_keep_the_verdict() {
+    let samples = rounds_of(0.46, &[0, 1], 12);
+    let judged = judged_in_two_batches(&samples);
     let classes = &judged.class_judgement;
     assert_eq!(classes.verdict, ClassVerdict::Differ);
     assert!(classes.batches_agree());
@@ -269,15 +274,7 @@ fn a_slowdown_in_one_batch_only_is_inconclusive_not_a_class() {
             .into_iter()
             .filter(|rep| rep.rep >= 6),
     );
-    let batches = [(0..6).collect(), (6..12).collect()];
-    let judged = judge_hybrid(
-        &samples,
-        &plan(&[0, 1]),
-        &setup(),
-        &uniform(),
-        &RULES,
-        &batches,
-    );
+    let judged = judged_in_two_batches(&samples);
     let classes = &judged.class_judgement;
     assert!(!classes.batches_agree());
     assert_eq!(classes.verdict, ClassVerdict::Inconclusive);
