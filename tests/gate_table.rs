@@ -8,7 +8,9 @@
 //! ```
 //!
 //! `GUEST_BINARY=PATH` measures another static build (an older release)
-//! with the same cases. The test fails if any verdict was wrong.
+//! with the same cases. The test fails if any verdict was wrong; a guest
+//! that never ran the gate to its end (a boot timeout) is counted apart,
+//! as no result.
 
 #[allow(
     dead_code,
@@ -71,6 +73,10 @@ struct Tally {
     right: usize,
     inconclusive: usize,
     wrong: usize,
+    /// Guests that never ran the gate to its end (boot-guest.sh's timeout
+    /// or set-up failure, exit 124 or 125): no verdict at all, counted
+    /// apart from the gate's own.
+    no_result: usize,
     /// Seconds the gate measured, from its samples and pauses.
     seconds: Vec<f64>,
 }
@@ -126,6 +132,10 @@ fn gate_verdicts_quiet_and_under_bursts() {
                 match reading {
                     Reading::Right => tally.right += 1,
                     Reading::Inconclusive(_) => tally.inconclusive += 1,
+                    Reading::Wrong(_) if matches!(run.exit_code, 124 | 125) => {
+                        println!("{run}");
+                        tally.no_result += 1
+                    }
                     Reading::Wrong(_) => {
                         println!("{run}");
                         tally.wrong += 1
@@ -136,16 +146,17 @@ fn gate_verdicts_quiet_and_under_bursts() {
         }
     }
     println!(
-        "\n| case | host | right | inconclusive | wrong | median gate s |\n|---|---|---|---|---|---|"
+        "\n| case | host | right | inconclusive | wrong | no result | median gate s |\n|---|---|---|---|---|---|---|"
     );
     for (name, bursts, tally) in &mut rows {
         println!(
-            "| {name} | {} | {} | {} ({:.0} %) | {} | {:.1} |",
+            "| {name} | {} | {} | {} ({:.0} %) | {} | {} | {:.1} |",
             if *bursts { "bursts" } else { "quiet" },
             tally.right,
             tally.inconclusive,
             100.0 * tally.inconclusive as f64 / gates as f64,
             tally.wrong,
+            tally.no_result,
             median(&mut tally.seconds)
         );
     }

@@ -72,6 +72,9 @@ fn decided(paired: &PairedCosts) -> (Option<Verdict>, usize, Evidence) {
         so_far.treated.push(paired.treated[n]);
         so_far.baseline.push(paired.baseline[n]);
         so_far.reps.push(*rep);
+        if let Some(uneven) = paired.uneven.get(n) {
+            so_far.uneven.push(*uneven);
+        }
         if let Next::Decided(verdict) = evidence.round_measured(&RULE, *rep, &so_far) {
             return (Some(verdict), n + 1, evidence);
         }
@@ -133,6 +136,7 @@ fn an_interval_straddling_the_threshold_buys_a_batch_then_is_inconclusive() {
         reps: (0..costs.siblings.len()).collect(),
         treated: costs.siblings,
         baseline: costs.separate,
+        uneven: Vec::new(),
     };
     let (verdict, rounds, evidence) = decided(&paired);
     assert_eq!((verdict, rounds), (Some(Verdict::Inconclusive), 14));

@@ -13,7 +13,10 @@
 //! * a round whose baseline cost is far off its batch's median
 //!   ([`NOISY_BASELINE`]) is host noise: flagged, shown, and kept out of
 //!   every estimate (the baseline is the arm that should not change, so a
-//!   baseline that did saw the host, not the placement);
+//!   baseline that did saw the host, not the placement); so is a round in
+//!   which one arm's workers came out uneven
+//!   ([`crate::judge::gate::UNEVEN_WORKERS`]: a burst on one worker's CPU
+//!   slows that worker alone, where sharing a core slows both);
 //! * each batch decides a side of the threshold on its own: the
 //!   distribution-free interval of its median ratio
 //!   ([`crate::judge::stats::median_ratio`]) wholly above or below, or it
@@ -76,7 +79,8 @@ pub struct Batch {
     /// The repetition numbers of its rounds.
     pub rounds: Vec<usize>,
     /// Rounds whose baseline was more than [`NOISY_BASELINE`] off the
-    /// batch's median: host noise, kept out of every estimate.
+    /// batch's median, or one of whose arms had uneven workers: host
+    /// noise, kept out of every estimate.
     pub noisy_rounds: Vec<usize>,
     /// The median baseline cost of its kept rounds: how the host's speed
     /// moved between batches.
@@ -250,24 +254,29 @@ fn select(paired: &PairedCosts, keep: impl Fn(&usize) -> bool) -> (Vec<f64>, Vec
 /// Batch `index` of `rounds`, judged from their paired costs (a round
 /// whose pair was excluded is simply absent from `paired`).
 fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &PairedCosts) -> Batch {
-    let in_batch: Vec<(usize, f64, f64)> = paired
+    let in_batch: Vec<(usize, f64, f64, bool)> = paired
         .reps
         .iter()
-        .zip(paired.treated.iter().zip(&paired.baseline))
-        .filter(|(rep, _)| rounds.contains(rep))
-        .map(|(rep, (t, b))| (*rep, *t, *b))
+        .enumerate()
+        .filter(|(_, rep)| rounds.contains(rep))
+        .map(|(i, rep)| {
+            let uneven = paired.uneven.get(i).copied().unwrap_or(false);
+            (*rep, paired.treated[i], paired.baseline[i], uneven)
+        })
         .collect();
-    let baselines: Vec<f64> = in_batch.iter().map(|(_, _, b)| *b).collect();
+    let baselines: Vec<f64> = in_batch.iter().map(|(_, _, b, _)| *b).collect();
     let typical = median(&baselines);
     let noisy_rounds: Vec<usize> = in_batch
         .iter()
-        .filter(|(_, _, b)| typical > 0.0 && (b / typical - 1.0).abs() > NOISY_BASELINE)
-        .map(|(rep, _, _)| *rep)
+        .filter(|(_, _, b, uneven)| {
+            *uneven || (typical > 0.0 && (b / typical - 1.0).abs() > NOISY_BASELINE)
+        })
+        .map(|(rep, _, _, _)| *rep)
         .collect();
     let (treated, baseline): (Vec<f64>, Vec<f64>) = in_batch
         .iter()
-        .filter(|(rep, _, _)| !noisy_rounds.contains(rep))
-        .map(|(_, t, b)| (*t, *b))
+        .filter(|(rep, _, _, _)| !noisy_rounds.contains(rep))
+        .map(|(_, t, b, _)| (*t, *b))
         .unzip();
     let estimate = estimate(&treated, &baseline);
     let decided = estimate

@@ -6,7 +6,7 @@
 
 use crate::judge::batches::Batching;
 use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
-use crate::judge::cost::rep_cost;
+use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::stats::{
     median, median_ratio, penalty as penalty_of_medians, penalty_centre, penalty_ci95,
 };
@@ -141,6 +141,32 @@ pub struct PairedCosts {
     pub baseline: Vec<f64>,
     /// The repetition number of each pair.
     pub reps: Vec<usize>,
+    /// Whether the workers of either arm of each pair were uneven (see
+    /// [`UNEVEN_WORKERS`]); a pair without an entry was not looked at.
+    pub uneven: Vec<bool>,
+}
+
+/// How far apart (a fraction) the costs of one arm's workers may be in one
+/// repetition. Workers on one core's two hardware threads share it evenly,
+/// whether SMT slows them or not, and so do two vCPUs time-sliced on one
+/// host CPU (within a scheduler slice over a repetition: a few per cent);
+/// workers on separate cores run alike. A burst of host load on one
+/// worker's CPU slows that worker alone: a repetition whose workers came
+/// out more than this apart saw the host, not the placement.
+pub const UNEVEN_WORKERS: f64 = 0.2;
+
+/// Whether `rep`'s workers' costs on `clock` are more than
+/// [`UNEVEN_WORKERS`] apart (highest over lowest).
+fn uneven_workers(rep: &RepSample, clock: ClockKind) -> bool {
+    let costs: Vec<f64> = rep
+        .workers
+        .iter()
+        .filter_map(|w| worker_cost_per_byte(w, clock))
+        .collect();
+    let (low, high) = costs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), c| (l.min(*c), h.max(*c)));
+    costs.len() >= 2 && low > 0.0 && high / low - 1.0 > UNEVEN_WORKERS
 }
 
 /// Pairs the costs (on `clock`) of `treated_arm` and `baseline_arm` in
@@ -152,21 +178,27 @@ pub fn paired_costs(
     clock: ClockKind,
 ) -> PairedCosts {
     let excluded = excluded_reps(reps);
-    let cost = |arm: Arm, index: usize| {
+    let measured = |arm: Arm, index: usize| {
         let excluded = excluded.iter().any(|e| e.covers(arm, index));
         reps.iter()
             .find(|rep| rep.arm == arm && rep.rep == index && !rep.warmup && !excluded)
-            .and_then(|rep| rep_cost(rep, clock))
     };
     let mut paired = PairedCosts::default();
     let treated_reps = reps
         .iter()
         .filter(|rep| rep.arm == treated_arm && !rep.warmup);
     for index in treated_reps.map(|rep| rep.rep) {
-        if let (Some(t), Some(b)) = (cost(treated_arm, index), cost(baseline_arm, index)) {
-            paired.treated.push(t);
-            paired.baseline.push(b);
+        let (Some(t), Some(b)) = (measured(treated_arm, index), measured(baseline_arm, index))
+        else {
+            continue;
+        };
+        if let (Some(t_cost), Some(b_cost)) = (rep_cost(t, clock), rep_cost(b, clock)) {
+            paired.treated.push(t_cost);
+            paired.baseline.push(b_cost);
             paired.reps.push(index);
+            paired
+                .uneven
+                .push(uneven_workers(t, clock) || uneven_workers(b, clock));
         }
     }
     paired

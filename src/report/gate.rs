@@ -4,7 +4,7 @@
 use crate::exit::Outcome;
 use crate::judge::batches::{Batch, HostNoise, NOISY_BASELINE, Side};
 use crate::judge::checks::{Check, CheckStatus};
-use crate::judge::gate::{Estimate, MeanBased, Verdict};
+use crate::judge::gate::{Estimate, MeanBased, UNEVEN_WORKERS, Verdict};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
@@ -113,14 +113,16 @@ pub fn batch_lines(batches: &[Batch], mean_based: Option<&MeanBased>) -> Vec<Str
             let noisy = match b.noisy_rounds.as_slice() {
                 [] => String::new(),
                 rounds => format!(
-                    "; host noise in round{} {} (baseline off its median by more than {:.0} %), left out",
+                    "; host noise in round{} {} (the baseline more than {:.0} % off its median, \
+                     or an arm's workers more than {:.0} % apart), left out",
                     if rounds.len() == 1 { "" } else { "s" },
                     rounds
                         .iter()
                         .map(usize::to_string)
                         .collect::<Vec<_>>()
                         .join(", "),
-                    NOISY_BASELINE * 100.0
+                    NOISY_BASELINE * 100.0,
+                    UNEVEN_WORKERS * 100.0
                 ),
             };
             format!(

@@ -137,3 +137,32 @@ fn the_pooled_estimate_keeps_the_old_one_beside_it() {
     assert!((old.penalty - pooled.penalty).abs() < 0.02);
     assert!(pooled.ci95.low <= pooled.penalty && pooled.penalty <= pooled.ci95.high);
 }
+
+#[test]
+fn a_round_whose_workers_came_out_uneven_is_flagged_and_left_out() {
+    // A burst slowed one sibling worker in rounds 1 and 3: the arm's mean
+    // rose by half, which would read as a penalty.
+    let mut evidence = Evidence::default();
+    let mut paired = PairedCosts::default();
+    let mut verdict = None;
+    for rep in 0..RULE.max_reps * RULE.batching.max_batches {
+        let burst = rep % 4 == 1;
+        paired
+            .treated
+            .push(if burst { 1.5 } else { 1.0 } * jitter(rep + 1));
+        paired.baseline.push(jitter(rep));
+        paired.reps.push(rep);
+        paired.uneven.push(burst);
+        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, &paired) {
+            verdict = Some(v);
+            break;
+        }
+    }
+    assert_eq!(verdict, Some(Verdict::Virtual));
+    assert!(evidence.batches[0].noisy_rounds.contains(&1));
+    let noise = evidence.noise().unwrap();
+    assert!(
+        noise.is_high(),
+        "a quarter of the rounds flagged: {noise:?}"
+    );
+}
