@@ -72,8 +72,9 @@ fn decided(paired: &PairedCosts) -> (Option<Verdict>, usize, Evidence) {
         so_far.treated.push(paired.treated[n]);
         so_far.baseline.push(paired.baseline[n]);
         so_far.reps.push(*rep);
-        if let Some(uneven) = paired.uneven.get(n) {
-            so_far.uneven.push(*uneven);
+        if let (Some(t), Some(b)) = (paired.treated_spread.get(n), paired.baseline_spread.get(n)) {
+            so_far.treated_spread.push(*t);
+            so_far.baseline_spread.push(*b);
         }
         if let Next::Decided(verdict) = evidence.round_measured(&RULE, *rep, &so_far) {
             return (Some(verdict), n + 1, evidence);
@@ -136,7 +137,7 @@ fn an_interval_straddling_the_threshold_buys_a_batch_then_is_inconclusive() {
         reps: (0..costs.siblings.len()).collect(),
         treated: costs.siblings,
         baseline: costs.separate,
-        uneven: Vec::new(),
+        ..PairedCosts::default()
     };
     let (verdict, rounds, evidence) = decided(&paired);
     assert_eq!((verdict, rounds), (Some(Verdict::Inconclusive), 14));

@@ -14,9 +14,10 @@
 //!   ([`NOISY_BASELINE`]) is host noise: flagged, shown, and kept out of
 //!   every estimate (the baseline is the arm that should not change, so a
 //!   baseline that did saw the host, not the placement); so is a round in
-//!   which one arm's workers came out uneven
-//!   ([`crate::judge::gate::UNEVEN_WORKERS`]: a burst on one worker's CPU
-//!   slows that worker alone, where sharing a core slows both);
+//!   which one arm's workers came out much further apart than in the
+//!   batch's typical round ([`crate::judge::gate::UNEVEN_WORKERS`]: a burst
+//!   on one worker's CPU slows that worker alone, where sharing a core
+//!   slows both);
 //! * each batch decides a side of the threshold on its own: the
 //!   distribution-free interval of its median ratio
 //!   ([`crate::judge::stats::median_ratio`]) wholly above or below, or it
@@ -32,7 +33,7 @@
 //! apart, on the right CPU, to pass for a penalty; one that covers a single
 //! batch costs a batch, or makes the verdict inconclusive, but never wrong.
 
-use crate::judge::gate::{Estimate, GateRule, PairedCosts, Verdict, estimate};
+use crate::judge::gate::{Estimate, GateRule, PairedCosts, UNEVEN_WORKERS, Verdict, estimate};
 use crate::judge::stats::median;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -79,8 +80,8 @@ pub struct Batch {
     /// The repetition numbers of its rounds.
     pub rounds: Vec<usize>,
     /// Rounds whose baseline was more than [`NOISY_BASELINE`] off the
-    /// batch's median, or one of whose arms had uneven workers: host
-    /// noise, kept out of every estimate.
+    /// batch's median, or one of whose arms had its workers much further
+    /// apart than usual: host noise, kept out of every estimate.
     pub noisy_rounds: Vec<usize>,
     /// The median baseline cost of its kept rounds: how the host's speed
     /// moved between batches.
@@ -254,29 +255,40 @@ fn select(paired: &PairedCosts, keep: impl Fn(&usize) -> bool) -> (Vec<f64>, Vec
 /// Batch `index` of `rounds`, judged from their paired costs (a round
 /// whose pair was excluded is simply absent from `paired`).
 fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &PairedCosts) -> Batch {
-    let in_batch: Vec<(usize, f64, f64, bool)> = paired
+    let spread = |spreads: &[f64], i: usize| spreads.get(i).copied().unwrap_or(0.0);
+    let in_batch: Vec<(usize, f64, f64, f64, f64)> = paired
         .reps
         .iter()
         .enumerate()
         .filter(|(_, rep)| rounds.contains(rep))
         .map(|(i, rep)| {
-            let uneven = paired.uneven.get(i).copied().unwrap_or(false);
-            (*rep, paired.treated[i], paired.baseline[i], uneven)
+            (
+                *rep,
+                paired.treated[i],
+                paired.baseline[i],
+                spread(&paired.treated_spread, i),
+                spread(&paired.baseline_spread, i),
+            )
         })
         .collect();
-    let baselines: Vec<f64> = in_batch.iter().map(|(_, _, b, _)| *b).collect();
-    let typical = median(&baselines);
+    let typical = |pick: fn(&(usize, f64, f64, f64, f64)) -> f64| {
+        median(&in_batch.iter().map(pick).collect::<Vec<f64>>())
+    };
+    let (baseline_typical, treated_spread, baseline_spread) =
+        (typical(|r| r.2), typical(|r| r.3), typical(|r| r.4));
     let noisy_rounds: Vec<usize> = in_batch
         .iter()
-        .filter(|(_, _, b, uneven)| {
-            *uneven || (typical > 0.0 && (b / typical - 1.0).abs() > NOISY_BASELINE)
+        .filter(|(_, _, b, ts, bs)| {
+            (baseline_typical > 0.0 && (b / baseline_typical - 1.0).abs() > NOISY_BASELINE)
+                || ts - treated_spread > UNEVEN_WORKERS
+                || bs - baseline_spread > UNEVEN_WORKERS
         })
-        .map(|(rep, _, _, _)| *rep)
+        .map(|(rep, ..)| *rep)
         .collect();
     let (treated, baseline): (Vec<f64>, Vec<f64>) = in_batch
         .iter()
-        .filter(|(rep, _, _, _)| !noisy_rounds.contains(rep))
-        .map(|(_, t, b, _)| (*t, *b))
+        .filter(|(rep, ..)| !noisy_rounds.contains(rep))
+        .map(|(_, t, b, ..)| (*t, *b))
         .unzip();
     let estimate = estimate(&treated, &baseline);
     let decided = estimate

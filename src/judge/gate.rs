@@ -141,23 +141,27 @@ pub struct PairedCosts {
     pub baseline: Vec<f64>,
     /// The repetition number of each pair.
     pub reps: Vec<usize>,
-    /// Whether the workers of either arm of each pair were uneven (see
-    /// [`UNEVEN_WORKERS`]); a pair without an entry was not looked at.
-    pub uneven: Vec<bool>,
+    /// How far apart each pair's treated workers came out: their highest
+    /// cost over their lowest, minus 1 (0 for one worker; a pair without
+    /// an entry was not looked at). See [`UNEVEN_WORKERS`].
+    pub treated_spread: Vec<f64>,
+    /// The same for the baseline arm's workers.
+    pub baseline_spread: Vec<f64>,
 }
 
-/// How far apart (a fraction) the costs of one arm's workers may be in one
-/// repetition. Workers on one core's two hardware threads share it evenly,
-/// whether SMT slows them or not, and so do two vCPUs time-sliced on one
-/// host CPU (within a scheduler slice over a repetition: a few per cent);
-/// workers on separate cores run alike. A burst of host load on one
-/// worker's CPU slows that worker alone: a repetition whose workers came
-/// out more than this apart saw the host, not the placement.
+/// How much further apart (a fraction) one arm's workers may come out in a
+/// round than they typically do in its batch. Workers on one core's two
+/// hardware threads share it evenly, whether SMT slows them or not; workers
+/// on two host CPUs of unequal speed (one with a steady neighbour) come out
+/// apart in every round, which is the host's shape, not noise. A burst of
+/// load on one worker's CPU slows that worker alone, in the rounds it
+/// lasts: a round whose workers came out this much further apart than the
+/// batch's typical round saw the host, not the placement.
 pub const UNEVEN_WORKERS: f64 = 0.2;
 
-/// Whether `rep`'s workers' costs on `clock` are more than
-/// [`UNEVEN_WORKERS`] apart (highest over lowest).
-fn uneven_workers(rep: &RepSample, clock: ClockKind) -> bool {
+/// How far apart `rep`'s workers' costs on `clock` are: highest over
+/// lowest, minus 1; 0 with fewer than two costs.
+fn worker_spread(rep: &RepSample, clock: ClockKind) -> f64 {
     let costs: Vec<f64> = rep
         .workers
         .iter()
@@ -166,7 +170,11 @@ fn uneven_workers(rep: &RepSample, clock: ClockKind) -> bool {
     let (low, high) = costs
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(l, h), c| (l.min(*c), h.max(*c)));
-    costs.len() >= 2 && low > 0.0 && high / low - 1.0 > UNEVEN_WORKERS
+    if costs.len() >= 2 && low > 0.0 {
+        high / low - 1.0
+    } else {
+        0.0
+    }
 }
 
 /// Pairs the costs (on `clock`) of `treated_arm` and `baseline_arm` in
@@ -196,9 +204,8 @@ pub fn paired_costs(
             paired.treated.push(t_cost);
             paired.baseline.push(b_cost);
             paired.reps.push(index);
-            paired
-                .uneven
-                .push(uneven_workers(t, clock) || uneven_workers(b, clock));
+            paired.treated_spread.push(worker_spread(t, clock));
+            paired.baseline_spread.push(worker_spread(b, clock));
         }
     }
     paired

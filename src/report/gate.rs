@@ -114,7 +114,7 @@ pub fn batch_lines(batches: &[Batch], mean_based: Option<&MeanBased>) -> Vec<Str
                 [] => String::new(),
                 rounds => format!(
                     "; host noise in round{} {} (the baseline more than {:.0} % off its median, \
-                     or an arm's workers more than {:.0} % apart), left out",
+                     or an arm's workers {:.0} points further apart than usual), left out",
                     if rounds.len() == 1 { "" } else { "s" },
                     rounds
                         .iter()
@@ -324,6 +324,10 @@ fn measured_sentence(
         Verdict::Inconclusive if sides(Side::Above) && sides(Side::Below) => {
             "inconclusive: batches measured a pause apart disagree, so the host's load changed \
              under the measurement; run it again at a quieter moment"
+        }
+        Verdict::Inconclusive if batches.iter().any(|b| b.estimate.is_none()) => {
+            "inconclusive: a batch kept too few rounds for an interval, the rest being host \
+             noise (see the batches); run it again at a quieter moment, or raise --max-reps"
         }
         Verdict::Inconclusive => {
             "inconclusive: the interval straddles the threshold; raise --max-reps or \

@@ -152,7 +152,7 @@ fn a_round_whose_workers_came_out_uneven_is_flagged_and_left_out() {
             .push(if burst { 1.5 } else { 1.0 } * jitter(rep + 1));
         paired.baseline.push(jitter(rep));
         paired.reps.push(rep);
-        paired.uneven.push(burst);
+        paired.treated_spread.push(if burst { 1.0 } else { 0.02 });
         if let Next::Decided(v) = evidence.round_measured(&RULE, rep, &paired) {
             verdict = Some(v);
             break;
@@ -165,4 +165,25 @@ fn a_round_whose_workers_came_out_uneven_is_flagged_and_left_out() {
         noise.is_high(),
         "a quarter of the rounds flagged: {noise:?}"
     );
+}
+
+#[test]
+fn workers_apart_in_every_round_are_the_hosts_shape_not_noise() {
+    // The second worker's host CPU is a third slower all along.
+    let mut evidence = Evidence::default();
+    let mut paired = PairedCosts::default();
+    let mut verdict = None;
+    for rep in 0..RULE.max_reps * RULE.batching.max_batches {
+        paired.treated.push(0.58 * jitter(rep + 1));
+        paired.baseline.push(jitter(rep));
+        paired.reps.push(rep);
+        paired.treated_spread.push(0.33 + 0.02 * jitter(rep));
+        paired.baseline_spread.push(0.05);
+        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, &paired) {
+            verdict = Some(v);
+            break;
+        }
+    }
+    assert_eq!(verdict, Some(Verdict::Virtual));
+    assert_eq!(evidence.noise().unwrap().noisy_rounds, 0);
 }
