@@ -2,9 +2,10 @@
 //! measured sibling map from the comparisons, and how it relates to the
 //! map the kernel publishes.
 //!
-//! A comparison is decided by the gate's rule ([`crate::judge::gate::decide`]): the probe
-//! beside its candidates against the probe alone, paired by repetition,
-//! until the penalty's 95 % interval clears the threshold either way.
+//! A comparison is decided by the gate's rule, batch by batch
+//! ([`crate::judge::batches::Evidence`]): the probe beside its candidates
+//! against the probe alone, paired by repetition, until enough batches a
+//! pause apart lie on one side of the threshold and none on the other.
 //! "Physical" there means the set slows the probe: it [`Contention::Shares`].
 //!
 //! The measured map takes sharing as an equivalence: CPUs linked by
