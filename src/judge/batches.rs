@@ -34,7 +34,7 @@
 //! batch costs a batch, or makes the verdict inconclusive, but never wrong.
 
 use crate::judge::gate::{Estimate, GateRule, PairedCosts, UNEVEN_WORKERS, Verdict, estimate};
-use crate::judge::stats::median;
+use crate::judge::stats::{median, range_ratio};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -131,11 +131,8 @@ impl HostNoise {
             return None;
         }
         let medians: Vec<f64> = batches.iter().filter_map(|b| b.baseline_median).collect();
-        let (low, high) = medians
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
         Some(HostNoise {
-            baseline_drift: (medians.len() >= 2 && low > 0.0).then(|| high / low - 1.0),
+            baseline_drift: range_ratio(&medians),
             noisy_rounds: batches.iter().map(|b| b.noisy_rounds.len()).sum(),
             rounds,
         })

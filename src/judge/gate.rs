@@ -8,7 +8,7 @@ use crate::judge::batches::Batching;
 use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::stats::{
-    median, median_ratio, penalty as penalty_of_medians, penalty_centre, penalty_ci95,
+    median, median_ratio, penalty as penalty_of_medians, penalty_centre, penalty_ci95, range_ratio,
 };
 use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
@@ -167,14 +167,7 @@ fn worker_spread(rep: &RepSample, clock: ClockKind) -> f64 {
         .iter()
         .filter_map(|w| worker_cost_per_byte(w, clock))
         .collect();
-    let (low, high) = costs
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(l, h), c| (l.min(*c), h.max(*c)));
-    if costs.len() >= 2 && low > 0.0 {
-        high / low - 1.0
-    } else {
-        0.0
-    }
+    range_ratio(&costs).unwrap_or(0.0)
 }
 
 /// Pairs the costs (on `clock`) of `treated_arm` and `baseline_arm` in

@@ -62,6 +62,18 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
     })
 }
 
+/// How far apart `values` are as a ratio: highest over lowest, minus 1
+/// (0.3: the highest is 30 % above the lowest). `None` with fewer than two
+/// values or a lowest that is not positive.
+pub fn range_ratio(values: &[f64]) -> Option<f64> {
+    let (low, high) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(*v), h.max(*v))
+        });
+    (values.len() >= 2 && low > 0.0).then(|| high / low - 1.0)
+}
+
 /// The median of `values` (mean of the two middle ones for an even count);
 /// NaN for an empty slice, as there is no middle to report.
 pub fn median(values: &[f64]) -> f64 {
@@ -249,6 +261,13 @@ mod tests {
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance
+    }
+
+    #[test]
+    fn range_ratio_is_highest_over_lowest() {
+        assert!(close(range_ratio(&[1.3, 1.0, 1.1]).unwrap(), 0.3, 1e-12));
+        assert_eq!(range_ratio(&[1.0]), None);
+        assert_eq!(range_ratio(&[0.0, 1.0]), None);
     }
 
     #[test]

@@ -91,7 +91,6 @@ pub fn hybrid_study<M: Measure>(
         strict: options.strict,
     };
     let began = Instant::now();
-    let mut measured = 0;
     let mut next = 0;
     let judged = loop {
         let planned = setup.warmups + batches.iter().map(Vec::len).sum::<usize>();
@@ -107,7 +106,7 @@ pub fn hybrid_study<M: Measure>(
                 }
             }
             // Rounds take alike, so the first ones tell how long the rest take.
-            let eta = match measured {
+            let eta = match next {
                 0 => String::new(),
                 done => format!(
                     ", about {:.0} s left",
@@ -129,7 +128,6 @@ pub fn hybrid_study<M: Measure>(
                 break;
             }
             next += 1;
-            measured += 1;
         }
         let judged = judge_hybrid(
             &recorded.samples,

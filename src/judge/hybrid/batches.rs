@@ -5,7 +5,7 @@
 use super::{BaselineStats, ClassJudgement, ClassVerdict, baseline_times, measured_groups};
 use crate::cpuset::CpuSet;
 use crate::judge::batches::{HostNoise, NOISY_BASELINE};
-use crate::judge::stats::median;
+use crate::judge::stats::{median, range_ratio};
 use crate::measure::RepSample;
 use serde::{Deserialize, Serialize};
 
@@ -114,11 +114,8 @@ pub(super) fn baseline_noise(
                 (!in_batch.is_empty()).then_some(typical)
             })
             .collect();
-        let (low, high) = medians
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
-        if medians.len() >= 2 && low > 0.0 {
-            drift = Some(drift.map_or(high / low - 1.0, |d| d.max(high / low - 1.0)));
+        if let Some(moved) = range_ratio(&medians) {
+            drift = Some(drift.map_or(moved, |d| d.max(moved)));
         }
     }
     (!rounds.is_empty()).then_some(HostNoise {
