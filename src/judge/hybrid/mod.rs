@@ -303,6 +303,14 @@ pub fn judge_hybrid(
         }
     }
 
+    // Rounds a burst of host load spoiled are left out like any other
+    // excluded repetition, so that medians, paired ratios and the class
+    // grouping rest on the rounds the host left alone.
+    let BaselineNoise { noise, flagged } =
+        baseline_noise(samples, &plan.baseline_cpus, &baseline_excluded, batches);
+    for (cpu, rounds) in flagged {
+        baseline_excluded.entry(cpu).or_default().extend(rounds);
+    }
     let baselines = baseline_stats(samples, plan, class_of, &baseline_excluded, rules.cv_bar);
     let groups = measured_groups(samples, &baselines);
     let published_order: Vec<CoreKind> = classes.iter().map(|c| c.name).collect();
@@ -313,7 +321,6 @@ pub fn judge_hybrid(
         rules.every_cpu,
     );
     judge_batches(&mut class_judgement, samples, &baselines, batches);
-    let noise = baseline_noise(samples, &baselines, batches);
     let speed_classes = speed_classes(samples, &baselines, &groups, &plan.worker_cpus, class_of);
     let ceiling = ceiling(&speed_classes, &plan.worker_cpus);
     let fastest = groups
@@ -906,7 +913,7 @@ fn worker_row(
 mod batches;
 
 pub use batches::ClassBatch;
-use batches::{baseline_noise, judge_batches};
+use batches::{BaselineNoise, baseline_noise, judge_batches};
 
 #[cfg(test)]
 mod tests;

@@ -287,3 +287,29 @@ fn a_slowdown_in_one_batch_only_is_inconclusive_not_a_class() {
     );
     assert!(judged.noise.unwrap().baseline_drift.unwrap() > 1.0);
 }
+
+#[test]
+fn a_round_a_burst_spoiled_is_flagged_and_kept_out_of_the_baseline() {
+    // In round 3 a burst on the host made CPU 0's baseline take twice as
+    // long: the round is noise, not CPU 0's speed.
+    let mut samples = rounds_of(0.46, &[0, 1], 12);
+    let spoiled = samples
+        .iter_mut()
+        .find(|s| s.arm == Arm::Baseline && s.rep == 3 && s.workers[0].pinned_cpu == Some(0))
+        .unwrap();
+    spoiled.wall_ns *= 2;
+    let judged = judged_in_two_batches(&samples);
+    let noise = judged.noise.unwrap();
+    assert_eq!((noise.noisy_rounds, noise.rounds), (1, 12));
+    let cpu0 = &judged.baselines[0];
+    assert_eq!(cpu0.excluded.len(), 1, "{:?}", cpu0.excluded);
+    assert_eq!(cpu0.excluded[0].rep, 3);
+    assert!(
+        cpu0.excluded[0].why.starts_with("host noise: +"),
+        "{}",
+        cpu0.excluded[0].why
+    );
+    assert_eq!(cpu0.wall_ms.as_ref().unwrap().reps, 11);
+    assert!(judged.baselines[1].excluded.is_empty());
+    assert_eq!(judged.class_judgement.verdict, ClassVerdict::Differ);
+}
