@@ -27,7 +27,7 @@ use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 
 use super::counters::{cycles_builder, paranoid_advice};
 use super::engine::core_pmu_type;
-use super::kernel::{InputBuffer, kernel_by_name};
+use super::kernel::{InputBuffer, StopFlag, kernel_by_name};
 use super::launch::HeldCommand;
 use super::recording::{
     CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName, parse_record,
@@ -86,8 +86,8 @@ impl Record for PerfRecorder {
 const RING_BYTES: usize = 512 * 1024;
 
 /// The longest wait between two looks at the target. The observer wakes
-/// sooner when a ring is half full, the target exits (a pidfd), a worker
-/// finishes or a signal arrives; otherwise it stays off the CPUs it
+/// sooner when a ring is half full, the target exits (a pidfd), the
+/// deadline comes or a signal arrives; otherwise it stays off the CPUs it
 /// watches, since each wake-up takes a CPU from the workload.
 const POLL: Duration = Duration::from_secs(1);
 
@@ -340,7 +340,7 @@ fn raise_fd_limit() {
 }
 
 /// Drains the rings, then waits until a ring is half full, `wake` is
-/// readable (the target exited, a worker finished), a signal arrives, or
+/// readable (the target exited), a signal arrives, or
 /// `timeout` (at most [`POLL`]) passes.
 fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Duration) {
     events.drain();
@@ -464,6 +464,15 @@ fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
 /// `observe --kernel NAME --threads K --seconds N`: K threads of this
 /// process run the kernel, unpinned, for N seconds. They start blocked, so
 /// each one's first run is a recorded switch-in.
+///
+/// The N seconds are one deadline for all of them, and the workers keep
+/// it themselves: with many more threads than CPUs, a thread (this one
+/// included) that is runnable at the deadline may wait a whole round of
+/// time slices (1024 threads on two CPUs: over a second) before it runs.
+/// So the first worker to see the deadline stops every running kernel
+/// within its 128-byte block, a worker scheduled after it exits at once,
+/// and the queue drains in microseconds per thread; this thread, asleep
+/// until the deadline, then ends the recording.
 fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<Recording> {
     let kernel = kernel_by_name(name)?;
     let duration = options.duration.context("--kernel needs --seconds")?;
@@ -474,35 +483,40 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
     kernel.check_buffer(BUFFER_BYTES)?;
     let input = InputBuffer::new(BUFFER_BYTES);
     let ready = std::sync::Barrier::new(threads + 1);
-    let go = std::sync::Barrier::new(threads + 1);
-    let done = std::sync::Barrier::new(threads + 1);
-    let finished = std::sync::atomic::AtomicUsize::new(0);
+    // Held by this thread until the start: releasing it wakes every worker
+    // at once and never makes this thread wait its turn behind them, as a
+    // barrier would (with 1024 workers on two CPUs, for seconds).
+    let go = std::sync::RwLock::new(());
+    let start_gate = go.write().expect("a new lock");
     let abort = std::sync::atomic::AtomicBool::new(false);
+    // Set before the workers are released.
+    let deadline = std::sync::OnceLock::new();
+    // Requested at the deadline or on a stop signal; the workers' kernels
+    // watch it inside their loop.
+    let time_up = StopFlag::new();
     let (tid_sender, tid_receiver) = std::sync::mpsc::channel();
-    // Each worker writes a byte here when its work is done.
-    let (finished_read, finished_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("pipe for the workers")?;
     std::thread::scope(|scope| -> Result<Recording> {
         let mut workers = Vec::new();
         for _ in 0..threads {
-            let (kernel, input, abort) = (&kernel, &input, &abort);
-            let (ready, go, done, finished) = (&ready, &go, &done, &finished);
-            let finished_write = &finished_write;
+            let (kernel, input, abort, time_up) = (&kernel, &input, &abort, &time_up);
+            let deadline = &deadline;
+            let (ready, go) = (&ready, &go);
             let tid_sender = tid_sender.clone();
             workers.push(scope.spawn(move || {
                 let _ = tid_sender.send(nix::unistd::gettid().as_raw() as u32);
                 ready.wait();
-                go.wait();
+                drop(go.read());
                 if abort.load(std::sync::atomic::Ordering::SeqCst) {
                     return;
                 }
-                let deadline = Instant::now() + duration;
-                while Instant::now() < deadline && !stop::stop_requested() {
-                    kernel.run(input.as_bytes(), PASSES_PER_BLOCK, stop::stop_flag());
+                let deadline: Instant = *deadline.get().expect("set before the release");
+                while !time_up.is_requested() && !stop::stop_requested() {
+                    if Instant::now() >= deadline {
+                        time_up.request();
+                        break;
+                    }
+                    kernel.run(input.as_bytes(), PASSES_PER_BLOCK, time_up);
                 }
-                finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let _ = nix::unistd::write(finished_write, &[1]);
-                done.wait();
             }));
         }
         drop(tid_sender);
@@ -510,25 +524,31 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
         let mut tids: Vec<u32> = tid_receiver.iter().take(threads).collect();
         tids.sort_unstable();
         let opened = OpenEvents::open(&tids, options, Attach { on_exec: false });
-        // The workers wait at `go` whatever happened, so they never hang.
+        // The workers wait at `go` whatever happened: released, they never hang.
         let (mut events, start_ns) = match opened
             .and_then(|mut events| events.enable().map(|start_ns| (events, start_ns)))
         {
             Ok(opened) => opened,
             Err(error) => {
                 abort.store(true, std::sync::atomic::Ordering::SeqCst);
-                go.wait();
+                drop(start_gate);
                 return Err(error);
             }
         };
-        go.wait();
-        while finished.load(std::sync::atomic::Ordering::SeqCst) < threads {
-            drain_and_wait(&mut events, Some(finished_read.as_fd()), POLL);
+        let deadline = *deadline.get_or_init(|| Instant::now() + duration);
+        drop(start_gate);
+        while !stop::stop_requested() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            drain_and_wait(&mut events, None, left);
         }
-        // The work is done and the workers wait to exit: the recording ends
-        // here, before their teardown (thread exit is not the workload).
+        // The time is up (or a stop was asked for): the recording ends
+        // here, before the workers' teardown (thread exit is not the
+        // workload).
+        time_up.request();
         let end_ns = events.disable();
-        done.wait();
         for worker in workers {
             let _ = worker.join();
         }

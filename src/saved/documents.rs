@@ -399,11 +399,12 @@ pub struct ObserveOptions {
 }
 
 impl ObserveOptions {
-    /// What was observed, in a few words: "`sh -c …`", "PID 42", "2 mul threads".
+    /// What was observed, in a few words: "`sh -c 'a b'`", "PID 42", "2 mul threads".
     pub fn target_text(&self) -> String {
         match self.mode {
             ObserveMode::Command => {
-                let words = self.command.as_deref().unwrap_or_default().join(" ");
+                let argv = self.command.as_deref().unwrap_or_default();
+                let words = shell_words(argv);
                 let mut shown: String = words.chars().take(60).collect();
                 if shown.len() < words.len() {
                     shown.push('…');
@@ -511,5 +512,45 @@ impl TopologyResult {
             crosscheck: self.crosscheck.clone(),
             sibling_map_notes: self.sibling_map_notes.clone(),
         }
+    }
+}
+
+/// A command as a shell would take it back: each word quoted where it
+/// needs to be (`echo 'a b'`), so the words stay apart. A NUL byte, which
+/// no shell word can hold, leaves the words escaped instead.
+fn shell_words(argv: &[String]) -> String {
+    shlex::try_join(argv.iter().map(String::as_str))
+        .unwrap_or_else(|_| argv.join(" ").escape_debug().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observed_command(argv: &[&str]) -> ObserveOptions {
+        ObserveOptions {
+            mode: ObserveMode::Command,
+            command: Some(argv.iter().map(|w| w.to_string()).collect()),
+            pid: None,
+            kernel: None,
+            threads: None,
+            seconds: None,
+            interval_ms: None,
+            cycles: false,
+        }
+    }
+
+    #[test]
+    fn a_command_is_shown_as_a_shell_would_take_it_back() {
+        assert_eq!(
+            observed_command(&["echo", "a b"]).target_text(),
+            "`echo 'a b'`"
+        );
+        assert_eq!(
+            observed_command(&["sh", "-c", "echo \"$HOME\""]).target_text(),
+            r#"`sh -c 'echo "$HOME"'`"#
+        );
+        assert_eq!(observed_command(&["true"]).target_text(), "`true`");
+        assert_eq!(observed_command(&["a\0b"]).target_text(), "`a\\0b`");
     }
 }
