@@ -198,7 +198,7 @@ fn software_after(failure: &OpenFailure) -> anyhow::Result<SoftwareCounters> {
     };
     Ok(SoftwareCounters::ThreadAccounting {
         reason: format!(
-            "perf_event_open refused the software events with their kernel side ({}): {}; \
+            "perf_event_open refused the software events on this thread ({}): {}; \
              task-clock, context switches and migrations come from each thread's own accounting \
              instead (CLOCK_THREAD_CPUTIME_ID, getrusage, {THREAD_SCHED_PATH}){migrations}",
             failure.error,
@@ -908,7 +908,7 @@ mod tests {
             panic!("EACCES must fall back");
         };
         for needed in [
-            "perf_event_open refused the software events with their kernel side",
+            "perf_event_open refused the software events on this thread",
             PARANOID_PATH,
             "CAP_PERFMON",
             "CLOCK_THREAD_CPUTIME_ID, getrusage",
