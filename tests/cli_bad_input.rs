@@ -227,6 +227,27 @@ fn help_and_man_page_list_every_exit_status() {
 }
 
 #[test]
+fn run_of_arms_a_host_cannot_place_is_one_usage_error_before_measuring() {
+    let sysfs = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sysfs/kvm-guest-2cpu");
+    let output = placement_study(&[
+        "run",
+        "--sysfs-root",
+        sysfs,
+        "--no-cpuid",
+        "--arms",
+        "sibling-packed",
+        "--rep-ms",
+        "10000",
+    ]);
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`placement-study run --workers 2 --arms one-per-core,same-cpu`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn help_names_run_beside_gate_for_each_verdict_that_stops_it() {
     let help = String::from_utf8_lossy(&placement_study(&["--help"]).stdout).into_owned();
     // --help wraps the table, so compare its words, not its lines.
