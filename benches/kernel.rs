@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use placement_study::measure::counters::{WorkerCounters, probe_hardware};
+use placement_study::measure::counters::{WorkerCounters, probe_hardware, probe_software};
 use placement_study::measure::items::ItemPool;
 use placement_study::measure::kernel::{InputBuffer, StopFlag};
 use placement_study::measure::kernel_by_name;
@@ -35,13 +35,20 @@ fn kernel_throughput(c: &mut Criterion) {
 }
 
 fn counter_overhead(c: &mut Criterion) {
-    let hardware = probe_hardware().events;
+    let software = match probe_software() {
+        Ok(software) => software,
+        Err(error) => {
+            eprintln!("skipped: {error:#}");
+            return;
+        }
+    };
+    let hardware = probe_hardware(&software).events;
     let events = if hardware.is_some() {
         "hardware + software"
     } else {
         "software only"
     };
-    let mut counters = match WorkerCounters::open(hardware) {
+    let mut counters = match WorkerCounters::open(hardware, &software) {
         Ok(counters) => counters,
         Err(error) => {
             eprintln!("skipped: {error:#}");

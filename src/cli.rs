@@ -253,11 +253,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub prom: PromArgs,
     /// Workers per arm (1 to 1024; even with sibling-packed); default: the
-    /// largest N both arms can place on cores of one class in one package.
+    /// largest N both arms can place on cores of one class in one package,
+    /// or 2 where no core has two allowed hardware threads.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
-    /// Arms to run, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ArmArg::OnePerCore, ArmArg::SiblingPacked])]
+    /// Arms to run, comma-separated [default: one-per-core,sibling-packed;
+    /// one-per-core,same-cpu where no core has two allowed hardware threads].
+    /// Without SMT, sibling-packed is left out, with a note.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "ARMS")]
     pub arms: Vec<ArmArg>,
     /// Measured repetitions per arm after the warm-ups (2 to 1000).
     #[arg(long, default_value_t = 15, value_name = "N")]

@@ -33,6 +33,20 @@ pub const ERROR: u8 = 1;
 /// A command line or option value that does not parse or is out of range.
 pub const USAGE: u8 = 2;
 
+/// A command line that parsed but asks for what this machine cannot do (an
+/// arm it cannot place), found only once the machine is probed: exits
+/// [`USAGE`], like a bad option. The message names a command that works.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 impl Outcome {
     /// The process exit status.
     pub fn exit_status(self) -> u8 {
@@ -69,16 +83,19 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         USAGE,
-        "usage: an unknown option or an option value out of range",
+        "usage: an unknown option or an option value out of range, or run arms this machine cannot place",
     ),
     (
         3,
-        "gate: virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); hybrid: the measured core classes differ from the published ones",
+        "gate and run (stopped at its gate): virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); hybrid: the measured core classes differ from the published ones",
     ),
-    (4, "gate: no-smt (no core has two allowed hardware threads)"),
+    (
+        4,
+        "gate: no-smt (no core has two allowed hardware threads; run studies the arms it can place there)",
+    ),
     (
         5,
-        "gate: inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
+        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
     ),
     (
         6,

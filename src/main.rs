@@ -32,7 +32,8 @@ fn main() -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.exit_status()),
         Err(e) => {
             say_error(&e);
-            ExitCode::from(exit::ERROR)
+            let usage = e.downcast_ref::<exit::UsageError>().is_some();
+            ExitCode::from(if usage { exit::USAGE } else { exit::ERROR })
         }
     }
 }

@@ -107,23 +107,31 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             })
         }
         cli::Command::Run(args) => {
-            let arms = arms(&args.arms)?;
-            if let Some(workers) = args.workers.filter(|n| n % 2 == 1) {
-                if arms.contains(&Arm::SiblingPacked) {
-                    bail!(
-                        "--workers {workers}: sibling-packed puts two workers on each core, so it \
-                         needs an even number; use {} or drop sibling-packed from --arms",
-                        workers + 1
-                    );
-                }
+            // No --arms: the default arms, which depend on the machine.
+            let arms = (!args.arms.is_empty())
+                .then(|| arms(&args.arms))
+                .transpose()?;
+            let workers = args
+                .workers
+                .map(|n| in_range("--workers", n, WORKERS))
+                .transpose()?;
+            // The default arms depend on the machine: the study checks them.
+            let packed = arms
+                .as_ref()
+                .is_some_and(|arms| arms.contains(&Arm::SiblingPacked));
+            if let Some(workers) = workers.filter(|n| n % 2 == 1 && packed) {
+                // The range is checked first and ends on an even number, so
+                // the number offered is in it.
+                bail!(
+                    "--workers {workers}: sibling-packed puts two workers on each core, so it \
+                     needs an even number; use {} or drop sibling-packed from --arms",
+                    workers + 1
+                );
             }
             let study = StudyOptions {
                 rule: gate_rule(&args.rule)?,
                 skip_gate: args.skip_gate,
-                workers: args
-                    .workers
-                    .map(|n| in_range("--workers", n, WORKERS))
-                    .transpose()?,
+                workers,
                 arms,
                 reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
                 cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,

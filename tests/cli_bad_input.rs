@@ -64,6 +64,15 @@ fn out_of_range_values_name_the_option_and_the_range() {
             "--workers 100000: out of range; use 1 to 1024",
         ),
         (
+            // Odd, but out of range first: no even number past the range.
+            &["run", "--workers", "1025"][..],
+            "--workers 1025: out of range; use 1 to 1024",
+        ),
+        (
+            &["run", "--workers", "3", "--arms", "sibling-packed"][..],
+            "--workers 3: sibling-packed puts two workers on each core, so it needs an even number; use 4",
+        ),
+        (
             &["run", "--reps", "1"][..],
             "--reps 1: out of range; use 2 to 1000",
         ),
@@ -214,6 +223,45 @@ fn help_and_man_page_list_every_exit_status() {
             section.contains(&format!(".B {status}\n")),
             "the man page's EXIT STATUS lacks {status}"
         );
+    }
+}
+
+#[test]
+fn run_of_arms_a_host_cannot_place_is_one_usage_error_before_measuring() {
+    let sysfs = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sysfs/kvm-guest-2cpu");
+    let output = placement_study(&[
+        "run",
+        "--sysfs-root",
+        sysfs,
+        "--no-cpuid",
+        "--arms",
+        "sibling-packed",
+        "--rep-ms",
+        "10000",
+    ]);
+    let (status, stderr) = one_line_error(&output);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`placement-study run --workers 2 --arms one-per-core,same-cpu`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_names_run_beside_gate_for_each_verdict_that_stops_it() {
+    let help = String::from_utf8_lossy(&placement_study(&["--help"]).stdout).into_owned();
+    // --help wraps the table, so compare its words, not its lines.
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for status in [3, 5] {
+        let (_, meaning) = placement_study::exit::EXIT_STATUSES
+            .iter()
+            .find(|(s, _)| *s == status)
+            .unwrap();
+        assert!(
+            meaning.starts_with("gate and run (stopped at its gate): "),
+            "exit status {status} omits run: {meaning}"
+        );
+        assert!(words.contains(&format!("{status} {meaning}")), "{help}");
     }
 }
 

@@ -109,6 +109,33 @@ fn gate_pairs_and_run_arms_follow_the_sibling_map() {
 }
 
 #[test]
+fn study_arms_leave_out_what_needs_siblings_where_no_core_has_two() {
+    let laptop = probe_pair("laptop-i5-11300H", "i5-11300H");
+    let chosen = plan::study_arms(&laptop, None, None).unwrap();
+    assert_eq!(chosen.arms, plan::DEFAULT_ARMS);
+    assert_eq!((chosen.workers, chosen.left_out), (4, None));
+    let odd = plan::study_arms(&laptop, Some(3), None).unwrap_err();
+    assert!(odd.contains("use 4"), "{odd}");
+
+    let ultra = probe_pair("core-ultra-7-356H", "core-ultra-7-356h");
+    let chosen = plan::study_arms(&ultra, None, None).unwrap();
+    assert_eq!(chosen.arms, plan::NO_SMT_ARMS);
+    assert_eq!(chosen.workers, 2);
+    let note = chosen.left_out.expect("a note");
+    assert!(note.starts_with("sibling-packed left out: "), "{note}");
+    let asked = [Arm::OnePerCore, Arm::SiblingPacked, Arm::Unpinned];
+    let chosen = plan::study_arms(&ultra, Some(4), Some(&asked)).unwrap();
+    assert_eq!(chosen.arms, [Arm::OnePerCore, Arm::Unpinned]);
+    assert_eq!(chosen.workers, 4);
+    assert!(chosen.left_out.is_some());
+    let none_left = plan::study_arms(&ultra, None, Some(&[Arm::SiblingPacked])).unwrap_err();
+    assert!(
+        none_left.contains("`placement-study run --workers 2 --arms one-per-core,same-cpu`"),
+        "{none_left}"
+    );
+}
+
+#[test]
 fn a_saved_snapshot_reads_back_as_the_live_machine() {
     let dir = tempfile::tempdir().unwrap();
     let snapshot = dir.path().join("host");

@@ -9,7 +9,7 @@
 //! synthetic ones are built here with a chosen cost per byte.
 
 use anyhow::{Result, anyhow};
-use placement_study::exit::Outcome;
+use placement_study::exit::{Outcome, UsageError};
 use placement_study::judge::batches::{Batching, Side};
 use placement_study::judge::checks::{CheckName, CheckStatus};
 use placement_study::judge::gate::{GateRule, Verdict};
@@ -20,7 +20,7 @@ use placement_study::judge::warnings::Warning;
 use placement_study::measure::stop::StopSignal;
 use placement_study::measure::{
     ClockKind, CounterValues, GroupLayout, HardwareCounters, Measure, MeasureOptions,
-    MeasurementSetup, RepOutcome, RepSample, WorkerSample,
+    MeasurementSetup, RepOutcome, RepSample, SoftwareCounters, WorkerSample,
 };
 use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
@@ -164,6 +164,7 @@ fn setup(clock: ClockKind) -> MeasurementSetup {
                 reason: "replayed without a PMU".into(),
             },
         },
+        software_counters: SoftwareCounters::PerfEvents,
         tsc_hz: 2.5e9,
         tsc_hz_source: "replayed".into(),
         warmups: 2,
@@ -482,7 +483,7 @@ fn study_options(arms: &[Arm], workers: usize) -> StudyOptions {
         rule: RULE,
         skip_gate: true,
         workers: Some(workers),
-        arms: arms.to_vec(),
+        arms: Some(arms.to_vec()),
         reps: 5,
         cv_bar: 0.01,
         tolerance: 1e-4,
@@ -666,6 +667,69 @@ fn a_study_stops_at_a_gate_that_is_not_physical() {
         RunOutcome::StoppedAtGate(gate) => assert_eq!(gate.verdict, Verdict::Virtual),
         RunOutcome::Studied(_) => panic!("a virtual gate must stop the study"),
     }
+}
+
+#[test]
+fn a_study_without_smt_leaves_sibling_packed_out_and_says_so() {
+    // Plain `run` (gate, default arms and workers) and `run --skip-gate`.
+    for skip_gate in [false, true] {
+        let mut options = study_options(&[], 2);
+        options.skip_gate = skip_gate;
+        options.arms = None;
+        options.workers = None;
+        let replay = Replay::synthetic(|arm, _| if arm == Arm::OnePerCore { 1.0 } else { 2.0 });
+        let mut measure = LazyMeasure::new(|| Ok(replay));
+        let outcome = run_study(
+            &topology("kvm-guest-2cpu"),
+            &options,
+            &mut measure,
+            &mut Quiet,
+        )
+        .unwrap();
+        let RunOutcome::Studied(result) = outcome else {
+            panic!("skip_gate {skip_gate}: a host without SMT stopped at the gate");
+        };
+        assert_eq!(result.options.arms, [Arm::OnePerCore, Arm::SameCpu]);
+        assert_eq!(result.options.workers, 2);
+        assert_eq!(
+            result.gate.as_ref().map(|gate| gate.verdict),
+            (!skip_gate).then_some(Verdict::NoSmt)
+        );
+        let note = result
+            .warnings
+            .iter()
+            .find_map(|w| match w {
+                Warning::ArmsLeftOut(note) => Some(note),
+                _ => None,
+            })
+            .expect("a note on the arm left out");
+        assert!(
+            note.starts_with("sibling-packed left out: no core has two allowed hardware threads"),
+            "{note}"
+        );
+        assert!(result.valid, "{:?}", result.checks);
+    }
+}
+
+#[test]
+fn only_sibling_packed_without_smt_is_one_usage_error_naming_a_command_that_works() {
+    let options = study_options(&[Arm::SiblingPacked], 2);
+    let mut measure: LazyMeasure<'_, Replay> =
+        LazyMeasure::new(|| panic!("nothing placeable must not start measuring"));
+    let error = run_study(
+        &topology("kvm-guest-2cpu"),
+        &options,
+        &mut measure,
+        &mut Quiet,
+    )
+    .unwrap_err();
+    assert!(error.downcast_ref::<UsageError>().is_some(), "{error:#}");
+    assert!(
+        error
+            .to_string()
+            .contains("`placement-study run --workers 2 --arms one-per-core,same-cpu`"),
+        "{error}"
+    );
 }
 
 /// A host whose CPUs map onto execution units by `unit_of` (an SMT core,

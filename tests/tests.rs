@@ -33,3 +33,4 @@ mod stop_signals;
 mod study_replay;
 mod table_width;
 mod topology_fixtures;
+mod unprivileged;

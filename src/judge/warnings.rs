@@ -5,8 +5,8 @@
 //! from a file is [`Warning::Recorded`], since only its words were saved.
 
 use crate::judge::batches::HostNoise;
-use crate::measure::ClockKind;
 use crate::measure::stop::StopSignal;
+use crate::measure::{ClockKind, MeasurementSetup, SoftwareCounters};
 use crate::probe::Topology;
 use crate::probe::environment::CPU_PMU_PREFIXES;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -28,6 +28,10 @@ pub enum Warning {
     SiblingMap(String),
     /// No hardware PMU is registered; measurements fall back to this clock.
     NoHardwarePmu(ClockKind),
+    /// perf refused the software events (perf_event_paranoid): task-clock,
+    /// context switches and migrations came from each thread's own
+    /// accounting; the reason names the clocks and the fix.
+    ThreadAccounting(String),
     /// Turbo is on; the file that said so, and the tick clock that core
     /// cycles then differ from.
     TurboOn(String, ClockKind),
@@ -35,6 +39,8 @@ pub enum Warning {
     Governors(Vec<String>),
     /// The process may use fewer CPUs than are online.
     RestrictedAffinity { allowed: usize, online: usize },
+    /// A study left out arms it cannot place here: which, and why.
+    ArmsLeftOut(String),
     /// The host was noisy while the comparison was measured (see
     /// [`HostNoise::is_high`]).
     NoisyHost(HostNoise),
@@ -103,6 +109,19 @@ impl Warning {
     }
 }
 
+impl Warning {
+    /// The note about how a measurement counted, where it is unusual: the
+    /// thread's own accounting in place of perf's software events.
+    pub fn about_setup(setup: &MeasurementSetup) -> Option<Warning> {
+        match &setup.software_counters {
+            SoftwareCounters::PerfEvents => None,
+            SoftwareCounters::ThreadAccounting { reason } => {
+                Some(Warning::ThreadAccounting(reason.clone()))
+            }
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -133,6 +152,8 @@ impl fmt::Display for Warning {
                     .join(", "),
                 ticks.unit()
             ),
+            Warning::ThreadAccounting(reason) => f.write_str(reason),
+            Warning::ArmsLeftOut(note) => f.write_str(note),
             Warning::TurboOn(source, ticks) => write!(
                 f,
                 "turbo is on ({source}): core cycles and {} differ; disable it for stable numbers",

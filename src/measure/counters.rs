@@ -19,8 +19,19 @@
 //! Counters observe the calling thread (pid 0) on any CPU, start disabled,
 //! and are never scaled: `time_enabled` and `time_running` are reported as
 //! read, and unequal values mean the PMU multiplexed the group.
+//!
+//! Where perf_event_paranoid (2 and up, without CAP_PERFMON) refuses the
+//! software events with their kernel side, [`probe_software`] falls back to
+//! the thread's own accounting ([`SoftwareCounters::ThreadAccounting`]),
+//! which needs no privilege: CLOCK_THREAD_CPUTIME_ID for task-clock (the
+//! same run time, kernel side included), getrusage(RUSAGE_THREAD) for
+//! context switches and `/proc/thread-self/sched` for migrations. Not the
+//! user-only software events level 2 would allow: with `exclude_kernel`,
+//! context-switches and cpu-migrations count nothing (a switch happens in
+//! the kernel), as `perf stat -e context-switches:u` shows.
 
 use std::io;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
@@ -30,6 +41,7 @@ use perf_event_open_sys::bindings::perf_event_attr;
 use super::clock::{TICK_CLOCK, duration_nanos};
 use super::model::{
     CounterValues, EventStatus, GroupLayout, GroupTimes, HardwareCounters, HardwareEvent,
+    SoftwareCounters,
 };
 
 const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
@@ -107,7 +119,7 @@ impl HardwareProbe {
 /// group, leaving out an event that will not fit and splitting off the
 /// software events if they will not join, until it opens. Each reason says
 /// what the missing piece costs and, where there is one, the fix.
-pub fn probe_hardware() -> HardwareProbe {
+pub fn probe_hardware(software: &SoftwareCounters) -> HardwareProbe {
     let solo: Vec<(HardwareEvent, io::Result<Counter>)> = HardwareEvent::ALL
         .iter()
         .map(|&event| (event, hardware_builder(event, None).build()))
@@ -131,7 +143,7 @@ pub fn probe_hardware() -> HardwareProbe {
     // layout, so the loop ends.
     let events = loop {
         let events = HardwareEvents::of(&statuses, layout);
-        let failure = match WorkerCounters::try_open(Some(events), None) {
+        let failure = match WorkerCounters::try_open(Some(events), software, None) {
             Ok(_) => break events,
             Err(failure) => failure,
         };
@@ -158,6 +170,41 @@ pub fn probe_hardware() -> HardwareProbe {
         },
         events: Some(events),
     }
+}
+
+/// Finds where a worker's task-clock, context switches and migrations will
+/// come from: perf's software events where the kernel allows them with
+/// their kernel side, the thread's own accounting where it refuses them
+/// (EACCES or EPERM); any other failure is an error.
+pub fn probe_software() -> anyhow::Result<SoftwareCounters> {
+    match WorkerCounters::try_open(None, &SoftwareCounters::PerfEvents, None) {
+        Ok(_) => Ok(SoftwareCounters::PerfEvents),
+        Err(failure) => software_after(&failure),
+    }
+}
+
+/// What a refused software group leaves: the thread's own accounting, with
+/// the refusal and what it costs as the reason.
+fn software_after(failure: &OpenFailure) -> anyhow::Result<SoftwareCounters> {
+    if !failure.refused() {
+        bail!(failure.explain());
+    }
+    let migrations = match ThreadUsage::now()?.migrations {
+        Some(_) => "",
+        None => {
+            "; migrations are not counted (no /proc/thread-self/sched in this kernel): \
+             pinning is checked by each worker's start and end CPU only"
+        }
+    };
+    Ok(SoftwareCounters::ThreadAccounting {
+        reason: format!(
+            "perf_event_open refused the software events on this thread ({}): {}; \
+             task-clock, context switches and migrations come from each thread's own accounting \
+             instead (CLOCK_THREAD_CPUTIME_ID, getrusage, {THREAD_SCHED_PATH}){migrations}",
+            failure.error,
+            paranoid_advice(1)
+        ),
+    })
 }
 
 /// A change that may let a group open that did not.
@@ -326,12 +373,18 @@ impl OpenFailure {
         move |error| OpenFailure { member, error }
     }
 
+    /// Whether permissions refused the event (EACCES, EPERM).
+    fn refused(&self) -> bool {
+        matches!(self.error.raw_os_error(), Some(libc::EACCES | libc::EPERM))
+    }
+
     /// The one-line error, with the fix where permissions are the cause.
     fn explain(&self) -> String {
         let error = &self.error;
-        let advice = match error.raw_os_error() {
-            Some(libc::EACCES | libc::EPERM) => format!(": {}", paranoid_advice(1)),
-            _ => String::new(),
+        let advice = if self.refused() {
+            format!(": {}", paranoid_advice(1))
+        } else {
+            String::new()
         };
         match self.member {
             Member::Leader => format!("cannot open a perf counter group on this thread ({error})"),
@@ -355,22 +408,43 @@ struct HardwareMembers {
 }
 
 /// One worker's counter group (or two, see [`GroupLayout`]), opened on the
-/// calling thread.
+/// calling thread, or its own accounting where perf refuses the software
+/// events (see [`SoftwareCounters`]).
 pub struct WorkerCounters {
     /// The software events' group, which also holds the hardware events
-    /// with [`GroupLayout::OneGroup`].
-    group: Group,
+    /// with [`GroupLayout::OneGroup`]; with the thread's own accounting, the
+    /// hardware events' group, and `None` where there are none.
+    group: Option<Group>,
     hardware: Option<HardwareMembers>,
-    task_clock: Counter,
-    context_switches: Counter,
-    cpu_migrations: Counter,
+    software: SoftwareMembers,
+}
+
+/// Where a worker's software values come from.
+enum SoftwareMembers {
+    /// perf's software events, in the worker's group.
+    Perf {
+        task_clock: Counter,
+        context_switches: Counter,
+        cpu_migrations: Counter,
+    },
+    /// The thread's own accounting: read at enable, and what it counted
+    /// from there to the disable.
+    Thread {
+        started: Option<ThreadUsage>,
+        counted: ThreadUsage,
+        enabled_ns: u64,
+    },
 }
 
 impl WorkerCounters {
     /// Opens the group, disabled, on the calling thread. `hardware` is what
-    /// [`probe_hardware`] found, or `None` for software events only.
-    pub fn open(hardware: Option<HardwareEvents>) -> anyhow::Result<WorkerCounters> {
-        WorkerCounters::open_on(hardware, None)
+    /// [`probe_hardware`] found, or `None` for software events only;
+    /// `software` is what [`probe_software`] found.
+    pub fn open(
+        hardware: Option<HardwareEvents>,
+        software: &SoftwareCounters,
+    ) -> anyhow::Result<WorkerCounters> {
+        WorkerCounters::open_on(hardware, software, None)
     }
 
     /// Like [`WorkerCounters::open`], the hardware events on the core PMU
@@ -378,44 +452,69 @@ impl WorkerCounters {
     /// kind of core, the PMU of the CPU the worker is pinned to.
     pub fn open_on(
         hardware: Option<HardwareEvents>,
+        software: &SoftwareCounters,
         pmu_type: Option<u32>,
     ) -> anyhow::Result<WorkerCounters> {
-        WorkerCounters::try_open(hardware, pmu_type)
+        WorkerCounters::try_open(hardware, software, pmu_type)
             .map_err(|failure| anyhow::anyhow!(failure.explain()))
     }
 
     fn try_open(
         hardware: Option<HardwareEvents>,
+        software: &SoftwareCounters,
         pmu_type: Option<u32>,
     ) -> Result<WorkerCounters, OpenFailure> {
-        let mut group = Group::new().map_err(OpenFailure::at(Member::Leader))?;
-        let hardware = match hardware {
-            Some(events) => Some(open_hardware(&mut group, events, pmu_type)?),
-            None => None,
+        let thread_accounting = !software.is_perf_events();
+        let mut group = if thread_accounting && hardware.is_none() {
+            None
+        } else {
+            Some(Group::new().map_err(OpenFailure::at(Member::Leader))?)
         };
-        let mut add_software = |(event, name): (Software, &'static str)| {
-            group
-                .add(&software_builder(event))
-                .map_err(OpenFailure::at(Member::Software(name)))
+        let hardware = match (hardware, group.as_mut()) {
+            (Some(events), Some(group)) => Some(open_hardware(group, events, pmu_type)?),
+            _ => None,
         };
-        let task_clock = add_software(TASK_CLOCK)?;
-        let context_switches = add_software((Software::CONTEXT_SWITCHES, "context-switches"))?;
-        let cpu_migrations = add_software((Software::CPU_MIGRATIONS, "cpu-migrations"))?;
+        let software = match group.as_mut().filter(|_| !thread_accounting) {
+            None => SoftwareMembers::Thread {
+                started: None,
+                counted: ThreadUsage::default(),
+                enabled_ns: 0,
+            },
+            Some(group) => {
+                let mut add_software = |(event, name): (Software, &'static str)| {
+                    group
+                        .add(&software_builder(event))
+                        .map_err(OpenFailure::at(Member::Software(name)))
+                };
+                SoftwareMembers::Perf {
+                    task_clock: add_software(TASK_CLOCK)?,
+                    context_switches: add_software((
+                        Software::CONTEXT_SWITCHES,
+                        "context-switches",
+                    ))?,
+                    cpu_migrations: add_software((Software::CPU_MIGRATIONS, "cpu-migrations"))?,
+                }
+            }
+        };
         Ok(WorkerCounters {
             group,
             hardware,
-            task_clock,
-            context_switches,
-            cpu_migrations,
+            software,
         })
     }
 
     /// Starts every counter of the group at once (one ioctl; two with two
-    /// groups, the hardware one last so it counts the least besides the work).
+    /// groups, the hardware one last so it counts the least besides the
+    /// work); the thread's own accounting is read first.
     pub fn enable(&mut self) -> anyhow::Result<()> {
-        self.group
-            .enable()
-            .context("cannot enable the worker's counter group")?;
+        if let SoftwareMembers::Thread { started, .. } = &mut self.software {
+            *started = Some(ThreadUsage::now()?);
+        }
+        if let Some(group) = self.group.as_mut() {
+            group
+                .enable()
+                .context("cannot enable the worker's counter group")?;
+        }
         if let Some(group) = self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
             group
                 .enable()
@@ -425,24 +524,42 @@ impl WorkerCounters {
     }
 
     /// Stops every counter of the group at once (the hardware group first
-    /// with two).
+    /// with two); the thread's own accounting is read last.
     pub fn disable(&mut self) -> anyhow::Result<()> {
         if let Some(group) = self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
             group
                 .disable()
                 .context("cannot disable the worker's hardware counter group")?;
         }
-        self.group
-            .disable()
-            .context("cannot disable the worker's counter group")
+        if let Some(group) = self.group.as_mut() {
+            group
+                .disable()
+                .context("cannot disable the worker's counter group")?;
+        }
+        if let SoftwareMembers::Thread {
+            started,
+            counted,
+            enabled_ns,
+        } = &mut self.software
+        {
+            let start = started.take().context("the counters were never enabled")?;
+            let end = ThreadUsage::now()?;
+            *counted = end.since(&start);
+            *enabled_ns = duration_nanos(end.at.saturating_duration_since(start.at));
+        }
+        Ok(())
     }
 
     /// Reads each group once, atomically.
     pub fn read(&mut self) -> anyhow::Result<CounterValues> {
-        let data = self
-            .group
-            .read()
-            .context("cannot read the worker's counter group")?;
+        let data = match self.group.as_mut() {
+            Some(group) => Some(
+                group
+                    .read()
+                    .context("cannot read the worker's counter group")?,
+            ),
+            None => None,
+        };
         let hardware_data = match self.hardware.as_mut().and_then(|h| h.group.as_mut()) {
             Some(group) => Some(
                 group
@@ -451,9 +568,9 @@ impl WorkerCounters {
             ),
             None => None,
         };
-        let hw_data = hardware_data.as_ref().unwrap_or(&data);
-        let value = |data: &GroupData, counter: &Counter, name: &str| {
-            data.get(counter)
+        let hw_data = hardware_data.as_ref().or(data.as_ref());
+        let value = |data: Option<&GroupData>, counter: &Counter, name: &str| {
+            data.and_then(|data| data.get(counter))
                 .map(|entry| entry.value())
                 .with_context(|| format!("the counter group's read lacks {name}"))
         };
@@ -472,24 +589,126 @@ impl WorkerCounters {
             ),
             None => (None, None, None, None),
         };
-        let first = group_times(hw_data)?;
-        let software_group = match &hardware_data {
-            Some(_) => Some(group_times(&data)?),
-            None => None,
+        let (task_clock_ns, context_switches, cpu_migrations, first) = match &self.software {
+            SoftwareMembers::Perf {
+                task_clock,
+                context_switches,
+                cpu_migrations,
+            } => (
+                value(data.as_ref(), task_clock, "task-clock")?,
+                value(data.as_ref(), context_switches, "context-switches")?,
+                value(data.as_ref(), cpu_migrations, "cpu-migrations")?,
+                hw_data.map(group_times).transpose()?,
+            ),
+            SoftwareMembers::Thread {
+                counted,
+                enabled_ns,
+                ..
+            } => (
+                counted.cpu_ns,
+                counted.context_switches,
+                counted.migrations.unwrap_or(0),
+                // No group to time-share without hardware events: the
+                // span between enable and disable, never multiplexed.
+                Some(hw_data.map(group_times).transpose()?.unwrap_or(GroupTimes {
+                    time_enabled_ns: *enabled_ns,
+                    time_running_ns: *enabled_ns,
+                })),
+            ),
+        };
+        let first = first.context("the worker has no counter group to read")?;
+        let software_group = match (&hardware_data, &data) {
+            (Some(_), Some(data)) => Some(group_times(data)?),
+            _ => None,
         };
         Ok(CounterValues {
             cycles,
             instructions,
             ref_cycles,
             l1i_misses,
-            task_clock_ns: value(&data, &self.task_clock, "task-clock")?,
-            context_switches: value(&data, &self.context_switches, "context-switches")?,
-            cpu_migrations: value(&data, &self.cpu_migrations, "cpu-migrations")?,
+            task_clock_ns,
+            context_switches,
+            cpu_migrations,
             time_enabled_ns: first.time_enabled_ns,
             time_running_ns: first.time_running_ns,
             software_group,
         })
     }
+}
+
+/// Where the kernel keeps a thread's scheduler statistics, migrations
+/// among them (with CONFIG_SCHED_DEBUG, as Debian's and Ubuntu's kernels
+/// build it).
+const THREAD_SCHED_PATH: &str = "/proc/thread-self/sched";
+
+/// The calling thread's own accounting at one moment.
+#[derive(Clone, Copy, Debug)]
+struct ThreadUsage {
+    /// CLOCK_THREAD_CPUTIME_ID: the thread's run time, kernel side
+    /// included, which is what task-clock counts.
+    cpu_ns: u64,
+    /// getrusage(RUSAGE_THREAD): voluntary and involuntary switches.
+    context_switches: u64,
+    /// `se.nr_migrations` of [`THREAD_SCHED_PATH`]; `None` where the
+    /// kernel has no such file.
+    migrations: Option<u64>,
+    at: Instant,
+}
+
+impl Default for ThreadUsage {
+    fn default() -> ThreadUsage {
+        ThreadUsage {
+            cpu_ns: 0,
+            context_switches: 0,
+            migrations: None,
+            at: Instant::now(),
+        }
+    }
+}
+
+impl ThreadUsage {
+    /// Reads the calling thread's accounting (its CPU time last).
+    fn now() -> anyhow::Result<ThreadUsage> {
+        use nix::sys::resource::{UsageWho, getrusage};
+        use nix::time::{ClockId, clock_gettime};
+        let migrations = std::fs::read_to_string(THREAD_SCHED_PATH)
+            .ok()
+            .and_then(|text| sched_migrations(&text));
+        let usage =
+            getrusage(UsageWho::RUSAGE_THREAD).context("cannot read getrusage(RUSAGE_THREAD)")?;
+        let switches = usage.voluntary_context_switches() + usage.involuntary_context_switches();
+        let cpu = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+            .context("cannot read CLOCK_THREAD_CPUTIME_ID")?;
+        Ok(ThreadUsage {
+            cpu_ns: duration_nanos(Duration::from(cpu)),
+            context_switches: u64::try_from(switches).unwrap_or(0),
+            migrations,
+            at: Instant::now(),
+        })
+    }
+
+    /// What the thread did from `start` to `self`.
+    fn since(&self, start: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            cpu_ns: self.cpu_ns.saturating_sub(start.cpu_ns),
+            context_switches: self.context_switches.saturating_sub(start.context_switches),
+            migrations: self
+                .migrations
+                .zip(start.migrations)
+                .map(|(end, start)| end.saturating_sub(start)),
+            at: self.at,
+        }
+    }
+}
+
+/// `se.nr_migrations` of a `/proc/…/sched` file.
+fn sched_migrations(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name.trim() == "se.nr_migrations")
+            .then(|| value.trim().parse().ok())
+            .flatten()
+    })
 }
 
 /// Opens the hardware members into `group`, or into a group of their own
@@ -539,14 +758,21 @@ fn group_times(data: &GroupData) -> anyhow::Result<GroupTimes> {
 }
 
 /// The calling thread's task-clock (kernel side included): how much CPU time
-/// the dispatcher itself used while its workers ran.
-pub struct ThreadTaskClock {
-    counter: Counter,
+/// the dispatcher itself used while its workers ran. From perf's
+/// task-clock event, or with the thread's own accounting from
+/// CLOCK_THREAD_CPUTIME_ID.
+pub enum ThreadTaskClock {
+    Perf(Counter),
+    /// The thread's CPU time at the start.
+    Thread(Option<u64>),
 }
 
 impl ThreadTaskClock {
     /// Opens the counter, disabled, on the calling thread.
-    pub fn open() -> anyhow::Result<ThreadTaskClock> {
+    pub fn open(software: &SoftwareCounters) -> anyhow::Result<ThreadTaskClock> {
+        if !software.is_perf_events() {
+            return Ok(ThreadTaskClock::Thread(None));
+        }
         let (event, name) = TASK_CLOCK;
         let counter = software_builder(event).build().map_err(|error| {
             anyhow::anyhow!(
@@ -557,27 +783,41 @@ impl ThreadTaskClock {
                 .explain()
             )
         })?;
-        Ok(ThreadTaskClock { counter })
+        Ok(ThreadTaskClock::Perf(counter))
     }
 
     /// Zeroes and starts the counter.
     pub fn start(&mut self) -> anyhow::Result<()> {
-        self.counter
-            .reset()
-            .context("cannot reset the task-clock counter")?;
-        self.counter
-            .enable()
-            .context("cannot enable the task-clock counter")
+        match self {
+            ThreadTaskClock::Perf(counter) => {
+                counter
+                    .reset()
+                    .context("cannot reset the task-clock counter")?;
+                counter
+                    .enable()
+                    .context("cannot enable the task-clock counter")
+            }
+            ThreadTaskClock::Thread(started) => {
+                *started = Some(ThreadUsage::now()?.cpu_ns);
+                Ok(())
+            }
+        }
     }
 
     /// Stops the counter and returns the nanoseconds counted since `start`.
     pub fn stop(&mut self) -> anyhow::Result<u64> {
-        self.counter
-            .disable()
-            .context("cannot disable the task-clock counter")?;
-        self.counter
-            .read()
-            .context("cannot read the task-clock counter")
+        match self {
+            ThreadTaskClock::Perf(counter) => {
+                counter
+                    .disable()
+                    .context("cannot disable the task-clock counter")?;
+                counter.read().context("cannot read the task-clock counter")
+            }
+            ThreadTaskClock::Thread(started) => {
+                let start = started.take().context("the task clock was never started")?;
+                Ok(ThreadUsage::now()?.cpu_ns.saturating_sub(start))
+            }
+        }
     }
 }
 
@@ -587,7 +827,7 @@ mod tests {
 
     #[test]
     fn software_group_counts_this_thread() -> anyhow::Result<()> {
-        let mut counters = WorkerCounters::open(None)?;
+        let mut counters = WorkerCounters::open(None, &probe_software()?)?;
         counters.enable()?;
         let start = std::time::Instant::now();
         while start.elapsed() < std::time::Duration::from_millis(5) {
@@ -607,12 +847,90 @@ mod tests {
 
     #[test]
     fn thread_task_clock_counts_only_while_started() -> anyhow::Result<()> {
-        let mut clock = ThreadTaskClock::open()?;
+        let mut clock = ThreadTaskClock::open(&probe_software()?)?;
         clock.start()?;
         std::thread::sleep(std::time::Duration::from_millis(5));
         let asleep = clock.stop()?;
         assert!(asleep < 2_000_000, "sleeping used {asleep} ns of CPU");
         Ok(())
+    }
+
+    fn thread_accounting() -> SoftwareCounters {
+        SoftwareCounters::ThreadAccounting {
+            reason: "a test".into(),
+        }
+    }
+
+    #[test]
+    fn thread_accounting_counts_this_thread_without_perf() -> anyhow::Result<()> {
+        let mut counters = WorkerCounters::open(None, &thread_accounting())?;
+        assert!(counters.group.is_none(), "no perf event is opened");
+        counters.enable()?;
+        // 2 ms of this thread's CPU time, however busy the machine is.
+        let begin = ThreadUsage::now()?.cpu_ns;
+        while ThreadUsage::now()?.cpu_ns - begin < 2_000_000 {
+            std::hint::spin_loop();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        counters.disable()?;
+        let values = counters.read()?;
+        assert!(values.task_clock_ns >= 2_000_000, "{values:?}");
+        assert!(
+            values.context_switches >= 1,
+            "the sleep is a switch: {values:?}"
+        );
+        assert_eq!(values.cycles, None);
+        assert!(!values.multiplexed(), "{values:?}");
+        assert!(
+            values.time_enabled_ns >= values.task_clock_ns + 1_000_000,
+            "{values:?}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn thread_accounting_task_clock_counts_only_while_started() -> anyhow::Result<()> {
+        let mut clock = ThreadTaskClock::open(&thread_accounting())?;
+        clock.start()?;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let asleep = clock.stop()?;
+        assert!(asleep < 2_000_000, "sleeping used {asleep} ns of CPU");
+        Ok(())
+    }
+
+    #[test]
+    fn a_refused_software_group_falls_back_to_the_threads_accounting() {
+        let refused = OpenFailure {
+            member: Member::Software("task-clock"),
+            error: io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let Ok(SoftwareCounters::ThreadAccounting { reason }) = software_after(&refused) else {
+            panic!("EACCES must fall back");
+        };
+        for needed in [
+            "perf_event_open refused the software events on this thread",
+            PARANOID_PATH,
+            "CAP_PERFMON",
+            "CLOCK_THREAD_CPUTIME_ID, getrusage",
+        ] {
+            assert!(reason.contains(needed), "no {needed:?} in: {reason}");
+        }
+        let broken = OpenFailure {
+            member: Member::Software("task-clock"),
+            error: io::Error::from_raw_os_error(libc::EINVAL),
+        };
+        let error = software_after(&broken).unwrap_err().to_string();
+        assert!(
+            error.starts_with("cannot count the task-clock software event"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn migrations_come_from_the_sched_file() {
+        let text = "worker 0 (1234, #threads: 3)\n---\nse.exec_start  :  5.1\nse.nr_migrations                             :                    7\n";
+        assert_eq!(sched_migrations(text), Some(7));
+        assert_eq!(sched_migrations("se.exec_start : 5.1\n"), None);
     }
 
     #[test]
@@ -749,16 +1067,20 @@ mod tests {
     /// Needs a PMU: the arm64 guest suite runs it on QEMU's
     /// (`arm64_counter_unit_tests_pass_on_a_real_pmu` in tests/guest.rs).
     fn two_groups_count_and_are_both_checked() -> anyhow::Result<()> {
-        let probe = probe_hardware();
+        let software = probe_software()?;
+        let probe = probe_hardware(&software);
         let Some(events) = probe.events else {
             // The split only applies to hardware groups.
             println!("skipped: no hardware PMU here");
             return Ok(());
         };
-        let mut counters = WorkerCounters::open(Some(HardwareEvents {
-            layout: GroupLayout::TwoGroups,
-            ..events
-        }))?;
+        let mut counters = WorkerCounters::open(
+            Some(HardwareEvents {
+                layout: GroupLayout::TwoGroups,
+                ..events
+            }),
+            &software,
+        )?;
         counters.enable()?;
         std::hint::black_box((0..100_000u64).sum::<u64>());
         counters.disable()?;

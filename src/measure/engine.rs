@@ -25,11 +25,13 @@ use anyhow::{Context, anyhow, bail};
 
 use super::clock::{Span, Stamp, TICK_CLOCK, duration_nanos};
 use super::counters::{
-    HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware,
+    HardwareEvents, HardwareProbe, ThreadTaskClock, WorkerCounters, probe_hardware, probe_software,
 };
 use super::items::{ItemPool, MAX_ITEMS, Taken};
 use super::kernel::{InputBuffer, Kernel, StopFlag};
-use super::model::{ClockKind, HardwareCounters, ItemCounts, RepSample, WorkerSample};
+use super::model::{
+    ClockKind, HardwareCounters, ItemCounts, RepSample, SoftwareCounters, WorkerSample,
+};
 use super::stop::{stop_flag, stop_requested};
 use crate::affinity::{current_cpu, pin_current_thread};
 use crate::plan::Placement;
@@ -58,6 +60,7 @@ pub struct Engine {
     workload: Workload,
     hardware: HardwareCounters,
     hardware_events: Option<HardwareEvents>,
+    software: SoftwareCounters,
     /// A group of the workers' events, open on the creating thread for the
     /// engine's whole life. The kernel enables perf's scheduler hooks and
     /// software-event static keys when the first such event opens and
@@ -73,9 +76,11 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Checks the workload, probes the hardware counters once (unless
-    /// `want_hardware` is false), and proves a worker's counter group opens
-    /// on this machine.
+    /// Checks the workload, finds where the software values come from
+    /// (perf, or each thread's own accounting where perf_event_paranoid
+    /// refuses it), probes the hardware counters once (unless
+    /// `want_hardware` is false), and proves a worker's counters open on
+    /// this machine.
     pub fn new(workload: Workload, want_hardware: bool) -> anyhow::Result<Engine> {
         workload.kernel.check_buffer(workload.buffer_bytes)?;
         if workload.passes == 0 {
@@ -91,19 +96,21 @@ impl Engine {
                 workload.buffer_bytes
             );
         }
+        let software = probe_software()?;
         let probed = if want_hardware {
-            probe_hardware()
+            probe_hardware(&software)
         } else {
             HardwareProbe::unavailable(format!(
                 "hardware counters not requested; measuring with {}",
                 TICK_CLOCK.unit()
             ))
         };
-        let static_keys_held = Mutex::new(WorkerCounters::open(probed.events)?);
+        let static_keys_held = Mutex::new(WorkerCounters::open(probed.events, &software)?);
         Ok(Engine {
             workload,
             hardware: probed.counters,
             hardware_events: probed.events,
+            software,
             _static_keys_held: static_keys_held,
             core_pmus: Vec::new(),
         })
@@ -123,6 +130,12 @@ impl Engine {
 
     pub fn hardware(&self) -> &HardwareCounters {
         &self.hardware
+    }
+
+    /// Where the workers' task-clock, context switches and migrations come
+    /// from.
+    pub fn software(&self) -> &SoftwareCounters {
+        &self.software
     }
 
     /// The clock costs come from: core cycles when the PMU counts them,
@@ -194,7 +207,7 @@ impl Engine {
             return Ok(None);
         }
         let gate = StartGate::default();
-        let mut dispatcher_clock = ThreadTaskClock::open()?;
+        let mut dispatcher_clock = ThreadTaskClock::open(&self.software)?;
         thread::scope(|scope| {
             let mut handles = Vec::with_capacity(workers);
             let mut spawn_error = None;
@@ -390,7 +403,7 @@ impl Engine {
         }
         let input = InputBuffer::new(self.workload.buffer_bytes);
         let pmu_type = cpu.and_then(|cpu| core_pmu_type(&self.core_pmus, cpu));
-        let counters = WorkerCounters::open_on(self.hardware_events, pmu_type)?;
+        let counters = WorkerCounters::open_on(self.hardware_events, &self.software, pmu_type)?;
         Ok((input, counters))
     }
 }

@@ -159,6 +159,27 @@ pub enum HardwareCounters {
     Unavailable { reason: String },
 }
 
+/// Where a worker's task-clock, context switches and migrations come from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "kebab-case")]
+pub enum SoftwareCounters {
+    /// perf's software events, kernel side included, in the worker's group.
+    #[default]
+    PerfEvents,
+    /// perf_event_open refused those events (perf_event_paranoid 2 or
+    /// higher without CAP_PERFMON): the thread's own accounting instead,
+    /// which needs no privilege. `reason` says why, and what to change.
+    ThreadAccounting { reason: String },
+}
+
+impl SoftwareCounters {
+    /// Whether these are perf's software events (the default, which saved
+    /// files leave out).
+    pub fn is_perf_events(&self) -> bool {
+        matches!(self, SoftwareCounters::PerfEvents)
+    }
+}
+
 impl HardwareCounters {
     pub fn available(&self) -> bool {
         matches!(self, HardwareCounters::Available { .. })
@@ -331,6 +352,10 @@ pub struct MeasurementSetup {
     #[serde(default = "tick_clock_of_first_format")]
     pub tick_clock: ClockKind,
     pub hardware_counters: HardwareCounters,
+    /// Where task-clock, context switches and migrations came from; left
+    /// out of the file (and absent from older files) when perf counted them.
+    #[serde(default, skip_serializing_if = "SoftwareCounters::is_perf_events")]
+    pub software_counters: SoftwareCounters,
     /// The tick clock's frequency, used for effective GHz and seconds, and
     /// where it came from.
     pub tsc_hz: f64,

@@ -109,6 +109,18 @@ struct Attach {
     on_exec: bool,
 }
 
+/// Whether the events count the kernel side too: where
+/// perf_event_paranoid is 2 (without CAP_PERFMON) the kernel allows a
+/// user's own threads to be followed only user-side. The switch, fork and
+/// comm records come all the same, and task-clock still counts the whole
+/// run time (it is the scheduler's, not a sampled count); only cycles
+/// would lose the kernel side, so they are left out there.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    KernelIncluded,
+    UserOnly,
+}
+
 /// Every event `observe` opened, and what its buffers gave so far.
 struct OpenEvents {
     /// One ring per CPU, on the first thread's event there.
@@ -121,14 +133,21 @@ struct OpenEvents {
     lost: u64,
 }
 
+/// Whether permissions refused an event (EACCES, EPERM).
+fn refused(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::EACCES | libc::EPERM))
+}
+
 /// perf_event_open's refusal, in one line with the fix.
 fn open_error(error: io::Error, tid: u32) -> anyhow::Error {
-    match error.raw_os_error() {
-        Some(libc::EACCES | libc::EPERM) => anyhow::anyhow!(
+    if refused(&error) {
+        return anyhow::anyhow!(
             "perf_event_open refused to follow thread {tid} ({error}): {}; \
              a process of another user also needs CAP_SYS_PTRACE",
-            paranoid_advice(1)
-        ),
+            paranoid_advice(2)
+        );
+    }
+    match error.raw_os_error() {
         Some(libc::ESRCH) => anyhow::anyhow!("thread {tid} exited before it could be followed"),
         Some(libc::EMFILE) => anyhow::anyhow!(
             "out of file descriptors following thread {tid} (one per thread per CPU): \
@@ -151,11 +170,25 @@ impl OpenEvents {
             events: Vec::new(),
             lost: 0,
         };
+        let mut side = Side::KernelIncluded;
         for &cpu in &options.cpus {
             for (index, &tid) in tids.iter().enumerate() {
-                let counter = switch_events(tid, cpu, attach)
-                    .build()
-                    .map_err(|e| open_error(e, tid))?;
+                let counter = match switch_events(tid, cpu, attach, side).build() {
+                    Err(error) if side == Side::KernelIncluded && refused(&error) => {
+                        side = Side::UserOnly;
+                        if open.cycles_unavailable.is_none() {
+                            open.cycles_unavailable = Some(format!(
+                                "cycles not counted: perf_event_open allows only the user side \
+                                 here ({}), and cycles without the kernel side would understate \
+                                 the busy frequency",
+                                paranoid_advice(1)
+                            ));
+                        }
+                        switch_events(tid, cpu, attach, side).build()
+                    }
+                    opened => opened,
+                }
+                .map_err(|e| open_error(e, tid))?;
                 if index == 0 {
                     let ring = counter
                         .sampled(RING_BYTES)
@@ -274,13 +307,19 @@ fn entry(per_cpu: &mut Vec<CpuCounts>, cpu: u32) -> &mut CpuCounts {
 }
 
 /// `builder` on `tid` (and, inherited, every thread it creates) on `cpu`,
-/// kernel side included, disabled until enabled all at once (or until the
-/// exec of a held command).
-fn attached(mut builder: Builder<'static>, tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
+/// kernel side included where `side` says, disabled until enabled all at
+/// once (or until the exec of a held command).
+fn attached(
+    mut builder: Builder<'static>,
+    tid: u32,
+    cpu: u32,
+    attach: Attach,
+    side: Side,
+) -> Builder<'static> {
     builder
         .observe_pid(tid as libc::pid_t)
         .one_cpu(cpu as usize)
-        .include_kernel()
+        .exclude_kernel(side == Side::UserOnly)
         .enabled(false)
         .inherit(true)
         .enable_on_exec(attach.on_exec);
@@ -288,8 +327,8 @@ fn attached(mut builder: Builder<'static>, tid: u32, cpu: u32, attach: Attach) -
 }
 
 /// The task-clock event that carries the switch records of `tid` on `cpu`.
-fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
-    let mut builder = attached(Builder::new(Software::TASK_CLOCK), tid, cpu, attach);
+fn switch_events(tid: u32, cpu: u32, attach: Attach, side: Side) -> Builder<'static> {
+    let mut builder = attached(Builder::new(Software::TASK_CLOCK), tid, cpu, attach, side);
     builder
         .context_switch(true)
         .task(true)
@@ -305,7 +344,7 @@ fn switch_events(tid: u32, cpu: u32, attach: Attach) -> Builder<'static> {
 /// Cycles of `tid` on `cpu`, kernel side included: the busy frequency is
 /// over all of the thread's time on the CPU.
 fn cycles_events(tid: u32, cpu: u32, attach: Attach, pmu: Option<u32>) -> Builder<'static> {
-    let mut builder = attached(cycles_builder(pmu), tid, cpu, attach);
+    let mut builder = attached(cycles_builder(pmu), tid, cpu, attach, Side::KernelIncluded);
     builder.read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
     builder
 }
@@ -575,7 +614,7 @@ mod tests {
         for needed in [
             "thread 42",
             "/proc/sys/kernel/perf_event_paranoid",
-            "sysctl kernel.perf_event_paranoid=1",
+            "sysctl kernel.perf_event_paranoid=2",
             "CAP_PERFMON",
             "CAP_SYS_PTRACE",
         ] {

@@ -113,6 +113,7 @@ impl EngineSession {
             clock: engine.clock(),
             tick_clock: clock::TICK_CLOCK,
             hardware_counters: engine.hardware().clone(),
+            software_counters: engine.software().clone(),
             tsc_hz,
             tsc_hz_source,
             warmups: options.warmups,

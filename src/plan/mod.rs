@@ -175,6 +175,101 @@ pub fn default_workers(topology: &Topology) -> Option<usize> {
         .max()
 }
 
+/// `run`'s arms where `--arms` is not given: one-per-core against
+/// sibling-packed.
+pub const DEFAULT_ARMS: [Arm; 2] = [Arm::OnePerCore, Arm::SiblingPacked];
+
+/// `run`'s arms where `--arms` is not given and no core has two allowed
+/// hardware threads: one-per-core against the time-sliced same-cpu control.
+pub const NO_SMT_ARMS: [Arm; 2] = [Arm::OnePerCore, Arm::SameCpu];
+
+/// What a study measures: its arms and workers per arm, and the note that
+/// names the arms left out, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StudyArms {
+    pub arms: Vec<Arm>,
+    pub workers: usize,
+    pub left_out: Option<String>,
+}
+
+/// The arms and workers a study can place on `topology`: `requested`
+/// (`None`: [`DEFAULT_ARMS`]) and `workers` (`None`: [`default_workers`]).
+/// Where no core has two allowed hardware threads, sibling-packed is left
+/// out (the default arms become [`NO_SMT_ARMS`]) with a note, and the
+/// default is two workers (one where only one core is allowed). `Err`: a
+/// usage error that names a command line that works here.
+pub fn study_arms(
+    topology: &Topology,
+    workers: Option<usize>,
+    requested: Option<&[Arm]>,
+) -> std::result::Result<StudyArms, String> {
+    let groups = usable_cores(topology);
+    let has_smt = groups
+        .values()
+        .flatten()
+        .any(|core| core.threads.len() >= 2);
+    if has_smt {
+        let workers = workers
+            .or_else(|| default_workers(topology))
+            .ok_or_else(|| {
+                "no class and package has two cores of which one has two allowed hardware threads, \
+             so there is no default --workers; pass --workers N and --arms without \
+             sibling-packed (e.g. `placement-study run --workers 2 --arms one-per-core,same-cpu`)"
+                    .to_string()
+            })?;
+        if requested.is_none() && workers % 2 == 1 {
+            return Err(format!(
+                "--workers {workers}: sibling-packed, a default arm here, puts two workers on \
+                 each core, so it needs an even number; use {} or \
+                 `--arms one-per-core,same-cpu`",
+                workers + 1
+            ));
+        }
+        return Ok(StudyArms {
+            arms: requested.unwrap_or(&DEFAULT_ARMS).to_vec(),
+            workers,
+            left_out: None,
+        });
+    }
+    let largest = groups.values().map(Vec::len).max().unwrap_or(1);
+    let workers = workers.unwrap_or(largest.clamp(1, 2));
+    let why = "no core has two allowed hardware threads";
+    let (arms, left_out) = match requested {
+        None => (
+            NO_SMT_ARMS.to_vec(),
+            format!(
+                "sibling-packed left out: {why}; one-per-core is compared with same-cpu \
+                 (all {workers} workers on one CPU) instead"
+            ),
+        ),
+        Some(arms) if arms.contains(&Arm::SiblingPacked) => (
+            arms.iter()
+                .copied()
+                .filter(|&arm| arm != Arm::SiblingPacked)
+                .collect(),
+            format!("sibling-packed left out: {why}"),
+        ),
+        Some(arms) => {
+            return Ok(StudyArms {
+                arms: arms.to_vec(),
+                workers,
+                left_out: None,
+            });
+        }
+    };
+    if arms.is_empty() {
+        return Err(format!(
+            "--arms sibling-packed: {why} here, so it cannot be placed; \
+             `placement-study run --workers {workers} --arms one-per-core,same-cpu` measures what can be"
+        ));
+    }
+    Ok(StudyArms {
+        arms,
+        workers,
+        left_out: Some(left_out),
+    })
+}
+
 /// The study's arms, all placed within one class and package.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunPlan {

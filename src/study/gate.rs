@@ -204,6 +204,7 @@ pub fn gate_session<M: Measure>(
             &control,
         ),
     };
+    warnings.extend(Warning::about_setup(&setup));
     if let Some(signal) = recorded.stopped {
         head.complete = false;
         warnings.insert(0, Warning::Incomplete(signal));

@@ -149,6 +149,7 @@ pub fn hybrid_study<M: Measure>(
     progress.done();
 
     let mut warnings = Warning::about_machine(topology);
+    warnings.extend(Warning::about_setup(&setup));
     if let Some(signal) = recorded.stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }

@@ -130,6 +130,7 @@ pub fn pairs_study<M: Measure>(
         .is_some_and(|c| c.status == CheckStatus::Passed);
     let verdict = map_verdict(&map, control_passed, stopped.is_none());
     let mut warnings = Warning::about_machine(topology);
+    warnings.extend(Warning::about_setup(&setup));
     if let Some(signal) = stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }

@@ -4,6 +4,7 @@
 
 use super::gate::gate_session;
 use super::{LazyMeasure, Progress, Recorded, head};
+use crate::exit::UsageError;
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{self, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
@@ -13,7 +14,7 @@ use crate::measure::{Measure, MeasureOptions};
 use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
 use crate::saved::{DocumentHead, DocumentKind, GateResult, RunOptions, RunResult};
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 
 /// The study's checked options (what `run` was asked for).
 #[derive(Clone, Debug, PartialEq)]
@@ -21,10 +22,11 @@ pub struct StudyOptions {
     /// The gate's rule; the gate runs first unless `skip_gate`.
     pub rule: GateRule,
     pub skip_gate: bool,
-    /// Workers per arm; `None`: the largest count both default arms can place.
+    /// Workers per arm; `None`: see [`plan::study_arms`].
     pub workers: Option<usize>,
-    /// The arms to run, in order (each a study arm, at least one).
-    pub arms: Vec<Arm>,
+    /// The arms to run, in order (each a study arm, at least one); `None`:
+    /// the default arms (see [`plan::study_arms`]).
+    pub arms: Option<Vec<Arm>>,
     /// Measured repetitions per arm (after the warm-ups).
     pub reps: usize,
     /// CV above which an arm is not quotable (a fraction).
@@ -55,27 +57,24 @@ pub fn run_study<M: Measure>(
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome> {
     let head = head(DocumentKind::Run, topology);
+    let chosen =
+        plan::study_arms(topology, options.workers, options.arms.as_deref()).map_err(UsageError)?;
     let gate = if options.skip_gate {
         None
     } else {
         let mut gate = gate_session(topology, &options.rule, measure, progress)?;
-        if gate.verdict != Verdict::Physical || !gate.head.complete {
+        // Without SMT there is nothing for the gate to prove: the arms
+        // that need siblings are left out, and the rest are studied.
+        let studied = matches!(gate.verdict, Verdict::Physical | Verdict::NoSmt);
+        if !studied || !gate.head.complete {
             gate.run_stopped_at_gate = true;
             return Ok(RunOutcome::StoppedAtGate(Box::new(gate)));
         }
         Some(gate)
     };
-    let workers = match options.workers {
-        Some(n) => n,
-        None => plan::default_workers(topology).ok_or_else(|| {
-            anyhow!(
-                "no class and package has two cores of which one has two allowed hardware threads, \
-                 so there is no default --workers; pass --workers N and --arms without \
-                 sibling-packed (e.g. --arms one-per-core,same-cpu)"
-            )
-        })?,
-    };
-    let run_plan = plan::run_arms(topology, workers, &options.arms)?;
+    let workers = chosen.workers;
+    let run_plan = plan::run_arms(topology, workers, &chosen.arms)
+        .map_err(|e| UsageError(format!("{e:#}")))?;
     let measure = measure.get()?;
     let setup = measure.setup().clone();
 
@@ -129,6 +128,8 @@ pub fn run_study<M: Measure>(
     let valid = judge_run(&all_checks, options.strict).is_valid();
 
     let mut warnings = Warning::about_machine(topology);
+    warnings.extend(Warning::about_setup(&setup));
+    warnings.extend(chosen.left_out.map(Warning::ArmsLeftOut));
     if let Some(signal) = recorded.stopped {
         warnings.insert(0, Warning::Incomplete(signal));
     }
@@ -142,7 +143,7 @@ pub fn run_study<M: Measure>(
         cpus: topology.cpus.clone(),
         options: RunOptions {
             workers,
-            arms: options.arms.clone(),
+            arms: chosen.arms,
             reps: options.reps,
             warmups: setup.warmups,
             rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),

@@ -3,6 +3,7 @@
 use super::*;
 use crate::measure::{
     ClockKind, CounterValues, CpuItems, HardwareCounters, ItemCounts, MeasurementSetup,
+    SoftwareCounters,
 };
 use crate::plan::Placement;
 use crate::probe::ClassSource;
@@ -126,6 +127,7 @@ fn setup() -> MeasurementSetup {
         hardware_counters: HardwareCounters::Unavailable {
             reason: "none here".into(),
         },
+        software_counters: SoftwareCounters::PerfEvents,
         tsc_hz: 1e9,
         tsc_hz_source: "stated".into(),
         warmups: 0,
