@@ -20,10 +20,39 @@ pub struct Cli {
 impl Cli {
     /// Parses the process arguments, with the exit-status table in `--help`.
     pub fn parse_args() -> Result<Cli, clap::Error> {
-        let mut matches = Cli::full_command().try_get_matches()?;
-        Cli::from_arg_matches_mut(&mut matches)
+        let args: Vec<OsString> = std::env::args_os().collect();
+        let mut matches = Cli::full_command().try_get_matches_from(&args)?;
+        let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+        if let Command::Report(report) = &mut cli.command {
+            report.output_word_read_as_input = report_output_read_as_input(&args);
+        }
+        Ok(cli)
     }
+}
 
+/// `report --json out.json in.json`: `--json` and `--csv` take their file
+/// only with "=" (alone they mean standard output), so the next word is an
+/// input: a user who meant to save would have their old output read back
+/// as an input, and nothing saved. Such a word is refused, whatever it
+/// names (options refuses it); the flag and the word are returned,
+/// escaped for one line. `args` are the whole command line of a `report`.
+fn report_output_read_as_input(args: &[OsString]) -> Option<(&'static str, String)> {
+    let words = args.iter().skip(1).take_while(|word| *word != "--");
+    let mut words = words.skip_while(|word| *word != "report").skip(1).peekable();
+    while let Some(word) = words.next() {
+        let Some(flag) = ["--json", "--csv"].into_iter().find(|flag| word == flag) else {
+            continue;
+        };
+        if let Some(next) = words.peek().map(|next| next.to_string_lossy())
+            && !next.starts_with('-')
+        {
+            return Some((flag, next.escape_debug().to_string()));
+        }
+    }
+    None
+}
+
+impl Cli {
     /// The whole command as `--help` and the completion scripts show it.
     fn full_command() -> clap::Command {
         Cli::command()
@@ -373,6 +402,10 @@ pub struct ReportArgs {
     pub prom: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
+    /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input
+    /// (set by [`Cli::parse_args`]).
+    #[arg(skip)]
+    pub output_word_read_as_input: Option<(&'static str, String)>,
 }
 
 impl ReportArgs {

@@ -171,6 +171,13 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             study: observe(args)?,
         }),
         cli::Command::Report(args) => {
+            if let Some((flag, word)) = &args.output_word_read_as_input {
+                bail!(
+                    "report {flag} {word}: the word after {flag} is read as an input file; write \
+                     {flag}={word} to save to it, or put {flag} after the input files to print to \
+                     standard output"
+                );
+            }
             if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
                 bail!("report: \"-\" (standard input) can be named only once");
             }
