@@ -34,7 +34,7 @@ fn main() {
                     core_pmus: Vec::new(),
                     cycles: false,
                 };
-                match PerfRecorder.record(&options) {
+                match PerfRecorder.record(&options, &mut |_| {}) {
                     Ok(recording) => Some(
                         (recording.end_ns - recording.start_ns) as f64 / 1e6
                             - SECONDS.as_secs_f64() * 1e3,

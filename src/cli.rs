@@ -38,7 +38,10 @@ impl Cli {
 /// escaped for one line. `args` are the whole command line of a `report`.
 fn report_output_read_as_input(args: &[OsString]) -> Option<(&'static str, String)> {
     let words = args.iter().skip(1).take_while(|word| *word != "--");
-    let mut words = words.skip_while(|word| *word != "report").skip(1).peekable();
+    let mut words = words
+        .skip_while(|word| *word != "report")
+        .skip(1)
+        .peekable();
     while let Some(word) = words.next() {
         let Some(flag) = ["--json", "--csv"].into_iter().find(|flag| word == flag) else {
             continue;

@@ -483,19 +483,28 @@ fn observe_of_a_process_that_does_not_exist_is_one_line_saying_so() {
 fn report_refuses_a_word_after_json_it_would_read_as_an_input() {
     let dir = tempfile::tempdir().unwrap();
     let old_output = dir.path().join("out.json");
-    let input = format!("{}/fixtures/results/gate-vm-no-smt.json", env!("CARGO_MANIFEST_DIR"));
+    let input = format!(
+        "{}/fixtures/results/gate-vm-no-smt.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::copy(&input, &old_output).unwrap();
     let old = old_output.to_str().unwrap();
     for flag in ["--json", "--csv"] {
         let (status, stderr) = one_line_error(&placement_study(&["report", flag, old, &input]));
         assert_eq!(status, Some(2));
-        assert!(stderr.contains(&format!("write {flag}={old} to save to it")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("write {flag}={old} to save to it")),
+            "{stderr}"
+        );
     }
     // Behind the inputs, or with "=", it is what it says.
     let output = placement_study(&["report", &input, "--json"]);
     assert_eq!(output.status.code(), Some(0));
     let saved = dir.path().join("saved.json");
     let json = format!("--json={}", saved.display());
-    assert_eq!(placement_study(&["report", &json, &input]).status.code(), Some(0));
+    assert_eq!(
+        placement_study(&["report", &json, &input]).status.code(),
+        Some(0)
+    );
     assert!(saved.exists());
 }

@@ -11,6 +11,7 @@ use placement_study::measure::recording::{
 };
 use placement_study::probe::{CoreKind, probe};
 use placement_study::saved::ObserveMode;
+use placement_study::study::Progress;
 use placement_study::study::observe::{ObserveStudyOptions, observe_study};
 
 const MS: u64 = 1_000_000;
@@ -22,9 +23,27 @@ struct Replay {
 }
 
 impl Record for Replay {
-    fn record(&mut self, options: &RecordOptions) -> Result<Recording> {
+    fn record(
+        &mut self,
+        options: &RecordOptions,
+        elapsed: &mut dyn FnMut(std::time::Duration),
+    ) -> Result<Recording> {
         self.asked = Some(options.clone());
+        elapsed(std::time::Duration::from_secs(1));
         Ok(self.recording.clone())
+    }
+}
+
+/// Every progress line shown, "" for the clearing.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl Progress for Lines {
+    fn update(&mut self, message: &str) {
+        self.0.push(message.to_string());
+    }
+    fn done(&mut self) {
+        self.update("");
     }
 }
 
@@ -86,7 +105,10 @@ fn observe(recording: Recording) -> (placement_study::saved::ObserveResult, Reco
         recording,
         asked: None,
     };
-    let result = observe_study(&topology, &options, &mut replay).unwrap();
+    let mut progress = Lines::default();
+    let result = observe_study(&topology, &options, &mut replay, &mut progress).unwrap();
+    // The recorder's times reach the progress line, which is cleared at the end.
+    assert_eq!(progress.0, ["observe: 1 s (Ctrl-C ends it)", ""]);
     (result, replay.asked.unwrap())
 }
 

@@ -1,7 +1,7 @@
 //! `placement-study observe`: where Linux ran a workload, per CPU, core
 //! and class.
 
-use super::{Outputs, Source, unless_stopped};
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::recorder::PerfRecorder;
 use crate::report::document::Document;
@@ -16,7 +16,12 @@ pub struct ObserveCommand {
 
 pub fn run(command: &ObserveCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
-    let result = observe_study(&topology, &command.study, &mut PerfRecorder)?;
+    let result = observe_study(
+        &topology,
+        &command.study,
+        &mut PerfRecorder,
+        &mut TerminalProgress::default(),
+    )?;
     command.outputs.emit(&result)?;
     // The command's own status comes first: an observed command that ran
     // to its end is complete whatever signal the observer saw.

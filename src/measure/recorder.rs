@@ -65,18 +65,32 @@ pub struct RecordOptions {
 /// Records a workload: the engine behind `observe`, and in tests a
 /// recording replayed.
 pub trait Record {
-    fn record(&mut self, options: &RecordOptions) -> Result<Recording>;
+    /// Records as `options` say, calling `elapsed` with the time recorded
+    /// so far each time it wakes (at most a second apart) while it follows
+    /// a process or runs the kernel. Not for a command: that one owns the
+    /// terminal, and a progress line would mix with its output.
+    fn record(
+        &mut self,
+        options: &RecordOptions,
+        elapsed: &mut dyn FnMut(Duration),
+    ) -> Result<Recording>;
 }
 
 /// The real recorder: perf events on the live kernel.
 pub struct PerfRecorder;
 
 impl Record for PerfRecorder {
-    fn record(&mut self, options: &RecordOptions) -> Result<Recording> {
+    fn record(
+        &mut self,
+        options: &RecordOptions,
+        elapsed: &mut dyn FnMut(Duration),
+    ) -> Result<Recording> {
         match &options.target {
             ObserveTarget::Command(argv) => record_command(argv, options),
-            ObserveTarget::Pid(pid) => record_pid(*pid, options),
-            ObserveTarget::Kernel { kernel, threads } => record_kernel(kernel, *threads, options),
+            ObserveTarget::Pid(pid) => record_pid(*pid, options, elapsed),
+            ObserveTarget::Kernel { kernel, threads } => {
+                record_kernel(kernel, *threads, options, elapsed)
+            }
         }
     }
 }
@@ -475,7 +489,11 @@ fn threads_of(pid: u32) -> Result<Vec<ThreadName>> {
 /// `observe --pid PID`: follows the process's threads (and their children
 /// from now on) until it exits, `--seconds` pass, or a stop signal (the
 /// normal end without `--seconds`).
-fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
+fn record_pid(
+    pid: u32,
+    options: &RecordOptions,
+    elapsed: &mut dyn FnMut(Duration),
+) -> Result<Recording> {
     let names = threads_of(pid)?;
     let tids: Vec<u32> = names.iter().map(|t| t.tid).collect();
     let mut events = OpenEvents::open(&tids, options, Attach { on_exec: false })?;
@@ -491,6 +509,7 @@ fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
             .duration
             .map_or(POLL, |d| d.saturating_sub(started.elapsed()));
         drain_and_wait(&mut events, exited.as_ref().map(AsFd::as_fd), left);
+        elapsed(started.elapsed());
     }
     let end_ns = events.disable();
     let mut recording = events.finish(start_ns, end_ns)?;
@@ -512,7 +531,12 @@ fn record_pid(pid: u32, options: &RecordOptions) -> Result<Recording> {
 /// within its 128-byte block, a worker scheduled after it exits at once,
 /// and the queue drains in microseconds per thread; this thread, asleep
 /// until the deadline, then ends the recording.
-fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<Recording> {
+fn record_kernel(
+    name: &str,
+    threads: usize,
+    options: &RecordOptions,
+    elapsed: &mut dyn FnMut(Duration),
+) -> Result<Recording> {
     let kernel = kernel_by_name(name)?;
     let duration = options.duration.context("--kernel needs --seconds")?;
     // A buffer that stays in L1d, and blocks of about a millisecond, so a
@@ -582,6 +606,7 @@ fn record_kernel(name: &str, threads: usize, options: &RecordOptions) -> Result<
                 break;
             }
             drain_and_wait(&mut events, None, left);
+            elapsed(duration.saturating_sub(deadline.saturating_duration_since(Instant::now())));
         }
         // The time is up (or a stop was asked for): the recording ends
         // here, before the workers' teardown (thread exit is not the

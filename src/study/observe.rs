@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::head;
+use super::{Progress, head};
 use crate::judge::observe::judge_observation;
 use crate::judge::warnings::Warning;
 use crate::measure::recorder::{ObserveTarget, Record, RecordOptions};
@@ -31,15 +31,31 @@ pub fn observe_study<R: Record>(
     topology: &Topology,
     options: &ObserveStudyOptions,
     recorder: &mut R,
+    progress: &mut dyn Progress,
 ) -> Result<ObserveResult> {
     let head = head(DocumentKind::Observe, topology);
-    let recording = recorder.record(&RecordOptions {
-        target: options.target.clone(),
-        duration: options.duration,
-        cpus: topology.cpus.iter().map(|c| c.cpu).collect(),
-        core_pmus: topology.environment.core_pmus.clone(),
-        cycles: options.cycles,
-    })?;
+    let mut elapsed = |so_far: Duration| {
+        progress.update(&match options.duration {
+            Some(total) => format!(
+                "observe: {:.0} s of {:.0} s",
+                so_far.as_secs_f64(),
+                total.as_secs_f64()
+            ),
+            None => format!("observe: {:.0} s (Ctrl-C ends it)", so_far.as_secs_f64()),
+        })
+    };
+    let recorded = recorder.record(
+        &RecordOptions {
+            target: options.target.clone(),
+            duration: options.duration,
+            cpus: topology.cpus.iter().map(|c| c.cpu).collect(),
+            core_pmus: topology.environment.core_pmus.clone(),
+            cycles: options.cycles,
+        },
+        &mut elapsed,
+    );
+    progress.done();
+    let recording = recorded?;
     let judged = judge_observation(&recording, &topology.cpus, options.interval_ms);
     let saved_options = saved_options(options);
     Ok(ObserveResult {
