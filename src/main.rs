@@ -2,14 +2,23 @@
 //! its outcome (or error) into the exit status (see `exit.rs`).
 
 use placement_study::cli::Cli;
+use placement_study::escape::escape_controls;
 use placement_study::{commands, exit, options};
 use std::io::Write;
 use std::process::ExitCode;
 
 /// One line on stderr: the context chain joined, innermost cause last. A
-/// closed stderr loses the line but never panics (eprintln! would).
+/// closed stderr loses the line but never panics (eprintln! would). The
+/// values the messages echo are escaped where they are named; escaping the
+/// whole line here as well keeps it one line, and harmless to the terminal,
+/// whichever message forgot.
 fn say_error(error: &anyhow::Error) {
-    let _ = writeln!(std::io::stderr(), "placement-study: {error:#}");
+    let line = format!("{error:#}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "placement-study: {}",
+        escape_controls(&line)
+    );
 }
 
 fn main() -> ExitCode {

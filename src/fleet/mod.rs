@@ -72,7 +72,8 @@ pub mod hostlist;
 mod tests;
 mod text;
 
-pub use text::{REASON_CHARS, escape_controls, natural, one_line};
+pub use crate::escape::escape_controls;
+pub use text::{REASON_CHARS, natural, one_line};
 
 use crate::saved::load::{SavedDocument, from_bytes};
 use crate::saved::{DocumentKind, read_capped};
