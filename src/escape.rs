@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::path::Path;
 
 /// `text` with what a terminal would act on escaped as Rust writes it:
 /// control characters (`\n`, `\u{1b}`) and the bidirectional overrides
@@ -13,6 +14,13 @@ use std::fmt::Write;
 /// when there is nothing to escape, as for every real host name.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     escape_where(text, needs_escape)
+}
+
+/// A path as a message names it: [`escape_controls`] of its display, so a
+/// newline or an escape sequence in a file name neither splits a one-line
+/// error nor reaches the terminal.
+pub fn escape_path(path: &Path) -> String {
+    escape_controls(&path.display().to_string()).into_owned()
 }
 
 /// [`escape_controls`] for text of several lines (a whole view): its line

@@ -17,7 +17,7 @@ use crate::commands::run::RunCommand;
 use crate::commands::snapshot::SnapshotCommand;
 use crate::commands::topology::TopologyCommand;
 use crate::commands::{Command, Outputs, Source};
-use crate::escape::escape_controls;
+use crate::escape::{escape_controls, escape_path};
 use crate::fleet::hostlist::parse_host_list;
 use crate::judge::batches::Batching;
 use crate::judge::gate::GateRule;
@@ -223,7 +223,7 @@ fn source(args: &SourceArgs) -> Result<Source> {
         if !x86_64 {
             bail!(
                 "--cpuid-dump {}: CPUID is an x86 instruction; this {} build does not decode CPUID dumps (use an x86_64 build of placement-study)",
-                shown_path(dump),
+                escape_path(dump),
                 std::env::consts::ARCH
             );
         }
@@ -491,12 +491,12 @@ fn outputs(
             if inputs.iter().any(|input| same_file(input, path)) {
                 bail!(
                     "{option} {}: that is one of the files to read; name another output file",
-                    shown_path(path)
+                    escape_path(path)
                 );
             }
             OutputTarget::parse(path)
                 .map(Some)
-                .with_context(|| format!("{option} {}", shown_path(path)))
+                .with_context(|| format!("{option} {}", escape_path(path)))
         };
     let outputs = Outputs {
         json: target("--json", args.json.as_ref())?,
@@ -517,12 +517,6 @@ fn outputs(
     .collect();
     check_distinct(&named)?;
     Ok(outputs)
-}
-
-/// A path as an error names it: escaped, so a newline or an escape
-/// sequence in it neither splits the message nor reaches the terminal.
-fn shown_path(path: &Path) -> String {
-    escape_controls(&path.display().to_string()).into_owned()
 }
 
 /// The charset the human view is drawn in, from the locale's variables

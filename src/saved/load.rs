@@ -9,7 +9,7 @@ use super::documents::{
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
-use crate::escape::escape_controls;
+use crate::escape::{escape_controls, escape_path};
 use anyhow::{Result, anyhow, bail};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -53,7 +53,7 @@ pub fn load(path: &Path) -> Result<SavedDocument> {
 /// that error rather than a parse error deep inside; then its shape (the
 /// document's type) and its sense ([`check_sense`]).
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
-    let shown = path.display();
+    let shown = escape_path(path);
     let value = json(bytes, path)?;
     let header = Header::deserialize(&value)
         .map_err(|e| anyhow!("{shown}: not a placement-study JSON file ({e})"))?;
@@ -98,7 +98,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
 /// soon from one that is not JSON, and its message tells data after the
 /// document and nesting past its recursion limit from other syntax errors.
 fn json(bytes: &[u8], path: &Path) -> Result<Value> {
-    let shown = path.display();
+    let shown = escape_path(path);
     let text = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
     serde_json::from_slice(text).map_err(|e| {
         let message = e.to_string();
@@ -167,7 +167,7 @@ fn check_sense(value: &Value, path: &Path, kind: DocumentKind) -> Result<()> {
         None => Ok(()),
         Some((number, rule)) => bail!(
             "{}: damaged {kind} file: {} is {number}; {rule}",
-            path.display(),
+            escape_path(path),
             escape_controls(&at)
         ),
     }
@@ -237,7 +237,7 @@ impl SavedDocument {
 }
 
 fn check_version(version: Option<u32>, kind: DocumentKind, path: &Path) -> Result<()> {
-    let shown = path.display();
+    let shown = escape_path(path);
     match version {
         Some(RESULT_SCHEMA_VERSION) => Ok(()),
         Some(version) => bail!(
@@ -249,7 +249,7 @@ fn check_version(version: Option<u32>, kind: DocumentKind, path: &Path) -> Resul
 }
 
 fn parse<T: DeserializeOwned>(value: &Value, path: &Path, kind: DocumentKind) -> Result<T> {
-    T::deserialize(value).map_err(|e| anyhow!("{}: damaged {kind} file: {e}", path.display()))
+    T::deserialize(value).map_err(|e| anyhow!("{}: damaged {kind} file: {e}", escape_path(path)))
 }
 
 /// A gate, also one saved before 0.2.0, when gates recorded neither their
@@ -262,14 +262,14 @@ fn gate(value: Value, path: &Path) -> Result<GateResult> {
         value.insert("host".into(), UNKNOWN_HOST.into());
     }
     serde_json::from_value(Value::Object(value))
-        .map_err(|e| anyhow!("{}: damaged gate file: {e}", path.display()))
+        .map_err(|e| anyhow!("{}: damaged gate file: {e}", escape_path(path)))
 }
 
 /// A `topology --json` file from before topology had a head: the machine
 /// as it was probed, with no host, start time or tool version recorded.
 fn legacy_topology(value: Value, path: &Path) -> Result<TopologyResult> {
     let machine: crate::probe::Topology = serde_json::from_value(value)
-        .map_err(|e| anyhow!("{}: damaged topology file: {e}", path.display()))?;
+        .map_err(|e| anyhow!("{}: damaged topology file: {e}", escape_path(path)))?;
     let mut document = TopologyResult::new(machine, UNKNOWN_HOST.into(), 0);
     document.head.started_unix = None;
     document.head.tool_version = "unknown".into();
