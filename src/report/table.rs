@@ -9,7 +9,7 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::report::units::{capitalise, count, percent, percent_change, sig4, wrap_words};
+use crate::report::units::{Fixed, capitalise, count, percent, percent_change, sig4, wrap_words};
 use crate::report::view::{Charset, View};
 use crate::saved::DocumentHead;
 use tabled::Table;
@@ -188,7 +188,7 @@ pub fn arms_table(
                 name(a),
                 cpus_label(&a.cpus),
                 median_or_dash(&a.cost),
-                or_dash(cost, &|s| format!("{:.2}", s.cv * 100.0)),
+                or_dash(cost, &|s| format!("{:.2}", Fixed(s.cv * 100.0))),
                 or_dash(cost, &|s| sig4(s.min)),
                 or_dash(cost, &|s| sig4(s.max)),
                 reps(a),
@@ -216,7 +216,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
     let instructions = |a: &ArmStats| {
         a.instructions_per_byte
             .as_ref()
-            .map(|s| format!("{:.6}", s.median))
+            .map(|s| format!("{:.6}", Fixed(s.median)))
             .unwrap_or_else(|| "unavailable".into())
     };
     let change = |a: &ArmStats| match (a.name, a.change_vs_one_per_core) {
@@ -258,7 +258,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
             table.push_record([
                 marked(a.name, a.quotable, view),
                 median_or_dash(&a.cost),
-                cost.map_or_else(|| "—".into(), |s| format!("{:.2}", s.cv * 100.0)),
+                cost.map_or_else(|| "—".into(), |s| format!("{:.2}", Fixed(s.cv * 100.0))),
                 cost.map_or(0, |s| s.reps).to_string(),
                 median_or_dash(&a.l1i_misses_per_kilo_instruction),
                 instructions(a),

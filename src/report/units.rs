@@ -33,7 +33,12 @@ impl std::fmt::Display for Fixed {
         let zero = shown
             .strip_prefix('-')
             .filter(|digits| digits.chars().all(|c| matches!(c, '0' | '.')));
-        let shown = zero.unwrap_or(&shown);
+        let shown = match zero {
+            Some(zero) if f.sign_plus() => format!("+{zero}"),
+            Some(zero) => zero.to_string(),
+            None if f.sign_plus() && !shown.starts_with('-') => format!("+{shown}"),
+            None => shown,
+        };
         // Padded as a number is (to the right unless asked otherwise);
         // `Formatter::pad` would cut the text to the precision.
         let width = f.width().unwrap_or(0);
@@ -166,6 +171,9 @@ mod tests {
         assert_eq!(format!("{:.1}", Fixed(-0.06)), "-0.1");
         assert_eq!(format!("{:>6.2}", Fixed(-0.001)), "  0.00");
         assert_eq!(format!("{}", Fixed(-0.0)), "0");
+        assert_eq!(format!("{:+.1}", Fixed(-0.01)), "+0.0");
+        assert_eq!(format!("{:+.1}", Fixed(2.0)), "+2.0");
+        assert_eq!(format!("{:+.1}", Fixed(-2.0)), "-2.0");
         assert_eq!(sig4(-0.0), "0");
         assert_eq!(percent(-0.00001), "0.00 %");
         assert_eq!(percent_change(-0.0001), "+0.0 %");

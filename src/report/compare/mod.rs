@@ -13,7 +13,7 @@ use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
-use crate::report::units::{count, percent, percent_change, sig4};
+use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
     DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
@@ -526,7 +526,7 @@ fn row(host: &HostSummary) -> HostRow {
             "{} {} (CV {:.2} %, n={}){}",
             sig4(a.cost.median),
             a.clock.as_str(),
-            a.cost.cv * 100.0,
+            Fixed(a.cost.cv * 100.0),
             a.cost.reps,
             if a.quotable { "" } else { " not quotable" }
         ),
