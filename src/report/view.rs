@@ -87,7 +87,7 @@ pub fn to_ascii(text: &str) -> Cow<'_, str> {
             '≥' => ascii.push_str(">="),
             '≠' => ascii.push_str("!="),
             '…' => ascii.push_str("..."),
-            'Σ' => ascii.push_str("sum "),
+            'Σ' => ascii.push_str("sum"),
             _ => ascii.push('?'),
         }
     }
@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(to_ascii("plain"), Cow::Borrowed("plain"));
         assert_eq!(
             to_ascii("┌─┬─┐ │ −5.9 % ±2 ×3 µs → … Σ ≤ é"),
-            "+-+-+ | -5.9 % +-2 x3 us -> ... sum  <= ?"
+            "+-+-+ | -5.9 % +-2 x3 us -> ... sum <= ?"
         );
         let ascii = View {
             charset: Charset::Ascii,
