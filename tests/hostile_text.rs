@@ -110,6 +110,24 @@ fn values_and_paths_in_errors_stay_on_one_line() {
     }
 }
 
+/// clap's own messages (three lines, with the hint to `--help`) quote
+/// what was typed escaped too.
+#[test]
+fn a_value_clap_refuses_is_quoted_escaped() {
+    for args in [
+        ["observe", "--pid", "1\u{1b}[31m\n2"],
+        ["run", "--arms", "one\nper-core"],
+    ] {
+        let output = placement_study(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        let first = stderr.lines().next().unwrap();
+        assert!(first.starts_with("error: invalid value '"), "{stderr}");
+        assert!(first.contains(r"\n"), "{args:?}: {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{args:?}: {stderr:?}");
+    }
+}
+
 #[test]
 fn a_range_message_states_the_least_value_accepted() {
     let (status, stderr) = one_line_error(&placement_study(&[
