@@ -50,8 +50,8 @@ pub fn load(path: &Path) -> Result<SavedDocument> {
 
 /// Parses a saved document already read from `path` (which only names it
 /// in errors): the header first, so a file of another kind or version gets
-/// that error rather than a parse error deep inside; then its shape (the
-/// document's type) and its sense ([`check_sense`]).
+/// that error rather than a parse error deep inside; then its sense
+/// ([`check_sense`]) and its shape (the document's type).
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     let shown = escape_path(path);
     let value = json(bytes, path)?;
@@ -128,20 +128,21 @@ const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 /// damaged or forged file could make a view print.
 const LONGEST_SECONDS: f64 = 100.0 * 365.25 * 24.0 * 3600.0;
 
-/// How many of a time field's unit make a second, by the field's name:
-/// `ms` and `*_ms`, `*_ns`, `seconds` and `*_seconds` (not a rate such as
-/// `items_per_ms`).
-fn time_unit(field: &str) -> Option<f64> {
+/// A time field's unit, and how many of it make a second, by the field's
+/// name: `ms` and `*_ms`, `*_ns`, `seconds` and `*_seconds` (not a rate
+/// such as `items_per_ms`).
+fn time_unit(field: &str) -> Option<(&str, f64)> {
     if field.contains("_per_") {
         return None;
     }
     let unit = field.rsplit('_').next().unwrap_or(field);
-    match unit {
-        "ms" => Some(1e3),
-        "ns" => Some(1e9),
-        "seconds" => Some(1.0),
-        _ => None,
-    }
+    let per_second = match unit {
+        "ms" => 1e3,
+        "ns" => 1e9,
+        "seconds" => 1.0,
+        _ => return None,
+    };
+    Some((unit, per_second))
 }
 
 /// Is `field` a share of a whole (`share`, `*_share`)?
@@ -149,8 +150,7 @@ fn is_share(field: &str) -> bool {
     field == "share" || field.ends_with("_share")
 }
 
-/// Checks, before the document's shape, that `value`'s numbers make
-/// sense: every time (by its field's
+/// Checks that `value`'s numbers make sense: every time (by its field's
 /// name, [`time_unit`]) from 0 to [`LONGEST_SECONDS`], every share from 0
 /// to 1. (Every number is finite already: JSON has no NaN nor infinity,
 /// and serde_json refuses a number out of f64's range.)
@@ -181,10 +181,9 @@ fn nonsense(value: &Value, field: Option<&str>, at: &mut String) -> Option<(Numb
         Value::Number(shown) => {
             let field = field?;
             let number = shown.as_f64()?;
-            if let Some(per_second) = time_unit(field) {
+            if let Some((unit, per_second)) = time_unit(field) {
                 let longest = LONGEST_SECONDS * per_second;
                 if !(0.0..=longest).contains(&number) {
-                    let unit = field.rsplit('_').next().unwrap_or(field);
                     return Some((
                         shown.clone(),
                         format!("a time is from 0 to a century ({longest:e} {unit})"),
@@ -274,4 +273,37 @@ fn legacy_topology(value: Value, path: &Path) -> Result<TopologyResult> {
     document.head.started_unix = None;
     document.head.tool_version = "unknown".into();
     Ok(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn first_nonsense(value: Value) -> Option<(String, String)> {
+        let mut at = String::new();
+        nonsense(&value, None, &mut at).map(|(number, _)| (at, number.to_string()))
+    }
+
+    #[test]
+    fn times_and_shares_are_checked_wherever_they_are_nested() {
+        let named = |at: &str, number: &str| Some((at.to_string(), number.to_string()));
+        assert_eq!(
+            first_nonsense(json!({"timeline": [{"class_ms": [1.0, -2.0]}]})),
+            named("timeline[0].class_ms[1]", "-2.0")
+        );
+        assert_eq!(
+            first_nonsense(json!({"threads": [{"home_share": 1.5}]})),
+            named("threads[0].home_share", "1.5")
+        );
+        assert_eq!(
+            first_nonsense(json!({"seconds": 4e9})),
+            named("seconds", "4000000000.0")
+        );
+        // A rate is no time; −0.0 is no negative time; a change may be negative.
+        assert_eq!(
+            first_nonsense(json!({"items_per_ms": -1.0, "handover_ms": -0.0, "change": -0.5})),
+            None
+        );
+    }
 }
