@@ -407,6 +407,7 @@ fn in_range<T: PartialOrd + std::fmt::Display>(
 /// `virtual`.
 pub fn fraction(option: &str, text: &str) -> Result<f64> {
     let trimmed = text.trim();
+    // As every message below echoes it: escaped, so it stays one line.
     let text = escape_controls(text);
     let (number, scale) = match trimmed.strip_suffix('%') {
         Some(percent) => (percent.trim(), 0.01),
@@ -435,6 +436,7 @@ pub fn fraction(option: &str, text: &str) -> Result<f64> {
 /// `5m`, `1h`), within `range`.
 pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Result<Duration> {
     let trimmed = text.trim();
+    // As every message below echoes it: escaped, so it stays one line.
     let text = escape_controls(text);
     let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
         Some(at) => trimmed.split_at(at),
