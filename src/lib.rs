@@ -4,6 +4,9 @@
 //! The crate is laid out as the pipeline it runs, each layer importing only
 //! the ones below it:
 //!
+//! * [`escape`] makes text from outside (host names, CPU models, paths,
+//!   option values) safe to show: the one escaping every view and error
+//!   uses, below every other layer;
 //! * [`probe`] reads the machine (sysfs/procfs under a root folder; on
 //!   x86_64, CPUID through raw-cpuid's `CpuIdReader`; on Arm, the MIDR)
 //!   into a [`probe::Topology`];
@@ -31,6 +34,7 @@ pub mod affinity;
 pub mod cli;
 pub mod commands;
 pub mod cpuset;
+pub mod escape;
 pub mod exit;
 pub mod fleet;
 pub mod judge;

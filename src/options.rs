@@ -17,6 +17,7 @@ use crate::commands::run::RunCommand;
 use crate::commands::snapshot::SnapshotCommand;
 use crate::commands::topology::TopologyCommand;
 use crate::commands::{Command, Outputs, Source};
+use crate::escape::{escape_controls, escape_path};
 use crate::fleet::hostlist::parse_host_list;
 use crate::judge::batches::Batching;
 use crate::judge::gate::GateRule;
@@ -28,6 +29,7 @@ use crate::plan::Arm;
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::report::fleet::FleetOptions;
+use crate::report::view::Charset;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
 use crate::study::hybrid::HybridStudyOptions;
@@ -236,7 +238,7 @@ fn source(args: &SourceArgs) -> Result<Source> {
         if !x86_64 {
             bail!(
                 "--cpuid-dump {}: CPUID is an x86 instruction; this {} build does not decode CPUID dumps (use an x86_64 build of placement-study)",
-                dump.display(),
+                escape_path(dump),
                 std::env::consts::ARCH
             );
         }
@@ -261,7 +263,7 @@ fn measure(args: &MeasureArgs) -> Result<MeasureOptions> {
     if !KERNEL_NAMES.contains(&args.kernel.as_str()) {
         bail!(
             "--kernel {}: unknown kernel; known kernels are {}",
-            args.kernel,
+            escape_controls(&args.kernel),
             KERNEL_NAMES.join(", ")
         );
     }
@@ -289,7 +291,8 @@ fn observe(args: cli::ObserveArgs) -> Result<ObserveStudyOptions> {
     } else if let Some(kernel) = args.kernel {
         if !KERNEL_NAMES.contains(&kernel.as_str()) {
             bail!(
-                "--kernel {kernel}: unknown kernel; known kernels are {}",
+                "--kernel {}: unknown kernel; known kernels are {}",
+                escape_controls(&kernel),
                 KERNEL_NAMES.join(", ")
             );
         }
@@ -301,8 +304,9 @@ fn observe(args: cli::ObserveArgs) -> Result<ObserveStudyOptions> {
     } else {
         if let Some(seconds) = &args.seconds {
             bail!(
-                "--seconds {seconds}: a command is followed until it exits; \
-                 use `timeout` in COMMAND to cut it short"
+                "--seconds {}: a command is followed until it exits; \
+                 use `timeout` in COMMAND to cut it short",
+                escape_controls(seconds)
             );
         }
         ObserveTarget::Command(args.command)
@@ -418,6 +422,8 @@ fn in_range<T: PartialOrd + std::fmt::Display>(
 /// `virtual`.
 pub fn fraction(option: &str, text: &str) -> Result<f64> {
     let trimmed = text.trim();
+    // As every message below echoes it: escaped, so it stays one line.
+    let text = escape_controls(text);
     let (number, scale) = match trimmed.strip_suffix('%') {
         Some(percent) => (percent.trim(), 0.01),
         None => (trimmed, 1.0),
@@ -445,6 +451,8 @@ pub fn fraction(option: &str, text: &str) -> Result<f64> {
 /// `5m`, `1h`), within `range`.
 pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Result<Duration> {
     let trimmed = text.trim();
+    // As every message below echoes it: escaped, so it stays one line.
+    let text = escape_controls(text);
     let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
         Some(at) => trimmed.split_at(at),
         None => (trimmed, "s"),
@@ -461,10 +469,11 @@ pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Re
     let value = Duration::try_from_secs_f64(seconds * scale)
         .map_err(|_| anyhow::anyhow!("{option} {text}: must be a positive duration such as 90s"))?;
     if !range.contains(&value) {
+        // In seconds as written, fractions kept: "0.1 s", not "0 s".
         bail!(
             "{option} {text}: out of range; use {} s to {} s",
-            range.start().as_secs(),
-            range.end().as_secs()
+            range.start().as_secs_f64(),
+            range.end().as_secs_f64()
         );
     }
     Ok(value)
@@ -499,12 +508,12 @@ fn outputs(
             if inputs.iter().any(|input| same_file(input, path)) {
                 bail!(
                     "{option} {}: that is one of the files to read; name another output file",
-                    path.display()
+                    escape_path(path)
                 );
             }
             OutputTarget::parse(path)
                 .map(Some)
-                .with_context(|| format!("{option} {}", path.display()))
+                .with_context(|| format!("{option} {}", escape_path(path)))
         };
     let outputs = Outputs {
         json: target("--json", args.json.as_ref())?,
@@ -512,6 +521,7 @@ fn outputs(
         csv: target("--csv", args.csv.as_ref())?,
         prom: target("--prom", prom)?,
         wide: args.view.wide,
+        charset: locale_charset(),
     };
     let named: Vec<(&str, &OutputTarget)> = [
         ("--json", &outputs.json),
@@ -524,6 +534,19 @@ fn outputs(
     .collect();
     check_distinct(&named)?;
     Ok(outputs)
+}
+
+/// The charset the human view is drawn in, from the locale's variables
+/// (see [`Charset::of_locale`]), read here once. `TERM` is not asked: a
+/// dumb terminal (Emacs' shell, a CI log) still shows UTF-8 when the
+/// locale says so.
+fn locale_charset() -> Charset {
+    let variables = ["LC_ALL", "LC_CTYPE", "LANG"].map(std::env::var_os);
+    Charset::of_locale(
+        variables
+            .iter()
+            .map(|v| v.as_deref().and_then(|v| v.to_str())),
+    )
 }
 
 /// Do two paths name one existing file?
@@ -561,6 +584,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(error, "--rep-ms 20000: out of range; use 1 to 10000");
+    }
+
+    #[test]
+    fn a_duration_out_of_range_states_the_least_accepted() {
+        let error = duration("--seconds", "0.05", OBSERVE_SECONDS)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "--seconds 0.05: out of range; use 0.1 s to 604800 s");
+    }
+
+    #[test]
+    fn values_are_echoed_escaped() {
+        for error in [
+            fraction("--threshold", "0.2\nx").unwrap_err(),
+            duration("--seconds", "1\u{1b}[2J", OBSERVE_SECONDS).unwrap_err(),
+        ] {
+            let error = format!("{error:#}");
+            assert!(!error.contains(['\n', '\u{1b}']), "{error:?}");
+        }
     }
 
     #[test]

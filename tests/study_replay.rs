@@ -1103,7 +1103,10 @@ fn replayed_views_fit_the_width_and_wide_has_every_column() {
         units(|cpu| cpu % 64, &[]),
     );
     for width in [80, 120] {
-        let view = View { width, wide: false };
+        let view = View {
+            width,
+            ..View::default()
+        };
         let views = [
             ("physical gate", report::gate::render(&physical, &view)),
             (

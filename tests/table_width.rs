@@ -9,7 +9,10 @@
 use crate::conformance::Corpus;
 use placement_study::measure::ClockKind;
 use placement_study::probe::probe;
-use placement_study::report::{self, compare, document, view::View};
+use placement_study::report::{
+    self, compare, document,
+    view::{Charset, View},
+};
 use placement_study::saved::{SavedDocument, load};
 use std::path::Path;
 use std::process::Command;
@@ -18,12 +21,14 @@ use std::process::Command;
 const WIDER: View = View {
     width: 120,
     wide: false,
+    charset: Charset::Utf8,
 };
 
 /// `--wide` (its width only wraps prose).
 const WIDE: View = View {
     width: View::STANDARD_WIDTH,
     wide: true,
+    charset: Charset::Utf8,
 };
 
 /// Every saved result in `fixtures/results/`, named by its path in the

@@ -18,6 +18,7 @@ mod conformance_sysfs;
 mod cpuid_fixtures;
 mod cpuset_props;
 mod fleet_report;
+mod hostile_text;
 mod judge_samples;
 mod layering;
 mod man_flags;

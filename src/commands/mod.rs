@@ -16,7 +16,7 @@ use crate::exit::Outcome;
 use crate::measure::stop;
 use crate::probe::{self, CpuidSource, Topology};
 use crate::report::document::Document;
-use crate::report::view::View;
+use crate::report::view::{Charset, View};
 use crate::saved::{OutputTarget, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;
@@ -89,6 +89,8 @@ pub struct Outputs {
     pub prom: Option<OutputTarget>,
     /// `--wide`: every column of every table.
     pub wide: bool,
+    /// The locale's charset: the human view in UTF-8 or in ASCII.
+    pub charset: Charset,
 }
 
 impl Outputs {
@@ -138,6 +140,7 @@ impl Outputs {
     /// Writes the human view, after every result file: to stdout, or to
     /// stderr when stdout carries a file, so the two never mix.
     pub fn write_human(&self, human: &str) -> Result<()> {
+        let human = self.view().for_terminal_text(human);
         if self.carry_stdout() {
             write_all_to(
                 &mut std::io::stderr().lock(),
@@ -145,7 +148,7 @@ impl Outputs {
                 "standard error",
             )
         } else {
-            write_stdout(human)
+            write_stdout(&human)
         }
     }
 
@@ -177,7 +180,7 @@ impl Outputs {
         } else {
             terminal_columns(std::io::stdout())
         };
-        View::for_terminal(columns, self.wide)
+        View::for_terminal(columns, self.wide, self.charset)
     }
 
     /// Does a result file go to standard output?

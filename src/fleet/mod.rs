@@ -72,7 +72,9 @@ pub mod hostlist;
 mod tests;
 mod text;
 
-pub use text::{REASON_CHARS, escape_controls, natural, one_line};
+pub use crate::escape::escape_controls;
+use crate::escape::escape_path;
+pub use text::{REASON_CHARS, natural, one_line};
 
 use crate::saved::load::{SavedDocument, from_bytes};
 use crate::saved::{DocumentKind, read_capped};
@@ -237,7 +239,7 @@ fn input_name(path: &Path) -> String {
     if path.as_os_str() == "-" {
         STANDARD_INPUT.to_string()
     } else {
-        escape_controls(&path.display().to_string()).into_owned()
+        escape_path(path)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::probe::virtual_board;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::table::{arms_table, excluded_lines};
-use crate::report::units::capitalise;
+use crate::report::units::{Fixed, capitalise};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::Evidence;
@@ -164,7 +164,12 @@ pub fn control_attempt_lines(attempts: &[Check]) -> Vec<String> {
 pub fn noise_line(noise: &HostNoise) -> String {
     let drift = noise.baseline_drift.map_or_else(
         || "one batch, so no drift between batches".to_owned(),
-        |d| format!("the baseline moved {:.1} % between batches", d * 100.0),
+        |d| {
+            format!(
+                "the baseline moved {:.1} % between batches",
+                Fixed(d * 100.0)
+            )
+        },
     );
     format!(
         "host noise: {drift}; {} of {} rounds flagged as host noise{}",
@@ -299,20 +304,20 @@ fn measured_sentence(
         );
     };
     let (amount, direction) = if e.penalty >= 0.0 {
-        (e.penalty * 100.0, "more")
+        (Fixed(e.penalty * 100.0), "more")
     } else {
-        (-e.penalty * 100.0, "less")
+        (Fixed(-e.penalty * 100.0), "less")
     };
     let measured = format!(
         "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than {} \
          (median of {} paired rounds in {} batch{}; ratio of medians {:+.1} %); threshold {threshold_pct}",
-        e.ci95.low * 100.0,
-        e.ci95.high * 100.0,
+        Fixed(e.ci95.low * 100.0),
+        Fixed(e.ci95.high * 100.0),
         baseline.describe(),
         e.reps,
         batches.len(),
         if batches.len() == 1 { "" } else { "es" },
-        e.penalty_of_medians * 100.0
+        Fixed(e.penalty_of_medians * 100.0)
     );
     let sides = |side: Side| batches.iter().any(|b| b.side == Some(side));
     let meaning = match verdict {

@@ -11,7 +11,7 @@ use crate::report::gate::{evidence_and_notes, noise_line};
 use crate::report::table::{
     check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
 };
-use crate::report::units::{bytes, count, sig4};
+use crate::report::units::{Fixed, bytes, count, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, HybridResult};
 use std::fmt::Write;
@@ -147,10 +147,10 @@ pub fn render(result: &HybridResult, view: &View) -> String {
                     .speed_classes
                     .first()
                     .map_or("fastest", |c| c.label.as_str()),
-                ratio.work_ratio,
+                Fixed(ratio.work_ratio),
                 ratio.class,
-                ratio.speed_ratio,
-                ratio.difference * 100.0
+                Fixed(ratio.speed_ratio),
+                Fixed(ratio.difference * 100.0)
             );
             let _ = writeln!(out, "{}", view.wrap(&line, 2));
         }
@@ -202,8 +202,13 @@ fn ratio(r: &Option<Ratio>) -> String {
             value,
             ci95_low: Some(low),
             ci95_high: Some(high),
-        }) => format!("{value:.2} [{low:.2}, {high:.2}]"),
-        Some(r) => format!("{:.2}", r.value),
+        }) => format!(
+            "{:.2} [{:.2}, {:.2}]",
+            Fixed(*value),
+            Fixed(*low),
+            Fixed(*high)
+        ),
+        Some(r) => format!("{:.2}", Fixed(r.value)),
         None => DASH.into(),
     }
 }
@@ -214,13 +219,13 @@ fn spread_cells(s: &Option<Spread>, view: &View) -> [String; 4] {
     match s {
         Some(s) if view.wide => [
             sig4(s.median),
-            format!("{:.1} %", s.cv * 100.0),
+            format!("{:.1} %", Fixed(s.cv * 100.0)),
             format!("{}–{}", sig4(s.min), sig4(s.max)),
             s.reps.to_string(),
         ],
         Some(s) => [
             sig4(s.median),
-            format!("{:.1}", s.cv * 100.0),
+            format!("{:.1}", Fixed(s.cv * 100.0)),
             format!("{}–{}", sig4(s.min), sig4(s.max)),
             s.reps.to_string(),
         ],
@@ -233,9 +238,9 @@ fn percent_spread(s: &Option<Spread>) -> String {
     s.as_ref().map_or(DASH.into(), |s| {
         format!(
             "{:.1} % [{:.1}–{:.1}]",
-            s.median * 100.0,
-            s.min * 100.0,
-            s.max * 100.0
+            Fixed(s.median * 100.0),
+            Fixed(s.min * 100.0),
+            Fixed(s.max * 100.0)
         )
     })
 }

@@ -11,7 +11,7 @@ use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{fit, headline};
-use crate::report::units::{count, percent};
+use crate::report::units::{Fixed, count, percent};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, ObserveResult};
 use crate::saved::{ObserveMode, ObserveOptions};
@@ -40,6 +40,12 @@ pub fn render(result: &ObserveResult, view: &View) -> String {
     let times = "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
                  context-switch records; task-clock is the kernel's own counter, per CPU";
     let _ = writeln!(out, "{}", view.wrap(times, 2));
+    if did_not_run(judged) {
+        let idle = "it did not run while it was observed: no time on any CPU in the switch \
+                    records, and none on task-clock (a process that slept throughout); zero \
+                    time is what there was to observe";
+        let _ = writeln!(out, "{}", view.wrap(idle, 2));
+    }
     // A number that failed its bar is marked wherever it is shown.
     let mark = if judged.valid {
         ""
@@ -142,12 +148,18 @@ fn observed_line(result: &ObserveResult) -> String {
         ),
         None => String::new(),
     };
-    format!("{what}; {:.1} ms wall{end}", result.judged.wall_ms)
+    format!("{what}; {:.1} ms wall{end}", Fixed(result.judged.wall_ms))
 }
 
-/// Milliseconds to a tenth; −0.0 (an empty sum) as 0.0.
+/// A valid observation of a target that never ran (it slept): zero time,
+/// in its records and on task-clock alike.
+fn did_not_run(judged: &ObserveJudgement) -> bool {
+    judged.valid && judged.reconciliation.residency_ms == 0.0
+}
+
+/// Milliseconds to a tenth.
 fn ms(value: f64) -> String {
-    format!("{:.1}", value + 0.0)
+    format!("{:.1}", Fixed(value))
 }
 
 /// A share of the on-CPU time: "99.80 %", or "99.80" under a heading
@@ -156,7 +168,7 @@ fn share(fraction: f64, view: &View) -> String {
     if view.wide {
         percent(fraction)
     } else {
-        format!("{:.2}", fraction * 100.0)
+        format!("{:.2}", Fixed(fraction * 100.0))
     }
 }
 
@@ -189,7 +201,7 @@ fn classes_table(judged: &ObserveJudgement, view: &View) -> String {
             ms(class.ms),
             share(class.share, view),
             match (class.busy_mhz, &class.busy_mhz_unavailable) {
-                (Some(mhz), _) => format!("{mhz:.0}"),
+                (Some(mhz), _) => format!("{:.0}", Fixed(mhz)),
                 (None, Some(_)) => "unavailable".into(),
                 (None, None) => DASH.into(),
             },
@@ -405,7 +417,7 @@ fn migrations(judged: &ObserveJudgement, mark: &str, view: &View) -> String {
             continue;
         }
         let mut record = vec![
-            format!("{:.3}", m.time_ms),
+            format!("{:.3}", Fixed(m.time_ms)),
             m.tid.to_string(),
             m.comm.clone(),
             format!("{} → {}", m.from_cpu, m.to_cpu),
@@ -434,7 +446,11 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
     table.push_record(header);
     for row in &judged.timeline {
         let length = row.end_ms - row.start_ms;
-        let mut record = vec![format!("{:.0}–{:.0}", row.start_ms, row.end_ms)];
+        let mut record = vec![format!(
+            "{:.0}–{:.0}",
+            Fixed(row.start_ms),
+            Fixed(row.end_ms)
+        )];
         record.extend(
             row.class_ms
                 .iter()
@@ -442,7 +458,7 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
                 .map(|(&ms, class)| {
                     let capacity = length * class.cpus.len() as f64;
                     if capacity > 0.0 {
-                        format!("{ms:.1} ({})", percent(ms / capacity))
+                        format!("{:.1} ({})", Fixed(ms), percent(ms / capacity))
                     } else {
                         DASH.into()
                     }
@@ -460,14 +476,14 @@ pub fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
         .classes
         .iter()
         .filter(|c| c.ms > 0.0)
-        .map(|c| format!("{:.1} % on {}", c.share * 100.0, c.class))
+        .map(|c| format!("{:.1} % on {}", Fixed(c.share * 100.0), c.class))
         .collect();
     let moves = judged.migrations.len();
     let mut text = format!(
         "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
         options.target_text(),
-        judged.wall_ms / 1000.0,
-        judged.reconciliation.residency_ms,
+        Fixed(judged.wall_ms / 1000.0),
+        Fixed(judged.reconciliation.residency_ms),
         judged.threads.len(),
         if judged.threads.len() == 1 { "" } else { "s" },
         if classes.is_empty() {
@@ -479,16 +495,18 @@ pub fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
         if moves == 1 { "" } else { "s" },
     );
     let reconciliation = &judged.reconciliation;
-    if judged.valid && reconciliation.handovers > 0 {
+    if did_not_run(judged) {
+        text += " It did not run while it was observed: no time on any CPU, none on task-clock.";
+    } else if judged.valid && reconciliation.handovers > 0 {
         text += &format!(
             " Σ residency plus {:.1} ms of hand-overs between its threads matches task-clock within {:.2} %.",
-            reconciliation.handover_ms,
-            reconciliation.difference * 100.0
+            Fixed(reconciliation.handover_ms),
+            Fixed(reconciliation.difference * 100.0)
         );
     } else if judged.valid {
         text += &format!(
             " Σ residency matches task-clock within {:.2} %.",
-            reconciliation.difference * 100.0
+            Fixed(reconciliation.difference * 100.0)
         );
     } else {
         text += &format!(" INVALID: {}.", judged.problems.join("; "));
@@ -583,6 +601,38 @@ mod tests {
         assert!(text.contains("busy MHz unavailable: no hardware PMU visible"));
         assert!(line(&text, "│ 1249 ").contains("│ 0 (100.00 %) "));
         assert!(line(&text, "│ 0–100 ").contains("│ 95.4 (47.72 %) "));
+    }
+
+    #[test]
+    fn a_process_that_slept_is_observed_as_zero_time_never_minus_zero() {
+        let mut result = kernel_vm();
+        let judged = &mut result.judged;
+        judged.threads.clear();
+        judged.migrations.clear();
+        judged.timeline.clear();
+        for cpu in &mut judged.cpus {
+            (cpu.ms, cpu.share, cpu.task_clock_ms, cpu.handover_ms) = (-0.0, 0.0, -0.0, -0.0);
+        }
+        for class in &mut judged.classes {
+            (class.ms, class.share) = (-0.0, 0.0);
+        }
+        let r = &mut judged.reconciliation;
+        (r.residency_ms, r.task_clock_ms, r.handover_ms, r.difference) = (-0.0, -0.0, -0.0, 0.0);
+        result.sentence = sentence(&result.options, &result.judged);
+        let text = render(&result, &View::default());
+        assert!(
+            !text.contains("-0.0") && !text.contains("INVALID"),
+            "{text}"
+        );
+        assert!(text.contains("0.0 ms on CPUs"), "{text}");
+        assert!(
+            text.contains("It did not run while it was observed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nit did not run while it was observed"),
+            "{text}"
+        );
     }
 
     #[test]

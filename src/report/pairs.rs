@@ -13,7 +13,7 @@ use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line, verdict_heading};
 use crate::report::table::fit;
-use crate::report::units::{capitalise, count, percent_change, sig4};
+use crate::report::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, PairsResult};
 use std::fmt::Write;
@@ -257,7 +257,7 @@ fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) 
     header.push("outcome");
     table.push_record(header);
     let median_cv = |costs: &[f64]| match spread(costs) {
-        Some(s) => format!("{} ({:.1} %)", sig4(s.median), s.cv * 100.0),
+        Some(s) => format!("{} ({:.1} %)", sig4(s.median), Fixed(s.cv * 100.0)),
         None => "—".into(),
     };
     for record in comparisons.iter().take(LISTED_COMPARISONS) {

@@ -9,12 +9,13 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::report::units::{capitalise, count, percent, percent_change, sig4, wrap_words};
-use crate::report::view::View;
+use crate::report::units::{Fixed, capitalise, count, percent, percent_change, sig4, wrap_words};
+use crate::report::view::{Charset, View};
 use crate::saved::DocumentHead;
 use tabled::Table;
 use tabled::builder::Builder;
-use tabled::settings::object::Columns;
+use tabled::settings::object::{Columns, Segment};
+use tabled::settings::style::HorizontalLine;
 use tabled::settings::{Format, Style};
 
 /// A word longer than this may be broken when its column must narrow (a
@@ -30,9 +31,26 @@ pub const NOT_QUOTABLE_LEGEND: &str =
 /// than their column's cells, then the widest columns, the widest first. A
 /// column never narrows below its longest word (up to `LONGEST_UNBROKEN`
 /// characters), so no number is cut, and a table that cannot shrink that
-/// far stays wider. `--wide` draws every cell on one line.
+/// far stays wider. `--wide` draws every cell on one line. Every cell is
+/// first escaped and put in the view's charset ([`View::for_terminal_text`]):
+/// done on the cells, before their widths are measured, a host name's
+/// escape or an "→" spelt "->" widens its column and the columns stay in
+/// line.
 pub fn fit(mut table: Table, view: &View) -> String {
-    table.with(Style::sharp());
+    let shown = *view;
+    table.modify(
+        Segment::all(),
+        Format::content(move |text| shown.for_terminal_text(text).into_owned()),
+    );
+    match view.charset {
+        Charset::Utf8 => table.with(Style::sharp()),
+        // Drawn as sharp is, in ASCII: a line under the heading only.
+        Charset::Ascii => table.with(
+            Style::ascii()
+                .remove_horizontal()
+                .horizontals([(1, HorizontalLine::full('-', '+', '+', '+'))]),
+        ),
+    };
     let mut excess = table.total_width().saturating_sub(view.width);
     if view.wide || excess == 0 {
         return table.to_string();
@@ -170,7 +188,7 @@ pub fn arms_table(
                 name(a),
                 cpus_label(&a.cpus),
                 median_or_dash(&a.cost),
-                or_dash(cost, &|s| format!("{:.2}", s.cv * 100.0)),
+                or_dash(cost, &|s| format!("{:.2}", Fixed(s.cv * 100.0))),
                 or_dash(cost, &|s| sig4(s.min)),
                 or_dash(cost, &|s| sig4(s.max)),
                 reps(a),
@@ -198,7 +216,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
     let instructions = |a: &ArmStats| {
         a.instructions_per_byte
             .as_ref()
-            .map(|s| format!("{:.6}", s.median))
+            .map(|s| format!("{:.6}", Fixed(s.median)))
             .unwrap_or_else(|| "unavailable".into())
     };
     let change = |a: &ArmStats| match (a.name, a.change_vs_one_per_core) {
@@ -240,7 +258,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
             table.push_record([
                 marked(a.name, a.quotable, view),
                 median_or_dash(&a.cost),
-                cost.map_or_else(|| "—".into(), |s| format!("{:.2}", s.cv * 100.0)),
+                cost.map_or_else(|| "—".into(), |s| format!("{:.2}", Fixed(s.cv * 100.0))),
                 cost.map_or(0, |s| s.reps).to_string(),
                 median_or_dash(&a.l1i_misses_per_kilo_instruction),
                 instructions(a),
@@ -333,4 +351,42 @@ pub fn headline(head: &DocumentHead, kept: &str, sentence: &str, view: &View) ->
         view.wrap(&capitalise(sentence), 0),
         view.wrap(&host_line(head), 2)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of a host name from outside and signs the tool prints.
+    fn drawn(charset: Charset) -> String {
+        let mut table = Builder::default();
+        table.push_record(["host", "change"]);
+        table.push_record(["evil\u{1b}[31m\0", "\u{2212}5.9 % → ±2"]);
+        table.push_record(["node1", "—"]);
+        let view = View {
+            charset,
+            ..View::default()
+        };
+        fit(table.build(), &view)
+    }
+
+    #[test]
+    fn cells_are_escaped_and_the_columns_stay_in_line() {
+        for charset in [Charset::Utf8, Charset::Ascii] {
+            let text = drawn(charset);
+            assert!(!text.contains(['\u{1b}', '\0']), "{text:?}");
+            assert!(text.contains(r"evil\u{1b}[31m\0"), "{text}");
+            let widths: Vec<usize> = text.lines().map(|l| l.chars().count()).collect();
+            assert!(widths.iter().all(|&w| w == widths[0]), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_ascii_view_draws_its_tables_in_ascii() {
+        let text = drawn(Charset::Ascii);
+        assert!(text.is_ascii(), "{text}");
+        assert!(text.starts_with("+----"), "{text}");
+        assert!(text.contains("| -5.9 % -> +-2 |"), "{text}");
+        assert!(drawn(Charset::Utf8).starts_with('┌'));
+    }
 }

@@ -16,28 +16,62 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// A signed percentage change with the true minus sign: "+59.0 %", "−35.7 %".
+/// A number as `f64` formats it, with the precision asked for (`{:.1}`),
+/// except that a value which shows as zero shows no sign: "0.0", never
+/// "-0.0", whether it is −0.0 itself (an empty sum of `f64`s is −0.0) or a
+/// small negative number rounded away ("-0.04" at one decimal). Every
+/// number the views print with a fixed precision goes through it.
+#[derive(Clone, Copy, Debug)]
+pub struct Fixed(pub f64);
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = match f.precision() {
+            Some(decimals) => format!("{:.decimals$}", self.0),
+            None => self.0.to_string(),
+        };
+        let zero = shown
+            .strip_prefix('-')
+            .filter(|digits| digits.chars().all(|c| matches!(c, '0' | '.')));
+        let shown = match zero {
+            Some(zero) if f.sign_plus() => format!("+{zero}"),
+            Some(zero) => zero.to_string(),
+            None if f.sign_plus() && !shown.starts_with('-') => format!("+{shown}"),
+            None => shown,
+        };
+        // Padded as a number is (to the right unless asked otherwise);
+        // `Formatter::pad` would cut the text to the precision.
+        let width = f.width().unwrap_or(0);
+        match f.align() {
+            Some(std::fmt::Alignment::Left) => write!(f, "{shown:<width$}"),
+            Some(std::fmt::Alignment::Center) => write!(f, "{shown:^width$}"),
+            _ => write!(f, "{shown:>width$}"),
+        }
+    }
+}
+
+/// A signed percentage change with the true minus sign: "+59.0 %", "−35.7 %";
+/// a change that rounds to zero is "+0.0 %".
 pub fn percent_change(fraction: f64) -> String {
-    let pct = fraction * 100.0;
-    if pct < 0.0 {
-        format!("\u{2212}{:.1} %", -pct)
-    } else {
-        format!("+{pct:.1} %")
+    let shown = format!("{:.1}", Fixed(fraction * 100.0));
+    match shown.strip_prefix('-') {
+        Some(magnitude) => format!("\u{2212}{magnitude} %"),
+        None => format!("+{shown} %"),
     }
 }
 
 /// A plain percentage: "0.42 %".
 pub fn percent(fraction: f64) -> String {
-    format!("{:.2} %", fraction * 100.0)
+    format!("{:.2} %", Fixed(fraction * 100.0))
 }
 
 /// Four significant figures, for costs per byte and similar.
 pub fn sig4(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
+        return format!("{}", Fixed(x));
     }
     let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.digits$}")
+    format!("{:.digits$}", Fixed(x))
 }
 
 /// "1 worker", "2 workers": a count with its noun, plural with an "s".
@@ -128,6 +162,22 @@ mod tests {
         assert_eq!(percent_change(-0.357), "\u{2212}35.7 %");
         assert_eq!(sig4(0.6312), "0.6312");
         assert_eq!(sig4(12.3456), "12.35");
+    }
+
+    #[test]
+    fn zero_never_shows_a_sign() {
+        assert_eq!(format!("{:.1}", Fixed(-0.0)), "0.0");
+        assert_eq!(format!("{:.1}", Fixed(-0.04)), "0.0");
+        assert_eq!(format!("{:.1}", Fixed(-0.06)), "-0.1");
+        assert_eq!(format!("{:>6.2}", Fixed(-0.001)), "  0.00");
+        assert_eq!(format!("{}", Fixed(-0.0)), "0");
+        assert_eq!(format!("{:+.1}", Fixed(-0.01)), "+0.0");
+        assert_eq!(format!("{:+.1}", Fixed(2.0)), "+2.0");
+        assert_eq!(format!("{:+.1}", Fixed(-2.0)), "-2.0");
+        assert_eq!(sig4(-0.0), "0");
+        assert_eq!(percent(-0.00001), "0.00 %");
+        assert_eq!(percent_change(-0.0001), "+0.0 %");
+        assert_eq!(percent_change(-0.001), "\u{2212}0.1 %");
     }
 
     #[test]

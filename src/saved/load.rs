@@ -9,10 +9,13 @@ use super::documents::{
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
+use crate::escape::{escape_controls, escape_path};
 use anyhow::{Result, anyhow, bail};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::error::Category;
+use serde_json::{Map, Number, Value};
+use std::fmt::Write;
 use std::path::Path;
 
 /// A saved result, whichever command wrote it. It serializes as the
@@ -47,26 +50,29 @@ pub fn load(path: &Path) -> Result<SavedDocument> {
 
 /// Parses a saved document already read from `path` (which only names it
 /// in errors): the header first, so a file of another kind or version gets
-/// that error rather than a parse error deep inside.
+/// that error rather than a parse error deep inside; then its sense
+/// ([`check_sense`]) and its shape (the document's type).
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
-    let shown = path.display();
-    let not_ours = |e: serde_json::Error| {
-        anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
-    };
-    let header: Header = serde_json::from_slice(bytes).map_err(not_ours)?;
+    let shown = escape_path(path);
+    let value = json(bytes, path)?;
+    let header = Header::deserialize(&value)
+        .map_err(|e| anyhow!("{shown}: not a placement-study JSON file ({e})"))?;
     let kind = match header.kind {
         Some(kind) => serde_json::from_value::<DocumentKind>(kind.clone()).map_err(|_| {
             let named = kind
                 .as_str()
                 .map_or_else(|| kind.to_string(), str::to_string);
-            anyhow!("{shown}: a '{named}' document; `report` reads files written by {READ_KINDS}")
+            anyhow!(
+                "{shown}: a '{}' document; `report` reads files written by {READ_KINDS}",
+                escape_controls(&named)
+            )
         })?,
         None => {
             // `topology --json` wrote no head before 0.2.0: its files open
             // with `schema_version`, `source` and `summary`.
-            let value: Value = serde_json::from_slice(bytes).map_err(not_ours)?;
             if value.get("source").is_some() && value.get("summary").is_some() {
                 check_version(header.schema_version, DocumentKind::Topology, path)?;
+                check_sense(&value, path, DocumentKind::Topology)?;
                 return Ok(SavedDocument::Topology(Box::new(legacy_topology(
                     value, path,
                 )?)));
@@ -75,14 +81,144 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         }
     };
     check_version(header.schema_version, kind, path)?;
+    check_sense(&value, path, kind)?;
     Ok(match kind {
-        DocumentKind::Gate => SavedDocument::Gate(Box::new(gate(bytes, path)?)),
-        DocumentKind::Run => SavedDocument::Run(Box::new(parse(bytes, path, kind)?)),
-        DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(bytes, path, kind)?)),
-        DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(bytes, path, kind)?)),
-        DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(bytes, path, kind)?)),
-        DocumentKind::Topology => SavedDocument::Topology(Box::new(parse(bytes, path, kind)?)),
+        DocumentKind::Gate => SavedDocument::Gate(Box::new(gate(value, path)?)),
+        DocumentKind::Run => SavedDocument::Run(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Topology => SavedDocument::Topology(Box::new(parse(&value, path, kind)?)),
     })
+}
+
+/// The JSON text of a saved document, after a UTF-8 byte-order mark (which
+/// some Windows editors write) if it has one. Each way it can fail has its
+/// own message: serde_json's error category tells a file that ends too
+/// soon from one that is not JSON, and its message tells data after the
+/// document and nesting past its recursion limit from other syntax errors.
+fn json(bytes: &[u8], path: &Path) -> Result<Value> {
+    let shown = escape_path(path);
+    let text = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    serde_json::from_slice(text).map_err(|e| {
+        let message = e.to_string();
+        if e.classify() == Category::Eof {
+            anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
+        } else if message.starts_with("trailing characters") {
+            anyhow!(
+                "{shown}: more after the JSON document ({e}); a saved file holds one document: \
+                 was another appended to it?"
+            )
+        } else if message.starts_with("recursion limit exceeded") {
+            anyhow!(
+                "{shown}: nested deeper than any placement-study document ({e}); not a file \
+                 placement-study wrote"
+            )
+        } else {
+            anyhow!("{shown}: not a placement-study JSON file ({e})")
+        }
+    })
+}
+
+/// The byte-order mark UTF-8 text may open with.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The longest time a document may hold, in seconds: a century. Far above
+/// any real observation or study, far below the 300-digit numbers a
+/// damaged or forged file could make a view print.
+const LONGEST_SECONDS: f64 = 100.0 * 365.25 * 24.0 * 3600.0;
+
+/// A time field's unit, and how many of it make a second, by the field's
+/// name: `ms` and `*_ms`, `*_ns`, `seconds` and `*_seconds` (not a rate
+/// such as `items_per_ms`).
+fn time_unit(field: &str) -> Option<(&str, f64)> {
+    if field.contains("_per_") {
+        return None;
+    }
+    let unit = field.rsplit('_').next().unwrap_or(field);
+    let per_second = match unit {
+        "ms" => 1e3,
+        "ns" => 1e9,
+        "seconds" => 1.0,
+        _ => return None,
+    };
+    Some((unit, per_second))
+}
+
+/// Is `field` a share of a whole (`share`, `*_share`)?
+fn is_share(field: &str) -> bool {
+    field == "share" || field.ends_with("_share")
+}
+
+/// Checks that `value`'s numbers make sense: every time (by its field's
+/// name, [`time_unit`]) from 0 to [`LONGEST_SECONDS`], every share from 0
+/// to 1. (Every number is finite already: JSON has no NaN nor infinity,
+/// and serde_json refuses a number out of f64's range.)
+///
+/// Why by names, over the JSON, rather than a check per document type: the
+/// documents share their field names' conventions (a unit suffix on every
+/// time, `share` on every fraction of a whole) across dozens of types, so
+/// one walk and two rules cover every field of every document, also those
+/// added later, where a check written per type would be hundreds of lines
+/// and miss whatever field it forgot.
+fn check_sense(value: &Value, path: &Path, kind: DocumentKind) -> Result<()> {
+    let mut at = String::new();
+    match nonsense(value, None, &mut at) {
+        None => Ok(()),
+        Some((number, rule)) => bail!(
+            "{}: damaged {kind} file: {} is {number}; {rule}",
+            escape_path(path),
+            escape_controls(&at)
+        ),
+    }
+}
+
+/// The first number below `value` (reached through the field `field`, at
+/// `at`, which is left naming it) that breaks its field's rule, and the
+/// rule.
+fn nonsense(value: &Value, field: Option<&str>, at: &mut String) -> Option<(Number, String)> {
+    match value {
+        Value::Number(shown) => {
+            let field = field?;
+            let number = shown.as_f64()?;
+            if let Some((unit, per_second)) = time_unit(field) {
+                let longest = LONGEST_SECONDS * per_second;
+                if !(0.0..=longest).contains(&number) {
+                    return Some((
+                        shown.clone(),
+                        format!("a time is from 0 to a century ({longest:e} {unit})"),
+                    ));
+                }
+            }
+            // The rounding of part ÷ whole may pass 1 by a few ulps.
+            if is_share(field) && !(0.0..=1.0 + 1e-9).contains(&number) {
+                return Some((shown.clone(), "a share is from 0 to 1".to_string()));
+            }
+            None
+        }
+        Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+            let length = at.len();
+            let _ = write!(at, "[{index}]");
+            let found = nonsense(item, field, at);
+            if found.is_none() {
+                at.truncate(length);
+            }
+            found
+        }),
+        Value::Object(fields) => fields.iter().find_map(|(name, item)| {
+            let length = at.len();
+            if !at.is_empty() {
+                at.push('.');
+            }
+            at.push_str(name);
+            let found = nonsense(item, Some(name), at);
+            if found.is_none() {
+                at.truncate(length);
+            }
+            found
+        }),
+        _ => None,
+    }
 }
 
 impl SavedDocument {
@@ -100,7 +236,7 @@ impl SavedDocument {
 }
 
 fn check_version(version: Option<u32>, kind: DocumentKind, path: &Path) -> Result<()> {
-    let shown = path.display();
+    let shown = escape_path(path);
     match version {
         Some(RESULT_SCHEMA_VERSION) => Ok(()),
         Some(version) => bail!(
@@ -111,31 +247,63 @@ fn check_version(version: Option<u32>, kind: DocumentKind, path: &Path) -> Resul
     }
 }
 
-fn parse<T: DeserializeOwned>(bytes: &[u8], path: &Path, kind: DocumentKind) -> Result<T> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| anyhow!("{}: damaged {kind} file: {e}", path.display()))
+fn parse<T: DeserializeOwned>(value: &Value, path: &Path, kind: DocumentKind) -> Result<T> {
+    T::deserialize(value).map_err(|e| anyhow!("{}: damaged {kind} file: {e}", escape_path(path)))
 }
 
 /// A gate, also one saved before 0.2.0, when gates recorded neither their
 /// host, nor when they started, nor the machine's topology: the host reads
 /// as [`UNKNOWN_HOST`] (the head's other two are optional), the one place
 /// old gate files are upgraded.
-fn gate(bytes: &[u8], path: &Path) -> Result<GateResult> {
-    let mut value: Map<String, Value> = parse(bytes, path, DocumentKind::Gate)?;
+fn gate(value: Value, path: &Path) -> Result<GateResult> {
+    let mut value: Map<String, Value> = parse(&value, path, DocumentKind::Gate)?;
     if value.get("host").is_none_or(Value::is_null) {
         value.insert("host".into(), UNKNOWN_HOST.into());
     }
     serde_json::from_value(Value::Object(value))
-        .map_err(|e| anyhow!("{}: damaged gate file: {e}", path.display()))
+        .map_err(|e| anyhow!("{}: damaged gate file: {e}", escape_path(path)))
 }
 
 /// A `topology --json` file from before topology had a head: the machine
 /// as it was probed, with no host, start time or tool version recorded.
 fn legacy_topology(value: Value, path: &Path) -> Result<TopologyResult> {
     let machine: crate::probe::Topology = serde_json::from_value(value)
-        .map_err(|e| anyhow!("{}: damaged topology file: {e}", path.display()))?;
+        .map_err(|e| anyhow!("{}: damaged topology file: {e}", escape_path(path)))?;
     let mut document = TopologyResult::new(machine, UNKNOWN_HOST.into(), 0);
     document.head.started_unix = None;
     document.head.tool_version = "unknown".into();
     Ok(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn first_nonsense(value: Value) -> Option<(String, String)> {
+        let mut at = String::new();
+        nonsense(&value, None, &mut at).map(|(number, _)| (at, number.to_string()))
+    }
+
+    #[test]
+    fn times_and_shares_are_checked_wherever_they_are_nested() {
+        let named = |at: &str, number: &str| Some((at.to_string(), number.to_string()));
+        assert_eq!(
+            first_nonsense(json!({"timeline": [{"class_ms": [1.0, -2.0]}]})),
+            named("timeline[0].class_ms[1]", "-2.0")
+        );
+        assert_eq!(
+            first_nonsense(json!({"threads": [{"home_share": 1.5}]})),
+            named("threads[0].home_share", "1.5")
+        );
+        assert_eq!(
+            first_nonsense(json!({"seconds": 4e9})),
+            named("seconds", "4000000000.0")
+        );
+        // A rate is no time; −0.0 is no negative time; a change may be negative.
+        assert_eq!(
+            first_nonsense(json!({"items_per_ms": -1.0, "handover_ms": -0.0, "change": -0.5})),
+            None
+        );
+    }
 }

@@ -327,7 +327,9 @@ pub fn judge_observation(
         .collect();
     migrations.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
 
-    let residency_ms: f64 = threads.iter().map(|t| t.on_cpu_ms).sum();
+    // Folded from +0.0: an empty f64 sum is −0.0, which a process that
+    // never ran would carry into its document.
+    let residency_ms = threads.iter().fold(0.0, |total, t| total + t.on_cpu_ms);
     let mut on_cpu: BTreeMap<u32, f64> = BTreeMap::new();
     for interval in threads.iter().flat_map(|t| &t.intervals) {
         *on_cpu.entry(interval.cpu).or_default() += interval.ms();
@@ -361,12 +363,10 @@ pub fn judge_observation(
     let cores = core_rows(cpus, &cpu_rows, residency_ms);
     let classes = class_rows(recording, &cpu_rows, residency_ms);
 
-    let task_clock_total: f64 = recording
+    let task_clock_total = recording
         .per_cpu
         .iter()
-        .map(|c| c.task_clock_ns as f64 / 1e6)
-        .sum();
-    // Folded from +0.0: an empty f64 sum is −0.0, which would print as "-0.0".
+        .fold(0.0, |total, c| total + c.task_clock_ns as f64 / 1e6);
     let stretches: usize = threads.iter().map(|t| t.intervals.len()).sum();
     let handover_total = handovers
         .keys()
@@ -383,7 +383,13 @@ pub fn judge_observation(
         stretches,
         difference,
         bar: RECONCILIATION_BAR,
-        holds: task_clock_total > 0.0 && difference <= RECONCILIATION_BAR,
+        // A process that never ran while observed (it slept) has no
+        // time in its records and none on task-clock: the two agree.
+        holds: if task_clock_total > 0.0 {
+            difference <= RECONCILIATION_BAR
+        } else {
+            residency_ms + handover_total == 0.0
+        },
     };
     let timeline = interval_ms.map_or_else(Vec::new, |step| {
         timeline(
@@ -396,9 +402,7 @@ pub fn judge_observation(
         )
     });
     let mut problems = Vec::new();
-    if residency_ms <= 0.0 {
-        problems.push("no time on any CPU was recorded".to_string());
-    } else if !reconciliation.holds {
+    if !reconciliation.holds {
         problems.push(format!(
             "Σ residency {residency_ms:.1} ms + hand-overs {handover_total:.1} ms and Σ task-clock {task_clock_total:.1} ms differ by {:.2} %, over the {:.0} % bar",
             difference * 100.0,

@@ -271,3 +271,24 @@ fn the_timeline_splits_time_per_class_per_interval() {
         ]
     );
 }
+
+#[test]
+fn a_process_that_slept_throughout_is_a_valid_observation_of_zero_time() {
+    // Asleep the whole second: no switch record, no task-clock on any CPU.
+    let judged = judge_observation(
+        &recording(Vec::new(), 1000, &[(0, 0), (2, 0)]),
+        &cpus(),
+        None,
+    );
+    assert!(judged.valid, "{:?}", judged.problems);
+    assert!(judged.reconciliation.holds);
+    let residency = judged.reconciliation.residency_ms;
+    assert!(
+        residency == 0.0 && residency.is_sign_positive(),
+        "{residency}"
+    );
+    assert!(judged.reconciliation.task_clock_ms.is_sign_positive());
+    // Task-clock counted time no record shows: not an observation of zero.
+    let judged = judge_observation(&recording(Vec::new(), 1000, &[(0, 5)]), &cpus(), None);
+    assert!(!judged.valid && !judged.reconciliation.holds);
+}

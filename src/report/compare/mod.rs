@@ -2,6 +2,7 @@
 //! hosts of a study. `report --json` gives the same rows as numbers, not
 //! as the table's formatted strings.
 
+use crate::escape::escape_controls;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::fleet::PenaltyDoubt;
 use crate::judge::gate::{Interval, Verdict};
@@ -12,7 +13,7 @@ use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
-use crate::report::units::{count, percent, percent_change, sig4};
+use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
     DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
@@ -525,7 +526,7 @@ fn row(host: &HostSummary) -> HostRow {
             "{} {} (CV {:.2} %, n={}){}",
             sig4(a.cost.median),
             a.clock.as_str(),
-            a.cost.cv * 100.0,
+            Fixed(a.cost.cv * 100.0),
             a.cost.reps,
             if a.quotable { "" } else { " not quotable" }
         ),
@@ -548,10 +549,16 @@ fn row(host: &HostSummary) -> HostRow {
         marks.push("passed".into());
     }
     let checks = marks.join("; ");
+    // Escaped here, not only as a cell: the default view joins host and
+    // CPU with a line break, which a line break in a name would imitate.
+    let shown = |text: &Option<String>, or: &str| {
+        text.as_deref()
+            .map_or_else(|| or.to_string(), |t| escape_controls(t).into_owned())
+    };
     HostRow {
-        file: host.file.clone(),
-        host: host.host.clone().unwrap_or_else(dash),
-        model: host.model.clone().unwrap_or_else(|| "unknown".into()),
+        file: escape_controls(&host.file).into_owned(),
+        host: shown(&host.host, "—"),
+        model: shown(&host.model, "unknown"),
         cores_threads: match (host.cores, host.cpus) {
             (Some(cores), Some(cpus)) => format!("{cores}/{cpus}"),
             _ => dash(),

@@ -85,7 +85,7 @@ pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
                 .judged
                 .speed_classes
                 .iter()
-                .filter_map(|c| Some(format!("{} {:.2}", c.label, c.speed.as_ref()?.value)))
+                .filter_map(|c| Some(format!("{} {:.2}", c.label, Fixed(c.speed.as_ref()?.value))))
                 .collect(),
             ceiling: hybrid.judged.ceiling,
             static_pinned_of_ceiling: of_ceiling(hybrid, Arm::StaticPinned),
@@ -188,7 +188,7 @@ pub(crate) fn of_observe(file: String, observe: &ObserveResult) -> HostSummary {
             classes: judged
                 .classes
                 .iter()
-                .map(|c| format!("{} {:.1} %", c.class, c.share * 100.0))
+                .map(|c| format!("{} {:.1} %", c.class, Fixed(c.share * 100.0)))
                 .collect(),
             threads: judged.threads.len(),
             migrations: judged.migrations.len(),
