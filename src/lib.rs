@@ -4,6 +4,8 @@
 //! The crate is laid out as the pipeline it runs, each layer importing only
 //! the ones below it:
 //!
+//! * [`input`] reads every file the tool did not write, bounded and never
+//!   blocking, and refuses what is not a regular file;
 //! * [`probe`] reads the machine (sysfs/procfs under a root folder; on
 //!   x86_64, CPUID through raw-cpuid's `CpuIdReader`; on Arm, the MIDR)
 //!   into a [`probe::Topology`];
@@ -33,6 +35,7 @@ pub mod commands;
 pub mod cpuset;
 pub mod exit;
 pub mod fleet;
+pub mod input;
 pub mod judge;
 pub mod measure;
 pub mod options;

@@ -74,6 +74,7 @@ mod text;
 
 pub use text::{REASON_CHARS, escape_controls, natural, one_line};
 
+use crate::input::NotAFile;
 use crate::saved::load::{SavedDocument, from_bytes};
 use crate::saved::{DocumentKind, read_capped};
 use ansible::AnsibleResult;
@@ -168,6 +169,10 @@ pub fn read<T>(
             Named::Folder => gathering.folder(path, &mut keep)?,
             Named::Input => {
                 let bytes = read_capped(path, FLEET_INPUT_CAP).map_err(|e| {
+                    // A FIFO or device: the error says how to read it all the same.
+                    if e.is::<NotAFile>() {
+                        return anyhow!("report --fleet: {}", escape_controls(&format!("{e:#}")));
+                    }
                     unreadable(
                         &format!("{e:#}"),
                         "check the path and its permissions; split an input over the cap \
