@@ -96,11 +96,13 @@ mod tests {
     fn a_fifo_at_each_opened_file(run: &Run) -> usize {
         let (document, opened) = opened_by(|| run.document());
         document.unwrap_or_else(|e| panic!("the intact copy reads: {e:#}"));
+        // Outside the tree, so no listing shows it.
+        let aside_dir = tempfile::tempdir().unwrap();
+        let aside = aside_dir.path().join("aside");
         let mut tried = 0;
         for path in &opened {
             // A file it looked for and did not find counts too, where its
             // folder exists.
-            let aside = path.with_extension("aside");
             let existed = path.exists();
             if existed {
                 fs::rename(path, &aside).unwrap();
@@ -157,6 +159,15 @@ mod tests {
         };
         // Some 300 files: every CPU's sibling sets, caches and cpufreq.
         let tried = a_fifo_at_each_opened_file(&snapshot);
+        assert!(tried > 100, "only {tried} files opened");
+        // An Arm machine: MIDR registers, capacities, no CPUID.
+        let arm = scratch.path().join("dgx-spark");
+        copy_tree(&fixtures.join("sysfs/dgx-spark-gb10"), &arm);
+        let arm = Run {
+            root: Some(arm),
+            dump: None,
+        };
+        let tried = a_fifo_at_each_opened_file(&arm);
         assert!(tried > 100, "only {tried} files opened");
         // A dump alone takes another path through the probe.
         if let Some(dump) = dump {
