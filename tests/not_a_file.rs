@@ -206,3 +206,23 @@ fn a_snapshot_that_fails_at_the_end_leaves_no_partial_folder() {
     );
     assert_eq!(fs::read_dir(&empty).unwrap().count(), 0, "{stderr}");
 }
+
+/// A fleet input named on the command line is a regular file too; the
+/// lines of a FIFO go to standard input.
+#[test]
+fn a_fifo_named_as_a_fleet_input_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pdsh.out");
+    nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+    let (status, stderr) = one_line_error(&["report", "--fleet", shown(&fifo)]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "report --fleet: {}: is a FIFO, not a fleet input file; to read it all the same, \
+             give - and redirect it: - < {}",
+            fifo.display(),
+            fifo.display()
+        )),
+        "{stderr}"
+    );
+}

@@ -253,7 +253,7 @@ fn what_was_named_but_cannot_be_read_is_an_error_not_a_host() {
             "no\\u{1b}such.out: no such file or folder; check the path",
         ),
         (&empty_folder, "tree: an empty folder; name the folder"),
-        (&socket, "socket: is a socket, not a saved result"),
+        (&socket, "socket: is a socket, not a fleet input file"),
         (
             &huge,
             "more than the 512 MiB read of one input; split it over",

@@ -21,9 +21,15 @@ pub const JSON_INPUT_CAP: u64 = 64 * 1024 * 1024;
 /// Standard input, a pipe or a redirected device alike, stops at the cap:
 /// the buffer never holds more than `cap + 1` bytes.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
+    read_named(path, cap, "a saved result")
+}
+
+/// Like [`read_capped`], for an input that is `expected` (what its errors
+/// say it should have been).
+pub fn read_named(path: &Path, cap: u64, expected: &'static str) -> Result<Vec<u8>> {
     let limit = ReadLimit {
         max_bytes: usize::try_from(cap).unwrap_or(usize::MAX - 1),
-        expected: "a saved result",
+        expected,
     };
     if path.as_os_str() == "-" {
         return read_stream(&mut io::stdin().lock(), limit, "standard input");
