@@ -1,7 +1,7 @@
 //! Reading the files the tool did not write: sysfs and procfs attributes,
 //! CPUID dump files, saved documents and fleet input all go through
-//! [`read_bounded`], so whatever a path turns out to be, a read neither
-//! blocks nor runs away:
+//! [`read_bounded`] (or [`read_whole`]), so whatever a path turns out to
+//! be, a read neither blocks nor runs away:
 //!
 //! * the file is opened with `O_NONBLOCK`, so a FIFO nobody writes to (or a
 //!   device waiting for a carrier) cannot hold the open;
