@@ -7,6 +7,8 @@
 //! * [`escape`] makes text from outside (host names, CPU models, paths,
 //!   option values) safe to show: the one escaping every view and error
 //!   uses, below every other layer;
+//! * [`input`] reads every file the tool did not write, bounded and never
+//!   blocking, and refuses what is not a regular file;
 //! * [`probe`] reads the machine (sysfs/procfs under a root folder; on
 //!   x86_64, CPUID through raw-cpuid's `CpuIdReader`; on Arm, the MIDR)
 //!   into a [`probe::Topology`];
@@ -37,6 +39,7 @@ pub mod cpuset;
 pub mod escape;
 pub mod exit;
 pub mod fleet;
+pub mod input;
 pub mod judge;
 pub mod measure;
 pub mod options;

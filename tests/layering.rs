@@ -8,7 +8,7 @@ use std::path::Path;
 /// Bottom to top. A module may use modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
     &["escape"],
-    &["cpuset"],
+    &["cpuset", "input"],
     &["affinity"],
     &["probe"],
     &["plan"],

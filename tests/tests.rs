@@ -23,6 +23,7 @@ mod judge_samples;
 mod layering;
 mod man_flags;
 mod measure_live;
+mod not_a_file;
 mod observe_live;
 mod observe_replay;
 mod probe_both_sources;

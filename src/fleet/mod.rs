@@ -76,8 +76,9 @@ pub use crate::escape::escape_controls;
 use crate::escape::escape_path;
 pub use text::{REASON_CHARS, natural, one_line};
 
+use crate::input::NotAFile;
 use crate::saved::load::{SavedDocument, from_bytes};
-use crate::saved::{DocumentKind, read_capped};
+use crate::saved::{DocumentKind, read_named};
 use ansible::AnsibleResult;
 use anyhow::{Error, Result, anyhow};
 use serde::Serialize;
@@ -95,6 +96,9 @@ use std::path::{Path, PathBuf};
 /// well below a head node's memory; a bigger fleet is split over several
 /// FILEs.
 pub const FLEET_INPUT_CAP: u64 = 512 * 1024 * 1024;
+
+/// What a fleet input is, in the errors about one that is not.
+const FLEET_INPUT: &str = "a fleet input file";
 
 /// Where a document or a line came from: the input (its path, or "standard
 /// input") and the line (1-based), absent for a whole-file document.
@@ -169,7 +173,11 @@ pub fn read<T>(
         match named {
             Named::Folder => gathering.folder(path, &mut keep)?,
             Named::Input => {
-                let bytes = read_capped(path, FLEET_INPUT_CAP).map_err(|e| {
+                let bytes = read_named(path, FLEET_INPUT_CAP, FLEET_INPUT).map_err(|e| {
+                    // A FIFO or device: the error says how to read it all the same.
+                    if e.is::<NotAFile>() {
+                        return anyhow!("report --fleet: {}", escape_controls(&format!("{e:#}")));
+                    }
                     unreadable(
                         &format!("{e:#}"),
                         "check the path and its permissions; split an input over the cap \
@@ -187,7 +195,8 @@ pub fn read<T>(
 enum Named {
     /// Each of its files is read.
     Folder,
-    /// Read as one input: a file, a FIFO (`<(pdsh …)`), or `-`.
+    /// Read as one input: a regular file, or `-` (whatever is piped there).
+    /// Anything else (a FIFO, a device) is refused when it is read.
     Input,
 }
 
@@ -365,7 +374,7 @@ impl<T> Gathering<T> {
     /// host named by its path.
     fn file(&mut self, path: &Path, keep: &mut impl FnMut(&Origin, SavedDocument) -> T) {
         let file = input_name(path);
-        match read_capped(path, FLEET_INPUT_CAP) {
+        match read_named(path, FLEET_INPUT_CAP, FLEET_INPUT) {
             Ok(bytes) => self.input(&file, &bytes, keep),
             Err(e) => self.broken_source(&file, whole_file(&file, format!("{e:#}"))),
         }

@@ -238,7 +238,7 @@ fn what_was_named_but_cannot_be_read_is_an_error_not_a_host() {
     let gate = dir.path().join("gate.jsonl");
     std::fs::write(&gate, gate_line("n1")).unwrap();
     let missing = dir.path().join("no\u{1b}such.out");
-    // A socket cannot be opened, whoever runs the test.
+    // A socket cannot be read, whoever runs the test.
     let socket = dir.path().join("socket");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     // Sparse: no disk is filled.
@@ -253,7 +253,7 @@ fn what_was_named_but_cannot_be_read_is_an_error_not_a_host() {
             "no\\u{1b}such.out: no such file or folder; check the path",
         ),
         (&empty_folder, "tree: an empty folder; name the folder"),
-        (&socket, "socket: cannot open"),
+        (&socket, "socket: is a socket, not a fleet input file"),
         (
             &huge,
             "more than the 512 MiB read of one input; split it over",

@@ -43,8 +43,10 @@ use super::model::{
     CounterValues, EventStatus, GroupLayout, GroupTimes, HardwareCounters, HardwareEvent,
     SoftwareCounters,
 };
+use crate::probe::SysfsRoot;
 
-const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
+/// Relative to `/`, as the probe's reader takes it.
+const PARANOID_FILE: &str = "proc/sys/kernel/perf_event_paranoid";
 
 const L1I_READ_MISS: Cache = Cache {
     which: CacheId::L1I,
@@ -284,9 +286,12 @@ fn explain_missing(event: HardwareEvent, error: &io::Error) -> String {
 
 /// Says what perf_event_paranoid is now and how to allow what needs `level`.
 pub fn paranoid_advice(level: u8) -> String {
-    let current = match std::fs::read_to_string(PARANOID_PATH) {
-        Ok(text) => format!("{PARANOID_PATH} is {}", text.trim()),
-        Err(error) => format!("{PARANOID_PATH} is unreadable ({error})"),
+    let root = SysfsRoot::live();
+    let path = root.path(PARANOID_FILE);
+    let current = match root.read_value(PARANOID_FILE) {
+        Ok(Some(value)) => format!("{} is {value}", path.display()),
+        Ok(None) => format!("{} is missing", path.display()),
+        Err(error) => format!("{} is unreadable ({error:#})", path.display()),
     };
     format!(
         "{current}; this needs {level} or lower (`sysctl kernel.perf_event_paranoid={level}`) or the CAP_PERFMON capability (`setcap cap_perfmon+ep` on the binary)"
@@ -909,7 +914,7 @@ mod tests {
         };
         for needed in [
             "perf_event_open refused the software events on this thread",
-            PARANOID_PATH,
+            "/proc/sys/kernel/perf_event_paranoid",
             "CAP_PERFMON",
             "CLOCK_THREAD_CPUTIME_ID, getrusage",
         ] {
@@ -962,7 +967,10 @@ mod tests {
     #[test]
     fn paranoid_advice_names_the_file_and_the_fixes() {
         let advice = paranoid_advice(2);
-        assert!(advice.starts_with(PARANOID_PATH), "{advice}");
+        assert!(
+            advice.starts_with("/proc/sys/kernel/perf_event_paranoid is"),
+            "{advice}"
+        );
         assert!(advice.contains("kernel.perf_event_paranoid=2"), "{advice}");
         assert!(advice.contains("CAP_PERFMON"), "{advice}");
     }

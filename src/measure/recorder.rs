@@ -33,7 +33,7 @@ use super::recording::{
     CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName, parse_record,
 };
 use super::stop;
-use crate::probe::CorePmu;
+use crate::probe::{CorePmu, SysfsRoot};
 
 /// What `observe` follows.
 #[derive(Clone, Debug, PartialEq)]
@@ -470,12 +470,15 @@ fn threads_of(pid: u32) -> Result<Vec<ThreadName>> {
         }
         _ => anyhow::anyhow!("--pid {pid}: cannot list {tasks}: {e}"),
     })?;
+    let proc = SysfsRoot::live();
     let mut threads: Vec<ThreadName> = entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
         .map(|tid: u32| ThreadName {
             tid,
-            comm: std::fs::read_to_string(format!("{tasks}/{tid}/comm"))
-                .map(|c| c.trim_end().to_string())
+            comm: proc
+                .read_text(&format!("proc/{pid}/task/{tid}/comm"))
+                .ok()
+                .flatten()
                 .unwrap_or_default(),
         })
         .collect();

@@ -5,8 +5,9 @@
 //! a file that is present but garbled is an error naming it.
 
 use crate::cpuset::{CpuSet, parse_list};
+use crate::input::ReadLimit;
 use crate::probe::model::{CorePmu, Environment};
-use crate::probe::sysfs::{CPU_DIR, ReadLimit, SetForm, SysfsRoot};
+use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::{Context, Result, anyhow, bail};
 use procfs::FromBufRead;
 use std::collections::BTreeSet;

@@ -8,6 +8,9 @@
 //! complete, so a folder named `DIR` is never a half-written snapshot.
 
 use crate::cpuset::CpuSet;
+use crate::input::{kind_of, read_bounded};
+use crate::probe::environment::CPUINFO_LIMIT;
+use crate::probe::sysfs::{ATTRIBUTE_LIMIT, SysfsRoot, online_cpus};
 use anyhow::{Context, Result, bail};
 use std::fs;
 use std::io::ErrorKind;
@@ -67,16 +70,7 @@ const SKIP: &[&str] = &[
 
 /// Saves the live system into `dir`, returning a one-line summary.
 pub fn save(dir: &Path) -> Result<String> {
-    if dir.exists()
-        && fs::read_dir(dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        bail!(
-            "{}: already exists and is not empty; name a new folder",
-            dir.display()
-        );
-    }
+    check_target(dir)?;
     let partial = PathBuf::from(format!("{}.partial", dir.display()));
     if partial.exists() {
         // Only a folder this command left behind is removed: never a user's.
@@ -96,6 +90,77 @@ pub fn save(dir: &Path) -> Result<String> {
     }
     fs::create_dir_all(&partial)
         .with_context(|| format!("{}: cannot create", partial.display()))?;
+    removed_on_failure(&partial, || {
+        let summary = write_snapshot(&partial)?;
+        move_into_place(&partial, dir)?;
+        Ok(format!(
+            "saved {summary} into {} (read back with --sysfs-root {})",
+            dir.display(),
+            dir.display()
+        ))
+    })
+}
+
+/// `snapshot` writes a new folder, or fills an empty one: a target that is
+/// anything else is refused before anything is written. A symbolic link is
+/// refused too, dangling or not: the finished snapshot is renamed onto the
+/// name given, which would replace the link, not fill what it points to.
+fn check_target(dir: &Path) -> Result<()> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot look it up", dir.display())),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = fs::read_link(dir)
+            .map(|target| target.display().to_string())
+            .unwrap_or_default();
+        let dangling = if dir.exists() {
+            ""
+        } else {
+            ", which does not exist"
+        };
+        bail!(
+            "{}: is a symbolic link to {target}{dangling}; name a new folder, or the folder itself",
+            dir.display()
+        );
+    }
+    if !kind.is_dir() {
+        bail!(
+            "{}: is a {}, not a folder; name a new folder",
+            dir.display(),
+            kind_of(kind)
+        );
+    }
+    let empty = fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .next()
+        .is_none();
+    if !empty {
+        bail!(
+            "{}: already exists and is not empty; name a new folder",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `work`, which fills the `partial` folder this command created; if
+/// it fails, the folder goes, so no failure leaves a half-written snapshot
+/// behind (the error is `work`'s: a folder that cannot be removed either
+/// carries the marker, and the next snapshot removes it).
+fn removed_on_failure<T>(partial: &Path, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    let result = work();
+    if result.is_err() {
+        let _ = fs::remove_dir_all(partial);
+    }
+    result
+}
+
+/// Writes the snapshot into the `partial` folder, returning what it saved
+/// ("N files, CPUID of M CPUs").
+fn write_snapshot(partial: &Path) -> Result<String> {
     fs::write(partial.join(PARTIAL_MARKER), "")
         .with_context(|| format!("{}: cannot write", partial.join(PARTIAL_MARKER).display()))?;
     let mut copied = 0usize;
@@ -105,29 +170,27 @@ pub fn save(dir: &Path) -> Result<String> {
     for file in FILES {
         copied += copy_file(&Path::new("/").join(file), &partial.join(file))?;
     }
-    copied += save_pmu_devices(&partial)?;
-    let online = fs::read_to_string("/sys/devices/system/cpu/online")
-        .context("/sys/devices/system/cpu/online: cannot read the online CPUs")?;
-    let online: CpuSet = crate::cpuset::parse_list(&online)
-        .map_err(|e| anyhow::anyhow!("/sys/devices/system/cpu/online: {e}"))?;
-    let cpuid_note = save_cpuid(&partial, &online)?;
+    copied += save_pmu_devices(partial)?;
+    let online = online_cpus(&SysfsRoot::live())?;
+    let cpuid_note = save_cpuid(partial, &online)?;
     fs::remove_file(partial.join(PARTIAL_MARKER))
         .with_context(|| format!("{}: cannot finish the snapshot", partial.display()))?;
+    Ok(format!("{copied} files{cpuid_note}"))
+}
+
+/// Renames the finished snapshot onto `dir`, which is absent or the empty
+/// folder [`check_target`] found.
+fn move_into_place(partial: &Path, dir: &Path) -> Result<()> {
     if dir.exists() {
         fs::remove_dir(dir)
             .with_context(|| format!("{}: cannot replace the empty folder", dir.display()))?;
     }
-    fs::rename(&partial, dir).with_context(|| {
+    fs::rename(partial, dir).with_context(|| {
         format!(
             "{}: cannot rename the finished snapshot into place",
             dir.display()
         )
-    })?;
-    Ok(format!(
-        "saved {copied} files{cpuid_note} into {} (read back with --sysfs-root {})",
-        dir.display(),
-        dir.display()
-    ))
+    })
 }
 
 /// Records each online CPU's CPUID into the snapshot's `cpuid/`; returns
@@ -179,9 +242,16 @@ fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
     Ok(copied)
 }
 
+/// Copies one file, read as the probe reads it (bounded, regular files
+/// only); one that cannot be read is skipped.
 fn copy_file(from: &Path, to: &Path) -> Result<usize> {
     // sysfs files report a size of 4096 whatever they hold: read, don't copy.
-    let Ok(content) = fs::read(from) else {
+    let limit = if from.ends_with("proc/cpuinfo") {
+        CPUINFO_LIMIT
+    } else {
+        ATTRIBUTE_LIMIT
+    };
+    let Ok(Some(content)) = read_bounded(from, limit, |_| false) else {
         return Ok(0);
     };
     if let Some(parent) = to.parent() {
@@ -210,4 +280,49 @@ fn save_pmu_devices(snapshot: &Path) -> Result<usize> {
         }
     }
     Ok(copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The last step failing (here the rename, onto a folder that filled up
+    /// meanwhile) still removes the partial folder.
+    #[test]
+    fn a_failed_rename_removes_the_partial_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("host");
+        let partial = dir.path().join("host.partial");
+        fs::create_dir_all(partial.join("sys")).unwrap();
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("someone's"), "").unwrap();
+        let error =
+            removed_on_failure(&partial, || move_into_place(&partial, &target)).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("cannot replace the empty folder"),
+            "{error:#}"
+        );
+        assert!(!partial.exists());
+        assert!(target.join("someone's").exists());
+    }
+
+    #[test]
+    fn a_target_that_is_not_a_new_or_empty_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let absent = dir.path().join("new");
+        check_target(&absent).unwrap();
+        fs::create_dir(&absent).unwrap();
+        check_target(&absent).unwrap();
+        let file = dir.path().join("emptyf");
+        fs::write(&file, "").unwrap();
+        let refused = |path: &Path| format!("{:#}", check_target(path).unwrap_err());
+        assert!(refused(&file).ends_with("emptyf: is a file, not a folder; name a new folder"));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&absent, &link).unwrap();
+        assert!(refused(&link).contains("link: is a symbolic link to "));
+        fs::write(absent.join("x"), "").unwrap();
+        assert!(
+            refused(&absent).ends_with("new: already exists and is not empty; name a new folder")
+        );
+    }
 }

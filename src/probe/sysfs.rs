@@ -14,12 +14,11 @@
 //! s390 and sparse on ia64.
 
 use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
+use crate::input::{ReadLimit, is_absent, read_bounded};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::str::FromStr;
@@ -251,87 +250,12 @@ impl SysfsRoot {
     }
 }
 
-/// How much of a file may be read, and what such a file is (for the error
-/// when it is larger): nothing the probe reads is ever read unbounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadLimit {
-    /// Larger files are refused (after reading at most one byte more).
-    pub max_bytes: usize,
-    /// What the file should have been, e.g. "a sysfs attribute file".
-    pub expected: &'static str,
-}
-
 /// sysfs and procfs attribute files: the kernel writes at most a page
 /// (4 KiB; a mask of 16384 CPUs is 4.6 KB), so 1 MiB is generous.
 pub const ATTRIBUTE_LIMIT: ReadLimit = ReadLimit {
     max_bytes: 1 << 20,
     expected: "a sysfs attribute file",
 };
-
-/// Reads a file of at most `limit.max_bytes`, stopping early once
-/// `is_complete` says the bytes so far hold all the caller needs; `None`
-/// when the file does not exist.
-///
-/// Plain `read` calls: `std::fs::read` first asks for the size (two more
-/// syscalls per file), which for sysfs is a meaningless 4096 and, over
-/// thousands of tiny files, a third of the cost.
-pub fn read_bounded(
-    path: &Path,
-    limit: ReadLimit,
-    is_complete: impl Fn(&[u8]) -> bool,
-) -> Result<Option<Vec<u8>>> {
-    /// Enough for nearly every attribute (a mask of 1024 CPUs is 288 bytes)
-    /// in one read, and small enough for the allocator's fast path: a
-    /// 256-CPU probe reads hundreds of files.
-    const FIRST_READ: usize = 1024;
-    let context = || format!("reading {}", path.display());
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if is_absent(&e) => return Ok(None),
-        Err(e) => return Err(e).with_context(context),
-    };
-    let mut bytes = Vec::new();
-    loop {
-        // Doubling, up to one byte past the limit: that byte says "too large".
-        let want = bytes
-            .len()
-            .max(FIRST_READ)
-            .min(limit.max_bytes + 1 - bytes.len());
-        bytes.reserve_exact(want);
-        // `take` + `read_to_end` reads into the spare capacity without first
-        // zeroing it, and stops at `want` bytes or the end of the file.
-        let got = (&mut file)
-            .take(want as u64)
-            .read_to_end(&mut bytes)
-            .with_context(context)?;
-        if bytes.len() > limit.max_bytes {
-            bail!(
-                "{}: larger than {}; not {}",
-                path.display(),
-                describe_bytes(limit.max_bytes),
-                limit.expected
-            );
-        }
-        if got < want || is_complete(&bytes) {
-            return Ok(Some(bytes));
-        }
-    }
-}
-
-/// `1 MiB`, `16 MiB`, or a byte count when not whole mebibytes.
-fn describe_bytes(bytes: usize) -> String {
-    if bytes % (1 << 20) == 0 {
-        format!("{} MiB", bytes >> 20)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// Missing files, and paths through a file where a folder was expected,
-/// both mean "the kernel does not publish this".
-fn is_absent(error: &std::io::Error) -> bool {
-    matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
-}
 
 /// `N` from a `cpuN` folder name of the folder `parent` (relative); an
 /// error naming the folder when N is not below
@@ -345,14 +269,22 @@ pub fn cpu_number(root: &SysfsRoot, parent: &str, name: &str) -> Result<Option<u
     })
 }
 
-/// The online logical CPUs: `cpu/online`, or where an old kernel has none
-/// (or it is empty), every `cpuN` folder whose own `online` file is missing,
-/// empty or `1`.
+/// The online logical CPUs: `cpu/online`, or where an old kernel has none,
+/// every `cpuN` folder whose own `online` file is missing, empty or `1`.
+/// An empty `cpu/online` is an error: the kernel always lists the CPU it
+/// runs on, so it is a damaged snapshot, not a machine.
 pub fn online_cpus(root: &SysfsRoot) -> Result<CpuSet> {
     // Listed first: it also says which of the CPU-wide files exist.
     let names = root.list_dir(CPU_DIR)?;
-    let online = root.read_cpuset(&[(&format!("{CPU_DIR}/online"), SetForm::List)])?;
-    if let Some(set) = online.filter(|set| !set.is_empty()) {
+    let online_file = format!("{CPU_DIR}/online");
+    if let Some(set) = root.read_cpuset(&[(&online_file, SetForm::List)])? {
+        if set.is_empty() {
+            bail!(
+                "{}: empty, but a running kernel lists at least the CPU it runs on \
+                 (expected a CPU list like 0-3; a damaged snapshot?)",
+                root.path(&online_file).display()
+            );
+        }
         return Ok(set);
     }
     let mut cpus = Vec::new();
@@ -552,37 +484,6 @@ fn restrict(set: Option<CpuSet>, cpu: u32, online: &CpuSet) -> Option<CpuSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_stop_at_the_limit_and_when_complete() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("big");
-        std::fs::write(&path, vec![b'1'; 10_000]).unwrap();
-        let limit = ReadLimit {
-            max_bytes: 9_999,
-            expected: "a test file",
-        };
-        let error = read_bounded(&path, limit, |_| false).unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .ends_with("big: larger than 9999 bytes; not a test file"),
-            "{error:#}"
-        );
-        let limit = ReadLimit {
-            max_bytes: 10_000,
-            ..limit
-        };
-        let whole = read_bounded(&path, limit, |_| false).unwrap().unwrap();
-        assert_eq!(whole.len(), 10_000);
-        let first = read_bounded(&path, limit, |bytes| !bytes.is_empty()).unwrap();
-        assert_eq!(first.unwrap().len(), 1024, "one read, then complete");
-        assert_eq!(
-            read_bounded(&dir.path().join("none"), limit, |_| false).unwrap(),
-            None
-        );
-        assert_eq!(describe_bytes(1 << 20), "1 MiB");
-    }
 
     #[test]
     fn restrict_keeps_online_cpus_and_the_cpu_itself() {

@@ -15,8 +15,9 @@
 //!   one way text reaches standard output, so a closed or full stdout is an
 //!   error rather than a panic.
 //! * [`input`]: [`read_capped`] reads a saved document (or stdin) with a
-//!   size cap, so pointing `report` at `/dev/zero` fails fast instead of
-//!   eating memory.
+//!   size cap, through the one reader of [`crate::input`]: a named path
+//!   must be a regular file, so pointing `report` at `/dev/zero` or a FIFO
+//!   fails at once, and `- < /dev/zero` stops at the cap.
 
 pub mod documents;
 pub mod head;
@@ -30,6 +31,6 @@ pub use documents::{
     RunOptions, RunResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
-pub use input::{JSON_INPUT_CAP, read_capped};
+pub use input::{JSON_INPUT_CAP, read_capped, read_named};
 pub use load::{SavedDocument, load};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};

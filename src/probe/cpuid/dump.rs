@@ -15,7 +15,7 @@
 //! line matches reads as zeros, as in hwloc.
 
 use crate::cpuset::{excerpt, numbered_cpu};
-use crate::probe::sysfs::{ReadLimit, read_bounded};
+use crate::input::{ReadLimit, read_bounded};
 use anyhow::{Context, Result, anyhow, bail};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 use std::fmt::Write as _;
