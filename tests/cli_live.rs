@@ -258,9 +258,9 @@ fn report_compares_hosts_one_row_each() {
     let rows: Value = serde_json::from_slice(
         &placement_study(&[
             "report",
-            "--json",
             first.to_str().unwrap(),
             second.to_str().unwrap(),
+            "--json",
         ])
         .stdout,
     )
