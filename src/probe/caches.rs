@@ -10,7 +10,7 @@ use crate::cpuset::CpuSet;
 use crate::probe::model::Cache;
 use crate::probe::sysfs::{CPU_DIR, SetFiles, SetForm, SiblingSets, SysfsRoot};
 use anyhow::{Result, anyhow};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// Where an index folder names the CPUs sharing it, list first.
 const SHARED_FILES: [(&str, SetForm); 2] = [
@@ -31,7 +31,10 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
         return Ok(Vec::new());
     }
     let mut shared_files = SetFiles::new(&SHARED_FILES);
-    let mut seen: HashSet<(String, CpuSet)> = HashSet::new();
+    // Ordered, not hashed: finding a set that is already there compares
+    // shared sets in constant time (see `CpuSet`), where hashing would read
+    // all of an L3's CPUs once per CPU.
+    let mut seen: BTreeSet<(String, CpuSet)> = BTreeSet::new();
     let mut instances: HashMap<(u32, String, CpuSet), Cache> = HashMap::new();
     for cpu in cpus {
         let cache_dir = format!("{CPU_DIR}/cpu{}/cache", cpu.cpu);

@@ -98,14 +98,7 @@ pub fn save(dir: &Path) -> Result<String> {
         .with_context(|| format!("{}: cannot create", partial.display()))?;
     fs::write(partial.join(PARTIAL_MARKER), "")
         .with_context(|| format!("{}: cannot write", partial.join(PARTIAL_MARKER).display()))?;
-    let mut copied = 0usize;
-    for tree in TREES {
-        copied += copy_tree(&Path::new("/").join(tree), &partial.join(tree))?;
-    }
-    for file in FILES {
-        copied += copy_file(&Path::new("/").join(file), &partial.join(file))?;
-    }
-    copied += save_pmu_devices(&partial)?;
+    let copied = copy_topology_files(Path::new("/"), &partial)?;
     let online = fs::read_to_string("/sys/devices/system/cpu/online")
         .context("/sys/devices/system/cpu/online: cannot read the online CPUs")?;
     let online: CpuSet = crate::cpuset::parse_list(&online)
@@ -128,6 +121,22 @@ pub fn save(dir: &Path) -> Result<String> {
         dir.display(),
         dir.display()
     ))
+}
+
+/// Copies the topology files of the system whose `/` is `from` (the live
+/// system's, or a snapshot's) into `to`, returning the number of files
+/// copied. `snapshot` copies the live system with it; the benchmark of
+/// generated machines, a generated tree.
+pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
+    let mut copied = 0usize;
+    for tree in TREES {
+        copied += copy_tree(&from.join(tree), &to.join(tree))?;
+    }
+    for file in FILES {
+        copied += copy_file(&from.join(file), &to.join(file))?;
+    }
+    copied += save_pmu_devices(from, to)?;
+    Ok(copied)
 }
 
 /// Records each online CPU's CPUID into the snapshot's `cpuid/`; returns
@@ -194,8 +203,8 @@ fn copy_file(from: &Path, to: &Path) -> Result<usize> {
 
 /// Records which PMUs are registered: one folder per event source with its
 /// `type` and `cpus` files (the live entries are symlinks into /sys/devices).
-fn save_pmu_devices(snapshot: &Path) -> Result<usize> {
-    let devices = Path::new("/sys/bus/event_source/devices");
+fn save_pmu_devices(from: &Path, snapshot: &Path) -> Result<usize> {
+    let devices = from.join("sys/bus/event_source/devices");
     let Ok(entries) = fs::read_dir(devices) else {
         return Ok(0);
     };

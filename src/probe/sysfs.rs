@@ -28,7 +28,7 @@ use std::str::FromStr;
 pub const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// The two ways the kernel writes a CPU set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SetForm {
     /// `0-3,8-11` (files named `*_list`, `online`, `isolated`, ...).
     List,
@@ -48,6 +48,10 @@ pub struct SysfsRoot {
     live: bool,
     /// Folder (relative) → its names, sorted; empty for an absent folder.
     listings: RefCell<HashMap<String, Rc<[String]>>>,
+    /// Every CPU set read so far, by its text: every CPU of a package
+    /// names the same package set, which is parsed once and shared (see
+    /// [`CpuSet`]), so that reading them all costs what their text costs.
+    sets: RefCell<HashMap<(SetForm, String), CpuSet>>,
 }
 
 impl SysfsRoot {
@@ -57,6 +61,7 @@ impl SysfsRoot {
             root: PathBuf::from("/"),
             live: true,
             listings: RefCell::default(),
+            sets: RefCell::default(),
         }
     }
 
@@ -79,6 +84,7 @@ impl SysfsRoot {
             root: dir.to_path_buf(),
             live: false,
             listings: RefCell::default(),
+            sets: RefCell::default(),
         })
     }
 
@@ -167,6 +173,11 @@ impl SysfsRoot {
             if text == "(null)" {
                 return Ok(Some((index, CpuSet::default())));
             }
+            let key = (form, text);
+            if let Some(set) = self.sets.borrow().get(&key) {
+                return Ok(Some((index, set.clone())));
+            }
+            let (form, text) = key;
             let parsed = match form {
                 SetForm::List => parse_list(&text),
                 SetForm::Mask => parse_mask(&text),
@@ -181,6 +192,7 @@ impl SysfsRoot {
                     self.path(relative).display()
                 )
             })?;
+            self.sets.borrow_mut().insert((form, text), set.clone());
             return Ok(Some((index, set)));
         }
         Ok(None)
@@ -406,6 +418,11 @@ pub struct SiblingMap {
     /// One line per asymmetric or overlapping set found (see
     /// [`make_partition`]); empty for a sane kernel.
     pub notes: Vec<String>,
+    /// Why which CPUs share a core is unknown: some online CPU's folder
+    /// has no core set (its `topology/` is missing, or `cpuN` is not a
+    /// folder). Such a CPU is entered as a core of its own, which says
+    /// nothing: `None` when every CPU has its core set.
+    pub cores_unknown: Option<String>,
 }
 
 /// Where each kind of set may be, newest names first (old kernels only have
@@ -440,6 +457,7 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
     let mut cpus = Vec::with_capacity(online.len());
     let mut core_files = Vec::with_capacity(online.len());
     let mut package_files = Vec::with_capacity(online.len());
+    let mut without_core = Vec::new();
     for cpu in online.iter() {
         let cpu_dir = format!("{CPU_DIR}/cpu{cpu}");
         if !root.exists(&cpu_dir) {
@@ -455,8 +473,17 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             };
             Ok(restrict(Some(set), cpu, online).map(|set| (name, set)))
         };
-        let (core_file, core_set) =
-            read(&mut core)?.unwrap_or(("(missing) core_cpus", CpuSet::from_cpus([cpu])));
+        // Every CPU is looked at on its own: a kernel writes a core set for
+        // every CPU, so one without is a damaged folder, not a kernel that
+        // writes none.
+        let core_read = match read(&mut core)? {
+            Some(read) => Some(read),
+            None => read(&mut SetFiles::new(&CORE_FILES))?,
+        };
+        let (core_file, core_set) = core_read.unwrap_or_else(|| {
+            without_core.push(cpu);
+            ("(missing) core_cpus", CpuSet::from_cpus([cpu]))
+        });
         let package_set = read(&mut package)?;
         core_files.push(core_file);
         package_files.push(package_set.as_ref().map(|(name, _)| *name));
@@ -483,7 +510,34 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             sets.package = Some(package);
         }
     }
-    Ok(SiblingMap { cpus, notes })
+    let cores_unknown = describe_missing_cores(root, &without_core);
+    Ok(SiblingMap {
+        cpus,
+        notes,
+        cores_unknown,
+    })
+}
+
+/// Why the cores are unknown, naming the CPUs without a core set and any
+/// `cpuN` that is not a folder; `None` when there are none.
+fn describe_missing_cores(root: &SysfsRoot, without_core: &[u32]) -> Option<String> {
+    let first = *without_core.first()?;
+    let cpus = CpuSet::from_cpus(without_core.iter().copied());
+    let not_folders = CpuSet::from_cpus(
+        without_core
+            .iter()
+            .copied()
+            .filter(|cpu| !root.path(&format!("{CPU_DIR}/cpu{cpu}")).is_dir()),
+    );
+    let mut why = format!(
+        "no core sibling set for CPU{} {cpus} (expected {}/topology/core_cpus_list or thread_siblings)",
+        if cpus.len() == 1 { "" } else { "s" },
+        root.path(&format!("{CPU_DIR}/cpu{first}")).display(),
+    );
+    if !not_folders.is_empty() {
+        why.push_str(&format!("; cpuN is not a folder for N = {not_folders}"));
+    }
+    Some(why)
 }
 
 /// The files that may hold one kind of CPU set, in order of preference,
