@@ -47,8 +47,10 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
             if !seen.insert((index.clone(), shared.clone())) {
                 continue;
             }
-            // A new instance: its attributes are read, so list them first.
-            root.list_dir(&dir)?;
+            // A new instance: its attributes are opened without listing
+            // the folder first. The kernel writes all five, and on a
+            // machine with a cache per core a listing (three system calls)
+            // per instance costs more than the rare failed open it saves.
             let Some(cache) = read_instance(root, &dir, shared)? else {
                 continue;
             };
