@@ -78,7 +78,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (4, "gate: no-smt (no core has two allowed hardware threads)"),
     (
         5,
-        "gate: inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
+        "gate: inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
     ),
     (
         6,
