@@ -814,38 +814,52 @@ fn a_hybrids_core_pmus_name_their_types_and_cpus() {
     );
 }
 
-/// A generated machine of 1024 CPUs (tests/big_machine) probes as written:
+/// A generated machine of 256 CPUs (tests/big_machine) probes as written:
 /// two threads per core, first threads first, 32 cores per die, two dies
-/// per package; and the same CPUs in one package.
+/// per package; the same CPUs in one package; and that one with only the
+/// even CPUs online.
 #[test]
 fn generated_machines_probe_as_written() {
     use crate::big_machine::BigMachine;
     let dir = tempfile::tempdir().unwrap();
-    BigMachine::with_cpus(1024).write(dir.path()).unwrap();
+    BigMachine::with_cpus(256).write(dir.path()).unwrap();
     let t = probe(Some(dir.path()), None).unwrap();
     let s = &t.summary;
-    assert_eq!((s.cpus, s.packages, s.cores), (1024, 8, 512));
+    assert_eq!((s.cpus, s.packages, s.cores), (256, 2, 128));
     assert_eq!((s.threads_per_core.as_str(), s.smt), ("2", Some(true)));
-    assert_eq!(*siblings(&t, 5), set([5, 517]));
-    assert_eq!(t.cpus[517].core, 5);
-    assert_eq!(t.cpus[600].package, 1, "core 88 is in die 2, package 1");
+    assert_eq!(*siblings(&t, 5), set([5, 133]));
+    assert_eq!(t.cpus[133].core, 5);
+    assert_eq!(t.cpus[200].package, 1, "core 72 is in die 2, package 1");
     assert_eq!(
         cache_of(&t, 3, "Unified", 40),
-        (Some(64 << 20), set((32..64).chain(544..576)))
+        (Some(64 << 20), set((32..64).chain(160..192)))
     );
     assert_eq!(
         t.caches.len(),
-        3 * 512 + 16,
+        3 * 128 + 4,
         "L1d, L1i, L2 per core, L3 per die"
     );
     assert!(t.sibling_map_notes.is_empty(), "{:?}", t.sibling_map_notes);
 
     let dir = tempfile::tempdir().unwrap();
-    BigMachine::one_package(1024).write(dir.path()).unwrap();
+    BigMachine::one_package(256).write(dir.path()).unwrap();
     let t = probe(Some(dir.path()), None).unwrap();
-    assert_eq!((t.summary.packages, t.summary.cores), (1, 512));
-    assert_eq!(cache_of(&t, 3, "Unified", 1023).1, set(0..1024));
+    assert_eq!((t.summary.packages, t.summary.cores), (1, 128));
+    assert_eq!(cache_of(&t, 3, "Unified", 255).1, set(0..256));
     assert!(t.cpus.iter().all(|entry| entry.package == 0));
+
+    // Online CPUs that are not one range: every set is restricted to them.
+    let evens: Vec<String> = (0..256)
+        .step_by(2)
+        .map(|cpu: u32| cpu.to_string())
+        .collect();
+    std::fs::write(dir.path().join(CPU_DIR).join("online"), evens.join(",")).unwrap();
+    let t = probe(Some(dir.path()), None).unwrap();
+    assert_eq!((t.summary.cpus, t.summary.cores), (128, 64));
+    assert_eq!(t.summary.threads_per_core, "2");
+    let cpu6 = t.cpus.iter().find(|entry| entry.cpu == 6).unwrap();
+    assert_eq!(cpu6.siblings, set([6, 134]));
+    assert_eq!(cache_of(&t, 3, "Unified", 254).1, set((0..256).step_by(2)));
 }
 
 /// The laptop with every `cpuN/topology` folder removed: which CPUs share

@@ -8,7 +8,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::model::Cache;
-use crate::probe::sysfs::{CPU_DIR, SetFiles, SetForm, SiblingSets, SysfsRoot};
+use crate::probe::sysfs::{CPU_DIR, OnlineOnly, SetFiles, SetForm, SiblingSets, SysfsRoot};
 use anyhow::{Result, anyhow};
 use std::collections::{BTreeSet, HashMap};
 
@@ -31,6 +31,7 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
         return Ok(Vec::new());
     }
     let mut shared_files = SetFiles::new(&SHARED_FILES);
+    let mut online_only = OnlineOnly::new(&online);
     // Ordered, not hashed: finding a set that is already there compares
     // shared sets in constant time (see `CpuSet`), where hashing would read
     // all of an L3's CPUs once per CPU.
@@ -43,7 +44,7 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
                 continue;
             }
             let dir = format!("{cache_dir}/{index}");
-            let shared = shared_cpus(root, &mut shared_files, &dir, cpu, &online)?;
+            let shared = shared_cpus(root, &mut shared_files, &dir, cpu, &mut online_only)?;
             if !seen.insert((index.clone(), shared.clone())) {
                 continue;
             }
@@ -70,10 +71,10 @@ fn shared_cpus(
     files: &mut SetFiles,
     dir: &str,
     cpu: &SiblingSets,
-    online: &CpuSet,
+    online: &mut OnlineOnly,
 ) -> Result<CpuSet> {
     let read = files.read(root, dir)?.map(|(_, set)| set);
-    let shared = read.unwrap_or_default().intersection(online);
+    let shared = online.of(read.unwrap_or_default());
     if shared.contains(cpu.cpu) {
         Ok(shared)
     } else {

@@ -17,7 +17,7 @@ use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
@@ -458,6 +458,7 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
     let mut core_files = Vec::with_capacity(online.len());
     let mut package_files = Vec::with_capacity(online.len());
     let mut without_core = Vec::new();
+    let mut online_only = OnlineOnly::new(online);
     for cpu in online.iter() {
         let cpu_dir = format!("{CPU_DIR}/cpu{cpu}");
         if !root.exists(&cpu_dir) {
@@ -467,11 +468,11 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             );
         }
         let dir = format!("{cpu_dir}/topology");
-        let read = |files: &mut SetFiles| -> Result<Option<(&'static str, CpuSet)>> {
+        let mut read = |files: &mut SetFiles| -> Result<Option<(&'static str, CpuSet)>> {
             let Some((name, set)) = files.read(root, &dir)? else {
                 return Ok(None);
             };
-            Ok(restrict(Some(set), cpu, online).map(|set| (name, set)))
+            Ok(restrict(Some(set), cpu, &mut online_only).map(|set| (name, set)))
         };
         // Every CPU is looked at on its own: a kernel writes a core set for
         // every CPU, so one without is a damaged folder, not a kernel that
@@ -591,12 +592,43 @@ impl SetFiles {
     }
 }
 
+/// The online CPUs of the sets read, each distinct set restricted once.
+///
+/// Every CPU of a package reads the same (shared) package set; where the
+/// online CPUs are not one range (SMT off on a machine numbering siblings
+/// side by side), restricting it anew for each CPU would cost time and
+/// memory quadratic in the CPU count.
+pub struct OnlineOnly<'a> {
+    online: &'a CpuSet,
+    /// Set read → its online CPUs. Ordered, not hashed: finding a shared
+    /// set compares it in constant time (see [`CpuSet`]).
+    restricted: BTreeMap<CpuSet, CpuSet>,
+}
+
+impl<'a> OnlineOnly<'a> {
+    pub fn new(online: &'a CpuSet) -> Self {
+        OnlineOnly {
+            online,
+            restricted: BTreeMap::new(),
+        }
+    }
+
+    /// The online CPUs of `set`.
+    pub fn of(&mut self, set: CpuSet) -> CpuSet {
+        let online = self.online;
+        self.restricted
+            .entry(set)
+            .or_insert_with_key(|set| set.intersection(online))
+            .clone()
+    }
+}
+
 /// Keeps the online CPUs of a set read for `cpu`, with `cpu` itself always
 /// in it; an empty (all-zero or `(null)`) set carries no information and
 /// reads as absent.
-fn restrict(set: Option<CpuSet>, cpu: u32, online: &CpuSet) -> Option<CpuSet> {
+fn restrict(set: Option<CpuSet>, cpu: u32, online: &mut OnlineOnly) -> Option<CpuSet> {
     let set = set.filter(|set| !set.is_empty())?;
-    let mut kept = set.intersection(online);
+    let mut kept = online.of(set);
     if !kept.contains(cpu) {
         kept = CpuSet::from_cpus(kept.iter().chain([cpu]));
     }
@@ -641,10 +673,16 @@ mod tests {
     #[test]
     fn restrict_keeps_online_cpus_and_the_cpu_itself() {
         let online = CpuSet::from_cpus([0, 1, 2, 5]);
+        let online = &mut OnlineOnly::new(&online);
         let read = Some(CpuSet::from_cpus([0, 4]));
-        assert_eq!(restrict(read, 0, &online), Some(CpuSet::from_cpus([0])));
+        assert_eq!(restrict(read, 0, online), Some(CpuSet::from_cpus([0])));
         let foreign = Some(CpuSet::from_cpus([3]));
-        assert_eq!(restrict(foreign, 5, &online), Some(CpuSet::from_cpus([5])));
-        assert_eq!(restrict(Some(CpuSet::default()), 1, &online), None);
+        assert_eq!(restrict(foreign, 5, online), Some(CpuSet::from_cpus([5])));
+        assert_eq!(restrict(Some(CpuSet::default()), 1, online), None);
+        let shared = CpuSet::from_cpus([0, 1, 2, 3, 4, 5]);
+        assert_eq!(online.of(shared.clone()), CpuSet::from_cpus([0, 1, 2, 5]));
+        assert_eq!(online.restricted.len(), 3, "each distinct set once");
+        online.of(shared);
+        assert_eq!(online.restricted.len(), 3);
     }
 }
