@@ -2,15 +2,57 @@
 //! in: lists (`0-3,8-11`) and hex masks (`000000ff,ffffffff`).
 
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// A sorted, de-duplicated set of logical CPU numbers.
 ///
+/// Immutable and shared: a clone shares the numbers, and a set compares
+/// equal to a clone of itself without reading them. On a machine of 8192
+/// CPUs in one package, each CPU's package set is 8192 numbers; copies
+/// and element-wise comparisons per CPU would cost time and memory
+/// quadratic in the CPU count.
+///
 /// Serialized as a JSON array of numbers; reading one back sorts and
 /// de-duplicates it and refuses CPU numbers not below [`MAX_CPUS`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct CpuSet(Vec<u32>);
+#[derive(Clone, Debug, Default, Eq)]
+pub struct CpuSet(Arc<[u32]>);
+
+/// By content, as equality is.
+impl Hash for CpuSet {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq for CpuSet {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Ord for CpuSet {
+    fn cmp(&self, other: &Self) -> Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return Ordering::Equal;
+        }
+        self.0.cmp(&other.0)
+    }
+}
+
+impl PartialOrd for CpuSet {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
 
 impl<'de> Deserialize<'de> for CpuSet {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -28,7 +70,7 @@ impl CpuSet {
         let mut v: Vec<u32> = cpus.into_iter().collect();
         v.sort_unstable();
         v.dedup();
-        CpuSet(v)
+        CpuSet(v.into())
     }
     pub fn cpus(&self) -> &[u32] {
         &self.0
@@ -48,7 +90,22 @@ impl CpuSet {
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().copied()
     }
+    pub fn last(&self) -> Option<u32> {
+        self.0.last().copied()
+    }
+    /// The CPUs of `self` also in `other`. When `other` is one unbroken
+    /// range holding all of `self` (the online CPUs nearly always are), the
+    /// answer is `self` itself, shared, in constant time: probing
+    /// restricts every CPU's package set to the online CPUs.
     pub fn intersection(&self, other: &CpuSet) -> CpuSet {
+        if let (Some(low), Some(high)) = (other.first(), other.last()) {
+            let unbroken = (high - low) as usize + 1 == other.len();
+            let within = self.first().is_some_and(|first| first >= low)
+                && self.last().is_some_and(|last| last <= high);
+            if unbroken && within {
+                return self.clone();
+            }
+        }
         CpuSet(self.iter().filter(|c| other.contains(*c)).collect())
     }
 }
@@ -193,7 +250,7 @@ pub fn parse_list(text: &str) -> Result<CpuSet, String> {
             next = hi + 1;
         }
     }
-    Ok(CpuSet(cpus))
+    Ok(CpuSet(cpus.into()))
 }
 
 /// Parses the hex mask form: comma-separated 32-bit words, most significant
@@ -236,7 +293,7 @@ pub fn parse_mask(text: &str) -> Result<CpuSet, String> {
             bits &= bits - 1;
         }
     }
-    Ok(CpuSet(cpus))
+    Ok(CpuSet(cpus.into()))
 }
 
 /// Renders the hex mask form, as the kernel does (words of 8 hex digits).
@@ -317,6 +374,21 @@ mod tests {
                 .contains("cpu16384")
         );
         assert!(numbered_cpu("pu99999999999999999999", "pu").is_err());
+    }
+
+    #[test]
+    fn a_set_within_an_unbroken_range_is_kept_shared() {
+        let package = parse_list("0-8191").unwrap();
+        let online = parse_list("0-8191").unwrap();
+        let kept = package.intersection(&online);
+        assert!(Arc::ptr_eq(&kept.0, &package.0), "shared, not copied");
+        let gapped = parse_list("0-99,101-8191").unwrap();
+        assert_eq!(package.intersection(&gapped).len(), 8191);
+        let beyond = parse_list("0-4095").unwrap();
+        assert_eq!(package.intersection(&beyond), beyond);
+        assert!(CpuSet::default().intersection(&online).is_empty());
+        assert_eq!(package, package.clone());
+        assert_eq!(package, CpuSet::from_cpus(0..8192), "equal by content too");
     }
 
     #[test]

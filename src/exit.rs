@@ -95,7 +95,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         5,
-        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
+        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
     ),
     (
         6,

@@ -182,7 +182,7 @@ fn crosscheck_catches_a_guest_kernel_that_invents_siblings() {
     let sysfs: Vec<CpuEntry> = (0..4)
         .map(|cpu| sysfs_entry(cpu, cpu as usize / 2, set([cpu & !1, cpu | 1])))
         .collect();
-    let check = crosscheck(&sysfs, &report);
+    let check = crosscheck(&sysfs, &report, &set(0..8));
     assert!(!check.agrees);
     assert_eq!(
         check.mismatches,
@@ -192,7 +192,7 @@ fn crosscheck_catches_a_guest_kernel_that_invents_siblings() {
         ]
     );
 
-    let agreeing = crosscheck(&entries_from_cpuid(&report), &report);
+    let agreeing = crosscheck(&entries_from_cpuid(&report), &report, &set(0..8));
     assert!(agreeing.agrees, "{:?}", agreeing.mismatches);
 }
 
@@ -203,7 +203,7 @@ fn crosscheck_catches_hidden_siblings_and_missing_cpus() {
     let sysfs: Vec<CpuEntry> = (0..7)
         .map(|cpu| sysfs_entry(cpu, cpu as usize, set([cpu])))
         .collect();
-    let check = crosscheck(&sysfs, &report);
+    let check = crosscheck(&sysfs, &report, &set(0..8));
     assert!(!check.agrees);
     assert!(
         check.mismatches.contains(

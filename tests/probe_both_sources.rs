@@ -50,7 +50,7 @@ fn cpuid_and_sysfs_of_one_machine_agree() {
 fn a_guest_kernel_that_invents_siblings_shows_in_the_crosscheck() {
     let topology = probe_pair("kvm-guest-claims-smt", "guest-fake-siblings");
     assert!(
-        topology.summary.smt,
+        topology.summary.smt == Some(true),
         "sysfs claims SMT and gives the structure"
     );
     let cross = topology.crosscheck.expect("both sources were read");

@@ -207,6 +207,25 @@ fn topology_documents_validate() {
             ),
         });
     }
+    // A snapshot whose cores are unknown: smt null, and why.
+    let unknown_root = crate::topology_fixtures::laptop_without_topology();
+    let unknown = unknown_root.path().to_str().unwrap();
+    cases.push(Case {
+        what: "topology --json of a snapshot without topology folders".into(),
+        schema: "topology.schema.json",
+        document: binary_json(
+            &["topology", "--json", "--sysfs-root", unknown, "--no-cpuid"],
+            &[0],
+        ),
+    });
+    cases.push(Case {
+        what: "gate --json of a snapshot without topology folders".into(),
+        schema: "gate.schema.json",
+        document: binary_json(
+            &["gate", "--json", "--sysfs-root", unknown, "--no-cpuid"],
+            &[5],
+        ),
+    });
     // Each CPUID dump beside the live sysfs: a full CPUID report, and a
     // crosscheck that (mostly) disagrees, so both shapes are covered.
     for folder in fixture_folders("cpuid") {

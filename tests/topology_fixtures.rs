@@ -49,7 +49,7 @@ fn laptop_i5_11300h_pairs_n_with_n_plus_4() {
     let s = &t.summary;
     assert_eq!((s.cpus, s.packages, s.cores), (8, 1, 4));
     assert_eq!(s.threads_per_core, "2");
-    assert!(s.smt);
+    assert_eq!(s.smt, Some(true));
     assert_eq!(s.structure_from, "sysfs");
     for cpu in 0..4 {
         assert_eq!(*siblings(&t, cpu), set([cpu, cpu + 4]));
@@ -94,7 +94,7 @@ fn alder_lake_has_smt_p_cores_and_a_cluster_of_e_cores() {
     let s = &t.summary;
     assert_eq!((s.cpus, s.packages, s.cores), (16, 1, 10));
     assert_eq!(s.threads_per_core, "mixed(6x2,4x1)");
-    assert!(s.smt);
+    assert_eq!(s.smt, Some(true));
     assert_eq!(*siblings(&t, 0), set([0, 1]));
     assert_eq!(*siblings(&t, 12), set([12]));
     assert_eq!(
@@ -133,7 +133,7 @@ fn core_ultra_has_three_classes_and_no_smt() {
         (16, 1, 16, 3)
     );
     assert_eq!(s.threads_per_core, "1");
-    assert!(!s.smt);
+    assert_eq!(s.smt, Some(false));
     assert_eq!(
         classes(&t),
         vec![
@@ -188,7 +188,7 @@ fn kvm_guest_without_smt_or_pmu() {
     let t = probe_fixture("kvm-guest-2cpu");
     let s = &t.summary;
     assert_eq!((s.cpus, s.packages, s.cores, s.allowed), (2, 1, 2, 2));
-    assert!(!s.smt);
+    assert_eq!(s.smt, Some(false));
     assert_eq!(s.hypervisor, None, "no CPUID was read");
     assert_eq!(classes(&t), vec![(CoreKind::Uniform, set([0, 1]))]);
     assert!(
@@ -233,7 +233,7 @@ fn graviton2_names_its_neoverse_n1_cores_from_midr_el1() {
     let t = probe_fixture("graviton2-m6g-xlarge");
     let s = &t.summary;
     assert_eq!((s.cpus, s.cores, s.packages), (4, 4, 1));
-    assert!(!s.smt);
+    assert_eq!(s.smt, Some(false));
     assert_eq!(classes(&t), vec![(CoreKind::Uniform, set(0..4))]);
     let midr = t.midr.as_ref().expect("midr_el1 files");
     assert_eq!(
@@ -534,7 +534,7 @@ fn kvm_guest_claiming_siblings_is_taken_at_its_word_by_sysfs() {
     let t = probe_fixture("kvm-guest-claims-smt");
     let s = &t.summary;
     assert_eq!((s.cpus, s.cores, s.packages), (4, 2, 1));
-    assert!(s.smt);
+    assert_eq!(s.smt, Some(true));
     assert_eq!(*siblings(&t, 0), set([0, 1]));
     assert_eq!(*siblings(&t, 3), set([2, 3]));
     assert_eq!(t.crosscheck, None, "nothing to cross-check without CPUID");
@@ -811,5 +811,190 @@ fn a_hybrids_core_pmus_name_their_types_and_cpus() {
             .environment
             .core_pmus
             .is_empty()
+    );
+}
+
+/// A generated machine of 256 CPUs (tests/big_machine) probes as written:
+/// two threads per core, first threads first, 32 cores per die, two dies
+/// per package; the same CPUs in one package; and that one with only the
+/// even CPUs online.
+#[test]
+fn generated_machines_probe_as_written() {
+    use crate::big_machine::BigMachine;
+    let dir = tempfile::tempdir().unwrap();
+    BigMachine::with_cpus(256).write(dir.path()).unwrap();
+    let t = probe(Some(dir.path()), None).unwrap();
+    let s = &t.summary;
+    assert_eq!((s.cpus, s.packages, s.cores), (256, 2, 128));
+    assert_eq!((s.threads_per_core.as_str(), s.smt), ("2", Some(true)));
+    assert_eq!(*siblings(&t, 5), set([5, 133]));
+    assert_eq!(t.cpus[133].core, 5);
+    assert_eq!(t.cpus[200].package, 1, "core 72 is in die 2, package 1");
+    assert_eq!(
+        cache_of(&t, 3, "Unified", 40),
+        (Some(64 << 20), set((32..64).chain(160..192)))
+    );
+    assert_eq!(
+        t.caches.len(),
+        3 * 128 + 4,
+        "L1d, L1i, L2 per core, L3 per die"
+    );
+    assert!(t.sibling_map_notes.is_empty(), "{:?}", t.sibling_map_notes);
+
+    let dir = tempfile::tempdir().unwrap();
+    BigMachine::one_package(256).write(dir.path()).unwrap();
+    let t = probe(Some(dir.path()), None).unwrap();
+    assert_eq!((t.summary.packages, t.summary.cores), (1, 128));
+    assert_eq!(cache_of(&t, 3, "Unified", 255).1, set(0..256));
+    assert!(t.cpus.iter().all(|entry| entry.package == 0));
+
+    // Online CPUs that are not one range: every set is restricted to them.
+    let evens: Vec<String> = (0..256)
+        .step_by(2)
+        .map(|cpu: u32| cpu.to_string())
+        .collect();
+    std::fs::write(dir.path().join(CPU_DIR).join("online"), evens.join(",")).unwrap();
+    let t = probe(Some(dir.path()), None).unwrap();
+    assert_eq!((t.summary.cpus, t.summary.cores), (128, 64));
+    assert_eq!(t.summary.threads_per_core, "2");
+    let cpu6 = t.cpus.iter().find(|entry| entry.cpu == 6).unwrap();
+    assert_eq!(cpu6.siblings, set([6, 134]));
+    assert_eq!(cache_of(&t, 3, "Unified", 254).1, set((0..256).step_by(2)));
+}
+
+/// The laptop with every `cpuN/topology` folder removed: which CPUs share
+/// a core is unknown, and the probe says so instead of "no SMT".
+pub(crate) fn laptop_without_topology() -> tempfile::TempDir {
+    let root = damaged_copy("laptop-i5-11300H");
+    for cpu in 0..8 {
+        let topology = root.path().join(CPU_DIR).join(format!("cpu{cpu}/topology"));
+        std::fs::remove_dir_all(topology).expect("remove topology");
+    }
+    root
+}
+
+#[test]
+fn missing_topology_folders_make_the_structure_unknown() {
+    let root = laptop_without_topology();
+    let t = probe(Some(root.path()), None).expect("probes");
+    let s = &t.summary;
+    assert_eq!(s.smt, None, "never 'no SMT' for lack of files");
+    assert_eq!(s.threads_per_core, "unknown");
+    let why = s.structure_unknown.as_deref().expect("says why");
+    assert!(
+        why.starts_with("no core sibling set for CPUs 0-7 (expected ")
+            && why.ends_with("cpu0/topology/core_cpus_list or thread_siblings)"),
+        "{why}"
+    );
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(text.contains("SMT unknown"), "{text}");
+    assert!(
+        text.contains("the machine's structure is unknown"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&t).expect("serializes");
+    assert_eq!(json["summary"]["smt"], serde_json::Value::Null);
+    assert_eq!(json["summary"]["structure_unknown"], why);
+
+    // A complete snapshot writes no structure_unknown at all.
+    let known = serde_json::to_value(probe_fixture("laptop-i5-11300H")).expect("serializes");
+    assert_eq!(known["summary"]["smt"], true);
+    assert!(known["summary"].get("structure_unknown").is_none());
+}
+
+#[test]
+fn one_cpu_without_topology_or_a_cpu_that_is_a_file_is_unknown_too() {
+    let root = damaged_copy("laptop-i5-11300H");
+    std::fs::remove_dir_all(root.path().join(CPU_DIR).join("cpu6/topology")).expect("remove");
+    let t = probe(Some(root.path()), None).expect("probes");
+    let why = t.summary.structure_unknown.expect("unknown");
+    assert!(why.starts_with("no core sibling set for CPU 6 "), "{why}");
+
+    let root = damaged_copy("laptop-i5-11300H");
+    let cpu1 = root.path().join(CPU_DIR).join("cpu1");
+    std::fs::remove_dir_all(&cpu1).expect("remove");
+    std::fs::write(&cpu1, "not a folder\n").expect("write");
+    let t = probe(Some(root.path()), None).expect("probes");
+    assert_eq!(t.summary.smt, None);
+    let why = t.summary.structure_unknown.expect("unknown");
+    assert!(
+        why.starts_with("no core sibling set for CPU 1 ")
+            && why.ends_with("; cpuN is not a folder for N = 1"),
+        "{why}"
+    );
+}
+
+/// `gate` on a machine whose cores are unknown: inconclusive (exit 5),
+/// saying why; not no-smt (exit 4), which would be a verdict made of
+/// missing files.
+#[test]
+fn gate_on_unknown_structure_is_inconclusive_not_no_smt() {
+    let root = laptop_without_topology();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["gate", "--no-cpuid", "--json=-", "--sysfs-root"])
+        .arg(root.path())
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(document["verdict"], "inconclusive");
+    assert_eq!(document["no_smt_reason"], serde_json::Value::Null);
+    let sentence = document["sentence"].as_str().expect("a sentence");
+    assert!(
+        sentence.starts_with("no sibling pair can be chosen: the machine's structure is unknown"),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("SMT is absent"), "{sentence}");
+}
+
+/// As under `taskset -c 1`: live CPUID can be read only on CPU 1, so the
+/// cross-check compares CPU 1 alone and names the CPUs it left out; CPU 0
+/// is no evidence of disagreement.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn restricted_affinity_leaves_cpus_out_of_the_crosscheck() {
+    use std::os::unix::process::CommandExt;
+    if !crate::common::two_cpus_allowed() {
+        return;
+    }
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"));
+    command.args(["topology", "--json=-"]);
+    // SAFETY: between fork and exec the child only sets its own affinity,
+    // which is async-signal-safe (one system call).
+    unsafe {
+        command.pre_exec(|| {
+            let mut only_cpu1 = nix::sched::CpuSet::new();
+            only_cpu1.set(1).map_err(std::io::Error::other)?;
+            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &only_cpu1)
+                .map_err(std::io::Error::other)
+        });
+    }
+    let output = command.output().expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let cross = &document["crosscheck"];
+    let mismatches = cross["mismatches"].as_array().expect("mismatches");
+    assert!(
+        !mismatches
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("CPUID was not read on it")),
+        "{mismatches:?}"
+    );
+    let left_out = cross["not_compared"]
+        .as_str()
+        .expect("names the CPUs left out");
+    assert!(
+        left_out.contains("outside this process's CPU affinity"),
+        "{left_out}"
+    );
+    assert!(
+        left_out.starts_with("CPU 0") || left_out.starts_with("CPUs 0"),
+        "{left_out}"
     );
 }

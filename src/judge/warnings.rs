@@ -26,6 +26,8 @@ pub enum Warning {
     /// The kernel's sibling lists overlap or are asymmetric; how the probe
     /// repaired them, naming the CPUs.
     SiblingMap(String),
+    /// Which CPUs share a core is unknown; why (the missing files).
+    UnknownStructure(String),
     /// No hardware PMU is registered; measurements fall back to this clock.
     NoHardwarePmu(ClockKind),
     /// perf refused the software events (perf_event_paranoid): task-clock,
@@ -70,6 +72,9 @@ impl Warning {
             out.push(Warning::HypervisorFlag);
         } else if let Some(board) = environment.virtual_board() {
             out.push(Warning::Hypervisor(format!("{board}, by its device tree")));
+        }
+        if let Some(why) = &topology.summary.structure_unknown {
+            out.push(Warning::UnknownStructure(why.clone()));
         }
         out.extend(
             topology
@@ -143,6 +148,10 @@ impl fmt::Display for Warning {
             Warning::SiblingMap(what) => {
                 write!(f, "the kernel's sibling map is inconsistent: {what}")
             }
+            Warning::UnknownStructure(why) => write!(
+                f,
+                "the machine's structure is unknown: {why}; SMT can be neither confirmed nor ruled out"
+            ),
             Warning::NoHardwarePmu(ticks) => write!(
                 f,
                 "no hardware PMU visible (no {} PMU in /sys/bus/event_source/devices): cycles and \

@@ -102,6 +102,11 @@ pub enum GatePlan {
     NoSmt {
         reason: String,
     },
+    /// Which CPUs share a core is unknown (the reason names the missing
+    /// files): no pair can be chosen, and no "no SMT" either.
+    UnknownStructure {
+        reason: String,
+    },
 }
 
 /// Picks the gate's CPUs: the first core (by lowest CPU) with two allowed
@@ -110,6 +115,11 @@ pub enum GatePlan {
 /// two-thread cores have no such neighbour (one core of two threads: a
 /// typical small cloud instance) is measured against one worker alone.
 pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
+    if let Some(reason) = &topology.summary.structure_unknown {
+        return Ok(GatePlan::UnknownStructure {
+            reason: reason.clone(),
+        });
+    }
     let groups = usable_cores(topology);
     let mut single_core = None;
     for ((class, package), cores) in &groups {
@@ -137,7 +147,7 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
     if let Some(pairs) = single_core {
         return Ok(GatePlan::Pairs(pairs));
     }
-    if topology.summary.smt {
+    if topology.summary.smt == Some(true) {
         return Ok(GatePlan::NoSmt {
             reason: "SMT is hidden by the CPU affinity: no core has two allowed hardware threads \
                      (widen the cpuset or taskset to include both threads of a core)"

@@ -8,9 +8,9 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::model::Cache;
-use crate::probe::sysfs::{CPU_DIR, SetFiles, SetForm, SiblingSets, SysfsRoot};
+use crate::probe::sysfs::{CPU_DIR, OnlineOnly, SetFiles, SetForm, SiblingSets, SysfsRoot};
 use anyhow::{Result, anyhow};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// Where an index folder names the CPUs sharing it, list first.
 const SHARED_FILES: [(&str, SetForm); 2] = [
@@ -31,7 +31,11 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
         return Ok(Vec::new());
     }
     let mut shared_files = SetFiles::new(&SHARED_FILES);
-    let mut seen: HashSet<(String, CpuSet)> = HashSet::new();
+    let mut online_only = OnlineOnly::new(&online);
+    // Ordered, not hashed: finding a set that is already there compares
+    // shared sets in constant time (see `CpuSet`), where hashing would read
+    // all of an L3's CPUs once per CPU.
+    let mut seen: BTreeSet<(String, CpuSet)> = BTreeSet::new();
     let mut instances: HashMap<(u32, String, CpuSet), Cache> = HashMap::new();
     for cpu in cpus {
         let cache_dir = format!("{CPU_DIR}/cpu{}/cache", cpu.cpu);
@@ -40,12 +44,14 @@ pub fn read_caches(root: &SysfsRoot, cpus: &[SiblingSets]) -> Result<Vec<Cache>>
                 continue;
             }
             let dir = format!("{cache_dir}/{index}");
-            let shared = shared_cpus(root, &mut shared_files, &dir, cpu, &online)?;
+            let shared = shared_cpus(root, &mut shared_files, &dir, cpu, &mut online_only)?;
             if !seen.insert((index.clone(), shared.clone())) {
                 continue;
             }
-            // A new instance: its attributes are read, so list them first.
-            root.list_dir(&dir)?;
+            // A new instance: its attributes are opened without listing
+            // the folder first. The kernel writes all five, and on a
+            // machine with a cache per core a listing (three system calls)
+            // per instance costs more than the rare failed open it saves.
             let Some(cache) = read_instance(root, &dir, shared)? else {
                 continue;
             };
@@ -65,10 +71,10 @@ fn shared_cpus(
     files: &mut SetFiles,
     dir: &str,
     cpu: &SiblingSets,
-    online: &CpuSet,
+    online: &mut OnlineOnly,
 ) -> Result<CpuSet> {
     let read = files.read(root, dir)?.map(|(_, set)| set);
-    let shared = read.unwrap_or_default().intersection(online);
+    let shared = online.of(read.unwrap_or_default());
     if shared.contains(cpu.cpu) {
         Ok(shared)
     } else {

@@ -58,40 +58,60 @@ fn index_by_first_appearance(ids: impl Iterator<Item = u32>) -> BTreeMap<u32, us
     index
 }
 
-/// Compares the kernel's CPUs and cores (`cpus`, from sysfs) with CPUID's.
+/// Compares the kernel's CPUs and cores (`cpus`, from sysfs) with CPUID's,
+/// on the CPUs CPUID could be read on (`readable`: live CPUID is read by
+/// running on each CPU, so only those in the process's affinity).
 ///
-/// One line per disagreement: each CPU only one side knows, and each pair of
-/// CPUs that one side puts on one core and the other does not, with their
-/// APIC ids.
-pub fn crosscheck(cpus: &[CpuEntry], report: &CpuidReport) -> Crosscheck {
+/// One line per disagreement: each readable CPU only one side knows, and
+/// each pair of CPUs that one side puts on one core and the other does not,
+/// with their APIC ids. The online CPUs outside `readable` are left out of
+/// the comparison, and `not_compared` says which and why: a CPU nobody
+/// could read is no evidence of disagreement.
+pub fn crosscheck(cpus: &[CpuEntry], report: &CpuidReport, readable: &CpuSet) -> Crosscheck {
     let by_cpu: BTreeMap<u32, &CpuidCpu> =
         report.per_cpu.iter().map(|cpu| (cpu.cpu, cpu)).collect();
     let mut mismatches = Vec::new();
 
-    for entry in cpus.iter().filter(|entry| !by_cpu.contains_key(&entry.cpu)) {
+    let (compared, unreadable): (Vec<&CpuEntry>, Vec<&CpuEntry>) =
+        cpus.iter().partition(|entry| readable.contains(entry.cpu));
+    for entry in compared
+        .iter()
+        .filter(|entry| !by_cpu.contains_key(&entry.cpu))
+    {
         mismatches.push(format!(
             "CPU {}: in sysfs, but CPUID was not read on it",
             entry.cpu
         ));
     }
-    for cpu in by_cpu
-        .keys()
-        .filter(|cpu| !cpus.iter().any(|entry| entry.cpu == **cpu))
-    {
+    let in_sysfs: BTreeMap<u32, &CpuEntry> = cpus.iter().map(|entry| (entry.cpu, entry)).collect();
+    for cpu in by_cpu.keys().filter(|cpu| !in_sysfs.contains_key(cpu)) {
         mismatches.push(format!(
             "CPU {cpu}: CPUID was read on it, but sysfs does not list it online"
         ));
     }
 
-    let mut both: Vec<(&CpuEntry, &CpuidCpu)> = cpus
+    // Pairs either side puts on one core: a CPU's sysfs siblings and the
+    // CPUs of its CPUID core, each looked up, not every pair of CPUs tried.
+    let both: BTreeMap<u32, (&CpuEntry, &CpuidCpu)> = compared
         .iter()
-        .filter_map(|entry| Some((entry, *by_cpu.get(&entry.cpu)?)))
+        .filter_map(|entry| Some((entry.cpu, (*entry, *by_cpu.get(&entry.cpu)?))))
         .collect();
-    both.sort_by_key(|(entry, _)| entry.cpu);
-    for (i, (sysfs_a, cpuid_a)) in both.iter().enumerate() {
-        for (sysfs_b, cpuid_b) in &both[i + 1..] {
-            let sysfs_shared =
-                sysfs_a.siblings.contains(sysfs_b.cpu) || sysfs_b.siblings.contains(sysfs_a.cpu);
+    let mut by_cpuid_core: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (&cpu, (_, cpuid)) in &both {
+        by_cpuid_core.entry(cpuid.core_id).or_default().push(cpu);
+    }
+    for (&a, (sysfs_a, cpuid_a)) in &both {
+        let mut partners: Vec<u32> = sysfs_a
+            .siblings
+            .iter()
+            .chain(by_cpuid_core[&cpuid_a.core_id].iter().copied())
+            .filter(|&b| b > a && both.contains_key(&b))
+            .collect();
+        partners.sort_unstable();
+        partners.dedup();
+        for b in partners {
+            let (sysfs_b, cpuid_b) = both[&b];
+            let sysfs_shared = sysfs_a.siblings.contains(b) || sysfs_b.siblings.contains(a);
             let cpuid_shared = cpuid_a.core_id == cpuid_b.core_id;
             if sysfs_shared != cpuid_shared {
                 let (sysfs_says, cpuid_says) = if sysfs_shared {
@@ -100,15 +120,124 @@ pub fn crosscheck(cpus: &[CpuEntry], report: &CpuidReport) -> Crosscheck {
                     ("different cores", "one core")
                 };
                 mismatches.push(format!(
-                    "CPUs {} and {}: sysfs says {sysfs_says}, CPUID says {cpuid_says} (APIC ids {:#x}, {:#x})",
-                    sysfs_a.cpu, sysfs_b.cpu, cpuid_a.apic_id, cpuid_b.apic_id
+                    "CPUs {a} and {b}: sysfs says {sysfs_says}, CPUID says {cpuid_says} (APIC ids {:#x}, {:#x})",
+                    cpuid_a.apic_id, cpuid_b.apic_id
                 ));
             }
         }
     }
 
+    let not_compared = (!unreadable.is_empty()).then(|| {
+        let cpus = CpuSet::from_cpus(unreadable.iter().map(|entry| entry.cpu));
+        format!(
+            "CPU{} {cpus} not compared: outside this process's CPU affinity, where CPUID cannot be read (it is read by running on each CPU)",
+            if cpus.len() == 1 { "" } else { "s" }
+        )
+    });
     Crosscheck {
         agrees: mismatches.is_empty(),
         mismatches,
+        not_compared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four CPUs on two cores (0+2, 1+3), as sysfs and CPUID both say.
+    fn machine() -> (Vec<CpuEntry>, CpuidReport) {
+        let entries = (0..4)
+            .map(|cpu| CpuEntry {
+                cpu,
+                core: (cpu % 2) as usize,
+                package: 0,
+                die: None,
+                cluster: None,
+                siblings: CpuSet::from_cpus([cpu % 2, cpu % 2 + 2]),
+                class: CoreKind::Uniform,
+                allowed: true,
+                apic_id: None,
+            })
+            .collect();
+        let per_cpu = (0..4)
+            .map(|cpu| {
+                let apic_id = (cpu % 2) * 2 + cpu / 2;
+                CpuidCpu {
+                    cpu,
+                    apic_id,
+                    package_id: 0,
+                    core_id: apic_id >> 1,
+                    smt_id: apic_id & 1,
+                    core_type: None,
+                    core_type_raw: None,
+                }
+            })
+            .collect();
+        let report = CpuidReport {
+            vendor: "GenuineIntel".into(),
+            family: 6,
+            model: 0x8c,
+            stepping: 1,
+            brand: None,
+            hypervisor_bit: false,
+            hypervisor_signature: None,
+            hypervisor_name: None,
+            hybrid_bit: false,
+            topology_leaf: "0xb".into(),
+            smt_shift: 1,
+            core_shift: 1,
+            tsc_hz: None,
+            tsc_hz_source: None,
+            crystal_hz: None,
+            packages: 1,
+            cores: 2,
+            threads_per_core: "2".into(),
+            per_cpu,
+        };
+        (entries, report)
+    }
+
+    #[test]
+    fn every_cpu_read_and_agreeing() {
+        let (entries, report) = machine();
+        let cross = crosscheck(&entries, &report, &CpuSet::from_cpus(0..4));
+        assert_eq!(cross.mismatches, Vec::<String>::new());
+        assert!(cross.agrees);
+        assert_eq!(cross.not_compared, None);
+    }
+
+    /// As under `taskset -c 1`: CPUID was read on CPU 1 only.
+    #[test]
+    fn cpus_outside_the_affinity_are_left_out_not_counted_against() {
+        let (entries, mut report) = machine();
+        report.per_cpu.retain(|cpu| cpu.cpu == 1);
+        let cross = crosscheck(&entries, &report, &CpuSet::from_cpus([1]));
+        assert_eq!(cross.mismatches, Vec::<String>::new());
+        assert!(cross.agrees);
+        assert_eq!(
+            cross.not_compared.as_deref(),
+            Some(
+                "CPUs 0,2-3 not compared: outside this process's CPU affinity, where CPUID cannot be read (it is read by running on each CPU)"
+            )
+        );
+    }
+
+    #[test]
+    fn a_readable_cpu_without_cpuid_and_a_split_core_still_disagree() {
+        let (entries, mut report) = machine();
+        report.per_cpu.retain(|cpu| cpu.cpu != 3);
+        // CPUID puts CPU 2 on a core of its own.
+        report.per_cpu[2].core_id = 7;
+        let cross = crosscheck(&entries, &report, &CpuSet::from_cpus(0..4));
+        assert!(!cross.agrees);
+        assert_eq!(
+            cross.mismatches,
+            vec![
+                "CPU 3: in sysfs, but CPUID was not read on it".to_owned(),
+                "CPUs 0 and 2: sysfs says one core, CPUID says different cores (APIC ids 0x0, 0x1)"
+                    .to_owned(),
+            ]
+        );
     }
 }

@@ -122,7 +122,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
     label_classes(&mut cpus, &classes);
     let crosscheck = report
         .as_ref()
-        .map(|report| crosscheck::crosscheck(&cpus, report));
+        .map(|report| crosscheck::crosscheck(&cpus, report, readable));
     let allowed_count = allowed.as_ref().map_or(online.len(), CpuSet::len);
     Ok(Topology {
         schema_version: TOPOLOGY_SCHEMA_VERSION,
@@ -134,7 +134,14 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
                 .then(|| cpuid_absent(root, midr.as_ref()))
                 .flatten(),
         },
-        summary: summarize(&cpus, &classes, allowed_count, report.as_ref(), "sysfs"),
+        summary: summarize(
+            &cpus,
+            &classes,
+            allowed_count,
+            report.as_ref(),
+            "sysfs",
+            sibling_map.cores_unknown,
+        ),
         cpus,
         classes,
         caches,
@@ -167,7 +174,7 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
             cpuid: Some(source.to_string()),
             cpuid_absent: None,
         },
-        summary: summarize(&cpus, &classes, online.len(), Some(&report), "cpuid"),
+        summary: summarize(&cpus, &classes, online.len(), Some(&report), "cpuid", None),
         cpus,
         classes,
         caches: Vec::new(),
@@ -281,7 +288,11 @@ fn summarize(
     allowed: usize,
     report: Option<&CpuidReport>,
     structure_from: &str,
+    structure_unknown: Option<String>,
 ) -> Summary {
+    // Where which CPUs share a core is unknown, what rests on the cores
+    // says so: never a "no SMT" made of missing files.
+    let known = structure_unknown.is_none();
     let threads_by_core: BTreeMap<usize, usize> = cpus
         .iter()
         .map(|entry| (entry.core, entry.siblings.len()))
@@ -292,9 +303,13 @@ fn summarize(
         allowed,
         packages: packages.len(),
         cores: threads_by_core.len(),
-        threads_per_core: describe_threads_per_core(threads_by_core.values().copied()),
+        threads_per_core: if known {
+            describe_threads_per_core(threads_by_core.values().copied())
+        } else {
+            "unknown".into()
+        },
         core_classes: classes.len(),
-        smt: threads_by_core.values().any(|&threads| threads > 1),
+        smt: known.then(|| threads_by_core.values().any(|&threads| threads > 1)),
         hypervisor: report.and_then(|report| {
             report
                 .hypervisor_signature
@@ -302,6 +317,7 @@ fn summarize(
                 .or_else(|| report.hypervisor_bit.then(|| "unknown".to_owned()))
         }),
         structure_from: structure_from.to_owned(),
+        structure_unknown,
     }
 }
 

@@ -79,14 +79,32 @@ pub struct Summary {
     /// "1", "2", or "mixed(8x2,8x1)" (count x threads, most threads first).
     pub threads_per_core: String,
     pub core_classes: usize,
-    /// Some core has more than one online hardware thread.
-    pub smt: bool,
+    /// Some core has more than one online hardware thread; `None` when
+    /// which CPUs share a core is unknown (see `structure_unknown`).
+    pub smt: Option<bool>,
     /// Hypervisor signature from CPUID leaf 0x40000000 ("KVMKVMKVM", ...),
     /// or "unknown" when only the hypervisor bit is set; `None` on bare metal
     /// or when CPUID was not read.
     pub hypervisor: Option<String>,
     /// Where the CPU/core/package structure came from: "sysfs" or "cpuid".
     pub structure_from: String,
+    /// Why which CPUs share a core is unknown (some CPU's core sibling set
+    /// is missing); `None`, and not written, when it is known. Then `smt`
+    /// is `None`, `threads_per_core` is "unknown", and `cores` counts
+    /// each CPU without a core set as a core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure_unknown: Option<String>,
+}
+
+impl Summary {
+    /// "on", "off", or "unknown", as the views say SMT.
+    pub fn smt_word(&self) -> &'static str {
+        match self.smt {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "unknown",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -319,6 +337,12 @@ pub struct Crosscheck {
     /// One human-readable line per disagreement, naming the CPUs, e.g.
     /// "CPUs 0 and 1: sysfs says one core, CPUID says different cores (APIC ids 0x0, 0x2)".
     pub mismatches: Vec<String>,
+    /// Which online CPUs were left out, and why (CPUID is read by running
+    /// on a CPU, so those outside the process's affinity are not read);
+    /// `None`, and not written, when every online CPU was compared.
+    /// `agrees` speaks only of the CPUs compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
 }
 
 /// A kind of core, named as users say it. Serialized as that name:

@@ -29,6 +29,9 @@ pub fn make_partition(
     kind: &str,
 ) -> Vec<String> {
     let position = |cpu: u32| cpus.binary_search(&cpu).ok();
+    if is_partition(cpus, sets) {
+        return Vec::new();
+    }
     let mut groups = UnionFind::new(cpus.len());
     let mut asymmetric: Vec<(usize, usize)> = Vec::new();
     for (a, set) in sets.iter().enumerate() {
@@ -43,8 +46,13 @@ pub fn make_partition(
     for at in 0..cpus.len() {
         members[groups.find(at)].push(at);
     }
+    // One set per group, shared by its members.
+    let components: Vec<CpuSet> = members
+        .iter()
+        .map(|group| CpuSet::from_cpus(group.iter().map(|&m| cpus[m])))
+        .collect();
     let component_of: Vec<CpuSet> = (0..cpus.len())
-        .map(|at| CpuSet::from_cpus(members[groups.find(at)].iter().map(|&m| cpus[m])))
+        .map(|at| components[groups.find(at)].clone())
         .collect();
 
     let mut notes: Vec<String> = asymmetric
@@ -102,6 +110,26 @@ pub fn make_partition(
     notes
 }
 
+/// Are the sets already a partition of `cpus` (each CPU's set names
+/// exactly the CPUs whose set it is)? Each set is walked once, from its
+/// lowest CPU, and every other CPU only compares its set with that CPU's:
+/// linear in the CPU count where the sets are shared (see [`CpuSet`]),
+/// where walking every CPU's set would be quadratic on a machine with
+/// thousands of CPUs per package.
+fn is_partition(cpus: &[u32], sets: &[CpuSet]) -> bool {
+    let position = |cpu: u32| cpus.binary_search(&cpu).ok();
+    cpus.iter().zip(sets).all(|(&cpu, set)| {
+        let Some(lowest) = set.first().and_then(position) else {
+            return false;
+        };
+        if cpus[lowest] != cpu {
+            return set.contains(cpu) && sets[lowest] == *set;
+        }
+        set.iter()
+            .all(|member| position(member).is_some_and(|at| sets[at] == *set))
+    })
+}
+
 /// Disjoint sets of positions 0..n, with path halving.
 struct UnionFind {
     parent: Vec<usize>,
@@ -148,6 +176,22 @@ mod tests {
         let notes = make_partition(&cpus, &mut map, &["core_cpus_list"; 4], "core");
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(map, before);
+    }
+
+    #[test]
+    fn partitions_are_recognised() {
+        let cpus = [0, 1, 2, 3];
+        assert!(is_partition(
+            &cpus,
+            &sets(&[&[0, 2], &[1, 3], &[0, 2], &[1, 3]])
+        ));
+        assert!(!is_partition(&cpus, &sets(&[&[0, 1], &[1], &[2], &[3]])));
+        assert!(!is_partition(&cpus, &sets(&[&[0], &[0, 1], &[2], &[3]])));
+        assert!(!is_partition(
+            &cpus,
+            &sets(&[&[0, 1], &[0, 1, 2], &[1, 2], &[3]])
+        ));
+        assert!(!is_partition(&cpus, &sets(&[&[0, 9], &[1], &[2], &[3]])));
     }
 
     #[test]

@@ -163,14 +163,7 @@ fn removed_on_failure<T>(partial: &Path, work: impl FnOnce() -> Result<T>) -> Re
 fn write_snapshot(partial: &Path) -> Result<String> {
     fs::write(partial.join(PARTIAL_MARKER), "")
         .with_context(|| format!("{}: cannot write", partial.join(PARTIAL_MARKER).display()))?;
-    let mut copied = 0usize;
-    for tree in TREES {
-        copied += copy_tree(&Path::new("/").join(tree), &partial.join(tree))?;
-    }
-    for file in FILES {
-        copied += copy_file(&Path::new("/").join(file), &partial.join(file))?;
-    }
-    copied += save_pmu_devices(partial)?;
+    let copied = copy_topology_files(Path::new("/"), partial)?;
     let online = online_cpus(&SysfsRoot::live())?;
     let cpuid_note = save_cpuid(partial, &online)?;
     fs::remove_file(partial.join(PARTIAL_MARKER))
@@ -191,6 +184,22 @@ fn move_into_place(partial: &Path, dir: &Path) -> Result<()> {
             dir.display()
         )
     })
+}
+
+/// Copies the topology files of the system whose `/` is `from` (the live
+/// system's, or a snapshot's) into `to`, returning the number of files
+/// copied. `snapshot` copies the live system with it; the benchmark of
+/// generated machines, a generated tree.
+pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
+    let mut copied = 0usize;
+    for tree in TREES {
+        copied += copy_tree(&from.join(tree), &to.join(tree))?;
+    }
+    for file in FILES {
+        copied += copy_file(&from.join(file), &to.join(file))?;
+    }
+    copied += save_pmu_devices(from, to)?;
+    Ok(copied)
 }
 
 /// Records each online CPU's CPUID into the snapshot's `cpuid/`; returns
@@ -233,7 +242,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
         if kind.is_symlink() && name_str != "cpufreq" {
             continue;
         }
-        if path.is_dir() {
+        // The entry's own type, without a stat per file; only the
+        // cpufreq link is followed to see whether it leads to a folder.
+        if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
             copied += copy_tree(&path, &to.join(&name))?;
         } else {
             copied += copy_file(&path, &to.join(&name))?;
@@ -254,18 +265,26 @@ fn copy_file(from: &Path, to: &Path) -> Result<usize> {
     let Ok(Some(content)) = read_bounded(from, limit, |_| false) else {
         return Ok(0);
     };
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent)
-            .with_context(|| format!("{}: cannot create", parent.display()))?;
-    }
-    fs::write(to, content).with_context(|| format!("{}: cannot write", to.display()))?;
+    // The folder is made only when writing finds it missing: inside a
+    // copied tree it always exists, and a check per file is a system call
+    // per file, of some 40 per CPU.
+    let written = match fs::write(to, &content) {
+        Err(e) if e.kind() == ErrorKind::NotFound => match to.parent() {
+            Some(parent) => fs::create_dir_all(parent)
+                .with_context(|| format!("{}: cannot create", parent.display()))
+                .and_then(|()| Ok(fs::write(to, &content)?)),
+            None => Err(e.into()),
+        },
+        other => other.map_err(Into::into),
+    };
+    written.with_context(|| format!("{}: cannot write", to.display()))?;
     Ok(1)
 }
 
 /// Records which PMUs are registered: one folder per event source with its
 /// `type` and `cpus` files (the live entries are symlinks into /sys/devices).
-fn save_pmu_devices(snapshot: &Path) -> Result<usize> {
-    let devices = Path::new("/sys/bus/event_source/devices");
+fn save_pmu_devices(from: &Path, snapshot: &Path) -> Result<usize> {
+    let devices = from.join("sys/bus/event_source/devices");
     let Ok(entries) = fs::read_dir(devices) else {
         return Ok(0);
     };

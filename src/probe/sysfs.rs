@@ -18,7 +18,7 @@ use crate::input::{ReadLimit, is_absent, read_bounded};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::str::FromStr;
@@ -27,7 +27,7 @@ use std::str::FromStr;
 pub const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// The two ways the kernel writes a CPU set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SetForm {
     /// `0-3,8-11` (files named `*_list`, `online`, `isolated`, ...).
     List,
@@ -47,6 +47,10 @@ pub struct SysfsRoot {
     live: bool,
     /// Folder (relative) → its names, sorted; empty for an absent folder.
     listings: RefCell<HashMap<String, Rc<[String]>>>,
+    /// Every CPU set read so far, by its text: every CPU of a package
+    /// names the same package set, which is parsed once and shared (see
+    /// [`CpuSet`]), so that reading them all costs what their text costs.
+    sets: RefCell<HashMap<(SetForm, String), CpuSet>>,
 }
 
 impl SysfsRoot {
@@ -56,6 +60,7 @@ impl SysfsRoot {
             root: PathBuf::from("/"),
             live: true,
             listings: RefCell::default(),
+            sets: RefCell::default(),
         }
     }
 
@@ -78,6 +83,7 @@ impl SysfsRoot {
             root: dir.to_path_buf(),
             live: false,
             listings: RefCell::default(),
+            sets: RefCell::default(),
         })
     }
 
@@ -166,6 +172,11 @@ impl SysfsRoot {
             if text == "(null)" {
                 return Ok(Some((index, CpuSet::default())));
             }
+            let key = (form, text);
+            if let Some(set) = self.sets.borrow().get(&key) {
+                return Ok(Some((index, set.clone())));
+            }
+            let (form, text) = key;
             let parsed = match form {
                 SetForm::List => parse_list(&text),
                 SetForm::Mask => parse_mask(&text),
@@ -180,6 +191,7 @@ impl SysfsRoot {
                     self.path(relative).display()
                 )
             })?;
+            self.sets.borrow_mut().insert((form, text), set.clone());
             return Ok(Some((index, set)));
         }
         Ok(None)
@@ -338,6 +350,11 @@ pub struct SiblingMap {
     /// One line per asymmetric or overlapping set found (see
     /// [`make_partition`]); empty for a sane kernel.
     pub notes: Vec<String>,
+    /// Why which CPUs share a core is unknown: some online CPU's folder
+    /// has no core set (its `topology/` is missing, or `cpuN` is not a
+    /// folder). Such a CPU is entered as a core of its own, which says
+    /// nothing: `None` when every CPU has its core set.
+    pub cores_unknown: Option<String>,
 }
 
 /// Where each kind of set may be, newest names first (old kernels only have
@@ -372,6 +389,8 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
     let mut cpus = Vec::with_capacity(online.len());
     let mut core_files = Vec::with_capacity(online.len());
     let mut package_files = Vec::with_capacity(online.len());
+    let mut without_core = Vec::new();
+    let mut online_only = OnlineOnly::new(online);
     for cpu in online.iter() {
         let cpu_dir = format!("{CPU_DIR}/cpu{cpu}");
         if !root.exists(&cpu_dir) {
@@ -381,14 +400,23 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             );
         }
         let dir = format!("{cpu_dir}/topology");
-        let read = |files: &mut SetFiles| -> Result<Option<(&'static str, CpuSet)>> {
+        let mut read = |files: &mut SetFiles| -> Result<Option<(&'static str, CpuSet)>> {
             let Some((name, set)) = files.read(root, &dir)? else {
                 return Ok(None);
             };
-            Ok(restrict(Some(set), cpu, online).map(|set| (name, set)))
+            Ok(restrict(Some(set), cpu, &mut online_only).map(|set| (name, set)))
         };
-        let (core_file, core_set) =
-            read(&mut core)?.unwrap_or(("(missing) core_cpus", CpuSet::from_cpus([cpu])));
+        // Every CPU is looked at on its own: a kernel writes a core set for
+        // every CPU, so one without is a damaged folder, not a kernel that
+        // writes none.
+        let core_read = match read(&mut core)? {
+            Some(read) => Some(read),
+            None => read(&mut SetFiles::new(&CORE_FILES))?,
+        };
+        let (core_file, core_set) = core_read.unwrap_or_else(|| {
+            without_core.push(cpu);
+            ("(missing) core_cpus", CpuSet::from_cpus([cpu]))
+        });
         let package_set = read(&mut package)?;
         core_files.push(core_file);
         package_files.push(package_set.as_ref().map(|(name, _)| *name));
@@ -415,7 +443,34 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             sets.package = Some(package);
         }
     }
-    Ok(SiblingMap { cpus, notes })
+    let cores_unknown = describe_missing_cores(root, &without_core);
+    Ok(SiblingMap {
+        cpus,
+        notes,
+        cores_unknown,
+    })
+}
+
+/// Why the cores are unknown, naming the CPUs without a core set and any
+/// `cpuN` that is not a folder; `None` when there are none.
+fn describe_missing_cores(root: &SysfsRoot, without_core: &[u32]) -> Option<String> {
+    let first = *without_core.first()?;
+    let cpus = CpuSet::from_cpus(without_core.iter().copied());
+    let not_folders = CpuSet::from_cpus(
+        without_core
+            .iter()
+            .copied()
+            .filter(|cpu| !root.path(&format!("{CPU_DIR}/cpu{cpu}")).is_dir()),
+    );
+    let mut why = format!(
+        "no core sibling set for CPU{} {cpus} (expected {}/topology/core_cpus_list or thread_siblings)",
+        if cpus.len() == 1 { "" } else { "s" },
+        root.path(&format!("{CPU_DIR}/cpu{first}")).display(),
+    );
+    if !not_folders.is_empty() {
+        why.push_str(&format!("; cpuN is not a folder for N = {not_folders}"));
+    }
+    Some(why)
 }
 
 /// The files that may hold one kind of CPU set, in order of preference,
@@ -469,12 +524,43 @@ impl SetFiles {
     }
 }
 
+/// The online CPUs of the sets read, each distinct set restricted once.
+///
+/// Every CPU of a package reads the same (shared) package set; where the
+/// online CPUs are not one range (SMT off on a machine numbering siblings
+/// side by side), restricting it anew for each CPU would cost time and
+/// memory quadratic in the CPU count.
+pub struct OnlineOnly<'a> {
+    online: &'a CpuSet,
+    /// Set read → its online CPUs. Ordered, not hashed: finding a shared
+    /// set compares it in constant time (see [`CpuSet`]).
+    restricted: BTreeMap<CpuSet, CpuSet>,
+}
+
+impl<'a> OnlineOnly<'a> {
+    pub fn new(online: &'a CpuSet) -> Self {
+        OnlineOnly {
+            online,
+            restricted: BTreeMap::new(),
+        }
+    }
+
+    /// The online CPUs of `set`.
+    pub fn of(&mut self, set: CpuSet) -> CpuSet {
+        let online = self.online;
+        self.restricted
+            .entry(set)
+            .or_insert_with_key(|set| set.intersection(online))
+            .clone()
+    }
+}
+
 /// Keeps the online CPUs of a set read for `cpu`, with `cpu` itself always
 /// in it; an empty (all-zero or `(null)`) set carries no information and
 /// reads as absent.
-fn restrict(set: Option<CpuSet>, cpu: u32, online: &CpuSet) -> Option<CpuSet> {
+fn restrict(set: Option<CpuSet>, cpu: u32, online: &mut OnlineOnly) -> Option<CpuSet> {
     let set = set.filter(|set| !set.is_empty())?;
-    let mut kept = set.intersection(online);
+    let mut kept = online.of(set);
     if !kept.contains(cpu) {
         kept = CpuSet::from_cpus(kept.iter().chain([cpu]));
     }
@@ -488,10 +574,16 @@ mod tests {
     #[test]
     fn restrict_keeps_online_cpus_and_the_cpu_itself() {
         let online = CpuSet::from_cpus([0, 1, 2, 5]);
+        let online = &mut OnlineOnly::new(&online);
         let read = Some(CpuSet::from_cpus([0, 4]));
-        assert_eq!(restrict(read, 0, &online), Some(CpuSet::from_cpus([0])));
+        assert_eq!(restrict(read, 0, online), Some(CpuSet::from_cpus([0])));
         let foreign = Some(CpuSet::from_cpus([3]));
-        assert_eq!(restrict(foreign, 5, &online), Some(CpuSet::from_cpus([5])));
-        assert_eq!(restrict(Some(CpuSet::default()), 1, &online), None);
+        assert_eq!(restrict(foreign, 5, online), Some(CpuSet::from_cpus([5])));
+        assert_eq!(restrict(Some(CpuSet::default()), 1, online), None);
+        let shared = CpuSet::from_cpus([0, 1, 2, 3, 4, 5]);
+        assert_eq!(online.of(shared.clone()), CpuSet::from_cpus([0, 1, 2, 5]));
+        assert_eq!(online.restricted.len(), 3, "each distinct set once");
+        online.of(shared);
+        assert_eq!(online.restricted.len(), 3);
     }
 }

@@ -8,7 +8,7 @@ use crate::judge::gate::{Estimate, MeanBased, UNEVEN_WORKERS, Verdict};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
-use crate::probe::virtual_board;
+use crate::probe::{Crosscheck, virtual_board};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::table::{arms_table, excluded_lines};
@@ -243,9 +243,19 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         e.dmi_vendor.as_deref().unwrap_or("unknown"),
         e.dmi_product.as_deref().unwrap_or("unknown")
     ));
+    let left_out = |c: &Crosscheck| {
+        c.not_compared
+            .as_ref()
+            .map(|why| format!(" ({why})"))
+            .unwrap_or_default()
+    };
     lines.push(match (&e.crosscheck, &e.cpuid_absent) {
-        (Some(c), _) if c.agrees => "CPUID and sysfs sibling maps agree".into(),
-        (Some(c), _) => format!("CPUID and sysfs disagree: {}", c.mismatches.join("; ")),
+        (Some(c), _) if c.agrees => format!("CPUID and sysfs sibling maps agree{}", left_out(c)),
+        (Some(c), _) => format!(
+            "CPUID and sysfs disagree: {}{}",
+            c.mismatches.join("; "),
+            left_out(c)
+        ),
         (None, Some(_)) => "no CPUID/sysfs cross-check: the sibling map is sysfs's alone".into(),
         (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
@@ -286,6 +296,14 @@ pub fn stopped_sentence(signal: StopSignal, reps: usize, max_reps: usize) -> Str
 /// The sentence of a gate that found no sibling pair to measure.
 pub fn no_smt_sentence(reason: &str) -> String {
     format!("no sibling pair to measure: {reason}")
+}
+
+/// The sentence of a gate on a machine whose cores are unknown.
+pub fn unknown_structure_sentence(reason: &str) -> String {
+    format!(
+        "no sibling pair can be chosen: the machine's structure is unknown ({reason}); \
+         probe a complete snapshot or the live system"
+    )
 }
 
 /// The penalty with its interval, and what the verdict means.

@@ -330,7 +330,7 @@ pub fn host_line(head: &DocumentHead) -> String {
             head.host,
             count(summary.cpus, "CPU"),
             count(summary.cores, "core"),
-            if summary.smt { "on" } else { "off" }
+            summary.smt_word()
         ),
         None => format!("host {} — {model} — machine not recorded", head.host),
     }

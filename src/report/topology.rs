@@ -34,7 +34,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
         s.threads_per_core,
         s.core_classes,
         if s.core_classes == 1 { "" } else { "es" },
-        if s.smt { "on" } else { "off" },
+        s.smt_word(),
     );
     let _ = writeln!(out, "{}", view.wrap(&counts, 2));
     let _ = writeln!(out, "structure from {}", s.structure_from);
@@ -228,15 +228,14 @@ pub fn render(topology: &Topology, view: &View) -> String {
         );
     }
     if let Some(cross) = &topology.crosscheck {
-        let _ = writeln!(
-            out,
-            "  crosscheck      {}",
-            if cross.agrees {
-                "CPUID and sysfs agree on every core".to_string()
-            } else {
-                format!("{} mismatch(es)", cross.mismatches.len())
-            }
-        );
+        let verdict = match (cross.agrees, &cross.not_compared) {
+            (true, None) => "CPUID and sysfs agree on every core".to_string(),
+            (true, Some(why)) => format!("CPUID and sysfs agree on every core compared; {why}"),
+            (false, None) => format!("{} mismatch(es)", cross.mismatches.len()),
+            (false, Some(why)) => format!("{} mismatch(es); {why}", cross.mismatches.len()),
+        };
+        let line = format!("  crosscheck      {verdict}");
+        let _ = writeln!(out, "{}", view.wrap(&line, 18));
     }
 
     let warnings = Warning::about_machine(topology);

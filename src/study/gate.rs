@@ -16,8 +16,45 @@ use crate::measure::{Measure, RepSample};
 use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
 use crate::probe::Topology;
 use crate::report;
-use crate::saved::{DocumentKind, GateResult};
+use crate::saved::{DocumentHead, DocumentKind, GateResult};
 use anyhow::Result;
+
+/// A gate that measured nothing: its verdict and why.
+struct Unmeasured {
+    verdict: Verdict,
+    sentence: String,
+    no_smt_reason: Option<String>,
+}
+
+impl Unmeasured {
+    fn result(self, head: DocumentHead, rule: &GateRule, warnings: Vec<Warning>) -> GateResult {
+        GateResult {
+            head,
+            run_stopped_at_gate: false,
+            verdict: self.verdict,
+            baseline: None,
+            sentence: self.sentence,
+            penalty: None,
+            penalty_of_medians: None,
+            ci95: None,
+            mean_based: None,
+            threshold: rule.threshold,
+            reps: 0,
+            clock: None,
+            pairs: None,
+            no_smt_reason: self.no_smt_reason,
+            setup: None,
+            arms: Vec::new(),
+            control: None,
+            control_attempts: Vec::new(),
+            batches: Vec::new(),
+            noise: None,
+            excluded: Vec::new(),
+            warnings,
+            samples: Vec::new(),
+        }
+    }
+}
 
 /// Rounds at the start of the first batch that measure the control arms
 /// too (and each time a failed control is measured again): its check
@@ -35,34 +72,26 @@ pub fn gate_session<M: Measure>(
     let mut head = head(DocumentKind::Gate, topology);
     let mut warnings = Warning::about_machine(topology);
     let pairs = match plan::gate_pairs(topology)? {
-        GatePlan::NoSmt { reason } => {
-            return Ok(GateResult {
-                head,
-                run_stopped_at_gate: false,
-                verdict: Verdict::NoSmt,
-                baseline: None,
-                sentence: report::gate::no_smt_sentence(&reason),
-                penalty: None,
-                penalty_of_medians: None,
-                ci95: None,
-                mean_based: None,
-                threshold: rule.threshold,
-                reps: 0,
-                clock: None,
-                pairs: None,
-                no_smt_reason: Some(reason),
-                setup: None,
-                arms: Vec::new(),
-                control: None,
-                control_attempts: Vec::new(),
-                batches: Vec::new(),
-                noise: None,
-                excluded: Vec::new(),
-                warnings,
-                samples: Vec::new(),
-            });
-        }
         GatePlan::Pairs(pairs) => pairs,
+        GatePlan::NoSmt { reason } => {
+            let sentence = report::gate::no_smt_sentence(&reason);
+            let unmeasured = Unmeasured {
+                verdict: Verdict::NoSmt,
+                sentence,
+                no_smt_reason: Some(reason),
+            };
+            return Ok(unmeasured.result(head, rule, warnings));
+        }
+        // Missing files are no evidence either way: inconclusive, the
+        // status that asks for another look, never no-smt.
+        GatePlan::UnknownStructure { reason } => {
+            let unmeasured = Unmeasured {
+                verdict: Verdict::Inconclusive,
+                sentence: report::gate::unknown_structure_sentence(&reason),
+                no_smt_reason: None,
+            };
+            return Ok(unmeasured.result(head, rule, warnings));
+        }
     };
     let measure = measure.get()?;
     let setup = measure.setup().clone();

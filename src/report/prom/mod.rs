@@ -147,8 +147,10 @@ fn common(kind: DocumentKind, head: &DocumentHead) -> Metrics {
             ),
             (
                 "placement_study_smt",
-                "1 when some core has more than one online hardware thread.",
-                flag_value(topology.smt),
+                "1 when some core has more than one online hardware thread; absent when which \
+                 CPUs share a core is unknown.",
+                // Not finite: the gauge is not written.
+                topology.smt.map_or(f64::NAN, flag_value),
             ),
         ] {
             m.gauge(name, help, &by_kind, value);
