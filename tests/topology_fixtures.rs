@@ -990,7 +990,7 @@ fn restricted_affinity_leaves_cpus_out_of_the_crosscheck() {
         .as_str()
         .expect("names the CPUs left out");
     assert!(
-        left_out.contains("outside this process's CPU affinity"),
+        left_out.contains("this process's CPU affinity leaves"),
         "{left_out}"
     );
     assert!(
