@@ -896,6 +896,14 @@ fn missing_topology_folders_make_the_structure_unknown() {
     assert_eq!(json["summary"]["smt"], serde_json::Value::Null);
     assert_eq!(json["summary"]["structure_unknown"], why);
 
+    // One online CPU shares its core with none, folder or not.
+    std::fs::write(root.path().join(CPU_DIR).join("online"), "0\n").expect("write");
+    let one = probe(Some(root.path()), None).expect("probes");
+    assert_eq!(
+        (one.summary.smt, one.summary.structure_unknown),
+        (Some(false), None)
+    );
+
     // A complete snapshot writes no structure_unknown at all.
     let known = serde_json::to_value(probe_fixture("laptop-i5-11300H")).expect("serializes");
     assert_eq!(known["summary"]["smt"], true);
@@ -990,7 +998,7 @@ fn restricted_affinity_leaves_cpus_out_of_the_crosscheck() {
         .as_str()
         .expect("names the CPUs left out");
     assert!(
-        left_out.contains("outside this process's CPU affinity"),
+        left_out.contains("this process's CPU affinity leaves"),
         "{left_out}"
     );
     assert!(

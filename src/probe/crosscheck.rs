@@ -129,9 +129,13 @@ pub fn crosscheck(cpus: &[CpuEntry], report: &CpuidReport, readable: &CpuSet) ->
 
     let not_compared = (!unreadable.is_empty()).then(|| {
         let cpus = CpuSet::from_cpus(unreadable.iter().map(|entry| entry.cpu));
+        let (cpu_word, pronoun) = if cpus.len() == 1 {
+            ("CPU", "it")
+        } else {
+            ("CPUs", "them")
+        };
         format!(
-            "CPU{} {cpus} not compared: outside this process's CPU affinity, where CPUID cannot be read (it is read by running on each CPU)",
-            if cpus.len() == 1 { "" } else { "s" }
+            "{cpu_word} {cpus} not compared: CPUID is read by running on each CPU, and this process's CPU affinity leaves {pronoun} out"
         )
     });
     Crosscheck {
@@ -218,7 +222,7 @@ mod tests {
         assert_eq!(
             cross.not_compared.as_deref(),
             Some(
-                "CPUs 0,2-3 not compared: outside this process's CPU affinity, where CPUID cannot be read (it is read by running on each CPU)"
+                "CPUs 0,2-3 not compared: CPUID is read by running on each CPU, and this process's CPU affinity leaves them out"
             )
         );
     }

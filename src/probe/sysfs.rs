@@ -443,7 +443,13 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
             sets.package = Some(package);
         }
     }
-    let cores_unknown = describe_missing_cores(root, &without_core);
+    // One online CPU shares its core with no other, files or not (a
+    // uniprocessor kernel may write no topology folder at all).
+    let cores_unknown = if online.len() > 1 {
+        describe_missing_cores(root, &without_core)
+    } else {
+        None
+    };
     Ok(SiblingMap {
         cpus,
         notes,
