@@ -8,6 +8,7 @@
 //! the library (`study::topology`'s tests), from the list of the files the
 //! reader opened; here are the cases the issue found, end to end.
 
+use crate::common::copy_tree;
 use nix::sys::stat::Mode;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -47,23 +48,6 @@ fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(path)
-}
-
-/// Copies a fixture (files, folders, symlinks as symlinks).
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().unwrap();
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(entry.path()).unwrap(), &target).unwrap();
-        } else if kind.is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn fifo_in_place_of(path: &Path) {

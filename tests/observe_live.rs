@@ -23,6 +23,16 @@ fn observed(output: &Output) -> Value {
     })
 }
 
+/// Exit 0, with stderr shown otherwise.
+fn assert_succeeded(output: &Output) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Valid, and Σ residency (with hand-overs) within 1 % of task-clock.
 fn assert_reconciled(json: &Value) {
     assert_eq!(json["valid"], true, "{:#}", json["problems"]);
@@ -70,12 +80,7 @@ fn a_running_process_is_followed_by_pid() {
     let output = placement_study(&["observe", "--pid", &pid, "--seconds", "0.5", "--json", "-"]);
     busy.kill().unwrap();
     busy.wait().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let json = observed(&output);
     assert_reconciled(&json);
     assert_eq!(json["options"]["mode"], "pid");
@@ -103,12 +108,7 @@ fn the_kernel_runs_unpinned_with_a_timeline_and_report_re_renders_it() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let json: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_reconciled(&json);
     let threads = json["threads"].as_array().unwrap();
@@ -153,12 +153,7 @@ fn a_thousand_threads_keep_the_seconds_asked_for() {
         "--json",
         "-",
     ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let json = observed(&output);
     // Not every thread need have run: 1024 on two CPUs for half a second.
     assert!(!json["threads"].as_array().unwrap().is_empty());

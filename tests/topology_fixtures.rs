@@ -1,6 +1,7 @@
 //! The prober on hand-written machines (`fixtures/sysfs/*`, modelled on real
 //! ones), on this machine, and on broken input.
 
+use crate::common::copy_tree;
 use placement_study::cpuset::CpuSet;
 use placement_study::probe::{ClassSource, CoreKind, Topology, probe};
 use placement_study::report::view::View;
@@ -630,24 +631,6 @@ fn this_machine_probes_consistently() {
 }
 
 // Damaged snapshots: a scratch copy of a fixture with one thing broken.
-
-/// Copies a fixture tree (files, folders, symlinks as symlinks).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read fixture folder") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().expect("file type");
-        if kind.is_symlink() {
-            let link = std::fs::read_link(entry.path()).expect("read link");
-            std::os::unix::fs::symlink(link, &target).expect("symlink");
-        } else if kind.is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
-}
 
 fn damaged_copy(name: &str) -> tempfile::TempDir {
     let scratch = tempfile::tempdir().expect("tempdir");

@@ -68,3 +68,22 @@ pub fn rerun_test(module_path: &str, name: &str) -> Command {
     command.args(["--exact", &format!("{module}::{name}"), "--include-ignored"]);
     command
 }
+
+/// Copies a fixture tree (files, folders, symlinks as symlinks) into a
+/// scratch folder, for a test to break one thing in it.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create folder");
+    for entry in std::fs::read_dir(from).expect("read fixture folder") {
+        let entry = entry.expect("fixture entry");
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().expect("file type");
+        if kind.is_symlink() {
+            let link = std::fs::read_link(entry.path()).expect("read link");
+            std::os::unix::fs::symlink(link, &target).expect("symlink");
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
