@@ -51,7 +51,7 @@ pub fn load(path: &Path) -> Result<SavedDocument> {
 /// Parses a saved document already read from `path` (which only names it
 /// in errors): the header first, so a file of another kind or version gets
 /// that error rather than a parse error deep inside; then its sense
-/// ([`check_sense`]) and its shape (the document's type).
+/// (`check_sense`) and its shape (the document's type).
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     let shown = escape_path(path);
     let value = json(bytes, path)?;
