@@ -43,7 +43,9 @@ use super::model::{
     CounterValues, EventStatus, GroupLayout, GroupTimes, HardwareCounters, HardwareEvent,
     SoftwareCounters,
 };
+use crate::input::{ReadLimit, read_bounded};
 use crate::probe::SysfsRoot;
+use std::path::Path;
 
 /// Relative to `/`, as the probe's reader takes it.
 const PARANOID_FILE: &str = "proc/sys/kernel/perf_event_paranoid";
@@ -191,7 +193,7 @@ fn software_after(failure: &OpenFailure) -> anyhow::Result<SoftwareCounters> {
     if !failure.refused() {
         bail!(failure.explain());
     }
-    let migrations = match ThreadUsage::now()?.migrations {
+    let migrations = match thread_switches_and_migrations()?.1 {
         Some(_) => "",
         None => {
             "; migrations are not counted (no /proc/thread-self/sched in this kernel): \
@@ -513,7 +515,7 @@ impl WorkerCounters {
     /// work); the thread's own accounting is read first.
     pub fn enable(&mut self) -> anyhow::Result<()> {
         if let SoftwareMembers::Thread { started, .. } = &mut self.software {
-            *started = Some(ThreadUsage::now()?);
+            *started = Some(ThreadUsage::at_start()?);
         }
         if let Some(group) = self.group.as_mut() {
             group
@@ -548,7 +550,7 @@ impl WorkerCounters {
         } = &mut self.software
         {
             let start = started.take().context("the counters were never enabled")?;
-            let end = ThreadUsage::now()?;
+            let end = ThreadUsage::at_end()?;
             *counted = end.since(&start);
             *enabled_ns = duration_nanos(end.at.saturating_duration_since(start.at));
         }
@@ -672,23 +674,29 @@ impl Default for ThreadUsage {
 }
 
 impl ThreadUsage {
-    /// Reads the calling thread's accounting (its CPU time last).
-    fn now() -> anyhow::Result<ThreadUsage> {
-        use nix::sys::resource::{UsageWho, getrusage};
-        use nix::time::{ClockId, clock_gettime};
-        let migrations = std::fs::read_to_string(THREAD_SCHED_PATH)
-            .ok()
-            .and_then(|text| sched_migrations(&text));
-        let usage =
-            getrusage(UsageWho::RUSAGE_THREAD).context("cannot read getrusage(RUSAGE_THREAD)")?;
-        let switches = usage.voluntary_context_switches() + usage.involuntary_context_switches();
-        let cpu = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
-            .context("cannot read CLOCK_THREAD_CPUTIME_ID")?;
+    /// The calling thread's accounting at the start of what it counts: its
+    /// CPU time read last, so the other reads are not counted.
+    fn at_start() -> anyhow::Result<ThreadUsage> {
+        let (context_switches, migrations) = thread_switches_and_migrations()?;
         Ok(ThreadUsage {
-            cpu_ns: duration_nanos(Duration::from(cpu)),
-            context_switches: u64::try_from(switches).unwrap_or(0),
+            cpu_ns: thread_cpu_ns()?,
+            context_switches,
             migrations,
             at: Instant::now(),
+        })
+    }
+
+    /// The calling thread's accounting at the end of what it counts: its
+    /// CPU time read first, for the same reason.
+    fn at_end() -> anyhow::Result<ThreadUsage> {
+        let at = Instant::now();
+        let cpu_ns = thread_cpu_ns()?;
+        let (context_switches, migrations) = thread_switches_and_migrations()?;
+        Ok(ThreadUsage {
+            cpu_ns,
+            context_switches,
+            migrations,
+            at,
         })
     }
 
@@ -704,6 +712,33 @@ impl ThreadUsage {
             at: self.at,
         }
     }
+}
+
+/// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: kernel side
+/// included, as task-clock counts it), ns.
+fn thread_cpu_ns() -> anyhow::Result<u64> {
+    let cpu = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .context("cannot read CLOCK_THREAD_CPUTIME_ID")?;
+    Ok(duration_nanos(Duration::from(cpu)))
+}
+
+/// The calling thread's context switches (getrusage(RUSAGE_THREAD)) and
+/// migrations ([`THREAD_SCHED_PATH`], through the one bounded reader;
+/// `None` where the kernel has no such file).
+fn thread_switches_and_migrations() -> anyhow::Result<(u64, Option<u64>)> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    const SCHED_LIMIT: ReadLimit = ReadLimit {
+        max_bytes: 64 * 1024,
+        expected: "a procfs scheduler statistics file",
+    };
+    let migrations = read_bounded(Path::new(THREAD_SCHED_PATH), SCHED_LIMIT, |_| false)
+        .ok()
+        .flatten()
+        .and_then(|bytes| sched_migrations(&String::from_utf8_lossy(&bytes)));
+    let usage =
+        getrusage(UsageWho::RUSAGE_THREAD).context("cannot read getrusage(RUSAGE_THREAD)")?;
+    let switches = usage.voluntary_context_switches() + usage.involuntary_context_switches();
+    Ok((u64::try_from(switches).unwrap_or(0), migrations))
 }
 
 /// `se.nr_migrations` of a `/proc/…/sched` file.
@@ -803,7 +838,7 @@ impl ThreadTaskClock {
                     .context("cannot enable the task-clock counter")
             }
             ThreadTaskClock::Thread(started) => {
-                *started = Some(ThreadUsage::now()?.cpu_ns);
+                *started = Some(thread_cpu_ns()?);
                 Ok(())
             }
         }
@@ -820,7 +855,7 @@ impl ThreadTaskClock {
             }
             ThreadTaskClock::Thread(started) => {
                 let start = started.take().context("the task clock was never started")?;
-                Ok(ThreadUsage::now()?.cpu_ns.saturating_sub(start))
+                Ok(thread_cpu_ns()?.saturating_sub(start))
             }
         }
     }
@@ -872,8 +907,8 @@ mod tests {
         assert!(counters.group.is_none(), "no perf event is opened");
         counters.enable()?;
         // 2 ms of this thread's CPU time, however busy the machine is.
-        let begin = ThreadUsage::now()?.cpu_ns;
-        while ThreadUsage::now()?.cpu_ns - begin < 2_000_000 {
+        let begin = thread_cpu_ns()?;
+        while thread_cpu_ns()? - begin < 2_000_000 {
             std::hint::spin_loop();
         }
         std::thread::sleep(std::time::Duration::from_millis(1));

@@ -554,8 +554,8 @@ fn record_kernel(
     // barrier would (with 1024 workers on two CPUs, for seconds).
     let go = std::sync::RwLock::new(());
     let start_gate = go.write().expect("a new lock");
-    let abort = std::sync::atomic::AtomicBool::new(false);
-    // Set before the workers are released.
+    // Set before the workers are released; left unset when the events
+    // could not be opened, which tells the released workers to return.
     let deadline = std::sync::OnceLock::new();
     // Requested at the deadline or on a stop signal; the workers' kernels
     // watch it inside their loop.
@@ -564,7 +564,7 @@ fn record_kernel(
     std::thread::scope(|scope| -> Result<Recording> {
         let mut workers = Vec::new();
         for _ in 0..threads {
-            let (kernel, input, abort, time_up) = (&kernel, &input, &abort, &time_up);
+            let (kernel, input, time_up) = (&kernel, &input, &time_up);
             let deadline = &deadline;
             let (ready, go) = (&ready, &go);
             let tid_sender = tid_sender.clone();
@@ -572,10 +572,9 @@ fn record_kernel(
                 let _ = tid_sender.send(nix::unistd::gettid().as_raw() as u32);
                 ready.wait();
                 drop(go.read());
-                if abort.load(std::sync::atomic::Ordering::SeqCst) {
+                let Some(&deadline) = deadline.get() else {
                     return;
-                }
-                let deadline: Instant = *deadline.get().expect("set before the release");
+                };
                 while !time_up.is_requested() && !stop::stop_requested() {
                     if Instant::now() >= deadline {
                         time_up.request();
@@ -596,7 +595,6 @@ fn record_kernel(
         {
             Ok(opened) => opened,
             Err(error) => {
-                abort.store(true, std::sync::atomic::Ordering::SeqCst);
                 drop(start_gate);
                 return Err(error);
             }
