@@ -11,14 +11,21 @@
 //! * at most the limit is read (one byte more proves a file too large), and
 //!   the read stops as soon as the caller has what it needs.
 //!
+//! Files read by the thousand (a large machine's per-CPU attributes) are
+//! opened from a [`Folder`] held open, with [`read_bounded_in`]: the same
+//! checks, without the kernel walking the whole path again for each file.
+//!
 //! Standard input (`-` for a saved document or fleet input) is the one
 //! stream read as it comes, whatever the user piped, up to the same kind of
 //! limit ([`read_stream`]).
 
 use anyhow::{Context, Result, bail};
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::Mode;
 use std::fmt;
 use std::fs::{self, File, FileType, OpenOptions};
 use std::io::{ErrorKind, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -105,22 +112,83 @@ pub fn read_bounded(
     limit: ReadLimit,
     is_complete: impl Fn(&[u8]) -> bool,
 ) -> Result<Option<Vec<u8>>> {
-    let Some((mut file, _)) = open_regular(path, limit)? else {
+    let Some((mut file, size)) = open_regular(path, || open_nonblocking(path), limit)? else {
         return Ok(None);
     };
-    read_limited(&mut file, limit, is_complete, path.display()).map(Some)
+    read_limited(&mut file, size, limit, is_complete, path.display()).map(Some)
+}
+
+/// A folder held open, to open the files under it from it: a file opened
+/// by its full path has the kernel look up every folder on the way again,
+/// eight of them for a CPU's cache attribute, which on a machine of
+/// thousands of CPUs is most of the probe's time.
+#[derive(Debug)]
+pub struct Folder {
+    path: PathBuf,
+    /// `O_PATH`: good for opening what is inside, and nothing else.
+    fd: OwnedFd,
+}
+
+impl Folder {
+    /// Opens the folder at `path`. A missing folder, or a path through
+    /// something else than a folder, is an error that [`is_absent`] says is
+    /// "not there"; a FIFO or device is never opened (`O_PATH`).
+    pub fn open(path: &Path) -> std::io::Result<Folder> {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = nix::fcntl::open(path, flags, Mode::empty())?;
+        Ok(Folder {
+            path: path.to_path_buf(),
+            fd,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates (or empties) the file `name` in this folder, for writing,
+    /// as `std::fs::write` would (mode 0666 less the umask).
+    pub fn create(&self, name: &Path) -> std::io::Result<File> {
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC;
+        let mode = Mode::from_bits_truncate(0o666);
+        Ok(File::from(openat(&self.fd, name, flags, mode)?))
+    }
+}
+
+/// Like [`read_bounded`], for the file at `relative` under `folder`
+/// (opened from the folder, named in errors by its full path).
+pub fn read_bounded_in(
+    folder: &Folder,
+    relative: &Path,
+    limit: ReadLimit,
+    is_complete: impl Fn(&[u8]) -> bool,
+) -> Result<Option<Vec<u8>>> {
+    let path = folder.path.join(relative);
+    let open = || {
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        Ok(File::from(openat(
+            &folder.fd,
+            relative,
+            flags,
+            Mode::empty(),
+        )?))
+    };
+    let Some((mut file, size)) = open_regular(&path, open, limit)? else {
+        return Ok(None);
+    };
+    read_limited(&mut file, size, limit, is_complete, path.display()).map(Some)
 }
 
 /// Like [`read_bounded`], for a file read whole: one whose size is over the
 /// limit is refused from its size, unread.
 pub fn read_whole(path: &Path, limit: ReadLimit) -> Result<Option<Vec<u8>>> {
-    let Some((mut file, size)) = open_regular(path, limit)? else {
+    let Some((mut file, size)) = open_regular(path, || open_nonblocking(path), limit)? else {
         return Ok(None);
     };
     if size > limit.max_bytes as u64 {
         bail!(too_large(path.display(), limit));
     }
-    read_limited(&mut file, limit, |_| false, path.display()).map(Some)
+    read_limited(&mut file, size, limit, |_| false, path.display()).map(Some)
 }
 
 /// Reads a stream (standard input) to its end, at most `limit.max_bytes`;
@@ -130,12 +198,25 @@ pub fn read_stream(
     limit: ReadLimit,
     name: impl fmt::Display,
 ) -> Result<Vec<u8>> {
-    read_limited(input, limit, |_| false, name)
+    read_limited(input, 0, limit, |_| false, name)
 }
 
-/// Opens `path` for reading without blocking, and keeps it, with the size
-/// the file system reports, only if it is a regular file.
-fn open_regular(path: &Path, limit: ReadLimit) -> Result<Option<(File, u64)>> {
+/// Opens `path` for reading without blocking: a FIFO nobody writes to
+/// cannot hold the open.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens `path` with `open` (without blocking), and keeps it, with the
+/// size the file system reports, only if it is a regular file.
+fn open_regular(
+    path: &Path,
+    open: impl FnOnce() -> std::io::Result<File>,
+    limit: ReadLimit,
+) -> Result<Option<(File, u64)>> {
     #[cfg(test)]
     trace::record(path);
     let context = || format!("reading {}", path.display());
@@ -145,11 +226,7 @@ fn open_regular(path: &Path, limit: ReadLimit) -> Result<Option<(File, u64)>> {
         expected: limit.expected,
         fix: None,
     };
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
+    let file = match open() {
         Ok(file) => file,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(e) => {
@@ -171,8 +248,16 @@ fn open_regular(path: &Path, limit: ReadLimit) -> Result<Option<(File, u64)>> {
 }
 
 /// The read loop: doubling buffers, up to one byte past the limit.
+///
+/// `size` is what `fstat` said of the file, 0 for a stream. A file that
+/// has a size (a regular file its own, a sysfs attribute a page) is at its
+/// end when a read returns less than asked: the one read of a small
+/// attribute is then all, without a second read to see the end. procfs
+/// files say 0, and their `seq_file` may return less than asked before
+/// the end: those, and streams, end only with a read of nothing.
 fn read_limited(
     input: &mut impl Read,
+    size: u64,
     limit: ReadLimit,
     is_complete: impl Fn(&[u8]) -> bool,
     name: impl fmt::Display,
@@ -188,17 +273,20 @@ fn read_limited(
             .len()
             .max(FIRST_READ)
             .min(limit.max_bytes + 1 - bytes.len());
-        bytes.reserve_exact(want);
-        // `take` + `read_to_end` reads into the spare capacity without first
-        // zeroing it, and stops at `want` bytes or the end of the file.
-        let got = input
-            .take(want as u64)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("reading {name}"))?;
+        let start = bytes.len();
+        bytes.resize(start + want, 0);
+        let got = loop {
+            match input.read(&mut bytes[start..]) {
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                got => break got.with_context(|| format!("reading {name}"))?,
+            }
+        };
+        bytes.truncate(start + got);
         if bytes.len() > limit.max_bytes {
             bail!(too_large(name, limit));
         }
-        if got < want || is_complete(&bytes) {
+        let at_end = got == 0 || (size > 0 && got < want);
+        if at_end || is_complete(&bytes) {
             return Ok(bytes);
         }
     }
@@ -261,7 +349,6 @@ pub(crate) mod trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nix::sys::stat::Mode;
 
     const TEST_LIMIT: ReadLimit = ReadLimit {
         max_bytes: 9_999,
@@ -308,6 +395,51 @@ mod tests {
             None
         );
         assert_eq!(describe_bytes(1 << 20), "1 MiB");
+    }
+
+    /// A reader handing out at most `chunk` bytes a read, counting reads.
+    struct Trickle {
+        bytes: Vec<u8>,
+        at: usize,
+        chunk: usize,
+        reads: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.reads += 1;
+            let n = buf.len().min(self.chunk).min(self.bytes.len() - self.at);
+            buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// A file with a size (a sysfs attribute says 4096) is read in one
+    /// read when that read comes short; one without (procfs, whose
+    /// `seq_file` hands out a record at a time) is read until a read
+    /// returns nothing.
+    #[test]
+    fn a_short_read_ends_only_a_file_with_a_size() {
+        let trickle = |bytes: &[u8], chunk| Trickle {
+            bytes: bytes.to_vec(),
+            at: 0,
+            chunk,
+            reads: 0,
+        };
+        let mut attribute = trickle(b"0-511\n", usize::MAX);
+        let read = read_limited(&mut attribute, 4096, TEST_LIMIT, |_| false, "attribute");
+        assert_eq!(read.unwrap(), b"0-511\n");
+        assert_eq!(attribute.reads, 1);
+        let content = vec![b'x'; 2500];
+        let mut procfs = trickle(&content, 100);
+        let read = read_limited(&mut procfs, 0, TEST_LIMIT, |_| false, "cpuinfo");
+        assert_eq!(read.unwrap(), content);
+        assert_eq!(procfs.reads, 26, "25 records, then the end");
+        // A file larger than the first read still reads whole.
+        let mut large = trickle(&content, usize::MAX);
+        let read = read_limited(&mut large, 2500, TEST_LIMIT, |_| false, "large");
+        assert_eq!(read.unwrap(), content);
     }
 
     /// Standard input may be a pipe: read to its end, in as many reads as

@@ -8,12 +8,12 @@
 //! complete, so a folder named `DIR` is never a half-written snapshot.
 
 use crate::cpuset::CpuSet;
-use crate::input::{kind_of, read_bounded};
+use crate::input::{Folder, is_absent, kind_of, read_bounded, read_bounded_in};
 use crate::probe::environment::CPUINFO_LIMIT;
 use crate::probe::sysfs::{ATTRIBUTE_LIMIT, SysfsRoot, online_cpus};
 use anyhow::{Context, Result, bail};
 use std::fs;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 /// Subfolder of a snapshot holding the CPUID dump (`puN` files).
@@ -227,7 +227,16 @@ fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e).with_context(|| format!("{}: cannot list", from.display())),
     };
+    // Files are opened from both folders held open: by full paths, the
+    // kernel walked every folder of both again for each file.
+    let source = match Folder::open(from) {
+        Ok(folder) => folder,
+        // Gone since it was listed (a CPU's caches go when it goes offline).
+        Err(e) if is_absent(&e) => return Ok(0),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot open", from.display())),
+    };
     fs::create_dir_all(to).with_context(|| format!("{}: cannot create", to.display()))?;
+    let target = Folder::open(to).with_context(|| format!("{}: cannot open", to.display()))?;
     let mut copied = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -247,10 +256,23 @@ fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
         if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
             copied += copy_tree(&path, &to.join(&name))?;
         } else {
-            copied += copy_file(&path, &to.join(&name))?;
+            copied += copy_file_in(&source, &target, Path::new(&name))?;
         }
     }
     Ok(copied)
+}
+
+/// Copies the file `name` of the folder `source` into `target`, read as
+/// the probe reads it; one that cannot be read is skipped.
+fn copy_file_in(source: &Folder, target: &Folder, name: &Path) -> Result<usize> {
+    let Ok(Some(content)) = read_bounded_in(source, name, ATTRIBUTE_LIMIT, |_| false) else {
+        return Ok(0);
+    };
+    target
+        .create(name)
+        .and_then(|mut file| file.write_all(&content))
+        .with_context(|| format!("{}: cannot write", target.path().join(name).display()))?;
+    Ok(1)
 }
 
 /// Copies one file, read as the probe reads it (bounded, regular files

@@ -14,7 +14,7 @@
 //! s390 and sparse on ia64.
 
 use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
-use crate::input::{ReadLimit, is_absent, read_bounded};
+use crate::input::{Folder, ReadLimit, is_absent, read_bounded, read_bounded_in};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
 use std::cell::RefCell;
@@ -51,6 +51,11 @@ pub struct SysfsRoot {
     /// names the same package set, which is parsed once and shared (see
     /// [`CpuSet`]), so that reading them all costs what their text costs.
     sets: RefCell<HashMap<(SetForm, String), CpuSet>>,
+    /// The `cpuN` folder (relative) read from last, held open where it
+    /// could be opened: the probe reads one CPU's files after another, and
+    /// opening them from their CPU's folder spares the kernel the walk down
+    /// to it (six folders) for each of them.
+    cpu_folder: RefCell<Option<(String, Option<Rc<Folder>>)>>,
 }
 
 impl SysfsRoot {
@@ -61,6 +66,7 @@ impl SysfsRoot {
             live: true,
             listings: RefCell::default(),
             sets: RefCell::default(),
+            cpu_folder: RefCell::default(),
         }
     }
 
@@ -84,6 +90,7 @@ impl SysfsRoot {
             live: false,
             listings: RefCell::default(),
             sets: RefCell::default(),
+            cpu_folder: RefCell::default(),
         })
     }
 
@@ -117,7 +124,7 @@ impl SysfsRoot {
         if self.known_absent(relative) {
             return Ok(None);
         }
-        let Some(bytes) = read_bounded(&self.path(relative), limit, is_complete)? else {
+        let Some(bytes) = self.read_bytes(relative, limit, is_complete)? else {
             return Ok(None);
         };
         let mut text = String::from_utf8(bytes)
@@ -129,6 +136,28 @@ impl SysfsRoot {
         text.truncate(end);
         text.drain(..start);
         Ok(Some(text))
+    }
+
+    /// The file's bytes, opened from its CPU's folder when it is in one.
+    fn read_bytes(
+        &self,
+        relative: &str,
+        limit: ReadLimit,
+        is_complete: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<Vec<u8>>> {
+        if let Some((cpu_folder, inside)) = split_cpu_folder(relative) {
+            let mut held = self.cpu_folder.borrow_mut();
+            if held.as_ref().is_none_or(|(name, _)| name != cpu_folder) {
+                // A folder that cannot be opened is read from as before, by
+                // full paths, to fail (or find nothing) as those do.
+                let opened = Folder::open(&self.path(cpu_folder)).ok().map(Rc::new);
+                *held = Some((cpu_folder.to_owned(), opened));
+            }
+            if let Some((_, Some(folder))) = held.as_ref() {
+                return read_bounded_in(folder, Path::new(inside), limit, is_complete);
+            }
+        }
+        read_bounded(&self.path(relative), limit, is_complete)
     }
 
     /// Like [`read_text`](Self::read_text), but an empty file or the
@@ -260,6 +289,18 @@ impl SysfsRoot {
         self.listing_says(relative)
             .unwrap_or_else(|| self.path(relative).exists())
     }
+}
+
+/// A path under a CPU's folder split into that folder
+/// (`sys/devices/system/cpu/cpuN`) and the path inside it.
+fn split_cpu_folder(relative: &str) -> Option<(&str, &str)> {
+    let below = relative.strip_prefix(CPU_DIR)?.strip_prefix("/cpu")?;
+    let digits = below.find('/')?;
+    if digits == 0 || !below[..digits].bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let end = relative.len() - below.len() + digits;
+    Some((&relative[..end], &relative[end + 1..]))
 }
 
 /// sysfs and procfs attribute files: the kernel writes at most a page
@@ -576,6 +617,37 @@ fn restrict(set: Option<CpuSet>, cpu: u32, online: &mut OnlineOnly) -> Option<Cp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_in_a_cpu_folder_are_split_at_it() {
+        let cpu = format!("{CPU_DIR}/cpu12");
+        assert_eq!(
+            split_cpu_folder(&format!("{cpu}/cache/index0/level")),
+            Some((cpu.as_str(), "cache/index0/level"))
+        );
+        assert_eq!(split_cpu_folder(&format!("{CPU_DIR}/cpufreq/boost")), None);
+        assert_eq!(split_cpu_folder(&format!("{CPU_DIR}/cpu/x")), None);
+        assert_eq!(split_cpu_folder(&cpu), None);
+        assert_eq!(split_cpu_folder(&format!("{CPU_DIR}/online")), None);
+    }
+
+    /// Files under a CPU's folder are opened from the folder held open,
+    /// and read as by their full path: here the folder is moved away after
+    /// its first file was read, and its next file is still found in it.
+    #[test]
+    fn a_cpu_folder_is_held_open_for_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cpu0 = dir.path().join(CPU_DIR).join("cpu0");
+        std::fs::create_dir_all(cpu0.join("topology")).unwrap();
+        std::fs::write(cpu0.join("topology/core_id"), "0\n").unwrap();
+        std::fs::write(cpu0.join("topology/die_id"), "3\n").unwrap();
+        let root = SysfsRoot::snapshot(dir.path()).unwrap();
+        let read = |name: &str| root.read_text(&format!("{CPU_DIR}/cpu0/topology/{name}"));
+        assert_eq!(read("core_id").unwrap().as_deref(), Some("0"));
+        std::fs::rename(&cpu0, dir.path().join("moved")).unwrap();
+        assert_eq!(read("die_id").unwrap().as_deref(), Some("3"));
+        assert_eq!(read("absent").unwrap(), None);
+    }
 
     #[test]
     fn restrict_keeps_online_cpus_and_the_cpu_itself() {
