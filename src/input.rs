@@ -201,6 +201,13 @@ pub fn read_stream(
     read_limited(input, 0, limit, |_| false, name)
 }
 
+/// The size sysfs gives every attribute.
+fn page_size() -> u64 {
+    // SAFETY: sysconf reads a constant of the running kernel.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
+}
+
 /// Opens `path` for reading without blocking: a FIFO nobody writes to
 /// cannot hold the open.
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
@@ -249,10 +256,12 @@ fn open_regular(
 
 /// The read loop: doubling buffers, up to one byte past the limit.
 ///
-/// `size` is what `fstat` said of the file, 0 for a stream. A file that
-/// has a size (a regular file its own, a sysfs attribute a page) is at its
-/// end when a read returns less than asked: the one read of a small
-/// attribute is then all, without a second read to see the end. procfs
+/// `size` is what `fstat` said of the file, 0 for a stream. A regular file
+/// is at its end once its size is read, and a sysfs attribute (which says
+/// it is a page) when a read returns less than asked: the kernel hands an
+/// attribute's whole text to the first read. Either way the one read of a
+/// small attribute is all, without a second read to see the end. A short
+/// read of anything else (a network or FUSE file) is not its end. procfs
 /// files say 0, and their `seq_file` may return less than asked before
 /// the end: those, and streams, end only with a read of nothing.
 fn read_limited(
@@ -285,7 +294,9 @@ fn read_limited(
         if bytes.len() > limit.max_bytes {
             bail!(too_large(name, limit));
         }
-        let at_end = got == 0 || (size > 0 && got < want);
+        let at_end = got == 0
+            || (size > 0 && bytes.len() as u64 >= size)
+            || (size == page_size() && got < want);
         if at_end || is_complete(&bytes) {
             return Ok(bytes);
         }
@@ -415,10 +426,10 @@ mod tests {
         }
     }
 
-    /// A file with a size (a sysfs attribute says 4096) is read in one
-    /// read when that read comes short; one without (procfs, whose
-    /// `seq_file` hands out a record at a time) is read until a read
-    /// returns nothing.
+    /// A sysfs attribute (which says it is a page) is read in one read when
+    /// that read comes short, a regular file once its size is read; one
+    /// without a size (procfs, whose `seq_file` hands out a record at a
+    /// time) is read until a read returns nothing.
     #[test]
     fn a_short_read_ends_only_a_file_with_a_size() {
         let trickle = |bytes: &[u8], chunk| Trickle {
@@ -428,7 +439,13 @@ mod tests {
             reads: 0,
         };
         let mut attribute = trickle(b"0-511\n", usize::MAX);
-        let read = read_limited(&mut attribute, 4096, TEST_LIMIT, |_| false, "attribute");
+        let read = read_limited(
+            &mut attribute,
+            page_size(),
+            TEST_LIMIT,
+            |_| false,
+            "attribute",
+        );
         assert_eq!(read.unwrap(), b"0-511\n");
         assert_eq!(attribute.reads, 1);
         let content = vec![b'x'; 2500];
@@ -436,10 +453,15 @@ mod tests {
         let read = read_limited(&mut procfs, 0, TEST_LIMIT, |_| false, "cpuinfo");
         assert_eq!(read.unwrap(), content);
         assert_eq!(procfs.reads, 26, "25 records, then the end");
-        // A file larger than the first read still reads whole.
+        // A file larger than the first read still reads whole, in one
+        // read more than its size asks when reads come short.
         let mut large = trickle(&content, usize::MAX);
         let read = read_limited(&mut large, 2500, TEST_LIMIT, |_| false, "large");
         assert_eq!(read.unwrap(), content);
+        let mut fuse = trickle(&content, 100);
+        let read = read_limited(&mut fuse, 2500, TEST_LIMIT, |_| false, "network file");
+        assert_eq!(read.unwrap(), content, "a short read is not the end");
+        assert_eq!(fuse.reads, 25);
     }
 
     /// Standard input may be a pipe: read to its end, in as many reads as

@@ -823,6 +823,19 @@ fn generated_machines_probe_as_written() {
         "L1d, L1i, L2 per core, L3 per die"
     );
     assert!(t.sibling_map_notes.is_empty(), "{:?}", t.sibling_map_notes);
+    // Each core's mask would be 8 words: the view leaves the masks out,
+    // and says so once.
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("\n  Core 5    uniform                CPUs 5,133\n"),
+        "{text}"
+    );
+    assert!(!text.contains("mask "), "{text}");
+    assert_eq!(
+        text.matches("(masks left out: with CPU 255, each is 71")
+            .count(),
+        1
+    );
 
     let dir = tempfile::tempdir().unwrap();
     BigMachine::one_package(256).write(dir.path()).unwrap();
@@ -987,5 +1000,49 @@ fn restricted_affinity_leaves_cpus_out_of_the_crosscheck() {
     assert!(
         left_out.starts_with("CPU 0") || left_out.starts_with("CPUs 0"),
         "{left_out}"
+    );
+}
+
+/// Where which CPUs share a core is unknown, `run` places no arm on a
+/// guess: one-per-core and sibling-packed are left out with a note (or,
+/// asked for alone, refused with a command that works), and no view counts
+/// the CPUs as cores.
+#[test]
+fn run_on_unknown_structure_places_no_arm_on_a_guess() {
+    use placement_study::plan::{self, Arm};
+    let root = laptop_without_topology();
+    let t = probe(Some(root.path()), None).expect("probes");
+    let chosen = plan::study_arms(&t, None, None).unwrap();
+    assert_eq!(chosen.arms, plan::UNKNOWN_STRUCTURE_ARMS);
+    assert_eq!(chosen.workers, 2);
+    let note = chosen.left_out.expect("a note");
+    assert!(
+        note.starts_with("one-per-core and sibling-packed left out: which CPUs share a core is unknown (no core sibling set"),
+        "{note}"
+    );
+    let asked = [Arm::OnePerCore, Arm::SameCpu];
+    let chosen = plan::study_arms(&t, Some(3), Some(&asked)).unwrap();
+    assert_eq!(
+        (chosen.arms.as_slice(), chosen.workers),
+        (&[Arm::SameCpu][..], 3)
+    );
+    assert!(
+        chosen
+            .left_out
+            .unwrap()
+            .starts_with("one-per-core left out: ")
+    );
+    let refused = plan::study_arms(&t, None, Some(&[Arm::SiblingPacked])).unwrap_err();
+    assert!(
+        refused.ends_with(
+            "`placement-study run --workers 2 --arms unpinned,same-cpu` measures what can be"
+        ),
+        "{refused}"
+    );
+
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("8 CPUs (8 allowed), cores unknown, 1 package"),
+        "{text}"
     );
 }

@@ -168,7 +168,7 @@ fn check_software_counters(setup: &Value, warnings: &Value, level: i32, what: &s
     );
 }
 
-fn gate_run_and_observe(level: i32) {
+fn measure_as_nobody(level: i32) {
     let dir = scratch();
     let quick = ["--rep-ms", "5", "--warmups", "0"];
 
@@ -200,6 +200,30 @@ fn gate_run_and_observe(level: i32) {
     );
     let json = saved(dir.path().join("run.json"));
     if json["kind"] == "run" {
+        check_software_counters(&json["setup"], &json["warnings"], level, &what);
+    }
+
+    // pairs and hybrid: a map or a study (any verdict), never an error;
+    // pairs is held to a few seconds by its time budget.
+    let studies: [(&str, &[i32]); 2] = [("pairs", &[0, 3, 5]), ("hybrid", &[0, 3, 5, 6])];
+    for (command, statuses) in studies {
+        let file = format!("{command}.json");
+        let mut args = vec![command, "--json", file.as_str(), "--warmups", "0"];
+        args.extend(match command {
+            "pairs" => ["--rep-ms", "5", "--time-budget", "5s"],
+            _ => ["--rep-ms", "50", "--reps", "6"],
+        });
+        let output = as_nobody(dir.path(), &args);
+        let what = format!("{command} as nobody at perf_event_paranoid {level}");
+        assert!(
+            output
+                .status
+                .code()
+                .is_some_and(|code| statuses.contains(&code)),
+            "{}",
+            describe(&what, &output)
+        );
+        let json = saved(dir.path().join(&file));
         check_software_counters(&json["setup"], &json["warnings"], level, &what);
     }
 
@@ -235,15 +259,15 @@ fn gate_run_and_observe(level: i32) {
 
 #[test]
 #[ignore = "needs root: runs the binary as nobody and sets kernel.perf_event_paranoid"]
-fn gate_run_and_observe_measure_as_nobody() {
+fn every_study_measures_as_nobody() {
     let machine_level = current_level();
     let mut levels = vec![machine_level, 1, 2];
     levels.sort_unstable();
     levels.dedup();
     for level in levels {
-        eprintln!("perf_event_paranoid {level}: gate, run and observe as nobody");
+        eprintln!("perf_event_paranoid {level}: gate, run, pairs, hybrid and observe as nobody");
         let _level = ParanoidLevel::set(level);
-        gate_run_and_observe(level);
+        measure_as_nobody(level);
     }
     assert_eq!(current_level(), machine_level, "the setting is restored");
 }

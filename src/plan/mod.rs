@@ -213,6 +213,9 @@ pub fn study_arms(
     workers: Option<usize>,
     requested: Option<&[Arm]>,
 ) -> std::result::Result<StudyArms, String> {
+    if let Some(why) = &topology.summary.structure_unknown {
+        return arms_without_structure(why, workers, requested);
+    }
     let groups = usable_cores(topology);
     let has_smt = groups
         .values()
@@ -273,6 +276,64 @@ pub fn study_arms(
              `placement-study run --workers {workers} --arms one-per-core,same-cpu` measures what can be"
         ));
     }
+    Ok(StudyArms {
+        arms,
+        workers,
+        left_out: Some(left_out),
+    })
+}
+
+/// `run`'s arms where which CPUs share a core is unknown: the two that
+/// need no core, unpinned against the time-sliced same-cpu control.
+pub const UNKNOWN_STRUCTURE_ARMS: [Arm; 2] = [Arm::Unpinned, Arm::SameCpu];
+
+/// The arms a study can place where which CPUs share a core is unknown
+/// (`why`): one-per-core and sibling-packed would be placed on a guess, so
+/// they are left out with a note, and two workers are the default.
+fn arms_without_structure(
+    why: &str,
+    workers: Option<usize>,
+    requested: Option<&[Arm]>,
+) -> std::result::Result<StudyArms, String> {
+    let workers = workers.unwrap_or(2);
+    let needs_cores = |arm: &&Arm| matches!(arm, Arm::OnePerCore | Arm::SiblingPacked);
+    let names = |arms: &[Arm]| {
+        let names: Vec<String> = arms.iter().map(Arm::to_string).collect();
+        names.join(",")
+    };
+    let (arms, left_out) = match requested {
+        None => (
+            UNKNOWN_STRUCTURE_ARMS.to_vec(),
+            format!(
+                "one-per-core and sibling-packed left out: which CPUs share a core is unknown \
+                 ({why}); unpinned is compared with same-cpu instead"
+            ),
+        ),
+        Some(requested) => {
+            let (left_out, arms): (Vec<Arm>, Vec<Arm>) =
+                requested.iter().partition(|arm| needs_cores(arm));
+            if left_out.is_empty() {
+                return Ok(StudyArms {
+                    arms,
+                    workers,
+                    left_out: None,
+                });
+            }
+            if arms.is_empty() {
+                return Err(format!(
+                    "--arms {}: which CPUs share a core is unknown here ({why}), so it cannot be \
+                     placed; `placement-study run --workers {workers} --arms unpinned,same-cpu` \
+                     measures what can be",
+                    names(&left_out)
+                ));
+            }
+            let note = format!(
+                "{} left out: which CPUs share a core is unknown ({why})",
+                names(&left_out)
+            );
+            (arms, note)
+        }
+    };
     Ok(StudyArms {
         arms,
         workers,

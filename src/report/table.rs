@@ -9,7 +9,9 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
-use crate::report::units::{Fixed, capitalise, count, percent, percent_change, sig4, wrap_words};
+use crate::report::units::{
+    Fixed, capitalise, cores, count, percent, percent_change, sig4, wrap_words,
+};
 use crate::report::view::{Charset, View};
 use crate::saved::DocumentHead;
 use tabled::Table;
@@ -329,7 +331,7 @@ pub fn host_line(head: &DocumentHead) -> String {
             "host {} — {model} — {}, {}, SMT {}",
             head.host,
             count(summary.cpus, "CPU"),
-            count(summary.cores, "core"),
+            cores(summary),
             summary.smt_word()
         ),
         None => format!("host {} — {model} — machine not recorded", head.host),

@@ -2,13 +2,17 @@
 //! sibling map (list and hex mask) and caches; what is unusual at the end.
 
 use crate::cpuset::{CpuSet, format_mask};
+
+/// Machines numbering CPUs up to here show each core's hex mask (at most
+/// four words); above, the mask column is left out.
+const MASK_CPUS: u32 = 128;
 use crate::exit::Outcome;
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
-use crate::report::units::{bytes, count};
+use crate::report::units::{bytes, cores, count};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, TopologyResult};
 use std::collections::BTreeMap;
@@ -28,7 +32,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
         "{} ({} allowed), {}, {} package{}, threads per core {}, {} core class{}, SMT {}",
         count(s.cpus, "CPU"),
         s.allowed,
-        count(s.cores, "core"),
+        cores(s),
         s.packages,
         if s.packages == 1 { "" } else { "s" },
         s.threads_per_core,
@@ -49,6 +53,11 @@ pub fn render(topology: &Topology, view: &View) -> String {
             .or_default()
             .push(cpu);
     }
+    // A mask is a word of 8 hex digits per 32 CPUs: on a large machine each
+    // core's line would be a screenful of zeros. The lists say the same,
+    // and `taskset -c` takes them.
+    let highest = topology.cpus.iter().map(|c| c.cpu).max().unwrap_or(0);
+    let masks = highest < MASK_CPUS;
     for (package, cores) in &packages {
         let _ = writeln!(out, "\nPackage {package}");
         for (core, cpus) in cores {
@@ -57,21 +66,30 @@ pub fn render(topology: &Topology, view: &View) -> String {
                 .iter()
                 .filter_map(|c| c.apic_id.map(|a| format!("{a:#x}")))
                 .collect();
-            let _ = write!(
-                out,
-                "  Core {core:<4} {:<22} CPUs {:<10} mask {}",
+            let mut line = format!(
+                "  Core {core:<4} {:<22} CPUs {:<10}",
                 first.class,
                 first.siblings.to_string(),
-                format_mask(&first.siblings),
             );
+            if masks {
+                let _ = write!(line, " mask {}", format_mask(&first.siblings));
+            }
             if !apic.is_empty() {
-                let _ = write!(out, "  APIC {}", apic.join(","));
+                let _ = write!(line, "  APIC {}", apic.join(","));
             }
             if cpus.iter().any(|c| !c.allowed) {
-                let _ = write!(out, "  (not all allowed)");
+                line.push_str("  (not all allowed)");
             }
-            out.push('\n');
+            let _ = writeln!(out, "{}", line.trim_end());
         }
+    }
+
+    if !masks {
+        let digits = (highest / 32 + 1) * 9 - 1;
+        let note = format!(
+            "  (masks left out: with CPU {highest}, each is {digits} characters; the lists say the same, and taskset -c takes them)"
+        );
+        let _ = writeln!(out, "{}", view.wrap(&note, 2));
     }
 
     if topology.classes.len() > 1 {

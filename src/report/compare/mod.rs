@@ -311,11 +311,17 @@ impl std::fmt::Display for MachineShape {
             n if n.parse::<usize>().is_ok() => format!("{n} threads"),
             mixed => format!("{mixed} threads"),
         };
+        // Unknown structure: the core count is the CPUs', each entered as
+        // a core of its own.
+        let cores = if self.threads_per_core == "unknown" {
+            "cores unknown".to_string()
+        } else {
+            format!("{} × {threads}", count(self.cores, "core"))
+        };
         write!(
             f,
-            "{}, {} × {threads}, {}",
+            "{}, {cores}, {}",
             count(self.packages, "package"),
-            count(self.cores, "core"),
             match self.core_classes {
                 1 => "1 core class".to_string(),
                 n => format!("{n} core classes"),

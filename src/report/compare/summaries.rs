@@ -16,7 +16,11 @@ impl HostSummary {
             kind: head.kind,
             host: head.known_host().map(str::to_string),
             model: head.model.clone(),
-            cores: head.topology.as_ref().map(|t| t.cores),
+            cores: head
+                .topology
+                .as_ref()
+                .filter(|t| t.structure_unknown.is_none())
+                .map(|t| t.cores),
             cpus: head.topology.as_ref().map(|t| t.cpus),
             // The CPUID signature: the summary's, or (a gate file from
             // before the gate saved its topology) the evidence's.
