@@ -1045,4 +1045,6 @@ fn run_on_unknown_structure_places_no_arm_on_a_guess() {
         text.contains("8 CPUs (8 allowed), cores unknown, 1 package"),
         "{text}"
     );
+    let shape = placement_study::report::compare::MachineShape::of(&t.summary);
+    assert_eq!(shape.to_string(), "1 package, cores unknown, 1 core class");
 }

@@ -2,10 +2,6 @@
 //! sibling map (list and hex mask) and caches; what is unusual at the end.
 
 use crate::cpuset::{CpuSet, format_mask};
-
-/// Machines numbering CPUs up to here show each core's hex mask (at most
-/// four words); above, the mask column is left out.
-const MASK_CPUS: u32 = 128;
 use crate::exit::Outcome;
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
@@ -17,6 +13,10 @@ use crate::report::view::View;
 use crate::saved::{DocumentHead, TopologyResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// Machines numbering CPUs up to here show each core's hex mask (at most
+/// four words); above, the mask column is left out.
+const MASK_CPUS: u32 = 128;
 
 /// The longest aligned line (a core class, the CPUID summary) kept whole.
 const LONGEST_KEPT: usize = 100;

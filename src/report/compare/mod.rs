@@ -285,7 +285,9 @@ pub struct Counted {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct MachineShape {
     pub packages: usize,
-    pub cores: usize,
+    /// `None` where which CPUs share a core is unknown (the probe's count
+    /// is then the CPUs', each entered as a core of its own).
+    pub cores: Option<usize>,
     /// "1", "2", or "mixed(8x2,8x1)".
     pub threads_per_core: String,
     pub core_classes: usize,
@@ -296,7 +298,7 @@ impl MachineShape {
     pub fn of(summary: &crate::probe::Summary) -> MachineShape {
         MachineShape {
             packages: summary.packages,
-            cores: summary.cores,
+            cores: summary.structure_unknown.is_none().then_some(summary.cores),
             threads_per_core: summary.threads_per_core.clone(),
             core_classes: summary.core_classes,
         }
@@ -311,12 +313,9 @@ impl std::fmt::Display for MachineShape {
             n if n.parse::<usize>().is_ok() => format!("{n} threads"),
             mixed => format!("{mixed} threads"),
         };
-        // Unknown structure: the core count is the CPUs', each entered as
-        // a core of its own.
-        let cores = if self.threads_per_core == "unknown" {
-            "cores unknown".to_string()
-        } else {
-            format!("{} × {threads}", count(self.cores, "core"))
+        let cores = match self.cores {
+            Some(cores) => format!("{} × {threads}", count(cores, "core")),
+            None => "cores unknown".to_string(),
         };
         write!(
             f,
