@@ -148,7 +148,7 @@ struct OpenEvents {
 }
 
 /// Whether permissions refused an event (EACCES, EPERM).
-fn refused(error: &io::Error) -> bool {
+pub(super) fn refused(error: &io::Error) -> bool {
     matches!(error.raw_os_error(), Some(libc::EACCES | libc::EPERM))
 }
 
@@ -415,7 +415,7 @@ fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Du
 
 /// A descriptor that becomes readable when process `pid` exits, where the
 /// kernel has pidfds (5.3+); otherwise the wait just times out.
-fn exit_notice(pid: u32) -> Option<OwnedFd> {
+pub(super) fn exit_notice(pid: u32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags, and returns a new fd or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     // SAFETY: a non-negative return is a descriptor this process now owns.
