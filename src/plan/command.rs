@@ -154,6 +154,26 @@ pub struct CommandPlan {
     pub placements: Vec<CommandPlacement>,
 }
 
+/// The arms where `--arms` is not given: [`DEFAULT_COMMAND_ARMS`], or,
+/// where no core has two allowed hardware threads, one-per-core against
+/// same-cpu, with the note saying sibling-packed was left out.
+pub fn default_command_arms(topology: &Topology) -> (Vec<CommandArm>, Option<String>) {
+    let has_smt = usable_cores(topology)
+        .values()
+        .flatten()
+        .any(|core| core.threads.len() >= 2);
+    if has_smt {
+        return (DEFAULT_COMMAND_ARMS.to_vec(), None);
+    }
+    let arms = vec![
+        CommandArm::Placement(Arm::OnePerCore),
+        CommandArm::Placement(Arm::SameCpu),
+    ];
+    let note = "sibling-packed left out: no core has two allowed hardware threads; one-per-core \
+                is compared with same-cpu (the whole command on one CPU) instead";
+    (arms, Some(note.to_string()))
+}
+
 /// `--threads` where it is not given: the largest T that one-per-core and
 /// sibling-packed can both place ([`default_workers`]); where no core has
 /// two allowed threads, the cores of the largest (class, package) group,
@@ -429,6 +449,13 @@ mod tests {
     #[test]
     fn without_smt_one_per_core_takes_every_core_and_packing_is_refused() {
         let guest = fixture("kvm-guest-2cpu");
+        let (defaults, note) = default_command_arms(&guest);
+        assert_eq!(defaults, arms("one-per-core,same-cpu"));
+        assert!(note.unwrap().contains("sibling-packed left out"));
+        assert_eq!(
+            default_command_arms(&fixture("laptop-i5-11300H")),
+            (DEFAULT_COMMAND_ARMS.to_vec(), None)
+        );
         assert_eq!(default_threads(&guest), 2);
         let plan = command_plan(&guest, None, &arms("one-per-core,same-cpu")).unwrap();
         assert_eq!(cpus(&plan), ["0-1", "0"]);

@@ -1,23 +1,166 @@
-//! The command study's repetitions (`run -- COMMAND`, issue 24; the design
-//! is in [`crate::plan::command`]): warm-ups, then rounds that run every
-//! arm once each, in order, so drift hits every arm alike and each arm's
-//! repetition can be paired with the others' of the same round.
+//! The command study (`run -- COMMAND`, issue 24; the design is in
+//! [`crate::plan::command`]): the gate first (unless `--skip-gate`, as the
+//! kernel study), the arms planned as CPU sets, then warm-ups and rounds
+//! that run every arm once each, in order, so drift hits every arm alike
+//! and each arm's repetition can be paired with the others' of the same
+//! round; `--prepare` runs before each repetition. The judge's statistics
+//! and checks make the document.
 //!
 //! A stop signal (SIGINT, SIGTERM) ends the study after the rounds already
 //! finished: the round it interrupted is dropped whole, as the kernel
 //! study does, so every arm keeps the same rounds. A repetition whose
 //! command fails stops the study with its error, unless `ignore_failure`
 //! keeps it, marked.
-//!
-//! To do: the gate first (unless `--skip-gate`), `--prepare CMD` before
-//! each repetition, the judge's statistics and checks, and the document.
+
+use std::ffi::OsString;
+use std::ops::ControlFlow;
 
 use anyhow::Result;
 
-use super::Progress;
-use crate::measure::command::{CommandFailed, CommandRep, CommandSample};
+use super::run::{RunOutcome, gate_first};
+use super::{LazyMeasure, Progress, head};
+use crate::cpuset::CpuSet;
+use crate::exit::UsageError;
+use crate::judge::command::command_arm_stats;
+use crate::judge::command_checks::{arm_checks, command_valid, unmeasured_checks};
+use crate::judge::gate::GateRule;
+use crate::judge::warnings::Warning;
+use crate::measure::command::{CommandFailed, CommandRep, CommandSample, Output};
+use crate::measure::prepare::run_prepare;
 use crate::measure::stop::{self, StopSignal};
-use crate::plan::command::CommandPlacement;
+use crate::measure::{Measure, MeasureOptions};
+use crate::plan::Arm;
+use crate::plan::command::{
+    CommandArm, CommandPlacement, command_plan, default_command_arms, substitute,
+};
+use crate::probe::Topology;
+use crate::saved::{CommandOptions, CommandResult, DocumentHead, DocumentKind};
+
+/// The command study's checked options (what `run -- COMMAND` was asked
+/// for).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandStudyOptions {
+    /// The command and its arguments, placeholders unreplaced.
+    pub argv: Vec<OsString>,
+    /// `--threads`; `None`: [`crate::plan::command::default_threads`].
+    pub threads: Option<usize>,
+    /// `--arms`; `None`: one-per-core and sibling-packed, or one-per-core
+    /// and same-cpu where no core has two allowed hardware threads.
+    pub arms: Option<Vec<CommandArm>>,
+    /// `--baseline`; `None`: one-per-core where it runs, else the first arm.
+    pub baseline: Option<CommandArm>,
+    /// `--prepare`: run through `sh -c` before each repetition.
+    pub prepare: Option<String>,
+    pub output: Output,
+    pub rounds: RoundsOptions,
+    /// The gate's rule; the gate runs first unless `skip_gate`.
+    pub rule: GateRule,
+    pub skip_gate: bool,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+    /// How the gate's repetitions are measured (its engine is started only
+    /// when the gate runs).
+    pub measure: MeasureOptions,
+}
+
+/// Runs the command study on `topology`; see the module docs. `run_once`
+/// runs the command's argv once on a CPU set (the live one is
+/// [`crate::measure::command::run_once`]).
+pub fn command_study<M: Measure>(
+    topology: &Topology,
+    options: &CommandStudyOptions,
+    measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+    mut run_once: impl FnMut(&[OsString], &CpuSet) -> Result<CommandSample>,
+) -> Result<RunOutcome<CommandResult>> {
+    let head = head(DocumentKind::Command, topology);
+    let (arms, left_out) = match &options.arms {
+        Some(arms) => (arms.clone(), None),
+        None => default_command_arms(topology),
+    };
+    let plan =
+        command_plan(topology, options.threads, &arms).map_err(|e| UsageError(format!("{e:#}")))?;
+    let baseline = match options.baseline {
+        Some(baseline) if !arms.contains(&baseline) => {
+            return Err(UsageError(format!(
+                "--baseline {baseline}: not one of the arms ({}); add it to --arms or name \
+                 one of them",
+                arms.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .into());
+        }
+        Some(baseline) => baseline,
+        None if arms.contains(&CommandArm::Placement(Arm::OnePerCore)) => {
+            CommandArm::Placement(Arm::OnePerCore)
+        }
+        None => arms[0],
+    };
+    let gate = match gate_first(
+        topology,
+        &options.rule,
+        options.skip_gate,
+        measure,
+        progress,
+    )? {
+        ControlFlow::Continue(gate) => gate,
+        ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
+    };
+    let recorded = run_rounds(&plan.placements, options.rounds, progress, |placement| {
+        if let Some(prepare) = &options.prepare {
+            run_prepare(prepare)?;
+        }
+        let argv = substitute(&options.argv, plan.threads, &placement.cpus);
+        run_once(&argv, &placement.cpus)
+    })?;
+    let stats = command_arm_stats(&recorded.reps, &arms, baseline);
+    let mut checks = unmeasured_checks();
+    checks.extend(arm_checks(&stats, options.cv_bar));
+    let valid = command_valid(&checks, options.strict);
+    let mut warnings = Warning::about_machine(topology);
+    warnings.extend(left_out.map(Warning::ArmsLeftOut));
+    if let Some(signal) = recorded.stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    Ok(RunOutcome::Studied(Box::new(CommandResult {
+        head: DocumentHead {
+            complete: recorded.stopped.is_none(),
+            ..head
+        },
+        gated: gate.is_some(),
+        gate,
+        cpus: topology.cpus.clone(),
+        options: CommandOptions {
+            argv: options
+                .argv
+                .iter()
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect(),
+            threads: plan.threads,
+            arms,
+            baseline,
+            reps: options.rounds.rounds,
+            warmups: options.rounds.warmups,
+            prepare: options.prepare.clone(),
+            output: options.output,
+            ignore_failure: options.rounds.ignore_failure,
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+            skip_gate: options.skip_gate,
+            threshold: options.rule.threshold,
+        },
+        plan,
+        reps: recorded.reps,
+        arms: stats,
+        checks,
+        valid,
+        warnings,
+    })))
+}
 
 /// How many rounds, and what a failed command does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

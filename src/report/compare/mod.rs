@@ -11,13 +11,14 @@ use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
+use crate::plan::command::CommandArm;
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
 use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
-    DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
-    TopologyResult,
+    CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,
+    PairsResult, RunResult, TopologyResult,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -749,4 +750,6 @@ mod summaries;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use summaries::{of_gate, of_hybrid, of_observe, of_pairs, of_run, of_topology};
+pub(crate) use summaries::{
+    of_command, of_gate, of_hybrid, of_observe, of_pairs, of_run, of_topology,
+};

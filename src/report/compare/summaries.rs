@@ -166,6 +166,36 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
     }
 }
 
+/// A saved command study in one row, as a run: its gate, its checks and
+/// validity, and sibling-packed against one-per-core where both ran. Its
+/// arms' costs are wall seconds of the command, not a kernel's cost per
+/// byte on a clock, so they stay out of the kernel's arm columns.
+pub(crate) fn of_command(file: String, study: &CommandResult) -> HostSummary {
+    let median = |arm: Arm| {
+        study
+            .arms
+            .iter()
+            .find(|a| a.arm == CommandArm::Placement(arm))
+            .and_then(|a| a.wall_s.as_ref().map(|s| s.median))
+    };
+    let finding = Finding::Run(Box::new(RunFinding {
+        gate: study.gate.as_ref().map(|g| (g.verdict, GatePenalty::of(g))),
+        change_vs_one_per_core: median(Arm::OnePerCore)
+            .zip(median(Arm::SiblingPacked))
+            .map(|(base, packed)| packed / base - 1.0),
+        arms: Vec::new(),
+        failed_checks: failed(&study.checks),
+        gated: study.gated,
+        valid: study.valid,
+    }));
+    HostSummary::of_head(
+        file,
+        &study.head,
+        finding,
+        Counted::gate(study.gate.as_ref().map(|g| g.verdict)),
+    )
+}
+
 /// A saved topology in one row: the machine's shape.
 pub(crate) fn of_topology(file: String, topology: &TopologyResult) -> HostSummary {
     let shape = MachineShape::of(&topology.summary);
