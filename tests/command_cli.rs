@@ -107,11 +107,12 @@ fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
     );
     assert!(saved.is_none());
 
-    // --ignore-failure: kept, marked, out of every statistic.
+    // --ignore-failure: kept, marked, out of every statistic; an arm left
+    // with no number makes the study invalid.
     args.insert(0, "--ignore-failure");
     let (output, saved) = run_saving(dir.path(), &args);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
     let saved = saved.expect("a result is written");
     let reps = saved["reps"].as_array().unwrap();
     assert_eq!(reps.len(), 4);
@@ -125,6 +126,10 @@ fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
     );
     let view = String::from_utf8_lossy(&output.stdout);
     assert!(view.contains("4 repetitions failed"), "{view}");
+    assert!(
+        view.contains("INVALID study (exit 6): repetitions one-per-core failed"),
+        "{view}"
+    );
 }
 
 #[test]
@@ -216,4 +221,38 @@ fn a_command_that_never_ends_is_stopped_keeping_the_finished_rounds() {
         assert_eq!(saved["complete"], false);
         assert_eq!(saved["reps"].as_array().unwrap().len(), 4, "{signal}");
     }
+}
+
+/// The gate runs first, as for the kernel: where it cannot say physical
+/// (here: which CPUs share a core is unknown, so inconclusive) the study
+/// stops there, with the gate's document and its exit status, and never
+/// runs the command.
+#[test]
+fn the_gate_runs_first_and_its_status_stops_the_study() {
+    let root = crate::topology_fixtures::laptop_without_topology();
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let script = format!("touch {}", ran.display());
+    let (output, saved) = run_saving(
+        dir.path(),
+        &[
+            "--sysfs-root",
+            root.path().to_str().unwrap(),
+            "--no-cpuid",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(5), "{stdout}");
+    assert!(
+        stdout.contains("run: stopped at the gate (inconclusive)"),
+        "{stdout}"
+    );
+    let saved = saved.expect("the gate's document is written");
+    assert_eq!(saved["kind"], "gate");
+    assert_eq!(saved["run_stopped_at_gate"], true);
+    assert!(!ran.exists(), "the command ran");
 }

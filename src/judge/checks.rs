@@ -36,6 +36,10 @@ pub enum CheckName {
     /// `run -- COMMAND`: the CV bar of a `class:N` arm (its placement arms
     /// use [`CheckName::CvBar`]; see [`CheckName::cv_bar_of`]).
     ClassCvBar(usize),
+    /// `run -- COMMAND`: a `class:N` arm kept a repetition (its placement
+    /// arms use [`CheckName::Repetitions`]; see
+    /// [`CheckName::repetitions_of`]).
+    ClassRepetitions(usize),
     /// `run -- COMMAND`: every thread of the tree ran only on its arm's CPUs.
     PlacementHeld,
     /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
@@ -50,6 +54,14 @@ impl CheckName {
             CommandArm::Class(index) => CheckName::ClassCvBar(index),
         }
     }
+
+    /// The repetitions check of a command study's arm: `repetitions ARM`.
+    pub fn repetitions_of(arm: CommandArm) -> CheckName {
+        match arm {
+            CommandArm::Placement(arm) => CheckName::Repetitions(arm),
+            CommandArm::Class(index) => CheckName::ClassRepetitions(index),
+        }
+    }
 }
 
 impl fmt::Display for CheckName {
@@ -62,6 +74,7 @@ impl fmt::Display for CheckName {
             CheckName::Repetitions(arm) => write!(f, "repetitions {arm}"),
             CheckName::Control => f.write_str("control"),
             CheckName::ClassCvBar(index) => write!(f, "cv-bar class:{index}"),
+            CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
         }
@@ -83,19 +96,30 @@ impl std::str::FromStr for CheckName {
                 text.strip_prefix("cv-bar "),
                 text.strip_prefix("repetitions "),
             ) {
-                (Some(arm), _) => match arm.strip_prefix("class:") {
-                    Some(index) => CheckName::ClassCvBar(
-                        index
-                            .parse()
-                            .map_err(|_| format!("unknown check name '{text}'"))?,
-                    ),
+                (Some(arm), _) => match class_index(arm, text)? {
+                    Some(index) => CheckName::ClassCvBar(index),
                     None => CheckName::CvBar(arm.parse()?),
                 },
-                (_, Some(arm)) => CheckName::Repetitions(arm.parse()?),
+                (_, Some(arm)) => match class_index(arm, text)? {
+                    Some(index) => CheckName::ClassRepetitions(index),
+                    None => CheckName::Repetitions(arm.parse()?),
+                },
                 (None, None) => return Err(format!("unknown check name '{text}'")),
             },
         })
     }
+}
+
+/// N of an arm named `class:N` in the check name `text`; `None` for any
+/// other arm.
+fn class_index(arm: &str, text: &str) -> Result<Option<usize>, String> {
+    arm.strip_prefix("class:")
+        .map(|index| {
+            index
+                .parse()
+                .map_err(|_| format!("unknown check name '{text}'"))
+        })
+        .transpose()
 }
 
 impl Serialize for CheckName {

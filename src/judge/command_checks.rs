@@ -11,19 +11,36 @@
 
 use super::checks::{Check, CheckName, CheckStatus, cv_bar};
 use super::command::CommandArmStats;
+use crate::measure::command::CommandRep;
 
 /// Each arm's CV bar: passed, failed (not quotable), or unavailable under
-/// two kept repetitions.
-pub fn arm_checks(arms: &[CommandArmStats], bar: f64) -> Vec<Check> {
-    arms.iter()
-        .map(|stats| {
-            let name = CheckName::cv_bar_of(stats.arm);
-            match &stats.wall_s {
-                Some(spread) => cv_bar(name, spread, bar),
-                None => Check::unavailable(name, "fewer than 2 kept repetitions"),
+/// two kept repetitions; and, for an arm whose every measured repetition
+/// failed (kept by `--ignore-failure`), a failed `repetitions ARM`: such an
+/// arm has no number at all, which makes the study invalid.
+pub fn arm_checks(arms: &[CommandArmStats], reps: &[CommandRep], bar: f64) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for stats in arms {
+        let name = CheckName::cv_bar_of(stats.arm);
+        checks.push(match &stats.wall_s {
+            Some(spread) => cv_bar(name, spread, bar),
+            None => Check::unavailable(name, "fewer than 2 kept repetitions"),
+        });
+        let measured = reps.iter().filter(|r| r.arm == stats.arm && !r.warmup);
+        let (failed, kept) = measured.fold((0, 0), |(failed, kept), rep| {
+            if rep.failed {
+                (failed + 1, kept)
+            } else {
+                (failed, kept + 1)
             }
-        })
-        .collect()
+        });
+        if kept == 0 && failed > 0 {
+            checks.push(Check::failed(
+                CheckName::repetitions_of(stats.arm),
+                format!("the command failed in every one of its {failed} measured repetitions: no number is left"),
+            ));
+        }
+    }
+    checks
 }
 
 /// The checks no repetition measures yet, unavailable with the reason.
@@ -42,7 +59,8 @@ pub fn unmeasured_checks() -> Vec<Check> {
 }
 
 /// The checks that make a command study's numbers unquotable: a failed
-/// check that breaks what every number claims (placement held), and, with
+/// check that breaks what every number claims (placement held, an arm left
+/// with no repetition), and, with
 /// `strict`, a CV bar not passed. A failed same-work check marks the
 /// numbers but leaves them valid: it is a finding about the program (it
 /// spins, or takes another path per placement), not a fault of the
@@ -100,7 +118,11 @@ mod tests {
     fn each_arm_gets_its_cv_bar_and_strict_makes_a_noisy_arm_invalid() {
         let one = CommandArm::Placement(Arm::OnePerCore);
         let class = CommandArm::Class(1);
-        let mut checks = arm_checks(&[stats(one, Some(0.005)), stats(class, Some(0.05))], 0.01);
+        let mut checks = arm_checks(
+            &[stats(one, Some(0.005)), stats(class, Some(0.05))],
+            &[],
+            0.01,
+        );
         assert_eq!(checks[0].status, CheckStatus::Passed);
         assert_eq!(checks[1].name.to_string(), "cv-bar class:1");
         assert_eq!(checks[1].status, CheckStatus::Failed);
@@ -108,6 +130,38 @@ mod tests {
         checks.extend(unmeasured_checks());
         assert!(command_valid(&checks, false));
         assert!(!command_valid(&checks, true));
+    }
+
+    #[test]
+    fn an_arm_whose_every_repetition_failed_has_no_number_and_invalidates() {
+        use crate::measure::command::{CommandSample, TreeCounterSource};
+        use crate::measure::recording::CommandEnd;
+        let same = CommandArm::Placement(Arm::SameCpu);
+        let rep = |round, failed| CommandRep {
+            arm: same,
+            round,
+            warmup: round == 0,
+            failed,
+            sample: CommandSample {
+                wall_ns: 1,
+                task_clock_ns: 1,
+                context_switches: 0,
+                migrations: Some(0),
+                counters: TreeCounterSource::PerfInherit,
+                end: CommandEnd::Exited {
+                    code: i32::from(failed),
+                },
+            },
+        };
+        // A kept warm-up is no number either.
+        let reps = [rep(0, false), rep(1, true), rep(2, true)];
+        let checks = arm_checks(&[stats(same, None)], &reps, 0.01);
+        assert_eq!(checks[1].name.to_string(), "repetitions same-cpu");
+        assert_eq!(checks[1].status, CheckStatus::Failed);
+        assert!(!command_valid(&checks, false));
+        // One kept repetition: no failed check (its CV bar is unavailable).
+        let reps = [rep(1, true), rep(2, false)];
+        assert_eq!(arm_checks(&[stats(same, None)], &reps, 0.01).len(), 1);
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub fn command_study<M: Measure>(
     })?;
     let stats = command_arm_stats(&recorded.reps, &arms, baseline);
     let mut checks = unmeasured_checks();
-    checks.extend(arm_checks(&stats, options.cv_bar));
+    checks.extend(arm_checks(&stats, &recorded.reps, options.cv_bar));
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
