@@ -60,11 +60,10 @@ pub fn unmeasured_checks() -> Vec<Check> {
 
 /// The checks that make a command study's numbers unquotable: a failed
 /// check that breaks what every number claims (placement held, an arm left
-/// with no repetition), and, with
-/// `strict`, a CV bar not passed. A failed same-work check marks the
-/// numbers but leaves them valid: it is a finding about the program (it
-/// spins, or takes another path per placement), not a fault of the
-/// measurement.
+/// with no repetition), and, with `strict`, a CV bar not passed. A failed
+/// same-work check marks the numbers but leaves them valid: it is a
+/// finding about the program (it spins, or takes another path per
+/// placement), not a fault of the measurement.
 pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
     checks
         .iter()

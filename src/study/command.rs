@@ -333,4 +333,124 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().contains("fork"), "{error}");
     }
+
+    fn two_cpu_guest() -> crate::probe::Topology {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/kvm-guest-2cpu");
+        crate::probe::probe(Some(root.as_path()), None).unwrap()
+    }
+
+    fn options(arms: Option<Vec<CommandArm>>) -> CommandStudyOptions {
+        let batching = crate::judge::batches::Batching {
+            batches: 1,
+            max_batches: 1,
+            gap: std::time::Duration::ZERO,
+        };
+        CommandStudyOptions {
+            argv: ["xz", "-T{threads}", "--cpus={cpus}"]
+                .iter()
+                .map(Into::into)
+                .collect(),
+            threads: None,
+            arms,
+            baseline: None,
+            prepare: None,
+            output: Output::Discard,
+            rounds: RoundsOptions {
+                warmups: 1,
+                rounds: 3,
+                ignore_failure: false,
+            },
+            rule: GateRule {
+                threshold: 0.15,
+                min_reps: 6,
+                max_reps: 12,
+                batching,
+            },
+            skip_gate: true,
+            cv_bar: 0.01,
+            tolerance: 1e-4,
+            strict: false,
+            measure: MeasureOptions {
+                kernel: "mul".into(),
+                rep_length: std::time::Duration::from_millis(50),
+                warmups: 1,
+                hardware_counters: false,
+            },
+        }
+    }
+
+    /// Without the gate no engine is started: this one never is.
+    fn no_engine<'a>() -> LazyMeasure<'a, crate::measure::EngineSession> {
+        LazyMeasure::new(|| anyhow::bail!("the command study started the engine"))
+    }
+
+    #[test]
+    fn the_study_substitutes_each_arms_cpus_and_judges_against_one_per_core() {
+        let topology = two_cpu_guest();
+        let mut seen = Vec::new();
+        let outcome = command_study(
+            &topology,
+            &options(None),
+            &mut no_engine(),
+            &mut Quiet,
+            |argv, cpus| {
+                seen.push(argv.to_vec());
+                // The whole command on one CPU takes twice as long.
+                Ok(CommandSample {
+                    wall_ns: 2_000_000_000 / cpus.len() as u64,
+                    ..sample(0)
+                })
+            },
+        )
+        .unwrap();
+        let RunOutcome::Studied(result) = outcome else {
+            panic!("no gate was asked for");
+        };
+        // Without SMT: one-per-core against same-cpu, with the note.
+        assert_eq!(
+            result.options.arms,
+            [
+                CommandArm::Placement(Arm::OnePerCore),
+                CommandArm::Placement(Arm::SameCpu)
+            ]
+        );
+        assert!(
+            result
+                .warnings
+                .iter()
+                .any(|w| matches!(w, Warning::ArmsLeftOut(_)))
+        );
+        assert_eq!(seen.len(), 8);
+        assert_eq!(seen[0], ["xz", "-T2", "--cpus=0-1"]);
+        assert_eq!(seen[1], ["xz", "-T2", "--cpus=0"]);
+        assert_eq!(result.options.argv, ["xz", "-T{threads}", "--cpus={cpus}"]);
+        assert_eq!(
+            result.options.baseline,
+            CommandArm::Placement(Arm::OnePerCore)
+        );
+        assert!(!result.gated && result.head.complete && result.valid);
+        let same_cpu = &result.arms[1];
+        assert!(
+            (same_cpu.vs_baseline.unwrap() - 1.0).abs() < 1e-9,
+            "{same_cpu:?}"
+        );
+        assert_eq!(same_cpu.wall_s.as_ref().unwrap().reps, 3);
+    }
+
+    #[test]
+    fn a_baseline_that_is_not_an_arm_is_a_usage_error() {
+        let mut asked = options(Some(vec![CommandArm::Placement(Arm::OnePerCore)]));
+        asked.baseline = Some(CommandArm::Placement(Arm::SameCpu));
+        let error = command_study(
+            &two_cpu_guest(),
+            &asked,
+            &mut no_engine(),
+            &mut Quiet,
+            |_, _| Ok(sample(0)),
+        )
+        .unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
+        assert!(error.to_string().contains("--baseline same-cpu"), "{error}");
+    }
 }
