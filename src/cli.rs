@@ -135,7 +135,7 @@ pub enum Command {
     Gate(GateArgs),
     /// Measure which CPUs really share a core, and compare that map with the published one.
     Pairs(PairsArgs),
-    /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself.
+    /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
     Run(RunArgs),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
     Hybrid(HybridArgs),
