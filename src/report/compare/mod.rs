@@ -99,6 +99,10 @@ pub struct RunFinding {
     pub gated: bool,
     /// Pinning, multiplexing and invariance held.
     pub valid: bool,
+    /// `run -- COMMAND`: the command, and each arm's wall time against the
+    /// baseline's ("`xz -T{threads} …`: same-cpu +110.3 %"); `None` for
+    /// the kernel study.
+    pub command: Option<String>,
 }
 
 impl HostSummary {
@@ -184,6 +188,14 @@ impl HostSummary {
     pub fn observe(&self) -> Option<&ObserveSummary> {
         match &self.finding {
             Finding::Observe { observe, .. } => Some(observe),
+            _ => None,
+        }
+    }
+
+    /// A command study's command and its arms against the baseline.
+    pub fn command(&self) -> Option<&str> {
+        match &self.finding {
+            Finding::Run(run) => run.command.as_deref(),
             _ => None,
         }
     }
@@ -523,6 +535,8 @@ struct HostRow {
     observed: String,
     /// `topology`: packages, cores, threads, classes.
     machine: String,
+    /// `run -- COMMAND`: the command and its arms against the baseline.
+    command: String,
     checks: String,
 }
 
@@ -620,6 +634,7 @@ fn row(host: &HostSummary) -> HostRow {
             )
         }),
         machine: host.machine().map_or_else(dash, MachineShape::to_string),
+        command: host.command().map_or_else(dash, str::to_string),
         checks,
     }
 }
@@ -647,6 +662,7 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
             ("classes", &row.classes),
             ("observed", &row.observed),
             ("machine", &row.machine),
+            ("command", &row.command),
         ]
         .into_iter()
         .filter(|(_, finding)| *finding != "—")

@@ -155,6 +155,7 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
         failed_checks: failed(&run.checks),
         gated: run.gated,
         valid: run.valid,
+        command: None,
     }));
     {
         HostSummary::of_head(
@@ -187,12 +188,39 @@ pub(crate) fn of_command(file: String, study: &CommandResult) -> HostSummary {
         failed_checks: failed(&study.checks),
         gated: study.gated,
         valid: study.valid,
+        command: Some(command_line(study)),
     }));
     HostSummary::of_head(
         file,
         &study.head,
         finding,
         Counted::gate(study.gate.as_ref().map(|g| g.verdict)),
+    )
+}
+
+/// The most of a command a row shows.
+const COMMAND_CHARS: usize = 40;
+
+/// "`xz -T{threads} -c …`: same-cpu +110.3 %": a command study's command,
+/// cut short, and each arm's wall time against the baseline's.
+fn command_line(study: &CommandResult) -> String {
+    let text = study.options.command_text();
+    let mut shown: String = text.chars().take(COMMAND_CHARS).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    let ratios: Vec<String> = study
+        .arms
+        .iter()
+        .filter_map(|a| Some(format!("{} {}", a.arm, percent_change(a.vs_baseline?))))
+        .collect();
+    if ratios.is_empty() {
+        return format!("`{shown}`");
+    }
+    format!(
+        "`{shown}`: {} vs {}",
+        ratios.join(", "),
+        study.options.baseline
     )
 }
 
