@@ -22,19 +22,21 @@
 //!   context-switch records (as `observe`'s recorder opens them);
 //! * `judge::command`: each arm's wall-time median, CV, min–max and n, and
 //!   its ratio to the baseline arm paired by round with a 95 % interval
-//!   (`judge::stats`, as for the kernel); to do: the checks, placement held
-//!   (every thread of the tree only on its arm's CPUs, from the records),
-//!   SMT co-residency (the share of on-CPU time its CPU's sibling ran
-//!   another thread of the tree, and something else), same work (user-space
-//!   instructions per repetition within `--tolerance`), the CV bar and
-//!   multiplexing;
-//! * `study::command`: warm-ups, then rounds that interleave every arm, a
-//!   stop keeping the finished rounds, a failure stopping the study unless
-//!   ignored; to do: the gate first (unless `--skip-gate`), `--prepare CMD`
-//!   before each repetition, and building the document;
-//! * `report::command` (to do): the view, `--csv`, `--prom` and the
-//!   `report A B` / fleet column, as the `Document` trait asks;
-//! * `commands::run` (to do): `run [OPTIONS] -- COMMAND [ARGS...]`, clap's
+//!   (`judge::stats`, as for the kernel); `judge::command_checks`: each
+//!   arm's CV bar, an arm left with no repetition, and whether the study
+//!   may be quoted; to do: placement held (every thread of the tree only
+//!   on its arm's CPUs, from the records), SMT co-residency (the share of
+//!   on-CPU time its CPU's sibling ran another thread of the tree, and
+//!   something else), same work (user-space instructions per repetition
+//!   within `--tolerance`) and multiplexing, each unavailable with its
+//!   reason until measured;
+//! * `study::command`: the gate first (unless `--skip-gate`), then
+//!   warm-ups and rounds that interleave every arm, `--prepare CMD` before
+//!   each repetition, a stop keeping the finished rounds, a failure
+//!   stopping the study unless ignored; and the document;
+//! * `report::command`: the view, `--csv`, `--prom` and the `report A B` /
+//!   fleet row, as the `Document` trait asks;
+//! * `commands::run`: `run [OPTIONS] -- COMMAND [ARGS...]`, clap's
 //!   `last = true` as `observe`'s COMMAND, dispatching to the command study
 //!   when a COMMAND is given; the kernel study is unchanged.
 //!
