@@ -52,13 +52,15 @@
 //! * `options`: the command's argv as given (placeholders unreplaced;
 //!   non-UTF-8 bytes escaped as `crate::escape` does), `threads`, `arms`,
 //!   `baseline`, `rounds`, `warmups`, `output`, `ignore_failure`,
-//!   `tolerance`, `cv_bar`, `units`/`unit`;
+//!   `tolerance`, `cv_bar`, `strict`, `prepare`, `skip_gate`, `threshold`
+//!   (to do: `units`/`unit`);
 //! * `plan`: [`CommandPlan`], each arm's CPU set;
 //! * `gate`: the gate's result, or null with `--skip-gate` (marked
 //!   UNGATED, as `run`);
 //! * `reps`: every `CommandRep` (warm-ups and failures included, marked);
 //! * `arms`: `judge::command::CommandArmStats` per arm;
-//! * `checks`, `warnings`, and `stopped` (the signal that ended it early).
+//! * `checks`, `valid` and `warnings`; a stop signal shows as the head's
+//!   `complete: false` and an incomplete warning, as for `run`.
 //!
 //! # The arms
 //!
