@@ -50,8 +50,9 @@
 //! schema `schemas/command.schema.json`. Its body, after the head:
 //!
 //! * `options`: the command's argv as given (placeholders unreplaced;
-//!   non-UTF-8 bytes escaped as `crate::escape` does), `threads`, `arms`,
-//!   `baseline`, `rounds`, `warmups`, `output`, `ignore_failure`,
+//!   bytes that are not UTF-8 replaced by U+FFFD, as `observe` saves its
+//!   command), `threads`, `arms`, `baseline`, `reps` (the rounds),
+//!   `warmups`, `output`, `ignore_failure`,
 //!   `tolerance`, `cv_bar`, `strict`, `prepare`, `skip_gate`, `threshold`
 //!   (to do: `units`/`unit`);
 //! * `plan`: [`CommandPlan`], each arm's CPU set;
