@@ -53,10 +53,13 @@ const POLL: Duration = Duration::from_millis(100);
 /// command was reaped.
 const STDERR_GRACE: Duration = Duration::from_secs(1);
 
-/// Where the command's output goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the command's output goes; saved as `--output` spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Output {
-    /// `/dev/null` for stdout; stderr through a pipe, its end kept.
+    /// `/dev/null` for stdout; stderr through a pipe, its end kept
+    /// (`--output null`).
+    #[serde(rename = "null")]
     Discard,
     /// This process's stdout and stderr (`--output inherit`).
     Inherit,

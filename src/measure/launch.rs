@@ -38,7 +38,7 @@ pub struct ChildStdio {
 
 /// Finds `program` as a shell would: a name with a slash is a path, any
 /// other is looked up in `PATH`.
-fn resolve(program: &Path) -> Result<PathBuf> {
+pub fn resolve(program: &Path) -> Result<PathBuf> {
     if program.as_os_str().as_bytes().contains(&b'/') {
         return Ok(program.to_path_buf());
     }

@@ -22,19 +22,21 @@
 //!   context-switch records (as `observe`'s recorder opens them);
 //! * `judge::command`: each arm's wall-time median, CV, min–max and n, and
 //!   its ratio to the baseline arm paired by round with a 95 % interval
-//!   (`judge::stats`, as for the kernel); to do: the checks, placement held
-//!   (every thread of the tree only on its arm's CPUs, from the records),
-//!   SMT co-residency (the share of on-CPU time its CPU's sibling ran
-//!   another thread of the tree, and something else), same work (user-space
-//!   instructions per repetition within `--tolerance`), the CV bar and
-//!   multiplexing;
-//! * `study::command`: warm-ups, then rounds that interleave every arm, a
-//!   stop keeping the finished rounds, a failure stopping the study unless
-//!   ignored; to do: the gate first (unless `--skip-gate`), `--prepare CMD`
-//!   before each repetition, and building the document;
-//! * `report::command` (to do): the view, `--csv`, `--prom` and the
-//!   `report A B` / fleet column, as the `Document` trait asks;
-//! * `commands::run` (to do): `run [OPTIONS] -- COMMAND [ARGS...]`, clap's
+//!   (`judge::stats`, as for the kernel); `judge::command_checks`: each
+//!   arm's CV bar, an arm left with no repetition, and whether the study
+//!   may be quoted; to do: placement held (every thread of the tree only
+//!   on its arm's CPUs, from the records), SMT co-residency (the share of
+//!   on-CPU time its CPU's sibling ran another thread of the tree, and
+//!   something else), same work (user-space instructions per repetition
+//!   within `--tolerance`) and multiplexing, each unavailable with its
+//!   reason until measured;
+//! * `study::command`: the gate first (unless `--skip-gate`), then
+//!   warm-ups and rounds that interleave every arm, `--prepare CMD` before
+//!   each repetition, a stop keeping the finished rounds, a failure
+//!   stopping the study unless ignored; and the document;
+//! * `report::command`: the view, `--csv`, `--prom` and the `report A B` /
+//!   fleet row, as the `Document` trait asks;
+//! * `commands::run`: `run [OPTIONS] -- COMMAND [ARGS...]`, clap's
 //!   `last = true` as `observe`'s COMMAND, dispatching to the command study
 //!   when a COMMAND is given; the kernel study is unchanged.
 //!
@@ -48,15 +50,18 @@
 //! schema `schemas/command.schema.json`. Its body, after the head:
 //!
 //! * `options`: the command's argv as given (placeholders unreplaced;
-//!   non-UTF-8 bytes escaped as `crate::escape` does), `threads`, `arms`,
-//!   `baseline`, `rounds`, `warmups`, `output`, `ignore_failure`,
-//!   `tolerance`, `cv_bar`, `units`/`unit`;
+//!   bytes that are not UTF-8 replaced by U+FFFD, as `observe` saves its
+//!   command), `threads`, `arms`, `baseline`, `reps` (the rounds),
+//!   `warmups`, `output`, `ignore_failure`,
+//!   `tolerance`, `cv_bar`, `strict`, `prepare`, `skip_gate`, `threshold`
+//!   (to do: `units`/`unit`);
 //! * `plan`: [`CommandPlan`], each arm's CPU set;
 //! * `gate`: the gate's result, or null with `--skip-gate` (marked
 //!   UNGATED, as `run`);
 //! * `reps`: every `CommandRep` (warm-ups and failures included, marked);
 //! * `arms`: `judge::command::CommandArmStats` per arm;
-//! * `checks`, `warnings`, and `stopped` (the signal that ended it early).
+//! * `checks`, `valid` and `warnings`; a stop signal shows as the head's
+//!   `complete: false` and an incomplete warning, as for `run`.
 //!
 //! # The arms
 //!
@@ -152,6 +157,26 @@ pub struct CommandPlan {
     pub class: CoreKind,
     pub package: usize,
     pub placements: Vec<CommandPlacement>,
+}
+
+/// The arms where `--arms` is not given: [`DEFAULT_COMMAND_ARMS`], or,
+/// where no core has two allowed hardware threads, one-per-core against
+/// same-cpu, with the note saying sibling-packed was left out.
+pub fn default_command_arms(topology: &Topology) -> (Vec<CommandArm>, Option<String>) {
+    let has_smt = usable_cores(topology)
+        .values()
+        .flatten()
+        .any(|core| core.threads.len() >= 2);
+    if has_smt {
+        return (DEFAULT_COMMAND_ARMS.to_vec(), None);
+    }
+    let arms = vec![
+        CommandArm::Placement(Arm::OnePerCore),
+        CommandArm::Placement(Arm::SameCpu),
+    ];
+    let note = "sibling-packed left out: no core has two allowed hardware threads; one-per-core \
+                is compared with same-cpu (the whole command on one CPU) instead";
+    (arms, Some(note.to_string()))
 }
 
 /// `--threads` where it is not given: the largest T that one-per-core and
@@ -429,6 +454,13 @@ mod tests {
     #[test]
     fn without_smt_one_per_core_takes_every_core_and_packing_is_refused() {
         let guest = fixture("kvm-guest-2cpu");
+        let (defaults, note) = default_command_arms(&guest);
+        assert_eq!(defaults, arms("one-per-core,same-cpu"));
+        assert!(note.unwrap().contains("sibling-packed left out"));
+        assert_eq!(
+            default_command_arms(&fixture("laptop-i5-11300H")),
+            (DEFAULT_COMMAND_ARMS.to_vec(), None)
+        );
         assert_eq!(default_threads(&guest), 2);
         let plan = command_plan(&guest, None, &arms("one-per-core,same-cpu")).unwrap();
         assert_eq!(cpus(&plan), ["0-1", "0"]);
