@@ -70,7 +70,7 @@ pub fn command_arm_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::command::{CommandSample, TreeCounterSource};
+    use crate::measure::command::{CommandSample, PlacementRecords, TreeCounterSource};
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
 
@@ -90,6 +90,9 @@ mod tests {
                 migrations: Some(0),
                 counters: TreeCounterSource::PerfInherit,
                 end: CommandEnd::Exited { code: 0 },
+                placement: PlacementRecords::Unavailable {
+                    reason: "not recorded".into(),
+                },
             },
         }
     }

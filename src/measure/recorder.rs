@@ -30,7 +30,8 @@ use super::engine::core_pmu_type;
 use super::kernel::{InputBuffer, StopFlag, kernel_by_name};
 use super::launch::HeldCommand;
 use super::recording::{
-    CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName, parse_record,
+    CommandEnd, CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName,
+    parse_record,
 };
 use super::stop;
 use crate::probe::{CorePmu, SysfsRoot};
@@ -392,11 +393,16 @@ fn raise_fd_limit() {
     }
 }
 
-/// Drains the rings, then waits until a ring is half full, `wake` is
-/// readable (the target exited), a signal arrives, or
-/// `timeout` (at most [`POLL`]) passes.
+/// Drains the rings, then waits (see [`wait_for_records`]).
 fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Duration) {
     events.drain();
+    wait_for_records(events, wake, timeout);
+}
+
+/// Waits until a ring is half full, `wake` is readable (the target
+/// exited), a signal arrives, or `timeout` (at most [`POLL`]) passes; true
+/// when a ring is half full.
+fn wait_for_records(events: &OpenEvents, wake: Option<BorrowedFd>, timeout: Duration) -> bool {
     let mut fds: Vec<libc::pollfd> = events
         .rings
         .iter()
@@ -411,6 +417,9 @@ fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Du
     let timeout_ms = timeout.as_millis().clamp(1, POLL.as_millis()) as i32;
     // SAFETY: `fds` is a valid array of open descriptors for the call.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    fds[..events.rings.len()]
+        .iter()
+        .any(|fd| fd.revents & libc::POLLIN != 0)
 }
 
 /// A descriptor that becomes readable when process `pid` exits, where the
@@ -458,6 +467,68 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
     }
     recording.command = Some(end);
     Ok(recording)
+}
+
+/// The context-switch records of one repetition of `run -- COMMAND`: the
+/// events `observe -- COMMAND` opens, on every CPU the command could reach
+/// (a program may change its own affinity), for the placement and
+/// co-residency checks (`judge::command`).
+///
+/// They are opened on the held child, so the opening is outside the
+/// repetition's wall time, and count from its exec. While the command runs
+/// the rings are read only when one is half full (the kernel wakes the
+/// waiter at [`RING_BYTES`] / 2); otherwise only once the command was
+/// reaped, so a command of a few seconds costs the measurement nothing
+/// but the kernel's writing of its records. A ring the reader could not
+/// keep up with drops records, counted in [`Recording::lost_records`],
+/// which makes the checks unavailable.
+pub struct TreeRecords {
+    events: OpenEvents,
+    pid: u32,
+    opened_ns: u64,
+}
+
+impl TreeRecords {
+    /// Opens the events on the held process `pid` and everything it will
+    /// create, on each of `cpus`, counting from its exec (no cycles: the
+    /// checks need only where and when the threads ran).
+    pub fn open(pid: u32, cpus: &[u32]) -> Result<TreeRecords> {
+        let options = RecordOptions {
+            target: ObserveTarget::Pid(pid),
+            duration: None,
+            cpus: cpus.to_vec(),
+            core_pmus: Vec::new(),
+            cycles: false,
+        };
+        let events = OpenEvents::open(&[pid], &options, Attach { on_exec: true })?;
+        Ok(TreeRecords {
+            events,
+            pid,
+            opened_ns: monotonic_ns(),
+        })
+    }
+
+    /// Waits as [`wait_for_records`] does, reading the rings only when one
+    /// is half full.
+    pub fn wait(&mut self, wake: Option<BorrowedFd>, timeout: Duration) {
+        if wait_for_records(&self.events, wake, timeout) {
+            self.events.drain();
+        }
+    }
+
+    /// The recording, once the command was reaped (it ended as `end`): from
+    /// the command's exec to its exit, as their records stamp them.
+    pub fn finish(self, end: CommandEnd) -> Result<Recording> {
+        let mut recording = self.events.finish(self.opened_ns, monotonic_ns())?;
+        let own = || recording.events.iter().filter(|e| e.tid == self.pid);
+        let exec = own().find(|e| matches!(e.kind, SchedEventKind::Comm { exec: true, .. }));
+        let exit = own().find(|e| e.kind == SchedEventKind::Exit);
+        let (start_ns, end_ns) = (exec.map(|e| e.time_ns), exit.map(|e| e.time_ns));
+        recording.start_ns = start_ns.unwrap_or(recording.start_ns);
+        recording.end_ns = end_ns.unwrap_or(recording.end_ns);
+        recording.command = Some(end);
+        Ok(recording)
+    }
 }
 
 /// The threads of process `pid`, with their names, read once at attach
