@@ -5,7 +5,10 @@ use std::ffi::OsString;
 
 use placement_study::affinity::allowed_cpus;
 use placement_study::cpuset::CpuSet;
-use placement_study::measure::command::{CommandFailed, Output, run_once};
+use placement_study::judge::command::{PlacementHeld, co_residency, placement_held, tree_threads};
+use placement_study::measure::command::{
+    CommandFailed, CommandSample, Output, PlacementRecords, run_once,
+};
 use placement_study::measure::recording::CommandEnd;
 
 fn argv(words: &[&str]) -> Vec<OsString> {
@@ -90,4 +93,88 @@ fn a_missing_command_is_named() {
     .unwrap_err()
     .to_string();
     assert!(error.contains("not found in PATH"), "{error}");
+}
+
+/// The placement of `sample`'s tree against `cpus`; `None` (the test
+/// skips) where perf refused the records here.
+fn placement(sample: &CommandSample, cpus: &CpuSet) -> Option<PlacementHeld> {
+    if let PlacementRecords::Unavailable { reason } = &sample.placement {
+        eprintln!("skipping: {reason}");
+        return None;
+    }
+    let threads = tree_threads(&sample.placement).unwrap_or_else(|reason| panic!("{reason}"));
+    Some(placement_held(&threads, cpus))
+}
+
+#[test]
+fn a_busy_tree_confined_to_one_cpu_holds_all_of_its_time_there() {
+    let script = format!("{BUSY}; ({BUSY}) & ({BUSY}) & wait");
+    let cpus = first_cpu();
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    let Some(held) = placement(&sample, &cpus) else {
+        return;
+    };
+    assert!(held.held(), "{held:?}");
+    assert_eq!(held.share, 1.0);
+    // The shell and its two children, most of the task-clock.
+    assert!(
+        held.on_cpu_ms * 1e6 >= sample.task_clock_ns as f64 * 0.9,
+        "{held:?} against {sample:?}"
+    );
+}
+
+/// `sh` confined to one CPU runs a while, moves itself to another with
+/// `taskset -p`, and runs a while there.
+#[test]
+fn a_command_that_moves_itself_out_of_its_cpus_fails_and_is_named() {
+    let allowed = allowed_cpus().unwrap();
+    let &[home, away, ..] = allowed.cpus() else {
+        eprintln!("skipping: one allowed CPU, nowhere to move to");
+        return;
+    };
+    let script = format!("{BUSY}; taskset -p -c {away} $$ >/dev/null; {BUSY}");
+    let cpus = CpuSet::from_cpus([home]);
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    let Some(held) = placement(&sample, &cpus) else {
+        return;
+    };
+    assert!(!held.held(), "{held:?}");
+    assert!(held.share < 0.9, "about half ran on CPU {away}: {held:?}");
+    let [mover] = &held.outside[..] else {
+        panic!("one thread ran outside: {held:?}");
+    };
+    assert_eq!(mover.comm, "sh", "{held:?}");
+    assert_eq!(mover.tid, mover.pid, "the shell itself: {held:?}");
+    assert_eq!(mover.cpus, CpuSet::from_cpus([away]), "{held:?}");
+}
+
+/// Two busy children on two CPUs: on this machine's topology, CPUs that
+/// are separate cores (no SMT) never share one, so the co-residency is 0;
+/// on a machine with siblings, it is whatever they shared.
+#[test]
+fn co_residency_on_cpus_without_siblings_is_zero() {
+    let topology = placement_study::probe::probe(None, None).unwrap();
+    let allowed = allowed_cpus().unwrap();
+    let &[first, second, ..] = allowed.cpus() else {
+        eprintln!("skipping: one allowed CPU");
+        return;
+    };
+    let shared_core = topology
+        .cpus
+        .iter()
+        .any(|c| c.cpu == first && c.siblings.contains(second));
+    if shared_core {
+        eprintln!("skipping: CPUs {first} and {second} share a core here");
+        return;
+    }
+    let script = format!("({BUSY}) & ({BUSY}) & wait");
+    let cpus = CpuSet::from_cpus([first, second]);
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    if placement(&sample, &cpus).is_none() {
+        return;
+    }
+    let threads = tree_threads(&sample.placement).unwrap();
+    let judged = co_residency(&threads, &topology.cpus);
+    assert!(judged.on_cpu_ms > 0.0, "{judged:?}");
+    assert_eq!(judged.with_tree_ms, 0.0, "{judged:?}");
 }
