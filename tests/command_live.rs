@@ -4,12 +4,18 @@
 use std::ffi::OsString;
 
 use placement_study::affinity::allowed_cpus;
+use placement_study::affinity::confine_process;
 use placement_study::cpuset::CpuSet;
-use placement_study::judge::command::{PlacementHeld, co_residency, placement_held, tree_threads};
-use placement_study::measure::command::{
-    CommandFailed, CommandSample, Output, PlacementRecords, run_once,
+use placement_study::judge::command::{
+    PlacementHeld, co_residency, other_load_ms, placement_held, tree_threads,
 };
+use placement_study::measure::command::{
+    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, run_once,
+};
+use placement_study::measure::launch::HeldCommand;
+use placement_study::measure::recorder::TreeRecords;
 use placement_study::measure::recording::CommandEnd;
+use placement_study::probe::{CoreKind, CpuEntry};
 
 fn argv(words: &[&str]) -> Vec<OsString> {
     words.iter().map(Into::into).collect()
@@ -177,4 +183,88 @@ fn co_residency_on_cpus_without_siblings_is_zero() {
     let judged = co_residency(&threads, &topology.cpus);
     assert!(judged.on_cpu_ms > 0.0, "{judged:?}");
     assert_eq!(judged.with_tree_ms, 0.0, "{judged:?}");
+    // Nothing shares a core with them: no CPU to watch, no other load.
+    let PlacementRecords::Recorded {
+        siblings: SiblingRecords::Recorded { cpus: watched, .. },
+        ..
+    } = &sample.placement
+    else {
+        panic!(
+            "no sibling to watch needs no privilege: {:?}",
+            sample.placement
+        );
+    };
+    assert!(watched.is_empty(), "{watched}");
+    let other = other_load_ms(&sample.placement, &threads, &topology.cpus);
+    assert_eq!(other, Ok(0.0));
+}
+
+/// The CPU-wide records of a CPU watched as a sibling: a stranger busy
+/// there while the tree runs on another CPU is other load. The two CPUs
+/// need not share a core here: the topology given to the judge says they
+/// do.
+#[test]
+fn a_stranger_busy_on_a_watched_sibling_is_other_load() {
+    let allowed = allowed_cpus().unwrap();
+    let &[home, sibling, ..] = allowed.cpus() else {
+        eprintln!("skipping: one allowed CPU");
+        return;
+    };
+    let stranger_script = format!("{BUSY}; {BUSY}; {BUSY}; {BUSY}; {BUSY}");
+    let mut stranger = std::process::Command::new("taskset")
+        .args(["-c", &sibling.to_string(), "sh", "-c", &stranger_script])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let held = HeldCommand::fork(&argv(&["sh", "-c", BUSY])).unwrap();
+    let pid = held.pid.as_raw();
+    confine_process(pid, &CpuSet::from_cpus([home])).unwrap();
+    let recorded = TreeRecords::open(pid as u32, allowed.cpus(), &[sibling]).map(|records| {
+        let mut held = held;
+        let mut records = records;
+        held.release().unwrap();
+        let end = loop {
+            if let Some(end) = held.try_wait().unwrap() {
+                break end;
+            }
+            records.wait(None, std::time::Duration::from_millis(20));
+        };
+        records.finish(end).unwrap()
+    });
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+    let (tree, siblings) = match recorded {
+        Ok((tree, Ok(siblings))) => (tree, siblings),
+        Ok((_, Err(reason))) => return eprintln!("skipping: {reason}"),
+        Err(error) => return eprintln!("skipping: {error:#}"),
+    };
+    let records = PlacementRecords::Recorded {
+        tree: Box::new(tree),
+        siblings: SiblingRecords::Recorded {
+            cpus: CpuSet::from_cpus([sibling]),
+            recording: Box::new(siblings),
+        },
+    };
+    let topology: Vec<CpuEntry> = [home, sibling]
+        .into_iter()
+        .map(|cpu| CpuEntry {
+            cpu,
+            core: 0,
+            package: 0,
+            die: None,
+            cluster: None,
+            siblings: CpuSet::from_cpus([home, sibling]),
+            class: CoreKind::Uniform,
+            allowed: true,
+            apic_id: None,
+        })
+        .collect();
+    let threads = tree_threads(&records).unwrap();
+    let on_cpu_ms: f64 = threads.iter().map(|t| t.on_cpu_ms).sum();
+    let other_ms = other_load_ms(&records, &threads, &topology).unwrap();
+    assert!(
+        other_ms > 0.5 * on_cpu_ms,
+        "the stranger ran beside {other_ms:.1} of {on_cpu_ms:.1} ms"
+    );
+    assert_eq!(co_residency(&threads, &topology).with_tree_ms, 0.0);
 }

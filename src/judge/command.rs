@@ -9,7 +9,8 @@
 //!
 //! Two checks come from the tree's context-switch records
 //! ([`PlacementRecords`]), read into each thread's on-CPU stretches as
-//! `observe` reads them ([`judge_observation`]):
+//! `observe` reads them ([`judge_observation`]), per repetition and per
+//! arm ([`arm_residency`]):
 //!
 //! * **placement held** ([`placement_held`]): the share of the tree's
 //!   on-CPU time on its arm's CPUs, which must be all of it, naming every
@@ -18,19 +19,21 @@
 //!   on-CPU time during which the CPU's hardware sibling (the topology's
 //!   sibling sets) ran another thread of the tree, from the overlap of
 //!   their stretches; one-per-core should read near 0 % and sibling-packed
-//!   near 100 %.
+//!   near 100 %. Beside it, other load ([`other_load_ms`]): the share
+//!   during which the sibling ran a task outside the tree (idle not
+//!   counted), from the siblings' CPU-wide switch records, where the
+//!   kernel allowed them (perf_event_paranoid 0 or CAP_PERFMON), and
+//!   unavailable, with the reason, where it did not.
 //!
 //! A repetition whose records are missing or incomplete (the kernel
 //! dropped some because a ring was full) is never judged held: the arm's
 //! check is then unavailable, with the reason, unless another repetition
-//! already failed it. The share during which the sibling ran something
-//! else (other load) needs CPU-wide records of the siblings, which the
-//! recorder does not open: it is unavailable, with that reason.
+//! already failed it.
 //!
 //! To do: same work, the CV bar and multiplexing, as `judge::checks`
 //! gives them for the kernel.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +41,8 @@ use super::checks::CheckStatus;
 use super::observe::{ThreadStats, judge_observation};
 use super::stats::{Interval, Spread, penalty_centre, penalty_ci95, spread};
 use crate::cpuset::CpuSet;
-use crate::measure::command::{CommandRep, PlacementRecords};
+use crate::measure::command::{CommandRep, PlacementRecords, SiblingRecords};
+use crate::measure::recording::{Recording, SchedEventKind};
 use crate::plan::command::{CommandArm, CommandPlacement};
 use crate::probe::CpuEntry;
 
@@ -96,30 +100,32 @@ pub fn command_arm_stats(
 /// How many threads outside its CPUs an arm's detail names.
 const NAMED_THREADS: usize = 3;
 
-/// Why the share of other load on the siblings is not given.
-pub const OTHER_LOAD_UNAVAILABLE: &str = "other load on the siblings is not measured: it needs \
-     CPU-wide context-switch records of the sibling CPUs, which the recorder does not open";
-
 /// The tree's threads with their on-CPU stretches, as `observe` reads them
 /// from the records; why they cannot be judged where the records are
 /// missing, incomplete or empty.
 pub fn tree_threads(records: &PlacementRecords) -> Result<Vec<ThreadStats>, String> {
     let recording = match records {
-        PlacementRecords::Recorded(recording) => recording,
+        PlacementRecords::Recorded { tree, .. } => tree,
         PlacementRecords::Unavailable { reason } => return Err(reason.clone()),
     };
-    if recording.lost_records > 0 {
-        return Err(format!(
-            "the kernel dropped {} context-switch records (a ring buffer was full): where \
-             the threads ran is not known in full",
-            recording.lost_records
-        ));
-    }
+    complete(recording, "the threads")?;
     let threads = judge_observation(recording, &[], None).threads;
     if threads.iter().all(|t| t.on_cpu_ms <= 0.0) {
         return Err("the records hold no time on a CPU".into());
     }
     Ok(threads)
+}
+
+/// Why `recording` is not to be trusted: the kernel dropped records.
+fn complete(recording: &Recording, what: &str) -> Result<(), String> {
+    if recording.lost_records > 0 {
+        return Err(format!(
+            "the kernel dropped {} context-switch records (a ring buffer was full): where \
+             {what} ran is not known in full",
+            recording.lost_records
+        ));
+    }
+    Ok(())
 }
 
 /// A thread of the tree that ran outside its arm's CPUs.
@@ -206,12 +212,15 @@ fn share(part: f64, whole: f64) -> f64 {
     if whole > 0.0 { part / whole } else { 0.0 }
 }
 
+/// Stretches by CPU, `(start_ms, end_ms, tid)`, in order of start: a CPU
+/// runs one task at a time, so they are disjoint and in order of their
+/// ends too.
+type StretchesByCpu = BTreeMap<u32, Vec<(f64, f64, u32)>>;
+
 /// Judges one repetition's `threads` on the machine whose CPUs (with their
 /// sibling sets) are `topology`; a CPU it does not list has no sibling.
 pub fn co_residency(threads: &[ThreadStats], topology: &[CpuEntry]) -> CoResidency {
-    // Each CPU's stretches of the tree by start: a CPU runs one thread at a
-    // time, so they are disjoint and in order of their ends too.
-    let mut by_cpu: BTreeMap<u32, Vec<(f64, f64, u32)>> = BTreeMap::new();
+    let mut by_cpu = StretchesByCpu::new();
     for thread in threads {
         for i in &thread.intervals {
             by_cpu
@@ -223,19 +232,30 @@ pub fn co_residency(threads: &[ThreadStats], topology: &[CpuEntry]) -> CoResiden
     for stretches in by_cpu.values_mut() {
         stretches.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    let mut judged = CoResidency {
-        on_cpu_ms: 0.0,
-        with_tree_ms: 0.0,
-    };
+    let (on_cpu_ms, with_tree_ms) = sibling_overlap(threads, topology, &by_cpu);
+    CoResidency {
+        on_cpu_ms,
+        with_tree_ms,
+    }
+}
+
+/// The tree's on-CPU time, and the part of it during which a sibling of
+/// its CPU ran one of `on_siblings` (another thread than its own), ms.
+fn sibling_overlap(
+    threads: &[ThreadStats],
+    topology: &[CpuEntry],
+    on_siblings: &StretchesByCpu,
+) -> (f64, f64) {
+    let (mut on_cpu_ms, mut overlap_ms) = (0.0, 0.0);
     for thread in threads {
         for i in &thread.intervals {
-            judged.on_cpu_ms += i.end_ms - i.start_ms;
+            on_cpu_ms += i.end_ms - i.start_ms;
             let Some(entry) = topology.iter().find(|e| e.cpu == i.cpu) else {
                 continue;
             };
             let mut overlaps: Vec<(f64, f64)> = Vec::new();
             for sibling in entry.siblings.iter().filter(|&cpu| cpu != i.cpu) {
-                let Some(stretches) = by_cpu.get(&sibling) else {
+                let Some(stretches) = on_siblings.get(&sibling) else {
                     continue;
                 };
                 let from = stretches.partition_point(|s| s.1 <= i.start_ms);
@@ -247,10 +267,70 @@ pub fn co_residency(threads: &[ThreadStats], topology: &[CpuEntry]) -> CoResiden
                         .map(|s| (s.0.max(i.start_ms), s.1.min(i.end_ms))),
                 );
             }
-            judged.with_tree_ms += covered_ms(overlaps);
+            overlap_ms += covered_ms(overlaps);
         }
     }
-    judged
+    (on_cpu_ms, overlap_ms)
+}
+
+/// The part of one repetition's on-CPU time (its `threads`, read from
+/// `records`) during which a sibling of its CPU ran a task outside the
+/// tree, idle not counted, ms; why it is unknown where the siblings were
+/// not recorded in full. Only the watched siblings (those of the arm's
+/// CPUs) count.
+pub fn other_load_ms(
+    records: &PlacementRecords,
+    threads: &[ThreadStats],
+    topology: &[CpuEntry],
+) -> Result<f64, String> {
+    let (tree, siblings) = match records {
+        PlacementRecords::Recorded { tree, siblings } => (tree, siblings),
+        PlacementRecords::Unavailable { reason } => return Err(reason.clone()),
+    };
+    let recording = match siblings {
+        SiblingRecords::Recorded { recording, .. } => recording,
+        SiblingRecords::Unavailable { reason } => return Err(reason.clone()),
+    };
+    complete(recording, "the siblings' tasks")?;
+    let ms = |ns: u64| ns.saturating_sub(tree.start_ns) as f64 / 1e6;
+    let in_tree: BTreeSet<u32> = threads.iter().map(|t| t.tid).collect();
+    let other = |pid: u32, tid: u32| pid != 0 && !in_tree.contains(&tid);
+    let mut by_cpu = StretchesByCpu::new();
+    // Per CPU, the task switched in there and since when; a CPU's first
+    // record, a switch-out, is of the task that ran from the start.
+    let mut running: BTreeMap<u32, Option<(u32, u32, u64)>> = BTreeMap::new();
+    for event in &recording.events {
+        let now = running.entry(event.cpu).or_insert_with(|| {
+            (event.kind == SchedEventKind::SwitchOut).then_some((
+                event.pid,
+                event.tid,
+                recording.start_ns,
+            ))
+        });
+        match event.kind {
+            SchedEventKind::SwitchIn => *now = Some((event.pid, event.tid, event.time_ns)),
+            // An exiting task's last switch-out names no thread (-1): the
+            // task is the one switched in.
+            SchedEventKind::SwitchOut => {
+                if let Some((pid, tid, since)) = now.take()
+                    && other(pid, tid)
+                {
+                    let stretch = (ms(since), ms(event.time_ns), tid);
+                    by_cpu.entry(event.cpu).or_default().push(stretch);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (cpu, now) in running {
+        if let Some((pid, tid, since)) = now
+            && other(pid, tid)
+        {
+            let stretch = (ms(since), ms(recording.end_ns), tid);
+            by_cpu.entry(cpu).or_default().push(stretch);
+        }
+    }
+    Ok(sibling_overlap(threads, topology, &by_cpu).1)
 }
 
 /// The length of the union of `spans`: with more than one sibling (SMT4),
@@ -317,6 +397,7 @@ pub fn arm_residency(
 ) -> ArmResidency {
     let (mut judged, mut unjudged) = (0, 0);
     let (mut on_cpu_ms, mut on_arm_ms, mut with_tree_ms) = (0.0, 0.0, 0.0);
+    let mut other_ms: Result<f64, String> = Ok(0.0);
     let mut outside = Vec::new();
     let mut unavailable = None;
     let kept = reps
@@ -336,6 +417,12 @@ pub fn arm_residency(
         on_cpu_ms += held.on_cpu_ms;
         on_arm_ms += held.on_cpu_ms * held.share;
         with_tree_ms += co_residency(&threads, topology).with_tree_ms;
+        if let Ok(total) = &mut other_ms {
+            match other_load_ms(&rep.sample.placement, &threads, topology) {
+                Ok(ms) => *total += ms,
+                Err(reason) => other_ms = Err(format!("round {}: {reason}", rep.round)),
+            }
+        }
         outside.extend(held.outside.into_iter().map(|thread| RoundOutside {
             round: rep.round,
             thread,
@@ -375,8 +462,12 @@ pub fn arm_residency(
         held,
         detail,
         co_residency: (judged > 0).then(|| share(with_tree_ms, on_cpu_ms)),
-        other_load: None,
-        other_load_unavailable: Some(OTHER_LOAD_UNAVAILABLE.to_string()),
+        other_load: other_ms
+            .as_ref()
+            .ok()
+            .filter(|_| judged > 0)
+            .map(|&ms| share(ms, on_cpu_ms)),
+        other_load_unavailable: other_ms.err(),
         unavailable,
     }
 }
@@ -468,16 +559,35 @@ mod tests {
     /// A thread's name and its stretches `(cpu, start_ms, end_ms)`.
     type Stretches<'a> = (u32, &'a str, &'a [(u32, u64, u64)]);
 
-    /// The records of `threads`: a name for each, then a switch in and out
-    /// per stretch, from 0 to the last switch.
-    fn records(threads: &[Stretches]) -> PlacementRecords {
-        let event = |time_ms: u64, cpu: u32, tid: u32, kind: SchedEventKind| SchedEvent {
+    fn event(time_ms: u64, cpu: u32, tid: u32, kind: SchedEventKind) -> SchedEvent {
+        SchedEvent {
             time_ns: time_ms * MS,
             cpu,
-            pid: 100,
+            pid: if tid == 0 { 0 } else { 100 },
             tid,
             kind,
-        };
+        }
+    }
+
+    /// A recording of `events` from 0 to the last of them.
+    fn recording(mut events: Vec<SchedEvent>) -> Box<Recording> {
+        events.sort_by_key(|e| e.time_ns);
+        Box::new(Recording {
+            start_ns: 0,
+            end_ns: events.last().map_or(0, |e| e.time_ns),
+            events,
+            names: Vec::new(),
+            per_cpu: Vec::new(),
+            cycles_unavailable: None,
+            lost_records: 0,
+            command: Some(CommandEnd::Exited { code: 0 }),
+            stopped: false,
+        })
+    }
+
+    /// The records of `threads`: a name for each, then a switch in and out
+    /// per stretch, from 0 to the last switch; no CPU watched whole.
+    fn records(threads: &[Stretches]) -> PlacementRecords {
         let mut events: Vec<SchedEvent> = Vec::new();
         for &(tid, comm, stretches) in threads {
             let comm = SchedEventKind::Comm {
@@ -490,18 +600,41 @@ mod tests {
                 events.push(event(end, cpu, tid, SchedEventKind::SwitchOut));
             }
         }
-        events.sort_by_key(|e| e.time_ns);
-        PlacementRecords::Recorded(Box::new(Recording {
-            start_ns: 0,
-            end_ns: events.last().map_or(0, |e| e.time_ns),
-            events,
-            names: Vec::new(),
-            per_cpu: Vec::new(),
-            cycles_unavailable: None,
-            lost_records: 0,
-            command: Some(CommandEnd::Exited { code: 0 }),
-            stopped: false,
-        }))
+        PlacementRecords::Recorded {
+            tree: recording(events),
+            siblings: SiblingRecords::Recorded {
+                cpus: CpuSet::from_cpus([]),
+                recording: recording(Vec::new()),
+            },
+        }
+    }
+
+    /// `records` with CPU-wide records of `cpus`: each `(cpu, tid, ms)`
+    /// switches the task `tid` (0: idle) in there at `ms`, the one before
+    /// it out.
+    fn with_siblings(
+        records: PlacementRecords,
+        cpus: &[u32],
+        switches: &[(u32, u32, u64)],
+    ) -> PlacementRecords {
+        let PlacementRecords::Recorded { tree, .. } = records else {
+            unreachable!("records() records")
+        };
+        let mut events = Vec::new();
+        let mut running: BTreeMap<u32, u32> = BTreeMap::new();
+        for &(cpu, tid, ms) in switches {
+            if let Some(before) = running.insert(cpu, tid) {
+                events.push(event(ms, cpu, before, SchedEventKind::SwitchOut));
+            }
+            events.push(event(ms, cpu, tid, SchedEventKind::SwitchIn));
+        }
+        PlacementRecords::Recorded {
+            tree,
+            siblings: SiblingRecords::Recorded {
+                cpus: CpuSet::from_cpus(cpus.iter().copied()),
+                recording: recording(events),
+            },
+        }
     }
 
     fn threads(stretches: &[Stretches]) -> Vec<ThreadStats> {
@@ -600,12 +733,13 @@ mod tests {
 
     #[test]
     fn lost_or_missing_records_are_never_held() {
-        let PlacementRecords::Recorded(mut recording) = records(&[(100, "a", &[(0, 0, 10)])])
+        let PlacementRecords::Recorded { mut tree, siblings } =
+            records(&[(100, "a", &[(0, 0, 10)])])
         else {
             unreachable!()
         };
-        recording.lost_records = 3;
-        let reason = tree_threads(&PlacementRecords::Recorded(recording)).unwrap_err();
+        tree.lost_records = 3;
+        let reason = tree_threads(&PlacementRecords::Recorded { tree, siblings }).unwrap_err();
         assert!(reason.contains("dropped 3"), "{reason}");
         let empty = tree_threads(&records(&[])).unwrap_err();
         assert!(empty.contains("no time on a CPU"), "{empty}");
@@ -631,8 +765,8 @@ mod tests {
         assert_eq!(held.held, CheckStatus::Passed, "{held:?}");
         assert_eq!((held.held_share, held.co_residency), (Some(1.0), Some(0.0)));
         assert_eq!(
-            held.other_load_unavailable.as_deref(),
-            Some(OTHER_LOAD_UNAVAILABLE)
+            (held.other_load, held.other_load_unavailable),
+            (Some(0.0), None)
         );
 
         let reps = [
@@ -658,5 +792,62 @@ mod tests {
 
         let warm_up_only = arm_residency(&[recorded(SAME, 0, stayed)], &arm, &topology);
         assert_eq!(warm_up_only.held, CheckStatus::Unavailable);
+    }
+
+    #[test]
+    fn other_load_is_the_time_a_watched_sibling_ran_a_task_outside_the_tree() {
+        // The tree: thread 100 on CPU 0 for 0-20 ms, 101 on CPU 1 for 10-20.
+        let tree = records(&[(100, "a", &[(0, 0, 20)]), (101, "b", &[(1, 10, 20)])]);
+        let threads = tree_threads(&tree).unwrap();
+        let topology = topology(&[&[0, 1]]);
+        // CPU 1: idle, a stranger (tid 7) from 5 to 10 ms, then the tree.
+        let switches = [(1, 0, 0), (1, 7, 5), (1, 101, 10), (1, 0, 20)];
+        let watched = with_siblings(tree.clone(), &[0, 1], &switches);
+        let ms = other_load_ms(&watched, &threads, &topology).unwrap();
+        assert!((ms - 5.0).abs() < 1e-9, "{ms}");
+        // A task running from before the first record: its switch-out says so.
+        let hog = [(1, 7, 0), (1, 0, 8)];
+        let PlacementRecords::Recorded { tree: t, siblings } = with_siblings(tree, &[1], &hog)
+        else {
+            unreachable!()
+        };
+        let SiblingRecords::Recorded {
+            cpus,
+            mut recording,
+        } = siblings
+        else {
+            unreachable!()
+        };
+        recording.events.retain(|e| e.time_ns > 0);
+        let hogged = PlacementRecords::Recorded {
+            tree: t,
+            siblings: SiblingRecords::Recorded { cpus, recording },
+        };
+        let ms = other_load_ms(&hogged, &threads, &topology).unwrap();
+        assert!((ms - 8.0).abs() < 1e-9, "{ms}");
+    }
+
+    #[test]
+    fn other_load_is_unavailable_without_the_siblings_records() {
+        let PlacementRecords::Recorded { tree, .. } = records(&[(100, "a", &[(0, 0, 10)])]) else {
+            unreachable!()
+        };
+        let refused = PlacementRecords::Recorded {
+            tree,
+            siblings: SiblingRecords::Unavailable {
+                reason: "perf refused CPU-wide records".into(),
+            },
+        };
+        let threads = tree_threads(&refused).unwrap();
+        let reason = other_load_ms(&refused, &threads, &topology(&[&[0, 1]])).unwrap_err();
+        assert_eq!(reason, "perf refused CPU-wide records");
+        let arm = placement(ONE, &[0]);
+        let judged = arm_residency(&[recorded(ONE, 1, refused)], &arm, &topology(&[&[0, 1]]));
+        assert_eq!(judged.held, CheckStatus::Passed);
+        assert_eq!(judged.other_load, None);
+        assert_eq!(
+            judged.other_load_unavailable.as_deref(),
+            Some("round 1: perf refused CPU-wide records")
+        );
     }
 }
