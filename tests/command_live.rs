@@ -268,3 +268,61 @@ fn a_stranger_busy_on_a_watched_sibling_is_other_load() {
     );
     assert_eq!(co_residency(&threads, &topology).with_tree_ms, 0.0);
 }
+
+/// As `nobody` at perf_event_paranoid 1 or 2, the kernel refuses CPU-wide
+/// records: the siblings' share is unavailable, naming the setting and the
+/// fix, and the tree's own records still come (its user side is allowed).
+#[test]
+fn without_privilege_only_the_siblings_records_are_unavailable() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
+    if !root || !matches!(level.trim(), "1" | "2") {
+        eprintln!("skipping: needs root to become nobody, and perf_event_paranoid 1 or 2");
+        return;
+    }
+    let rerun = crate::common::rerun_test(module_path!(), "siblings_refused_as_nobody");
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .arg(rerun.get_program())
+        .args(rerun.get_args())
+        .arg("--nocapture")
+        .output()
+        .expect("setpriv runs (util-linux)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Run as `nobody` by the test above.
+#[test]
+#[ignore = "run as nobody by without_privilege_only_the_siblings_records_are_unavailable"]
+fn siblings_refused_as_nobody() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return eprintln!("skipping: root may record CPU-wide");
+    }
+    let allowed = allowed_cpus().unwrap();
+    let mut held = HeldCommand::fork(&argv(&["sh", "-c", BUSY])).unwrap();
+    let pid = held.pid.as_raw() as u32;
+    let sibling = allowed.first().unwrap();
+    let mut records = TreeRecords::open(pid, allowed.cpus(), &[sibling]).unwrap();
+    held.release().unwrap();
+    let end = loop {
+        if let Some(end) = held.try_wait().unwrap() {
+            break end;
+        }
+        records.wait(None, std::time::Duration::from_millis(20));
+    };
+    let (tree, siblings) = records.finish(end).unwrap();
+    let reason = siblings.unwrap_err();
+    assert!(reason.contains("perf_event_paranoid"), "{reason}");
+    assert!(!reason.contains('\n'), "{reason}");
+    assert!(
+        !tree.events.is_empty() && tree.lost_records == 0,
+        "{tree:?}"
+    );
+}
