@@ -235,7 +235,7 @@ pub fn run_rounds(
 mod tests {
     use super::*;
     use crate::cpuset::CpuSet;
-    use crate::measure::command::TreeCounterSource;
+    use crate::measure::command::{PlacementRecords, TreeCounterSource};
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
     use crate::plan::command::CommandArm;
@@ -265,6 +265,9 @@ mod tests {
             migrations: Some(0),
             counters: TreeCounterSource::PerfInherit,
             end: CommandEnd::Exited { code },
+            placement: PlacementRecords::Unavailable {
+                reason: "not recorded".into(),
+            },
         }
     }
 
