@@ -256,3 +256,31 @@ fn the_gate_runs_first_and_its_status_stops_the_study() {
     assert_eq!(saved["run_stopped_at_gate"], true);
     assert!(!ran.exists(), "the command ran");
 }
+
+/// Started with its standard streams closed (as a daemon or cron may
+/// start it), the tool still gives the command `/dev/null` as its standard
+/// input and output and a pipe as its stderr, and the study completes:
+/// Rust's runtime opens `/dev/null` on a closed fd 0, 1 or 2 before `main`,
+/// so no file the tool opens lands there, and the view goes to that
+/// `/dev/null`.
+#[test]
+fn a_command_gets_its_standard_streams_when_the_tool_had_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let script = r#"exec <&- >&- 2>&-; exec "$0" "$@""#;
+    let check = "test -e /proc/self/fd/0 && test -e /proc/self/fd/1 && test -e /proc/self/fd/2";
+    let status = Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_placement-study"), "run"])
+        .args(["--json", json.to_str().unwrap()])
+        .args(QUICK)
+        .args(["2", "--", "sh", "-c", check])
+        .status()
+        .expect("runs");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the study was saved"))
+            .expect("JSON");
+    let reps = saved["reps"].as_array().expect("reps");
+    assert_eq!(reps.len(), 4, "{saved}");
+    assert!(reps.iter().all(|rep| rep["failed"] == false), "{saved}");
+    assert_eq!(status.code(), Some(0));
+}

@@ -2,15 +2,15 @@
 //! is in [`crate::plan::command`]) and whether its numbers may be quoted.
 //!
 //! Each arm's wall time is held to the CV bar, as the kernel's arms are.
-//! Placement held (every thread of the tree on its arm's CPUs) and same
-//! work (the tree's user-space instructions alike in every arm) need the
-//! tree's context-switch records and user-space instruction counts, which
-//! a repetition does not record yet: until it does, [`unmeasured_checks`]
-//! says so, unavailable with the reason, never a silent pass. A check
-//! measured later takes the place of its unavailable one, by its name.
+//! Placement held (every thread of the tree on its arm's CPUs) comes from
+//! each repetition's context-switch records ([`placement_held`]). Same work
+//! (the tree's user-space instructions alike in every arm) needs user-space
+//! instruction counts, which a repetition does not record yet: until it
+//! does, [`same_work_unmeasured`] says so, unavailable with the reason,
+//! never a silent pass.
 
 use super::checks::{Check, CheckName, CheckStatus, cv_bar};
-use super::command::CommandArmStats;
+use super::command::{ArmResidency, CommandArmStats};
 use crate::measure::command::CommandRep;
 
 /// Each arm's CV bar: passed, failed (not quotable), or unavailable under
@@ -43,19 +43,39 @@ pub fn arm_checks(arms: &[CommandArmStats], reps: &[CommandRep], bar: f64) -> Ve
     checks
 }
 
-/// The checks no repetition measures yet, unavailable with the reason.
-pub fn unmeasured_checks() -> Vec<Check> {
-    vec![
-        Check::unavailable(
+/// Placement held over every arm: failed where a thread of the tree ran
+/// outside its arm's CPUs (each such arm named, with the thread), else
+/// unavailable where some repetition had no complete records, else passed.
+pub fn placement_held(residency: &[ArmResidency]) -> Check {
+    let of = |status: CheckStatus| -> Vec<String> {
+        residency
+            .iter()
+            .filter(|arm| arm.held == status)
+            .map(|arm| format!("{}: {}", arm.arm, arm.detail))
+            .collect()
+    };
+    let (failed, unavailable) = (of(CheckStatus::Failed), of(CheckStatus::Unavailable));
+    if !failed.is_empty() {
+        Check::failed(CheckName::PlacementHeld, failed.join("; "))
+    } else if !unavailable.is_empty() {
+        Check::unavailable(CheckName::PlacementHeld, unavailable.join("; "))
+    } else {
+        Check::passed(
             CheckName::PlacementHeld,
-            "not measured: this build does not record the tree's context switches, so where \
-             its threads ran within the arm is not known; each arm's CPUs were set before exec",
-        ),
-        Check::unavailable(
-            CheckName::SameWork,
-            "not measured: this build does not count the tree's user-space instructions",
-        ),
-    ]
+            format!(
+                "every thread of the tree ran only on its arm's CPUs, in {} repetitions",
+                residency.iter().map(|arm| arm.judged).sum::<usize>()
+            ),
+        )
+    }
+}
+
+/// The check no repetition measures yet, unavailable with the reason.
+pub fn same_work_unmeasured() -> Check {
+    Check::unavailable(
+        CheckName::SameWork,
+        "not measured: this build does not count the tree's user-space instructions",
+    )
 }
 
 /// The checks that make a command study's numbers unquotable: a failed
@@ -126,14 +146,14 @@ mod tests {
         assert_eq!(checks[1].name.to_string(), "cv-bar class:1");
         assert_eq!(checks[1].status, CheckStatus::Failed);
         assert!(quotable(&checks, one) && !quotable(&checks, class));
-        checks.extend(unmeasured_checks());
+        checks.push(same_work_unmeasured());
         assert!(command_valid(&checks, false));
         assert!(!command_valid(&checks, true));
     }
 
     #[test]
     fn an_arm_whose_every_repetition_failed_has_no_number_and_invalidates() {
-        use crate::measure::command::{CommandSample, TreeCounterSource};
+        use crate::measure::command::{CommandSample, PlacementRecords, TreeCounterSource};
         use crate::measure::recording::CommandEnd;
         let same = CommandArm::Placement(Arm::SameCpu);
         let rep = |round, failed| CommandRep {
@@ -150,6 +170,7 @@ mod tests {
                 end: CommandEnd::Exited {
                     code: i32::from(failed),
                 },
+                placement: PlacementRecords::not_saved(),
             },
         };
         // A kept warm-up is no number either.
@@ -169,6 +190,45 @@ mod tests {
         assert!(command_valid(&checks, true));
         checks.push(Check::failed(CheckName::PlacementHeld, "moved"));
         assert!(!command_valid(&checks, false));
+    }
+
+    /// Placement held over the arms: one arm with a thread outside fails
+    /// the check and is named, whatever the others; one without records
+    /// makes it unavailable; all held, passed.
+    #[test]
+    fn placement_held_names_the_arm_that_did_not_hold() {
+        let residency = |arm, held, detail: &str| ArmResidency {
+            arm,
+            judged: 3,
+            unjudged: 0,
+            held_share: Some(1.0),
+            outside: Vec::new(),
+            held,
+            detail: detail.into(),
+            co_residency: Some(0.0),
+            other_load: None,
+            other_load_unavailable: None,
+            unavailable: None,
+        };
+        let one = CommandArm::Placement(Arm::OnePerCore);
+        let same = CommandArm::Placement(Arm::SameCpu);
+        let held = residency(one, CheckStatus::Passed, "held");
+        let moved = residency(same, CheckStatus::Failed, "thread 7 (sh) ran on CPU 1");
+        let unknown = residency(same, CheckStatus::Unavailable, "no records");
+        let check = placement_held(&[held.clone(), moved]);
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert_eq!(check.detail, "same-cpu: thread 7 (sh) ran on CPU 1");
+        assert_eq!(
+            placement_held(&[held.clone(), unknown]).status,
+            CheckStatus::Unavailable
+        );
+        let check = placement_held(&[held.clone(), held]);
+        assert_eq!(check.status, CheckStatus::Passed);
+        assert!(
+            check.detail.ends_with("in 6 repetitions"),
+            "{}",
+            check.detail
+        );
     }
 
     #[test]

@@ -106,7 +106,9 @@ pub struct CommandSample {
     pub counters: TreeCounterSource,
     pub end: CommandEnd,
     /// Where the tree's threads ran, for the placement and co-residency
-    /// checks.
+    /// checks. Not saved: the document keeps each arm's judgement of them
+    /// (the records of a busy build run to megabytes a repetition).
+    #[serde(skip, default = "PlacementRecords::not_saved")]
     pub placement: PlacementRecords,
 }
 
@@ -122,6 +124,15 @@ pub enum PlacementRecords {
     },
     /// They could not be opened; `reason` says why and what would fix it.
     Unavailable { reason: String },
+}
+
+impl PlacementRecords {
+    /// A repetition read back from a saved document.
+    pub fn not_saved() -> PlacementRecords {
+        PlacementRecords::Unavailable {
+            reason: "not saved: the document keeps each arm's judgement of the records".into(),
+        }
+    }
 }
 
 /// The CPU-wide switch records (every task, idle included) of the CPUs

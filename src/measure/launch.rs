@@ -91,7 +91,7 @@ impl HeldCommand {
                 .filter_map(|(fd, target)| fd.as_ref().map(|fd| (fd.as_raw_fd(), target)))
                 .collect();
         // SAFETY: the child only calls async-signal-safe functions (close,
-        // signal, sigprocmask, read, fcntl, dup2, execv, write, _exit) on data
+        // signal, sigprocmask, read, dup2, execv, write, _exit) on data
         // prepared above, then execs or exits.
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
@@ -108,23 +108,10 @@ impl HeldCommand {
                 libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 let mut byte = 0u8;
                 if libc::read(go_read.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 {
-                    // A source is itself 0, 1 or 2 where this process was
-                    // started with that one closed: it is moved above 2
-                    // first, so that no dup2 overwrites a source still to
-                    // be used, and none is its own target (dup2 onto itself
-                    // would keep close-on-exec). dup2 clears close-on-exec
-                    // on the target: the command keeps these three, and
-                    // the originals close at exec.
-                    let mut sources = [-1; 3];
-                    for (source, &(fd, _)) in sources.iter_mut().zip(&redirects) {
-                        *source = if fd <= libc::STDERR_FILENO {
-                            libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, libc::STDERR_FILENO + 1)
-                        } else {
-                            fd
-                        };
-                    }
-                    for (&source, &(_, target)) in sources.iter().zip(&redirects) {
-                        libc::dup2(source, target);
+                    // dup2 clears close-on-exec on the target: the command
+                    // keeps these three, and the originals close at exec.
+                    for &(fd, target) in &redirects {
+                        libc::dup2(fd, target);
                     }
                     libc::execv(path.as_ptr(), arg_pointers.as_ptr());
                     let errno = *libc::__errno_location();

@@ -17,19 +17,20 @@
 //!   inherited, wall time, the tree's task-clock, context switches and
 //!   migrations by perf `inherit`, or the children's rusage where perf is
 //!   refused; a non-zero exit is an error with the last lines of stderr),
-//!   and `CommandRep`, one repetition as the judge and the document see it;
-//!   to do: cycles and user-space instructions per core PMU, and the
-//!   context-switch records (as `observe`'s recorder opens them);
+//!   the tree's context-switch records (as `observe`'s recorder opens
+//!   them) and CPU-wide ones of the arm's SMT siblings, and `CommandRep`,
+//!   one repetition as the judge and the document see it; to do: cycles
+//!   and user-space instructions per core PMU;
 //! * `judge::command`: each arm's wall-time median, CV, min–max and n, and
 //!   its ratio to the baseline arm paired by round with a 95 % interval
 //!   (`judge::stats`, as for the kernel); `judge::command_checks`: each
 //!   arm's CV bar, an arm left with no repetition, and whether the study
-//!   may be quoted; to do: placement held (every thread of the tree only
-//!   on its arm's CPUs, from the records), SMT co-residency (the share of
+//!   may be quoted; placement held (every thread of the tree only on its
+//!   arm's CPUs, from the records) and SMT co-residency (the share of
 //!   on-CPU time its CPU's sibling ran another thread of the tree, and
-//!   something else), same work (user-space instructions per repetition
-//!   within `--tolerance`) and multiplexing, each unavailable with its
-//!   reason until measured;
+//!   something else); to do: same work (user-space instructions per
+//!   repetition within `--tolerance`) and multiplexing, each unavailable
+//!   with its reason until measured;
 //! * `study::command`: the gate first (unless `--skip-gate`), then
 //!   warm-ups and rounds that interleave every arm, `--prepare CMD` before
 //!   each repetition, a stop keeping the finished rounds, a failure

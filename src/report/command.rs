@@ -9,7 +9,7 @@ use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::run::UNGATED;
 use crate::report::table::{check_lines, fit, host_line, legend, marked};
-use crate::report::units::{Fixed, count, percent_change, sig4};
+use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
 use crate::saved::{CommandResult, DocumentHead};
@@ -54,6 +54,13 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
     let _ = writeln!(out, "\n{}", arms_table(result, view));
+    if !result.residency.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWhere the threads ran (share of the tree's on-CPU time)"
+        );
+        let _ = writeln!(out, "{}", residency_table(result, view));
+    }
     let failed = result.reps.iter().filter(|r| r.failed).count();
     if failed > 0 {
         let line = format!(
@@ -142,6 +149,41 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
         ]);
     }
     legend(fit(table.build(), view), marks, view)
+}
+
+/// Per arm, from the repetitions' context-switch records: the share of
+/// the tree's on-CPU time on the arm's CPUs, and the shares during which
+/// its CPU's SMT sibling ran another thread of the tree, or something else.
+fn residency_table(result: &CommandResult, view: &View) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "arm",
+        "on its CPUs",
+        "sibling ran the tree",
+        "sibling ran other load",
+        "judged",
+    ]);
+    let share = |value: Option<f64>| value.map_or_else(|| "—".to_string(), percent);
+    for arm in &result.residency {
+        table.push_record([
+            arm.arm.to_string(),
+            share(arm.held_share),
+            share(arm.co_residency),
+            share(arm.other_load),
+            format!("{} of {}", arm.judged, arm.judged + arm.unjudged),
+        ]);
+    }
+    let mut text = fit(table.build(), view);
+    // Why the other load is not known (one reason: the same for every arm).
+    if let Some(why) = result
+        .residency
+        .iter()
+        .find_map(|arm| arm.other_load_unavailable.as_deref())
+    {
+        let line = format!("other load unavailable: {why}");
+        let _ = write!(text, "\n{}", view.wrap(&line, 2));
+    }
+    text
 }
 
 /// "15 rounds", or for a stopped study "3 of 15 rounds".

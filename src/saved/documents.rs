@@ -8,7 +8,7 @@ use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::batches::{Batch, Batching, HostNoise};
 use crate::judge::checks::{Check, ExcludedRep};
-use crate::judge::command::CommandArmStats;
+use crate::judge::command::{ArmResidency, CommandArmStats};
 use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::observe::ObserveJudgement;
@@ -261,6 +261,9 @@ pub struct CommandResult {
     /// Every repetition, warm-ups and kept failures included (marked).
     pub reps: Vec<CommandRep>,
     pub arms: Vec<CommandArmStats>,
+    /// Each arm's placement and co-residency, from the repetitions'
+    /// context-switch records (which are not saved: they run to megabytes).
+    pub residency: Vec<ArmResidency>,
     pub checks: Vec<Check>,
     /// No check that breaks every number failed (and, with --strict, every
     /// arm is under the CV bar): `judge::command_checks::command_valid`.

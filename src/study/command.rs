@@ -22,7 +22,10 @@ use super::{LazyMeasure, Progress, head};
 use crate::cpuset::CpuSet;
 use crate::exit::UsageError;
 use crate::judge::command::command_arm_stats;
-use crate::judge::command_checks::{arm_checks, command_valid, unmeasured_checks};
+use crate::judge::command::{ArmResidency, arm_residency};
+use crate::judge::command_checks::{
+    arm_checks, command_valid, placement_held, same_work_unmeasured,
+};
 use crate::judge::gate::GateRule;
 use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandFailed, CommandRep, CommandSample, Output};
@@ -117,7 +120,12 @@ pub fn command_study<M: Measure>(
         run_once(&argv, &placement.cpus)
     })?;
     let stats = command_arm_stats(&recorded.reps, &arms, baseline);
-    let mut checks = unmeasured_checks();
+    let residency: Vec<ArmResidency> = plan
+        .placements
+        .iter()
+        .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus))
+        .collect();
+    let mut checks = vec![placement_held(&residency), same_work_unmeasured()];
     checks.extend(arm_checks(&stats, &recorded.reps, options.cv_bar));
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
@@ -156,6 +164,7 @@ pub fn command_study<M: Measure>(
         plan,
         reps: recorded.reps,
         arms: stats,
+        residency,
         checks,
         valid,
         warnings,
