@@ -41,20 +41,46 @@ pub fn allowed_cpus() -> Result<CpuSet> {
     }
 }
 
-/// Pins the calling thread to one CPU, with a mask just large enough for it.
-/// The error names the CPU and asks whether it is online and allowed.
-pub fn pin_current_thread(cpu: u32) -> Result<()> {
-    let mut mask: Vec<libc::c_ulong> = vec![0; cpu as usize / WORD_BITS + 1];
-    mask[cpu as usize / WORD_BITS] |= 1 << (cpu as usize % WORD_BITS);
+/// A CPU bitmap just large enough for `cpus`, as sched_setaffinity takes it.
+fn mask_of(cpus: &CpuSet) -> Vec<libc::c_ulong> {
+    let mut mask: Vec<libc::c_ulong> = vec![0; cpus.last().unwrap_or(0) as usize / WORD_BITS + 1];
+    for cpu in cpus.iter() {
+        mask[cpu as usize / WORD_BITS] |= 1 << (cpu as usize % WORD_BITS);
+    }
+    mask
+}
+
+/// sched_setaffinity of thread `tid` (0: the calling thread) to `cpus`.
+fn set_affinity(tid: libc::pid_t, cpus: &CpuSet) -> io::Result<()> {
+    let mask = mask_of(cpus);
     let bytes = std::mem::size_of_val(mask.as_slice());
     // SAFETY: the pointer and size describe `mask`, which outlives the call;
     // the kernel reads `bytes` bytes of it as a CPU bitmap.
-    let rc = unsafe { libc::sched_setaffinity(0, bytes, mask.as_ptr().cast()) };
-    if rc != 0 {
-        let error = io::Error::last_os_error();
+    if unsafe { libc::sched_setaffinity(tid, bytes, mask.as_ptr().cast()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pins the calling thread to one CPU, with a mask just large enough for it.
+/// The error names the CPU and asks whether it is online and allowed.
+pub fn pin_current_thread(cpu: u32) -> Result<()> {
+    if let Err(error) = set_affinity(0, &CpuSet::from_cpus([cpu])) {
         bail!(
             "cannot pin to CPU {cpu}: sched_setaffinity: {error} \
              (is CPU {cpu} online and among this process's allowed CPUs?)"
+        );
+    }
+    Ok(())
+}
+
+/// Confines process `pid` (its main thread; threads and children it makes
+/// later inherit the mask) to `cpus`. The error names the CPUs.
+pub fn confine_process(pid: libc::pid_t, cpus: &CpuSet) -> Result<()> {
+    if let Err(error) = set_affinity(pid, cpus) {
+        bail!(
+            "cannot confine the command to CPUs {cpus}: sched_setaffinity: {error} \
+             (are they online and among this process's allowed CPUs?)"
         );
     }
     Ok(())

@@ -22,12 +22,41 @@ impl Cli {
     pub fn parse_args() -> Result<Cli, clap::Error> {
         let args: Vec<OsString> = std::env::args_os().collect();
         let mut matches = Cli::full_command().try_get_matches_from(&args)?;
+        let kernel_only = matches
+            .subcommand_matches("run")
+            .map(kernel_only_given)
+            .unwrap_or_default();
         let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
-        if let Command::Report(report) = &mut cli.command {
-            report.output_word_read_as_input = report_output_read_as_input(&args);
+        match &mut cli.command {
+            Command::Report(report) => {
+                report.output_word_read_as_input = report_output_read_as_input(&args);
+            }
+            Command::Run(run) => {
+                run.kernel_only_given = kernel_only;
+                run.nothing_after_dash_dash = run.command.is_empty()
+                    && args
+                        .iter()
+                        .skip_while(|word| *word != "run")
+                        .any(|w| w == "--");
+            }
+            _ => {}
         }
         Ok(cli)
     }
+}
+
+/// The options of `run`'s kernel study typed on the command line (not
+/// defaulted), as typed: a COMMAND refuses them.
+fn kernel_only_given(run: &clap::ArgMatches) -> Vec<&'static str> {
+    [
+        ("kernel", "--kernel"),
+        ("rep_ms", "--rep-ms"),
+        ("workers", "--workers"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| run.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    .map(|(_, flag)| flag)
+    .collect()
 }
 
 /// `report --json out.json in.json`: `--json` and `--csv` take their file
@@ -106,7 +135,7 @@ pub enum Command {
     Gate(GateArgs),
     /// Measure which CPUs really share a core, and compare that map with the published one.
     Pairs(PairsArgs),
-    /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself.
+    /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
     Run(RunArgs),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
     Hybrid(HybridArgs),
@@ -289,11 +318,12 @@ pub struct RunArgs {
     /// or 2 where no core has two allowed hardware threads.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
-    /// Arms to run, comma-separated [default: one-per-core,sibling-packed;
+    /// Arms to run, comma-separated: one-per-core, sibling-packed, unpinned,
+    /// same-cpu, and with a COMMAND class:N [default: one-per-core,sibling-packed;
     /// one-per-core,same-cpu where no core has two allowed hardware threads].
     /// Without SMT, sibling-packed is left out, with a note.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "ARMS")]
-    pub arms: Vec<ArmArg>,
+    #[arg(long, value_parser = run_arm, value_delimiter = ',', value_name = "ARMS")]
+    pub arms: Vec<RunArmArg>,
     /// Measured repetitions per arm after the warm-ups (2 to 1000).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub reps: usize,
@@ -302,6 +332,64 @@ pub struct RunArgs {
     pub skip_gate: bool,
     #[command(flatten)]
     pub quotable: QuotableArgs,
+    /// With a COMMAND: what {threads} stands for, and how many CPUs each arm gives it (1 to 1024); default: the largest T one-per-core and sibling-packed can both place.
+    #[arg(long, value_name = "T")]
+    pub threads: Option<usize>,
+    /// With a COMMAND: the arm every other is compared with [default: one-per-core, else the first arm].
+    #[arg(long, value_parser = run_arm, value_name = "ARM")]
+    pub baseline: Option<RunArmArg>,
+    /// With a COMMAND: a shell command run through `sh -c` before each repetition (e.g. to drop caches); its failure stops the study.
+    #[arg(long, value_name = "CMD")]
+    pub prepare: Option<String>,
+    /// With a COMMAND: where its standard output goes: null (discarded, the default) or inherit (this terminal); stdin is always /dev/null.
+    #[arg(long = "output", value_enum, value_name = "WHERE")]
+    pub command_output: Option<CommandOutputArg>,
+    /// With a COMMAND: keep going when it exits non-zero; those repetitions are kept, marked, and left out of every statistic.
+    #[arg(long)]
+    pub ignore_failure: bool,
+    /// The command to run under each arm, with its arguments, after --; {threads} and {cpus} in them become T and the arm's CPU list.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+    /// `--kernel`, `--rep-ms`, `--workers` as typed (set by
+    /// [`Cli::parse_args`]): the kernel study's, which a COMMAND refuses.
+    #[arg(skip)]
+    pub kernel_only_given: Vec<&'static str>,
+    /// `--` was typed with no COMMAND after it (set by [`Cli::parse_args`]).
+    #[arg(skip)]
+    pub nothing_after_dash_dash: bool,
+}
+
+/// An arm as `run --arms` and `--baseline` name it: a study arm, or (with
+/// a COMMAND) the CPUs of a core class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunArmArg {
+    Placement(ArmArg),
+    /// `class:N`.
+    Class(usize),
+}
+
+fn run_arm(text: &str) -> Result<RunArmArg, String> {
+    if let Some(index) = text.strip_prefix("class:") {
+        return index
+            .parse()
+            .map(RunArmArg::Class)
+            .map_err(|_| "a class is class:N, N a class's index from 0".to_string());
+    }
+    ArmArg::from_str(text, false)
+        .map(RunArmArg::Placement)
+        .map_err(|_| {
+            "use one-per-core, sibling-packed, unpinned, same-cpu, or with a COMMAND class:N"
+                .to_string()
+        })
+}
+
+/// `run --output`: where a COMMAND's standard output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CommandOutputArg {
+    /// Discarded (/dev/null).
+    Null,
+    /// This process's standard output and error.
+    Inherit,
 }
 
 /// When a study's numbers may be quoted (`run`, `hybrid`).

@@ -6,14 +6,16 @@
 //!
 //! An error here is a usage error: `main` exits with status 2.
 
-use crate::cli::{self, ArmArg, BatchArgs, Cli, GateRuleArgs, MeasureArgs, OutputArgs, SourceArgs};
+use crate::cli::{
+    self, ArmArg, BatchArgs, Cli, GateRuleArgs, MeasureArgs, OutputArgs, RunArmArg, SourceArgs,
+};
 use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
 use crate::commands::observe::ObserveCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
-use crate::commands::run::RunCommand;
+use crate::commands::run::{RunCommand, RunStudy};
 use crate::commands::snapshot::SnapshotCommand;
 use crate::commands::topology::TopologyCommand;
 use crate::commands::{Command, Outputs, Source};
@@ -23,15 +25,19 @@ use crate::judge::batches::Batching;
 use crate::judge::gate::GateRule;
 use crate::judge::stats::{MIN_INTERVAL_REPS, MIN_MEDIAN_INTERVAL_VALUES};
 use crate::measure::MeasureOptions;
+use crate::measure::command::Output;
 use crate::measure::kernel::KERNEL_NAMES;
+use crate::measure::launch::resolve;
 use crate::measure::recorder::ObserveTarget;
 use crate::plan::Arm;
+use crate::plan::command::{CommandArm, check_placeholders};
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::report::fleet::FleetOptions;
 use crate::report::view::Charset;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
+use crate::study::command::{CommandStudyOptions, RoundsOptions};
 use crate::study::hybrid::HybridStudyOptions;
 use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
@@ -108,45 +114,15 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 quiet: args.gate.quiet,
             })
         }
-        cli::Command::Run(args) => {
-            // No --arms: the default arms, which depend on the machine.
-            let arms = (!args.arms.is_empty())
-                .then(|| arms(&args.arms))
-                .transpose()?;
-            let workers = args
-                .workers
-                .map(|n| in_range("--workers", n, WORKERS))
-                .transpose()?;
-            // The default arms depend on the machine: the study checks them.
-            let packed = arms
-                .as_ref()
-                .is_some_and(|arms| arms.contains(&Arm::SiblingPacked));
-            if let Some(workers) = workers.filter(|n| n % 2 == 1 && packed) {
-                // The range is checked first and ends on an even number, so
-                // the number offered is in it.
-                bail!(
-                    "--workers {workers}: sibling-packed puts two workers on each core, so it \
-                     needs an even number; use {} or drop sibling-packed from --arms",
-                    workers + 1
-                );
-            }
-            let study = StudyOptions {
-                rule: gate_rule(&args.rule)?,
-                skip_gate: args.skip_gate,
-                workers,
-                arms,
-                reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
-                cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
-                tolerance: tolerance(args.quotable.tolerance)?,
-                strict: args.quotable.strict,
-                measure: measure(&args.measure)?,
-            };
-            Command::Run(RunCommand {
-                source: source(&args.source)?,
-                study,
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
-            })
-        }
+        cli::Command::Run(args) => Command::Run(RunCommand {
+            source: source(&args.source)?,
+            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
+            study: if args.command.is_empty() {
+                RunStudy::Kernel(kernel_study(&args)?)
+            } else {
+                RunStudy::Command(Box::new(command_study(args)?))
+            },
+        }),
         cli::Command::Hybrid(args) => {
             in_range("--rep-ms", args.measure.rep_ms, HYBRID_REP_MS)?;
             Command::Hybrid(HybridCommand {
@@ -211,6 +187,150 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             script: cli::completion_script(args.shell),
         }),
     })
+}
+
+/// `run` without a COMMAND: the kernel study. The options only a COMMAND
+/// takes are refused, naming it.
+fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
+    if args.nothing_after_dash_dash {
+        bail!(
+            "run --: no COMMAND after --; give one (`run -- make -j{{threads}}`), or drop -- to \
+             study the built-in kernel"
+        );
+    }
+    let command_only = [
+        (args.threads.is_some(), "--threads"),
+        (args.baseline.is_some(), "--baseline"),
+        (args.prepare.is_some(), "--prepare"),
+        (args.command_output.is_some(), "--output"),
+        (args.ignore_failure, "--ignore-failure"),
+        (
+            args.arms.iter().any(|a| matches!(a, RunArmArg::Class(_))),
+            "--arms class:N",
+        ),
+    ];
+    if let Some((_, flag)) = command_only.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag} is for a COMMAND: give one after -- (`run {flag} … -- COMMAND`); the \
+             built-in kernel's thread count is --workers"
+        );
+    }
+    // No --arms: the default arms, which depend on the machine.
+    let arms = (!args.arms.is_empty())
+        .then(|| {
+            let placements: Vec<Arm> = args
+                .arms
+                .iter()
+                .filter_map(|a| match a {
+                    RunArmArg::Placement(arm) => Some(study_arm(*arm)),
+                    RunArmArg::Class(_) => None,
+                })
+                .collect();
+            arms(&placements)
+        })
+        .transpose()?;
+    let workers = args
+        .workers
+        .map(|n| in_range("--workers", n, WORKERS))
+        .transpose()?;
+    // The default arms depend on the machine: the study checks them.
+    let packed = arms
+        .as_ref()
+        .is_some_and(|arms| arms.contains(&Arm::SiblingPacked));
+    if let Some(workers) = workers.filter(|n| n % 2 == 1 && packed) {
+        // The range is checked first and ends on an even number, so
+        // the number offered is in it.
+        bail!(
+            "--workers {workers}: sibling-packed puts two workers on each core, so it \
+             needs an even number; use {} or drop sibling-packed from --arms",
+            workers + 1
+        );
+    }
+    Ok(StudyOptions {
+        rule: gate_rule(&args.rule)?,
+        skip_gate: args.skip_gate,
+        workers,
+        arms,
+        reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+        cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
+        tolerance: tolerance(args.quotable.tolerance)?,
+        strict: args.quotable.strict,
+        measure: measure(&args.measure)?,
+    })
+}
+
+/// `run -- COMMAND`: the command study. The kernel's own options are
+/// refused, and so is a command that is not there, before anything runs.
+fn command_study(args: cli::RunArgs) -> Result<CommandStudyOptions> {
+    if let Some(flag) = args.kernel_only_given.first() {
+        let fix = if *flag == "--workers" {
+            "use --threads T"
+        } else {
+            "drop it"
+        };
+        bail!("{flag} is for the built-in kernel, not a COMMAND: {fix}");
+    }
+    let mut arms: Vec<CommandArm> = Vec::new();
+    for arm in &args.arms {
+        let arm = command_arm(*arm);
+        if arms.contains(&arm) {
+            bail!("--arms names {arm} twice: name each arm once");
+        }
+        arms.push(arm);
+    }
+    let arms = (!arms.is_empty()).then_some(arms);
+    if let Some(arms) = &arms {
+        check_placeholders(&args.command, arms).map_err(|e| anyhow::anyhow!(e))?;
+    }
+    let program = &args.command[0];
+    let found = resolve(Path::new(program))?;
+    if nix::unistd::access(&found, nix::unistd::AccessFlags::X_OK).is_err() || !found.is_file() {
+        bail!(
+            "COMMAND '{}': no executable file there; check the path",
+            escape_path(Path::new(program))
+        );
+    }
+    Ok(CommandStudyOptions {
+        threads: args
+            .threads
+            .map(|n| in_range("--threads", n, WORKERS))
+            .transpose()?,
+        arms,
+        baseline: args.baseline.map(command_arm),
+        prepare: args.prepare,
+        output: match args.command_output {
+            Some(cli::CommandOutputArg::Inherit) => Output::Inherit,
+            Some(cli::CommandOutputArg::Null) | None => Output::Discard,
+        },
+        rounds: RoundsOptions {
+            warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
+            rounds: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+            ignore_failure: args.ignore_failure,
+        },
+        rule: gate_rule(&args.rule)?,
+        skip_gate: args.skip_gate,
+        cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
+        tolerance: tolerance(args.quotable.tolerance)?,
+        strict: args.quotable.strict,
+        measure: measure(&args.measure)?,
+        argv: args.command,
+    })
+}
+
+fn study_arm(arm: ArmArg) -> Arm {
+    match arm {
+        ArmArg::OnePerCore => Arm::OnePerCore,
+        ArmArg::SiblingPacked => Arm::SiblingPacked,
+        ArmArg::Unpinned => Arm::Unpinned,
+        ArmArg::SameCpu => Arm::SameCpu,
+    }
+}
+
+fn command_arm(arm: RunArmArg) -> CommandArm {
+    match arm {
+        RunArmArg::Placement(arm) => CommandArm::Placement(study_arm(arm)),
+        RunArmArg::Class(index) => CommandArm::Class(index),
+    }
 }
 
 /// `report --fleet` with no FILE reads standard input: from a terminal it
@@ -370,15 +490,9 @@ fn batching(args: &BatchArgs) -> Result<Batching> {
     })
 }
 
-fn arms(args: &[ArmArg]) -> Result<Vec<Arm>> {
+fn arms(args: &[Arm]) -> Result<Vec<Arm>> {
     let mut arms: Vec<Arm> = Vec::new();
-    for arm in args {
-        let arm = match arm {
-            ArmArg::OnePerCore => Arm::OnePerCore,
-            ArmArg::SiblingPacked => Arm::SiblingPacked,
-            ArmArg::Unpinned => Arm::Unpinned,
-            ArmArg::SameCpu => Arm::SameCpu,
-        };
+    for &arm in args {
         if arms.contains(&arm) {
             bail!("--arms names {arm} twice: name each arm once");
         }

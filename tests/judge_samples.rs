@@ -16,7 +16,7 @@
 
 use placement_study::judge::batches::{Batching, Evidence, Next, Side};
 use placement_study::judge::checks::{
-    CheckStatus, ExcludedRep, excluded_reps, invariance, multiplexing, pinning,
+    CheckName, CheckStatus, ExcludedRep, excluded_reps, invariance, multiplexing, pinning,
 };
 use placement_study::judge::cost::rep_cost;
 use placement_study::judge::gate::{GateRule, PairedCosts, Verdict, control_check, paired_costs};
@@ -270,11 +270,13 @@ fn a_cv_of_2_percent_fails_a_1_percent_bar() {
     let costs: Vec<f64> = fixture("cv-two-percent.json");
     let noisy = spread(&costs).unwrap();
     assert!((0.02..0.022).contains(&noisy.cv), "{noisy:?}");
-    let check = placement_study::judge::checks::cv_bar(Arm::SiblingPacked, &noisy, 0.01);
+    let check =
+        placement_study::judge::checks::cv_bar(CheckName::CvBar(Arm::SiblingPacked), &noisy, 0.01);
     assert_eq!(check.status, CheckStatus::Failed);
     assert!(check.detail.ends_with("not quotable"));
     assert_eq!(
-        placement_study::judge::checks::cv_bar(Arm::SiblingPacked, &noisy, 0.03).status,
+        placement_study::judge::checks::cv_bar(CheckName::CvBar(Arm::SiblingPacked), &noisy, 0.03)
+            .status,
         CheckStatus::Passed
     );
 }

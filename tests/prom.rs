@@ -57,6 +57,7 @@ fn rendered() -> Vec<Rendered> {
                 "gate"
             }
             SavedDocument::Run(_) => "run",
+            SavedDocument::Command(_) => "command",
             SavedDocument::Pairs(_) => "pairs",
             SavedDocument::Hybrid(_) => "hybrid",
             SavedDocument::Observe(_) => "observe",
@@ -72,7 +73,9 @@ fn rendered() -> Vec<Rendered> {
     let kinds: BTreeSet<&str> = all.iter().map(|r| r.kind).collect();
     assert_eq!(
         kinds,
-        BTreeSet::from(["gate", "hybrid", "observe", "pairs", "run", "topology"]),
+        BTreeSet::from([
+            "command", "gate", "hybrid", "observe", "pairs", "run", "topology"
+        ]),
         "fixtures/results/ must hold a result of every kind"
     );
     all

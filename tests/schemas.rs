@@ -177,6 +177,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
     match kind {
         "gate" => Some("gate.schema.json"),
         "run" => Some("run.schema.json"),
+        "command" => Some("command.schema.json"),
         "pairs" => Some("pairs.schema.json"),
         "hybrid" => Some("hybrid.schema.json"),
         "observe" => Some("observe.schema.json"),
@@ -323,6 +324,33 @@ fn run_document_validates() {
     }]);
 }
 
+#[test]
+fn command_document_validates() {
+    let document = binary_json(
+        &[
+            "run",
+            "--json",
+            "--skip-gate",
+            "--arms",
+            "one-per-core,same-cpu",
+            "--threads",
+            "1",
+            "--reps",
+            "2",
+            "--warmups",
+            "0",
+            "--",
+            "true",
+        ],
+        &[0],
+    );
+    assert_valid(&[Case {
+        what: "run --json -- true".into(),
+        schema: "command.schema.json",
+        document,
+    }]);
+}
+
 /// Every saved result in `fixtures/results/`, each `KIND-*.json` against
 /// `KIND.schema.json`: a file of a new kind (a `hybrid-*.json` from a
 /// guest) is checked as soon as it is added.
@@ -335,7 +363,7 @@ fn saved_results_validate() {
             let kind = name.split_once('-').map_or("", |(kind, _)| kind);
             let schema = saved_kind_schema(kind).unwrap_or_else(|| {
                 panic!(
-                    "{name}: name a saved result KIND-*.json, KIND one of topology, gate, run, pairs, hybrid, observe"
+                    "{name}: name a saved result KIND-*.json, KIND one of topology, gate, run, command, pairs, hybrid, observe"
                 )
             });
             assert_eq!(document["kind"], kind, "{name}: its kind is not its name's");
@@ -346,7 +374,7 @@ fn saved_results_validate() {
             }
         })
         .collect();
-    for kind in ["pairs", "observe"] {
+    for kind in ["pairs", "observe", "command"] {
         let schema = saved_kind_schema(kind).unwrap();
         assert!(
             cases.iter().any(|case| case.schema == schema),

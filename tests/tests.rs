@@ -14,6 +14,8 @@ mod conformance;
 mod cli_arm;
 mod cli_bad_input;
 mod cli_live;
+mod command_cli;
+mod command_live;
 mod conformance_cpuid;
 mod conformance_sysfs;
 mod cpuid_fixtures;

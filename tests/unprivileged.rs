@@ -203,6 +203,23 @@ fn measure_as_nobody(level: i32) {
         check_software_counters(&json["setup"], &json["warnings"], level, &what);
     }
 
+    // A user's command under the arms: its tree's switch records are the
+    // user's own, so placement is judged at every level tried here.
+    let output = as_nobody(dir.path(), &command_study("command.json"));
+    let what = format!("run -- COMMAND as nobody at perf_event_paranoid {level}");
+    assert!(
+        matches!(output.status.code(), Some(0 | 6)),
+        "{}",
+        describe(&what, &output)
+    );
+    let json = saved(dir.path().join("command.json"));
+    assert_eq!(json["kind"], "command", "{what}");
+    assert_eq!(
+        check_status(&json, "placement-held"),
+        "passed",
+        "{what}: {json}"
+    );
+
     // pairs and hybrid: a map or a study (any verdict), never an error;
     // pairs is held to a few seconds by its time budget.
     let studies: [(&str, &[i32]); 2] = [("pairs", &[0, 3, 5]), ("hybrid", &[0, 3, 5, 6])];
@@ -257,6 +274,38 @@ fn measure_as_nobody(level: i32) {
     );
 }
 
+/// `run -- COMMAND`'s arguments: a short shell loop, ungated (this
+/// machine has no SMT), written to `file`.
+fn command_study(file: &str) -> Vec<&str> {
+    vec![
+        "run",
+        "--skip-gate",
+        "--json",
+        file,
+        "--reps",
+        "2",
+        "--warmups",
+        "0",
+        "--arms",
+        "one-per-core,same-cpu",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+    ]
+}
+
+/// The status of the check `name` in a saved document.
+fn check_status<'json>(json: &'json Value, name: &str) -> &'json str {
+    json["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|check| check["name"] == name)
+        .and_then(|check| check["status"].as_str())
+        .expect("the check is there")
+}
+
 #[test]
 #[ignore = "needs root: runs the binary as nobody and sets kernel.perf_event_paranoid"]
 fn every_study_measures_as_nobody() {
@@ -309,6 +358,22 @@ fn without_perf_event_open_run_measures_on_the_tick_clock_and_observe_says_why()
             "{what}: {reason}"
         );
     }
+
+    // Without perf a command is still measured (its children's rusage),
+    // and where its threads ran is unknown: unavailable, never held.
+    let output = as_nobody_without_perf(dir.path(), &command_study("command.json"));
+    let what = "run -- COMMAND as nobody without perf_event_open";
+    assert!(
+        matches!(output.status.code(), Some(0 | 6)),
+        "{}",
+        describe(what, &output)
+    );
+    let json = saved(dir.path().join("command.json"));
+    assert_eq!(
+        check_status(&json, "placement-held"),
+        "unavailable",
+        "{what}: {json}"
+    );
 
     let output = as_nobody_without_perf(dir.path(), &["observe", "--", "true"]);
     let what = "observe as nobody without perf_event_open";

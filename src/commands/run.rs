@@ -1,49 +1,75 @@
-//! `placement-study run`: the placement study.
+//! `placement-study run`: the placement study of the built-in kernel, or
+//! (`run -- COMMAND`) of a user's command.
 
 use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
+use crate::measure::command::run_once;
 use crate::report;
 use crate::report::document::Document;
 use crate::study::LazyMeasure;
+use crate::study::command::{CommandStudyOptions, command_study};
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
 use anyhow::Result;
+use serde::Serialize;
+
+/// Which study `run` makes.
+pub enum RunStudy {
+    /// The built-in kernel's workers.
+    Kernel(StudyOptions),
+    /// A user's command (`run -- COMMAND`).
+    Command(Box<CommandStudyOptions>),
+}
 
 pub struct RunCommand {
     pub source: Source,
-    pub study: StudyOptions,
+    pub study: RunStudy,
     pub outputs: Outputs,
 }
 
 pub fn run(command: &RunCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
-    let mut engine = LazyMeasure::new(|| EngineSession::start(&command.study.measure, &topology));
-    let outcome = run_study(
-        &topology,
-        &command.study,
-        &mut engine,
-        &mut TerminalProgress::default(),
-    )?;
+    let mut progress = TerminalProgress::default();
+    match &command.study {
+        RunStudy::Kernel(study) => {
+            let mut engine = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
+            let outcome = run_study(&topology, study, &mut engine, &mut progress)?;
+            emit(&command.outputs, outcome)
+        }
+        RunStudy::Command(study) => {
+            let mut engine = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
+            let outcome = command_study(
+                &topology,
+                study,
+                &mut engine,
+                &mut progress,
+                |argv, cpus| run_once(argv, cpus, study.output),
+            )?;
+            emit(&command.outputs, outcome)
+        }
+    }
+}
+
+/// Writes what a study found, or the gate it stopped at, and its outcome.
+fn emit<R: Document + Serialize>(outputs: &Outputs, outcome: RunOutcome<R>) -> Result<Outcome> {
     match outcome {
         RunOutcome::StoppedAtGate(gate) => {
             let stopped_here = format!(
                 "{}run: stopped at the gate ({}): the study would measure nothing physical here; \
                  --skip-gate runs it anyway, marked UNGATED\n",
-                report::gate::render(&gate, &command.outputs.view()),
+                report::gate::render(&gate, &outputs.view()),
                 gate.verdict.as_str()
             );
             // Run metrics (the gate says it stopped a run), so a textfile
             // folder's run.prom keeps its kind whatever the verdict; the
             // gate's document is the saved result: it says why nothing
             // else was measured.
-            command
-                .outputs
-                .emit_as(&stopped_here, gate.as_ref(), &gate)?;
+            outputs.emit_as(&stopped_here, gate.as_ref(), &gate)?;
             Ok(unless_stopped(gate.head.complete, gate.outcome()))
         }
         RunOutcome::Studied(result) => {
-            command.outputs.emit(result.as_ref())?;
-            Ok(unless_stopped(result.head.complete, result.outcome()))
+            outputs.emit(result.as_ref())?;
+            Ok(unless_stopped(result.head().complete, result.outcome()))
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::judge::cost::instructions_per_byte;
 use crate::judge::stats::{Spread, median, significant};
 use crate::measure::{RepSample, WorkerSample};
 use crate::plan::Arm;
+use crate::plan::command::CommandArm;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -15,7 +16,8 @@ use std::fmt;
 const NAMED_OFFENDERS: usize = 3;
 
 /// Which property a check is about. Saved as its stable short name:
-/// "pinning", "multiplexing", "invariance", "cv-bar ARM", "control".
+/// "pinning", "multiplexing", "invariance", "cv-bar ARM", "control",
+/// "placement-held", "same-work".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckName {
     /// Every pinned worker stayed on its CPU.
@@ -31,6 +33,35 @@ pub enum CheckName {
     Repetitions(Arm),
     /// The gate's same-CPU control.
     Control,
+    /// `run -- COMMAND`: the CV bar of a `class:N` arm (its placement arms
+    /// use [`CheckName::CvBar`]; see [`CheckName::cv_bar_of`]).
+    ClassCvBar(usize),
+    /// `run -- COMMAND`: a `class:N` arm kept a repetition (its placement
+    /// arms use [`CheckName::Repetitions`]; see
+    /// [`CheckName::repetitions_of`]).
+    ClassRepetitions(usize),
+    /// `run -- COMMAND`: every thread of the tree ran only on its arm's CPUs.
+    PlacementHeld,
+    /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
+    SameWork,
+}
+
+impl CheckName {
+    /// The CV-bar check of a command study's arm: `cv-bar ARM` for each.
+    pub fn cv_bar_of(arm: CommandArm) -> CheckName {
+        match arm {
+            CommandArm::Placement(arm) => CheckName::CvBar(arm),
+            CommandArm::Class(index) => CheckName::ClassCvBar(index),
+        }
+    }
+
+    /// The repetitions check of a command study's arm: `repetitions ARM`.
+    pub fn repetitions_of(arm: CommandArm) -> CheckName {
+        match arm {
+            CommandArm::Placement(arm) => CheckName::Repetitions(arm),
+            CommandArm::Class(index) => CheckName::ClassRepetitions(index),
+        }
+    }
 }
 
 impl fmt::Display for CheckName {
@@ -42,6 +73,10 @@ impl fmt::Display for CheckName {
             CheckName::CvBar(arm) => write!(f, "cv-bar {arm}"),
             CheckName::Repetitions(arm) => write!(f, "repetitions {arm}"),
             CheckName::Control => f.write_str("control"),
+            CheckName::ClassCvBar(index) => write!(f, "cv-bar class:{index}"),
+            CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
+            CheckName::PlacementHeld => f.write_str("placement-held"),
+            CheckName::SameWork => f.write_str("same-work"),
         }
     }
 }
@@ -55,16 +90,36 @@ impl std::str::FromStr for CheckName {
             "multiplexing" => CheckName::Multiplexing,
             "invariance" => CheckName::Invariance,
             "control" => CheckName::Control,
+            "placement-held" => CheckName::PlacementHeld,
+            "same-work" => CheckName::SameWork,
             _ => match (
                 text.strip_prefix("cv-bar "),
                 text.strip_prefix("repetitions "),
             ) {
-                (Some(arm), _) => CheckName::CvBar(arm.parse()?),
-                (_, Some(arm)) => CheckName::Repetitions(arm.parse()?),
+                (Some(arm), _) => match class_index(arm, text)? {
+                    Some(index) => CheckName::ClassCvBar(index),
+                    None => CheckName::CvBar(arm.parse()?),
+                },
+                (_, Some(arm)) => match class_index(arm, text)? {
+                    Some(index) => CheckName::ClassRepetitions(index),
+                    None => CheckName::Repetitions(arm.parse()?),
+                },
                 (None, None) => return Err(format!("unknown check name '{text}'")),
             },
         })
     }
+}
+
+/// N of an arm named `class:N` in the check name `text`; `None` for any
+/// other arm.
+fn class_index(arm: &str, text: &str) -> Result<Option<usize>, String> {
+    arm.strip_prefix("class:")
+        .map(|index| {
+            index
+                .parse()
+                .map_err(|_| format!("unknown check name '{text}'"))
+        })
+        .transpose()
 }
 
 impl Serialize for CheckName {
@@ -446,8 +501,7 @@ pub fn invariance(
 /// the differences the study reports. Failed marks the arm "not quotable";
 /// only `--strict` makes that invalidate the run, since the numbers are
 /// still measured correctly, just not precisely enough to quote.
-pub fn cv_bar(arm: Arm, spread: &Spread, bar: f64) -> Check {
-    let name = CheckName::CvBar(arm);
+pub fn cv_bar(name: CheckName, spread: &Spread, bar: f64) -> Check {
     let cv = format!(
         "CV {:.2} % over {} repetitions",
         spread.cv * 100.0,
@@ -486,7 +540,7 @@ pub fn run_arm_checks(
             arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
         }
         let check = match &arm.cost {
-            Some(spread) => cv_bar(arm.name, spread, bar),
+            Some(spread) => cv_bar(CheckName::CvBar(arm.name), spread, bar),
             None => Check::unavailable(
                 CheckName::CvBar(arm.name),
                 "fewer than 2 measured repetitions",
@@ -799,7 +853,7 @@ mod tests {
             max: 1.03,
             reps: 15,
         };
-        let check = cv_bar(Arm::OnePerCore, &spread, 0.01);
+        let check = cv_bar(CheckName::CvBar(Arm::OnePerCore), &spread, 0.01);
         assert_eq!(check.name.to_string(), "cv-bar one-per-core");
         assert_eq!("cv-bar one-per-core".parse(), Ok(check.name));
         assert_eq!(
@@ -807,7 +861,7 @@ mod tests {
             "CV 2.00 % over 15 repetitions is above the 1.00 % bar: not quotable"
         );
         assert_eq!(
-            cv_bar(Arm::OnePerCore, &spread, 0.02).status,
+            cv_bar(CheckName::CvBar(Arm::OnePerCore), &spread, 0.02).status,
             CheckStatus::Passed
         );
     }

@@ -20,10 +20,15 @@
 //!   model's hosts on the same clock.
 //! * [`validity`] is the one rule saying whether a run may be quoted.
 //! * [`warnings`] are the notes on the machine and the measurement.
+//! * [`command`] summarises a user's command under the arms (`run --
+//!   COMMAND`): each arm's wall time and its ratio to the baseline arm;
+//!   [`command_checks`] its checks and whether it may be quoted.
 
 pub mod arms;
 pub mod batches;
 pub mod checks;
+pub mod command;
+pub mod command_checks;
 pub mod cost;
 pub mod fleet;
 pub mod gate;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::fcntl::OFlag;
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::waitpid;
 use nix::unistd::{Pid, pipe2};
 
 use super::recording::CommandEnd;
@@ -27,9 +27,18 @@ pub struct HeldCommand {
     program: String,
 }
 
+/// The descriptors a held child takes as its stdin, stdout and stderr
+/// before its exec; `None` keeps this process's.
+#[derive(Debug, Default)]
+pub struct ChildStdio {
+    pub stdin: Option<OwnedFd>,
+    pub stdout: Option<OwnedFd>,
+    pub stderr: Option<OwnedFd>,
+}
+
 /// Finds `program` as a shell would: a name with a slash is a path, any
 /// other is looked up in `PATH`.
-fn resolve(program: &Path) -> Result<PathBuf> {
+pub fn resolve(program: &Path) -> Result<PathBuf> {
     if program.as_os_str().as_bytes().contains(&b'/') {
         return Ok(program.to_path_buf());
     }
@@ -54,9 +63,16 @@ fn c_string(bytes: &[u8], what: &str) -> Result<CString> {
 
 impl HeldCommand {
     /// Forks a child that will exec `argv` once [`HeldCommand::release`]
-    /// is called. Everything the child needs is prepared before the fork:
-    /// between fork and exec it only makes async-signal-safe calls.
+    /// is called, with this process's stdio.
     pub fn fork(argv: &[OsString]) -> Result<HeldCommand> {
+        HeldCommand::fork_with(argv, ChildStdio::default())
+    }
+
+    /// Forks a child that will exec `argv` on `stdio` once
+    /// [`HeldCommand::release`] is called. Everything the child needs is
+    /// prepared before the fork: between fork and exec it only makes
+    /// async-signal-safe calls. This process's copies of `stdio` are closed.
+    pub fn fork_with(argv: &[OsString], stdio: ChildStdio) -> Result<HeldCommand> {
         let first = argv.first().context("no COMMAND given after --")?;
         let program = resolve(Path::new(first))?;
         let path = c_string(program.as_os_str().as_bytes(), "COMMAND")?;
@@ -68,9 +84,15 @@ impl HeldCommand {
         arg_pointers.push(std::ptr::null());
         let (go_read, go_write) = pipe2(OFlag::O_CLOEXEC).context("pipe for COMMAND")?;
         let (error_read, error_write) = pipe2(OFlag::O_CLOEXEC).context("pipe for COMMAND")?;
+        let redirects: Vec<(libc::c_int, libc::c_int)> =
+            [&stdio.stdin, &stdio.stdout, &stdio.stderr]
+                .into_iter()
+                .zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO])
+                .filter_map(|(fd, target)| fd.as_ref().map(|fd| (fd.as_raw_fd(), target)))
+                .collect();
         // SAFETY: the child only calls async-signal-safe functions (close,
-        // signal, sigprocmask, read, execv, write, _exit) on data prepared
-        // above, then execs or exits.
+        // signal, sigprocmask, read, dup2, execv, write, _exit) on data
+        // prepared above, then execs or exits.
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
             0 => unsafe {
@@ -86,6 +108,11 @@ impl HeldCommand {
                 libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 let mut byte = 0u8;
                 if libc::read(go_read.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 {
+                    // dup2 clears close-on-exec on the target: the command
+                    // keeps these three, and the originals close at exec.
+                    for &(fd, target) in &redirects {
+                        libc::dup2(fd, target);
+                    }
                     libc::execv(path.as_ptr(), arg_pointers.as_ptr());
                     let errno = *libc::__errno_location();
                     libc::write(
@@ -96,12 +123,15 @@ impl HeldCommand {
                 }
                 libc::_exit(127)
             },
-            child => Ok(HeldCommand {
-                pid: Pid::from_raw(child),
-                go: Some(go_write),
-                exec_error: error_read,
-                program: program.display().to_string(),
-            }),
+            child => {
+                drop(stdio);
+                Ok(HeldCommand {
+                    pid: Pid::from_raw(child),
+                    go: Some(go_write),
+                    exec_error: error_read,
+                    program: program.display().to_string(),
+                })
+            }
         }
     }
 
@@ -123,13 +153,34 @@ impl HeldCommand {
 
     /// The child's end, if it has ended (never blocks).
     pub fn try_wait(&self) -> Result<Option<CommandEnd>> {
-        match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)).context("waiting for COMMAND")? {
-            WaitStatus::Exited(_, code) => Ok(Some(CommandEnd::Exited { code })),
-            WaitStatus::Signaled(_, signal, _) => Ok(Some(CommandEnd::Signaled {
-                signal: signal as i32,
-            })),
-            _ => Ok(None),
+        Ok(self.try_wait_with_usage()?.map(|(end, _)| end))
+    }
+
+    /// The child's end and its rusage (its own, with that of every
+    /// descendant it waited for), if it has ended (never blocks).
+    pub fn try_wait_with_usage(&self) -> Result<Option<(CommandEnd, libc::rusage)>> {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is plain data that wait4 fills in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointers to the two out-parameters, for this call.
+        let reaped =
+            unsafe { libc::wait4(self.pid.as_raw(), &mut status, libc::WNOHANG, &mut usage) };
+        if reaped < 0 {
+            return Err(std::io::Error::last_os_error()).context("waiting for COMMAND");
         }
+        if reaped == 0 {
+            return Ok(None);
+        }
+        let end = if libc::WIFSIGNALED(status) {
+            CommandEnd::Signaled {
+                signal: libc::WTERMSIG(status),
+            }
+        } else {
+            CommandEnd::Exited {
+                code: libc::WEXITSTATUS(status),
+            }
+        };
+        Ok(Some((end, usage)))
     }
 
     /// Sends `signal` to the child (forwarding a stop request).

@@ -13,16 +13,21 @@
 //! * [`recorder`]: `observe`'s recorder, perf context-switch records of a
 //!   workload's threads, and [`launch`], a command held before its exec
 //!   while the recorder attaches; [`recording`] is what they produce;
+//! * [`command`]: a user's command run once, confined to one arm's CPUs
+//!   and measured as a whole process tree (`run -- COMMAND`), and
+//!   [`prepare`], its `--prepare` shell command;
 //! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
 pub mod clock;
+pub mod command;
 pub mod counters;
 pub mod engine;
 pub mod items;
 pub mod kernel;
 pub mod launch;
 pub mod model;
+pub mod prepare;
 pub mod recorder;
 pub mod recording;
 pub mod session;

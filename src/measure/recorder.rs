@@ -30,9 +30,11 @@ use super::engine::core_pmu_type;
 use super::kernel::{InputBuffer, StopFlag, kernel_by_name};
 use super::launch::HeldCommand;
 use super::recording::{
-    CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName, parse_record,
+    CommandEnd, CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName,
+    parse_record,
 };
 use super::stop;
+use crate::affinity::pin_current_thread;
 use crate::probe::{CorePmu, SysfsRoot};
 
 /// What `observe` follows.
@@ -148,7 +150,7 @@ struct OpenEvents {
 }
 
 /// Whether permissions refused an event (EACCES, EPERM).
-fn refused(error: &io::Error) -> bool {
+pub(super) fn refused(error: &io::Error) -> bool {
     matches!(error.raw_os_error(), Some(libc::EACCES | libc::EPERM))
 }
 
@@ -225,6 +227,46 @@ impl OpenEvents {
                     }
                 }
             }
+        }
+        Ok(open)
+    }
+
+    /// Opens one CPU-wide switch event (every task, the idle one
+    /// included) on each of `cpus`, enabled at once: where the tree's
+    /// siblings ran something else. The kernel allows it only at
+    /// perf_event_paranoid 0 or below, or with CAP_PERFMON.
+    fn cpu_wide(cpus: &[u32]) -> Result<OpenEvents> {
+        let mut open = OpenEvents {
+            rings: Vec::new(),
+            task_clocks: Vec::new(),
+            cycles: Vec::new(),
+            cycles_unavailable: Some("cycles not counted CPU-wide".to_string()),
+            events: Vec::new(),
+            lost: 0,
+        };
+        for &cpu in cpus {
+            let mut builder = Builder::new(Software::DUMMY);
+            builder
+                .any_pid()
+                .one_cpu(cpu as usize)
+                .enabled(true)
+                .context_switch(true)
+                .wakeup_watermark(RING_BYTES / 2)
+                .sample_id_all(true)
+                .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU)
+                .clockid(Clock::MONOTONIC);
+            let ring = builder
+                .build()
+                .map_err(|error| match refused(&error) {
+                    true => anyhow::anyhow!(
+                        "perf_event_open refused CPU-wide records of CPU {cpu} ({error}): {}",
+                        paranoid_advice(0)
+                    ),
+                    false => anyhow::anyhow!("perf_event_open CPU-wide on CPU {cpu}: {error}"),
+                })?
+                .sampled(RING_BYTES)
+                .with_context(|| format!("mapping the CPU-wide ring buffer of CPU {cpu}"))?;
+            open.rings.push((cpu, ring));
         }
         Ok(open)
     }
@@ -392,15 +434,23 @@ fn raise_fd_limit() {
     }
 }
 
-/// Drains the rings, then waits until a ring is half full, `wake` is
-/// readable (the target exited), a signal arrives, or
-/// `timeout` (at most [`POLL`]) passes.
+/// Drains the rings, then waits (see [`wait_for_records`]).
 fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Duration) {
     events.drain();
-    let mut fds: Vec<libc::pollfd> = events
-        .rings
+    wait_for_records(&[events], wake, timeout);
+}
+
+/// Waits until a ring of `events` is half full, `wake` is readable (the
+/// target exited), a signal arrives, or `timeout` (at most [`POLL`])
+/// passes; true when a ring is half full.
+fn wait_for_records(events: &[&OpenEvents], wake: Option<BorrowedFd>, timeout: Duration) -> bool {
+    let rings: Vec<RawFd> = events
         .iter()
-        .map(|(_, ring)| ring.as_raw_fd())
+        .flat_map(|events| events.rings.iter().map(|(_, ring)| ring.as_raw_fd()))
+        .collect();
+    let mut fds: Vec<libc::pollfd> = rings
+        .iter()
+        .copied()
         .chain(wake.map(|fd| fd.as_raw_fd()))
         .map(|fd| libc::pollfd {
             fd,
@@ -411,11 +461,14 @@ fn drain_and_wait(events: &mut OpenEvents, wake: Option<BorrowedFd>, timeout: Du
     let timeout_ms = timeout.as_millis().clamp(1, POLL.as_millis()) as i32;
     // SAFETY: `fds` is a valid array of open descriptors for the call.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    fds[..rings.len()]
+        .iter()
+        .any(|fd| fd.revents & libc::POLLIN != 0)
 }
 
 /// A descriptor that becomes readable when process `pid` exits, where the
 /// kernel has pidfds (5.3+); otherwise the wait just times out.
-fn exit_notice(pid: u32) -> Option<OwnedFd> {
+pub(super) fn exit_notice(pid: u32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags, and returns a new fd or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     // SAFETY: a non-negative return is a descriptor this process now owns.
@@ -458,6 +511,106 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
     }
     recording.command = Some(end);
     Ok(recording)
+}
+
+/// The context-switch records of one repetition of `run -- COMMAND`: the
+/// events `observe -- COMMAND` opens, on every CPU the command could reach
+/// (a program may change its own affinity), for the placement and
+/// co-residency checks (`judge::command`).
+///
+/// They are opened on the held child, so the opening is outside the
+/// repetition's wall time, and count from its exec. While the command runs
+/// the rings are read only when one is half full (the kernel wakes the
+/// waiter at half of the 512 KiB); otherwise only once the command was
+/// reaped, so a command of a few seconds costs the measurement nothing
+/// but the kernel's writing of its records. A ring the reader could not
+/// keep up with drops records, counted in [`Recording::lost_records`],
+/// which makes the checks unavailable.
+///
+/// The CPUs that share a core with the arm's CPUs are also watched whole
+/// (CPU-wide switch records of every task), for the share of the time
+/// their sibling ran something else; where the kernel refuses that, only
+/// that share is unavailable.
+pub struct TreeRecords {
+    events: OpenEvents,
+    siblings: Result<OpenEvents, String>,
+    pid: u32,
+    opened_ns: u64,
+}
+
+impl TreeRecords {
+    /// Opens the events on the held process `pid` and everything it will
+    /// create, on each of `cpus`, counting from its exec (no cycles: the
+    /// checks need only where and when the threads ran), and CPU-wide ones
+    /// on each of `siblings`.
+    pub fn open(pid: u32, cpus: &[u32], siblings: &[u32]) -> Result<TreeRecords> {
+        let options = RecordOptions {
+            target: ObserveTarget::Pid(pid),
+            duration: None,
+            cpus: cpus.to_vec(),
+            core_pmus: Vec::new(),
+            cycles: false,
+        };
+        let events = OpenEvents::open(&[pid], &options, Attach { on_exec: true })?;
+        let watched = OpenEvents::cpu_wide(siblings).map_err(|error| format!("{error:#}"));
+        if watched.is_ok() {
+            visit(siblings);
+        }
+        Ok(TreeRecords {
+            events,
+            siblings: watched,
+            pid,
+            opened_ns: monotonic_ns(),
+        })
+    }
+
+    /// Waits until a ring is half full (and reads the rings then), `wake`
+    /// is readable (the command exited), a signal arrives, or `timeout`
+    /// (at most a second) passes.
+    pub fn wait(&mut self, wake: Option<BorrowedFd>, timeout: Duration) {
+        let mut all = vec![&self.events];
+        all.extend(self.siblings.as_ref().ok());
+        if wait_for_records(&all, wake, timeout) {
+            self.events.drain();
+            if let Ok(siblings) = &mut self.siblings {
+                siblings.drain();
+            }
+        }
+    }
+
+    /// The tree's recording, once the command was reaped (it ended as
+    /// `end`): from the command's exec to its exit, as their records stamp
+    /// them; and the siblings' CPU-wide one, or why there is none.
+    pub fn finish(self, end: CommandEnd) -> Result<(Recording, Result<Recording, String>)> {
+        let end_ns = monotonic_ns();
+        let siblings = match self.siblings {
+            Ok(siblings) => Ok(siblings.finish(self.opened_ns, end_ns)?),
+            Err(reason) => Err(reason),
+        };
+        let mut recording = self.events.finish(self.opened_ns, end_ns)?;
+        let own = || recording.events.iter().filter(|e| e.tid == self.pid);
+        let exec = own().find(|e| matches!(e.kind, SchedEventKind::Comm { exec: true, .. }));
+        let exit = own().find(|e| e.kind == SchedEventKind::Exit);
+        let (start_ns, end_ns) = (exec.map(|e| e.time_ns), exit.map(|e| e.time_ns));
+        recording.start_ns = start_ns.unwrap_or(recording.start_ns);
+        recording.end_ns = end_ns.unwrap_or(recording.end_ns);
+        recording.command = Some(end);
+        Ok((recording, siblings))
+    }
+}
+
+/// Runs a thread on each of `cpus` in turn, so that each CPU-wide ring
+/// starts with the switch-out of what ran there: a task that runs all
+/// along without switching writes no record of its own. A CPU this
+/// process may not run on is not visited.
+fn visit(cpus: &[u32]) {
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for &cpu in cpus {
+                let _ = pin_current_thread(cpu);
+            }
+        });
+    });
 }
 
 /// The threads of process `pid`, with their names, read once at attach

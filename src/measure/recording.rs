@@ -27,9 +27,10 @@ pub struct SchedEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum SchedEventKind {
-    /// `PERF_RECORD_SWITCH`: the thread was switched in on `cpu`.
+    /// `PERF_RECORD_SWITCH`: the thread was switched in on `cpu` (or
+    /// `PERF_RECORD_SWITCH_CPU_WIDE`, of any thread on a CPU watched whole).
     SwitchIn,
-    /// `PERF_RECORD_SWITCH` with `SWITCH_OUT`: it left `cpu`.
+    /// `PERF_RECORD_SWITCH` (or `_CPU_WIDE`) with `SWITCH_OUT`: it left `cpu`.
     SwitchOut,
     /// `PERF_RECORD_FORK`: the thread was created by `parent_tid`.
     Fork { parent_tid: u32 },
@@ -115,6 +116,9 @@ pub mod abi {
     pub const PERF_RECORD_EXIT: u32 = 4;
     pub const PERF_RECORD_FORK: u32 = 7;
     pub const PERF_RECORD_SWITCH: u32 = 14;
+    /// A CPU-wide event's switch record: the same, with the other task's
+    /// pid and tid before the trailer.
+    pub const PERF_RECORD_SWITCH_CPU_WIDE: u32 = 15;
     /// On a SWITCH record: the thread is leaving the CPU.
     pub const MISC_SWITCH_OUT: u16 = 1 << 13;
     /// On a COMM record: an exec set the name.
@@ -159,7 +163,7 @@ pub fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<ParsedRecord> {
         }))
     };
     match ty {
-        PERF_RECORD_SWITCH => {
+        PERF_RECORD_SWITCH | PERF_RECORD_SWITCH_CPU_WIDE => {
             let kind = if misc & MISC_SWITCH_OUT != 0 {
                 SchedEventKind::SwitchOut
             } else {
@@ -231,6 +235,13 @@ mod tests {
         assert_eq!(switch_in.kind, SchedEventKind::SwitchIn);
         let out = event(parse_record(PERF_RECORD_SWITCH, MISC_SWITCH_OUT, &body));
         assert_eq!(out.kind, SchedEventKind::SwitchOut);
+        // A CPU-wide record names the thread switching, not the other one.
+        let mut cpu_wide = Vec::new();
+        cpu_wide.extend(20u32.to_ne_bytes());
+        cpu_wide.extend(21u32.to_ne_bytes());
+        cpu_wide.extend(&body);
+        let wide = event(parse_record(PERF_RECORD_SWITCH_CPU_WIDE, 0, &cpu_wide));
+        assert_eq!(wide, switch_in);
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! core, or crossing packages, would measure something else.
 //!
 //! [`pairs`] plans the other question: which CPUs share a core at all;
-//! [`hybrid`] plans baselines and shared work across core classes.
+//! [`hybrid`] plans baselines and shared work across core classes;
+//! [`command`] plans a user's command under the arms (`run -- COMMAND`).
 
 mod arms;
+pub mod command;
 pub mod hybrid;
 pub mod pairs;
 

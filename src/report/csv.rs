@@ -1,11 +1,13 @@
 //! `--csv`: for `gate` and `run` one row per worker per repetition,
 //! warm-ups included (marked); for `hybrid` the same with the items each
 //! worker did; for `pairs` one row per comparison; for `topology` one row
-//! per CPU; for `observe` one row per stretch of a thread on a CPU.
+//! per CPU; for `observe` one row per stretch of a thread on a CPU; for
+//! `run -- COMMAND` one row per repetition of the command.
 
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
+use crate::measure::command::CommandRep;
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
 use serde::Serialize;
@@ -289,5 +291,45 @@ pub fn observe(judged: &ObserveJudgement) -> String {
                 ms: format!("{:.6}", interval.end_ms - interval.start_ms),
             }
         })
+    }))
+}
+
+/// A `run -- COMMAND` CSV row: one repetition of the command in one arm.
+#[derive(Serialize, Default)]
+struct CommandRow {
+    arm: String,
+    round: usize,
+    warmup: bool,
+    failed: bool,
+    wall_ns: u64,
+    task_clock_ns: u64,
+    context_switches: u64,
+    /// Empty where only rusage counted.
+    migrations: String,
+    /// `exited` or `signaled`, and its code or signal.
+    end: String,
+    status: i32,
+}
+
+/// One row per repetition, warm-ups and kept failures included (marked).
+pub fn command(reps: &[CommandRep]) -> String {
+    rows(reps.iter().map(|rep| {
+        let sample = &rep.sample;
+        let (end, status) = match sample.end {
+            crate::measure::recording::CommandEnd::Exited { code } => ("exited", code),
+            crate::measure::recording::CommandEnd::Signaled { signal } => ("signaled", signal),
+        };
+        CommandRow {
+            arm: rep.arm.to_string(),
+            round: rep.round,
+            warmup: rep.warmup,
+            failed: rep.failed,
+            wall_ns: sample.wall_ns,
+            task_clock_ns: sample.task_clock_ns,
+            context_switches: sample.context_switches,
+            migrations: opt(sample.migrations),
+            end: end.into(),
+            status,
+        }
     }))
 }

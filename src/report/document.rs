@@ -42,6 +42,7 @@ pub fn of(saved: &SavedDocument) -> &dyn Document {
     match saved {
         SavedDocument::Gate(document) => document.as_ref(),
         SavedDocument::Run(document) => document.as_ref(),
+        SavedDocument::Command(document) => document.as_ref(),
         SavedDocument::Pairs(document) => document.as_ref(),
         SavedDocument::Hybrid(document) => document.as_ref(),
         SavedDocument::Observe(document) => document.as_ref(),

@@ -1,5 +1,6 @@
 //! Report: human tables, JSON, CSV and Prometheus metrics.
 
+pub mod command;
 pub mod compare;
 pub mod csv;
 pub mod document;

@@ -8,13 +8,16 @@ use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::batches::{Batch, Batching, HostNoise};
 use crate::judge::checks::{Check, ExcludedRep};
+use crate::judge::command::{ArmResidency, CommandArmStats};
 use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::warnings::Warning;
+use crate::measure::command::{CommandRep, Output};
 use crate::measure::recording::CommandEnd;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
+use crate::plan::command::{CommandArm, CommandPlan};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
@@ -50,6 +53,8 @@ pub enum DocumentKind {
     Gate,
     /// `run --json`.
     Run,
+    /// `run --json -- COMMAND`: a user's command under the arms.
+    Command,
     /// `pairs --json`.
     Pairs,
     /// `hybrid --json`.
@@ -201,6 +206,69 @@ pub struct RunResult {
     pub valid: bool,
     pub warnings: Vec<Warning>,
     pub samples: Vec<RepSample>,
+}
+
+/// Options a command study was made with, saved so a report can say so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandOptions {
+    /// The command and its arguments as given: `{threads}` and `{cpus}`
+    /// unreplaced (bytes that are not UTF-8 replaced by U+FFFD).
+    pub argv: Vec<String>,
+    /// What `{threads}` stood for.
+    pub threads: usize,
+    pub arms: Vec<CommandArm>,
+    /// The arm every other is compared with.
+    pub baseline: CommandArm,
+    /// Measured rounds after the warm-ups.
+    pub reps: usize,
+    pub warmups: usize,
+    /// `--prepare`: run through `sh -c` before each repetition.
+    pub prepare: Option<String>,
+    /// Where the command's output went.
+    pub output: Output,
+    /// A failed repetition was kept, marked, rather than stop the study.
+    pub ignore_failure: bool,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+    pub skip_gate: bool,
+    pub threshold: f64,
+}
+
+impl CommandOptions {
+    /// The command as a shell would take it back, placeholders unreplaced.
+    pub fn command_text(&self) -> String {
+        shell_words(&self.argv)
+    }
+}
+
+/// The whole `run --json -- COMMAND` document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandResult {
+    /// Kind, host, machine, evidence (their fields at the top level).
+    /// `complete` is false when a stop signal ended the study: only the
+    /// rounds finished before it are here.
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    /// False with --skip-gate.
+    pub gated: bool,
+    pub gate: Option<GateResult>,
+    /// The probed CPUs, so a report can say what each arm's CPUs are.
+    pub cpus: Vec<CpuEntry>,
+    pub options: CommandOptions,
+    /// Each arm's CPU set.
+    pub plan: CommandPlan,
+    /// Every repetition, warm-ups and kept failures included (marked).
+    pub reps: Vec<CommandRep>,
+    pub arms: Vec<CommandArmStats>,
+    /// Each arm's placement and co-residency, from the repetitions'
+    /// context-switch records (which are not saved: they run to megabytes).
+    pub residency: Vec<ArmResidency>,
+    pub checks: Vec<Check>,
+    /// No check that breaks every number failed (and, with --strict, every
+    /// arm is under the CV bar): `judge::command_checks::command_valid`.
+    pub valid: bool,
+    pub warnings: Vec<Warning>,
 }
 
 /// Options a `pairs` search was made with.

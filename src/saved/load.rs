@@ -4,8 +4,8 @@
 //! its renderer, in `report::document`).
 
 use super::documents::{
-    DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RESULT_SCHEMA_VERSION,
-    RunResult, TopologyResult,
+    CommandResult, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult,
+    RESULT_SCHEMA_VERSION, RunResult, TopologyResult,
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
@@ -25,6 +25,7 @@ use std::path::Path;
 pub enum SavedDocument {
     Gate(Box<GateResult>),
     Run(Box<RunResult>),
+    Command(Box<CommandResult>),
     Pairs(Box<PairsResult>),
     Hybrid(Box<HybridResult>),
     Observe(Box<ObserveResult>),
@@ -39,8 +40,8 @@ struct Header {
 }
 
 /// The kinds `report` reads, for its error messages.
-const READ_KINDS: &str = "`topology --json`, `gate --json`, `run --json`, `pairs --json`, \
-                          `hybrid --json` or `observe --json`";
+const READ_KINDS: &str = "`topology --json`, `gate --json`, `run --json` (with or without a \
+                          COMMAND), `pairs --json`, `hybrid --json` or `observe --json`";
 
 /// Reads a saved document ("-" for standard input), at most
 /// [`JSON_INPUT_CAP`] bytes of it.
@@ -85,6 +86,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     Ok(match kind {
         DocumentKind::Gate => SavedDocument::Gate(Box::new(gate(value, path)?)),
         DocumentKind::Run => SavedDocument::Run(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Command => SavedDocument::Command(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
@@ -227,6 +229,7 @@ impl SavedDocument {
         match self {
             SavedDocument::Gate(d) => &d.head,
             SavedDocument::Run(d) => &d.head,
+            SavedDocument::Command(d) => &d.head,
             SavedDocument::Pairs(d) => &d.head,
             SavedDocument::Hybrid(d) => &d.head,
             SavedDocument::Observe(d) => &d.head,

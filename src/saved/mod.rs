@@ -26,9 +26,9 @@ pub mod load;
 pub mod output;
 
 pub use documents::{
-    DocumentKind, Evidence, GateResult, HybridOptions, HybridResult, HybridWork, ObserveMode,
-    ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
-    RunOptions, RunResult, TopologyResult,
+    CommandOptions, CommandResult, DocumentKind, Evidence, GateResult, HybridOptions, HybridResult,
+    HybridWork, ObserveMode, ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult,
+    RESULT_SCHEMA_VERSION, RunOptions, RunResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};

@@ -15,8 +15,11 @@
 //! * [`hybrid`]: [`hybrid::hybrid_study`], core classes measured, and how
 //!   static shares and work stealing use them;
 //! * [`topology`]: [`topology::topology_document`], the probed machine as
-//!   a document.
+//!   a document;
+//! * [`command`]: [`command::run_rounds`], a user's command under the arms
+//!   (`run -- COMMAND`; its first slice: the rounds).
 
+pub mod command;
 pub mod gate;
 pub mod hybrid;
 pub mod observe;

@@ -15,6 +15,7 @@ use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
 use crate::saved::{DocumentHead, DocumentKind, GateResult, RunOptions, RunResult};
 use anyhow::Result;
+use std::ops::ControlFlow;
 
 /// The study's checked options (what `run` was asked for).
 #[derive(Clone, Debug, PartialEq)]
@@ -40,13 +41,38 @@ pub struct StudyOptions {
     pub measure: MeasureOptions,
 }
 
-/// How a study ended.
+/// How a study ended: `run`'s, or (`R` a [`crate::saved::CommandResult`])
+/// `run -- COMMAND`'s.
 #[derive(Debug)]
-pub enum RunOutcome {
+pub enum RunOutcome<R = RunResult> {
     /// The gate did not say physical (or was stopped): nothing was studied.
     StoppedAtGate(Box<GateResult>),
     /// The study ran (completely, or until a stop signal).
-    Studied(Box<RunResult>),
+    Studied(Box<R>),
+}
+
+/// The gate a study runs first: `Continue` with its result (`None` with
+/// `skip_gate`) when the study may go on, `Break` with it, marked, when it
+/// did not say physical or a signal stopped it. Without SMT there is
+/// nothing for the gate to prove: the arms that need siblings are left
+/// out, and the rest are studied.
+pub(super) fn gate_first<M: Measure>(
+    topology: &Topology,
+    rule: &GateRule,
+    skip_gate: bool,
+    measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+) -> Result<ControlFlow<Box<GateResult>, Option<GateResult>>> {
+    if skip_gate {
+        return Ok(ControlFlow::Continue(None));
+    }
+    let mut gate = gate_session(topology, rule, measure, progress)?;
+    let studied = matches!(gate.verdict, Verdict::Physical | Verdict::NoSmt);
+    if !studied || !gate.head.complete {
+        gate.run_stopped_at_gate = true;
+        return Ok(ControlFlow::Break(Box::new(gate)));
+    }
+    Ok(ControlFlow::Continue(Some(gate)))
 }
 
 /// Runs the study on `topology`; see the module docs.
@@ -59,18 +85,15 @@ pub fn run_study<M: Measure>(
     let head = head(DocumentKind::Run, topology);
     let chosen =
         plan::study_arms(topology, options.workers, options.arms.as_deref()).map_err(UsageError)?;
-    let gate = if options.skip_gate {
-        None
-    } else {
-        let mut gate = gate_session(topology, &options.rule, measure, progress)?;
-        // Without SMT there is nothing for the gate to prove: the arms
-        // that need siblings are left out, and the rest are studied.
-        let studied = matches!(gate.verdict, Verdict::Physical | Verdict::NoSmt);
-        if !studied || !gate.head.complete {
-            gate.run_stopped_at_gate = true;
-            return Ok(RunOutcome::StoppedAtGate(Box::new(gate)));
-        }
-        Some(gate)
+    let gate = match gate_first(
+        topology,
+        &options.rule,
+        options.skip_gate,
+        measure,
+        progress,
+    )? {
+        ControlFlow::Continue(gate) => gate,
+        ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
     let workers = chosen.workers;
     let run_plan = plan::run_arms(topology, workers, &chosen.arms)

@@ -343,7 +343,7 @@ pub fn judge_hybrid(
     all_checks.push(baselines_cv_check(&baselines, rules.cv_bar));
     for scheme in &mut schemes {
         let check = match &scheme.wall_ms {
-            Some(wall) => checks::cv_bar(scheme.arm, wall, rules.cv_bar),
+            Some(wall) => checks::cv_bar(CheckName::CvBar(scheme.arm), wall, rules.cv_bar),
             None => Check::unavailable(
                 CheckName::CvBar(scheme.arm),
                 "fewer than 2 measured repetitions",

@@ -11,13 +11,14 @@ use crate::judge::pairs::{MapVerdict, map_text};
 use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
+use crate::plan::command::CommandArm;
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
 use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
-    DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult, RunResult,
-    TopologyResult,
+    CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,
+    PairsResult, RunResult, TopologyResult,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -98,6 +99,10 @@ pub struct RunFinding {
     pub gated: bool,
     /// Pinning, multiplexing and invariance held.
     pub valid: bool,
+    /// `run -- COMMAND`: the command, and each arm's wall time against the
+    /// baseline's ("`xz -T{threads} …`: same-cpu +110.3 %"); `None` for
+    /// the kernel study.
+    pub command: Option<String>,
 }
 
 impl HostSummary {
@@ -183,6 +188,14 @@ impl HostSummary {
     pub fn observe(&self) -> Option<&ObserveSummary> {
         match &self.finding {
             Finding::Observe { observe, .. } => Some(observe),
+            _ => None,
+        }
+    }
+
+    /// A command study's command and its arms against the baseline.
+    pub fn command(&self) -> Option<&str> {
+        match &self.finding {
+            Finding::Run(run) => run.command.as_deref(),
             _ => None,
         }
     }
@@ -521,6 +534,8 @@ struct HostRow {
     observed: String,
     /// `topology`: packages, cores, threads, classes.
     machine: String,
+    /// `run -- COMMAND`: the command and its arms against the baseline.
+    command: String,
     checks: String,
 }
 
@@ -618,6 +633,7 @@ fn row(host: &HostSummary) -> HostRow {
             )
         }),
         machine: host.machine().map_or_else(dash, MachineShape::to_string),
+        command: host.command().map_or_else(dash, str::to_string),
         checks,
     }
 }
@@ -645,6 +661,7 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
             ("classes", &row.classes),
             ("observed", &row.observed),
             ("machine", &row.machine),
+            ("command", &row.command),
         ]
         .into_iter()
         .filter(|(_, finding)| *finding != "—")
@@ -748,4 +765,6 @@ mod summaries;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use summaries::{of_gate, of_hybrid, of_observe, of_pairs, of_run, of_topology};
+pub(crate) use summaries::{
+    of_command, of_gate, of_hybrid, of_observe, of_pairs, of_run, of_topology,
+};

@@ -155,6 +155,7 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
         failed_checks: failed(&run.checks),
         gated: run.gated,
         valid: run.valid,
+        command: None,
     }));
     {
         HostSummary::of_head(
@@ -164,6 +165,63 @@ pub(crate) fn of_run(file: String, run: &RunResult) -> HostSummary {
             Counted::gate(run.gate.as_ref().map(|g| g.verdict)),
         )
     }
+}
+
+/// A saved command study in one row, as a run: its gate, its checks and
+/// validity, and sibling-packed against one-per-core where both ran. Its
+/// arms' costs are wall seconds of the command, not a kernel's cost per
+/// byte on a clock, so they stay out of the kernel's arm columns.
+pub(crate) fn of_command(file: String, study: &CommandResult) -> HostSummary {
+    let median = |arm: Arm| {
+        study
+            .arms
+            .iter()
+            .find(|a| a.arm == CommandArm::Placement(arm))
+            .and_then(|a| a.wall_s.as_ref().map(|s| s.median))
+    };
+    let finding = Finding::Run(Box::new(RunFinding {
+        gate: study.gate.as_ref().map(|g| (g.verdict, GatePenalty::of(g))),
+        change_vs_one_per_core: median(Arm::OnePerCore)
+            .zip(median(Arm::SiblingPacked))
+            .map(|(base, packed)| packed / base - 1.0),
+        arms: Vec::new(),
+        failed_checks: failed(&study.checks),
+        gated: study.gated,
+        valid: study.valid,
+        command: Some(command_line(study)),
+    }));
+    HostSummary::of_head(
+        file,
+        &study.head,
+        finding,
+        Counted::gate(study.gate.as_ref().map(|g| g.verdict)),
+    )
+}
+
+/// The most of a command a row shows.
+const COMMAND_CHARS: usize = 40;
+
+/// "`xz -T{threads} -c …`: same-cpu +110.3 %": a command study's command,
+/// cut short, and each arm's wall time against the baseline's.
+fn command_line(study: &CommandResult) -> String {
+    let text = study.options.command_text();
+    let mut shown: String = text.chars().take(COMMAND_CHARS).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    let ratios: Vec<String> = study
+        .arms
+        .iter()
+        .filter_map(|a| Some(format!("{} {}", a.arm, percent_change(a.vs_baseline?))))
+        .collect();
+    if ratios.is_empty() {
+        return format!("`{shown}`");
+    }
+    format!(
+        "`{shown}`: {} vs {}",
+        ratios.join(", "),
+        study.options.baseline
+    )
 }
 
 /// A saved topology in one row: the machine's shape.

@@ -49,6 +49,7 @@ use crate::saved::{DocumentHead, DocumentKind};
 use std::fmt::Write;
 use strum::VariantArray;
 
+mod command;
 mod gate;
 mod hybrid;
 mod observe;
@@ -58,6 +59,7 @@ mod run;
 mod tests;
 mod topology;
 
+pub use command::command;
 pub use gate::gate;
 pub use hybrid::hybrid;
 pub use observe::observe;
@@ -74,7 +76,8 @@ fn states<E: VariantArray + Copy + Into<&'static str>>() -> impl Iterator<Item =
 /// The HELP of every kind's `…_check_status`.
 const CHECK_STATUS_HELP: &str = "1 for the check's status, 0 for the others: passed, failed, or \
 unavailable (this host cannot tell: not a pass). Checks: pinning, multiplexing, invariance, \
-cv-bar ARM (the arm is quotable), control (both workers on one CPU).";
+cv-bar ARM (the arm is quotable), control (both workers on one CPU), placement-held and \
+same-work (run -- COMMAND).";
 
 /// The metrics every kind writes, each labelled with the kind.
 /// `kind` is the head's, except for a run stopped at its gate, whose

@@ -1,0 +1,538 @@
+//! One repetition of `run -- COMMAND` (issue 24; the design is in
+//! [`crate::plan::command`]): the command run once, confined to one arm's
+//! CPUs, and measured as a whole process tree.
+//!
+//! The command is forked and held before its exec ([`HeldCommand`]); its
+//! affinity is set on the held child, so every thread and child it makes
+//! inherits the arm's CPUs, and its counters attach with `inherit` and
+//! `enable_on_exec`, so they count the exec'd program and its whole tree,
+//! not this process's preparation. Standard input is `/dev/null`; its
+//! output goes to `/dev/null` unless inherited; stderr, when not
+//! inherited, goes through a pipe of which the last [`STDERR_TAIL_BYTES`]
+//! are kept for the error a failed repetition gives.
+//!
+//! The tree's task-clock, context switches and migrations are perf
+//! software events with their kernel side, as the kernel's workers count
+//! them ([`super::counters`]); where perf_event_paranoid refuses them, the
+//! rusage `wait4` returns (the child with every descendant it waited for)
+//! gives the task-clock and context switches, and migrations are not
+//! counted. The wall time is CLOCK_MONOTONIC (`Instant`) from the release
+//! of the held child to its reaping.
+//!
+//! Where the tree ran is recorded as `observe -- COMMAND` records it: its
+//! context-switch records on every online CPU ([`TreeRecords`]), opened on
+//! the held child and read when it was reaped (or sooner, where a ring
+//! fills), for the placement and co-residency checks of `judge::command`;
+//! and the CPU-wide switch records of the CPUs that share a core with the
+//! arm's CPUs ([`SiblingRecords`]), for the share of time a sibling ran
+//! something else (they need perf_event_paranoid 0 or CAP_PERFMON; without
+//! them only that share is unavailable).
+//! The tree's records cost the kernel two records per context switch:
+//! about 0.7 µs per switch in a KVM guest, so a pipeline switching 400 000
+//! times a second ran 40 % slower, and a program switching a few thousand
+//! times a second well under 1 %. Where they cannot be opened
+//! (perf_event_paranoid above 2 without CAP_PERFMON, out of descriptors),
+//! the repetition is measured all the same and
+//! [`PlacementRecords::Unavailable`] says why.
+//!
+//! To do (see the plan module): cycles and user-space instructions per
+//! core PMU, and `--output FILE`.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use perf_event::events::Software;
+use perf_event::{Builder, Counter};
+use serde::{Deserialize, Serialize};
+
+use super::launch::{ChildStdio, HeldCommand};
+use super::recorder::{TreeRecords, exit_notice, refused};
+use super::recording::{CommandEnd, Recording};
+use super::stop;
+use crate::affinity::confine_process;
+use crate::cpuset::CpuSet;
+use crate::plan::command::CommandArm;
+use crate::probe::SysfsRoot;
+use crate::probe::sysfs::{online_cpus, sibling_sets};
+
+/// How much of the end of a failing command's stderr is kept.
+pub const STDERR_TAIL_BYTES: usize = 4096;
+/// How many of its last lines the error quotes.
+const STDERR_TAIL_LINES: usize = 5;
+/// How often the wait looks for a stop signal to pass on.
+const POLL: Duration = Duration::from_millis(100);
+/// How long a failed command's stderr may take to reach its end after the
+/// command was reaped.
+const STDERR_GRACE: Duration = Duration::from_secs(1);
+
+/// Where the command's output goes; saved as `--output` spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Output {
+    /// `/dev/null` for stdout; stderr through a pipe, its end kept
+    /// (`--output null`).
+    #[serde(rename = "null")]
+    Discard,
+    /// This process's stdout and stderr (`--output inherit`).
+    Inherit,
+}
+
+/// Where the tree's software counts came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "kebab-case")]
+pub enum TreeCounterSource {
+    /// perf software events with `inherit`.
+    PerfInherit,
+    /// The rusage of the reaped children; `reason` says why perf was not
+    /// used.
+    Rusage { reason: String },
+}
+
+/// One run of the command in one arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandSample {
+    /// Release to reaping, ns: the cost.
+    pub wall_ns: u64,
+    /// CPU time of the whole tree (user and kernel), ns.
+    pub task_clock_ns: u64,
+    pub context_switches: u64,
+    /// `None` where only rusage counted (it has no migrations).
+    pub migrations: Option<u64>,
+    pub counters: TreeCounterSource,
+    pub end: CommandEnd,
+    /// Where the tree's threads ran, for the placement and co-residency
+    /// checks. Not saved: the document keeps each arm's judgement of them
+    /// (the records of a busy build run to megabytes a repetition).
+    #[serde(skip, default = "PlacementRecords::not_saved")]
+    pub placement: PlacementRecords,
+}
+
+/// The tree's context-switch records, or why there are none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "records", rename_all = "kebab-case")]
+pub enum PlacementRecords {
+    /// The tree's, from the command's exec to its exit, as `observe`
+    /// records them, and the CPU-wide ones of its arm's siblings.
+    Recorded {
+        tree: Box<Recording>,
+        siblings: SiblingRecords,
+    },
+    /// They could not be opened; `reason` says why and what would fix it.
+    Unavailable { reason: String },
+}
+
+impl PlacementRecords {
+    /// A repetition read back from a saved document.
+    pub fn not_saved() -> PlacementRecords {
+        PlacementRecords::Unavailable {
+            reason: "not saved: the document keeps each arm's judgement of the records".into(),
+        }
+    }
+}
+
+/// The CPU-wide switch records (every task, idle included) of the CPUs
+/// that share a core with the arm's CPUs, or why there are none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "records", rename_all = "kebab-case")]
+pub enum SiblingRecords {
+    /// Every CPU in `cpus`, watched from before the release to after the
+    /// reaping; no CPUs where no CPU of the arm has a sibling.
+    Recorded {
+        cpus: CpuSet,
+        recording: Box<Recording>,
+    },
+    Unavailable {
+        reason: String,
+    },
+}
+
+/// The records being taken while the command runs, and which siblings
+/// they watch (or why none).
+struct OpenRecords {
+    records: TreeRecords,
+    siblings: Result<CpuSet, String>,
+}
+
+impl OpenRecords {
+    /// Opens the records on the held `pid` on every online CPU, and
+    /// CPU-wide ones on the siblings of `arm`; a failure leaves the
+    /// repetition without them, never without its measurement.
+    fn open(pid: libc::pid_t, arm: &CpuSet) -> Result<OpenRecords, PlacementRecords> {
+        let unavailable = |reason: String| PlacementRecords::Unavailable {
+            reason: format!("no context-switch records: {reason}"),
+        };
+        let online = online_cpus(&SysfsRoot::live())
+            .map_err(|error| unavailable(format!("the online CPUs are unknown ({error:#})")))?;
+        let siblings = siblings_of(arm, &online);
+        let watched = siblings.as_ref().map_or(&[][..], CpuSet::cpus);
+        let records = TreeRecords::open(pid as u32, online.cpus(), watched)
+            .map_err(|error| unavailable(format!("{error:#}")))?;
+        Ok(OpenRecords { records, siblings })
+    }
+
+    fn finish(self, end: CommandEnd) -> Result<PlacementRecords> {
+        let (tree, recorded) = self.records.finish(end)?;
+        let siblings = match (self.siblings, recorded) {
+            (Ok(cpus), Ok(recording)) => SiblingRecords::Recorded {
+                cpus,
+                recording: Box::new(recording),
+            },
+            (Err(reason), _) | (_, Err(reason)) => SiblingRecords::Unavailable {
+                reason: format!("no CPU-wide records of the siblings: {reason}"),
+            },
+        };
+        Ok(PlacementRecords::Recorded {
+            tree: Box::new(tree),
+            siblings,
+        })
+    }
+}
+
+/// The CPUs sharing a core with a CPU of `arm`, that CPU left out, or why
+/// which CPUs share a core is unknown.
+fn siblings_of(arm: &CpuSet, online: &CpuSet) -> Result<CpuSet, String> {
+    let map = sibling_sets(&SysfsRoot::live(), online).map_err(|error| format!("{error:#}"))?;
+    if let Some(reason) = map.cores_unknown {
+        return Err(reason);
+    }
+    Ok(map
+        .cpus
+        .iter()
+        .filter(|sets| arm.contains(sets.cpu))
+        .flat_map(|sets| sets.core.iter().filter(move |&cpu| cpu != sets.cpu))
+        .collect())
+}
+
+/// One repetition of one arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRep {
+    pub arm: CommandArm,
+    /// The round, from 0, warm-ups included.
+    pub round: usize,
+    pub warmup: bool,
+    /// The command did not exit 0 (kept by `ignore_failure`).
+    pub failed: bool,
+    pub sample: CommandSample,
+}
+
+/// A repetition whose command did not exit 0: its status and the end of
+/// its stderr, with the sample (a study with `--ignore-failure` keeps it,
+/// marked).
+#[derive(Debug)]
+pub struct CommandFailed {
+    pub program: String,
+    pub sample: CommandSample,
+    /// The last lines of stderr; empty where stderr was inherited.
+    pub stderr_tail: String,
+}
+
+impl std::fmt::Display for CommandFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = match self.sample.end {
+            CommandEnd::Exited { code } => format!("exited with status {code}"),
+            CommandEnd::Signaled { signal } => format!("was killed by signal {signal}"),
+        };
+        write!(f, "COMMAND '{}' {status}", self.program)?;
+        if self.stderr_tail.is_empty() {
+            return Ok(());
+        }
+        write!(f, "; the end of its stderr:")?;
+        for line in self.stderr_tail.lines() {
+            write!(f, "\n  {line}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CommandFailed {}
+
+/// The tree's software counters, or why there are none.
+enum TreeCounters {
+    Perf {
+        task_clock: Counter,
+        context_switches: Counter,
+        migrations: Counter,
+    },
+    Refused(String),
+}
+
+impl TreeCounters {
+    /// Opens the three software events on the held `pid` and everything it
+    /// will create, kernel side included, counting from its exec. A refusal
+    /// (EACCES, EPERM) leaves rusage; any other failure is an error.
+    fn open(pid: libc::pid_t) -> Result<TreeCounters> {
+        let open = |event: Software| {
+            Builder::new(event)
+                .observe_pid(pid)
+                .any_cpu()
+                .exclude_kernel(false)
+                .exclude_hv(false)
+                .inherit(true)
+                .enabled(false)
+                .enable_on_exec(true)
+                .build()
+        };
+        let opened = (|| {
+            Ok::<_, std::io::Error>(TreeCounters::Perf {
+                task_clock: open(Software::TASK_CLOCK)?,
+                context_switches: open(Software::CONTEXT_SWITCHES)?,
+                migrations: open(Software::CPU_MIGRATIONS)?,
+            })
+        })();
+        match opened {
+            Ok(counters) => Ok(counters),
+            Err(error) if refused(&error) => Ok(TreeCounters::Refused(format!(
+                "perf_event_open refused the tree's software events ({error}): task-clock and \
+                 context switches come from the children's rusage, and migrations are not \
+                 counted; {}",
+                super::counters::paranoid_advice(2)
+            ))),
+            Err(error) => Err(error).context("perf_event_open for the command's task-clock"),
+        }
+    }
+
+    /// The counts once the tree has ended; `usage` is the reaped child's.
+    fn finish(self, usage: &libc::rusage) -> Result<(u64, u64, Option<u64>, TreeCounterSource)> {
+        match self {
+            TreeCounters::Perf {
+                mut task_clock,
+                mut context_switches,
+                mut migrations,
+            } => Ok((
+                task_clock
+                    .read()
+                    .context("reading the command's task-clock")?,
+                context_switches
+                    .read()
+                    .context("reading the command's context switches")?,
+                Some(
+                    migrations
+                        .read()
+                        .context("reading the command's migrations")?,
+                ),
+                TreeCounterSource::PerfInherit,
+            )),
+            TreeCounters::Refused(reason) => {
+                let nanos =
+                    |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+                Ok((
+                    nanos(usage.ru_utime) + nanos(usage.ru_stime),
+                    (usage.ru_nvcsw + usage.ru_nivcsw) as u64,
+                    None,
+                    TreeCounterSource::Rusage { reason },
+                ))
+            }
+        }
+    }
+}
+
+/// Reads a pipe to its end, keeping the last [`STDERR_TAIL_BYTES`].
+fn keep_tail(pipe: OwnedFd) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut file = File::from(pipe);
+        let mut tail = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(read) = file.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            tail.extend_from_slice(&buffer[..read]);
+            let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+            tail.drain(..excess);
+        }
+        tail
+    })
+}
+
+/// The last [`STDERR_TAIL_LINES`] lines of `tail`, lossily decoded.
+fn last_lines(tail: &[u8]) -> String {
+    let text = String::from_utf8_lossy(tail);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("\n")
+}
+
+/// Runs `argv` once, confined to `cpus`, and measures its whole tree. A
+/// command that exits non-zero or is killed is an error, a
+/// [`CommandFailed`] (downcast it to keep the sample). A stop signal
+/// (SIGINT, SIGTERM) is passed on to the command, which decides when it
+/// ends.
+pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: Output) -> Result<CommandSample> {
+    let stdin = File::open("/dev/null").context("opening /dev/null for COMMAND's stdin")?;
+    let (stdio, stderr_pipe) = match output {
+        Output::Inherit => (
+            ChildStdio {
+                stdin: Some(stdin.into()),
+                ..ChildStdio::default()
+            },
+            None,
+        ),
+        Output::Discard => {
+            let stdout = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/null")
+                .context("opening /dev/null for COMMAND's stdout")?;
+            let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+                .context("pipe for COMMAND's stderr")?;
+            (
+                ChildStdio {
+                    stdin: Some(stdin.into()),
+                    stdout: Some(stdout.into()),
+                    stderr: Some(write),
+                },
+                Some(read),
+            )
+        }
+    };
+    let mut held = HeldCommand::fork_with(argv, stdio)?;
+    let pid = held.pid.as_raw();
+    confine_process(pid, cpus)?;
+    let counters = TreeCounters::open(pid)?;
+    let mut records = OpenRecords::open(pid, cpus);
+    let tail = stderr_pipe.map(keep_tail);
+    let start = Instant::now();
+    held.release()?;
+    let exited = exit_notice(pid as u32);
+    let mut forwarded = false;
+    let (end, usage) = loop {
+        if let Some(ended) = held.try_wait_with_usage()? {
+            break ended;
+        }
+        if let (Some(signal), false) = (stop::stop_signal(), forwarded) {
+            forwarded = true;
+            let signal = nix::sys::signal::Signal::try_from(signal.signal_number())
+                .expect("SIGINT and SIGTERM are signals");
+            held.signal(signal);
+        }
+        let wake = exited.as_ref().map(AsFd::as_fd);
+        match &mut records {
+            Ok(open) => open.records.wait(wake, POLL),
+            Err(_) => wait_readable(wake, POLL),
+        }
+    };
+    let wall_ns = start.elapsed().as_nanos() as u64;
+    let (task_clock_ns, context_switches, migrations, source) = counters.finish(&usage)?;
+    let placement = match records {
+        Ok(open) => open.finish(end)?,
+        Err(unavailable) => unavailable,
+    };
+    let sample = CommandSample {
+        wall_ns,
+        task_clock_ns,
+        context_switches,
+        migrations,
+        counters: source,
+        end,
+        placement,
+    };
+    if end == (CommandEnd::Exited { code: 0 }) {
+        return Ok(sample);
+    }
+    // The pipe closes when the last process of the tree holding it ends; a
+    // daemonised grandchild would keep it open, so its reader is waited for
+    // only a moment.
+    let stderr_tail = match tail {
+        Some(reader) => {
+            let deadline = Instant::now() + STDERR_GRACE;
+            while !reader.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if reader.is_finished() {
+                last_lines(&reader.join().unwrap_or_default())
+            } else {
+                String::new()
+            }
+        }
+        None => String::new(),
+    };
+    Err(CommandFailed {
+        program: argv[0].to_string_lossy().into_owned(),
+        sample,
+        stderr_tail,
+    }
+    .into())
+}
+
+/// Waits until `fd` is readable (the command exited) or `timeout` passes;
+/// without a pidfd, just the timeout.
+fn wait_readable(fd: Option<std::os::fd::BorrowedFd>, timeout: Duration) {
+    let Some(fd) = fd else {
+        std::thread::sleep(timeout);
+        return;
+    };
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for a descriptor open for the call.
+    unsafe { libc::poll(&mut poll, 1, timeout.as_millis() as i32) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_lines_of_stderr_are_kept() {
+        let text: String = (1..=8).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(
+            last_lines(text.as_bytes()),
+            "line 4\nline 5\nline 6\nline 7\nline 8"
+        );
+    }
+
+    #[test]
+    fn where_perf_is_refused_the_rusage_gives_task_clock_and_switches() {
+        // SAFETY: rusage is plain data; all zeroes is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        usage.ru_utime = libc::timeval {
+            tv_sec: 1,
+            tv_usec: 500,
+        };
+        usage.ru_stime = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 250_000,
+        };
+        usage.ru_nvcsw = 3;
+        usage.ru_nivcsw = 4;
+        let refused = TreeCounters::Refused("refused".into());
+        let (task_clock, switches, migrations, source) = refused.finish(&usage).unwrap();
+        assert_eq!(task_clock, 1_250_500_000);
+        assert_eq!((switches, migrations), (7, None));
+        assert_eq!(
+            source,
+            TreeCounterSource::Rusage {
+                reason: "refused".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_failure_gives_the_status_and_the_end_of_stderr() {
+        let failed = CommandFailed {
+            program: "xz".into(),
+            sample: CommandSample {
+                wall_ns: 1,
+                task_clock_ns: 1,
+                context_switches: 0,
+                migrations: Some(0),
+                counters: TreeCounterSource::PerfInherit,
+                end: CommandEnd::Exited { code: 1 },
+                placement: PlacementRecords::Unavailable {
+                    reason: "not recorded".into(),
+                },
+            },
+            stderr_tail: "xz: FILE: No such file or directory".into(),
+        };
+        assert_eq!(
+            failed.to_string(),
+            "COMMAND 'xz' exited with status 1; the end of its stderr:\n  \
+             xz: FILE: No such file or directory"
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! The human view of `run -- COMMAND` (printed by `run`, re-rendered by
+//! `report FILE`): each arm's CPUs, its wall time with spread, and its
+//! ratio to the baseline arm, then the checks.
+
+use crate::exit::Outcome;
+use crate::judge::command_checks::{invalidating, quotable};
+use crate::measure::command::Output;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
+use crate::report::run::UNGATED;
+use crate::report::table::{check_lines, fit, host_line, legend, marked};
+use crate::report::units::{Fixed, count, percent, percent_change, sig4};
+use crate::report::view::View;
+use crate::report::warnings::notes_block;
+use crate::saved::{CommandResult, DocumentHead};
+use std::fmt::Write;
+use tabled::builder::Builder;
+
+pub fn render(result: &CommandResult, view: &View) -> String {
+    let mut out = String::new();
+    if !result.gated {
+        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
+    }
+    if !result.head.complete {
+        let _ = writeln!(
+            out,
+            "*** INCOMPLETE: stopped by a signal; only the rounds finished are shown ***\n"
+        );
+    }
+    if let Some(gate) = &result.gate {
+        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
+    }
+    let _ = writeln!(out, "{}", view.wrap(&host_line(&result.head), 2));
+    let options = &result.options;
+    let setup = format!(
+        "`{}` with {{threads}} = {}; {} after {}, arms interleaved; its output {}{}",
+        options.command_text(),
+        result.plan.threads,
+        rounds_done(result),
+        count(options.warmups, "warm-up"),
+        match options.output {
+            Output::Discard => "discarded",
+            Output::Inherit => "shown",
+        },
+        options
+            .prepare
+            .as_ref()
+            .map_or_else(String::new, |prepare| format!("; `{prepare}` before each")),
+    );
+    let _ = writeln!(out, "{}", view.wrap(&setup, 2));
+    if !result.valid {
+        let banner = "*** INVALID STUDY: a check that every number rests on failed (see \
+                      Checks); none of them may be quoted ***";
+        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+    }
+    let _ = writeln!(out, "\n{}", arms_table(result, view));
+    if !result.residency.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWhere the threads ran (share of the tree's on-CPU time)"
+        );
+        let _ = writeln!(out, "{}", residency_table(result, view));
+    }
+    let failed = result.reps.iter().filter(|r| r.failed).count();
+    if failed > 0 {
+        let line = format!(
+            "{} failed (kept by --ignore-failure, left out of every statistic)",
+            count(failed, "repetition")
+        );
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
+    let _ = writeln!(out, "\nChecks");
+    for line in check_lines(&result.checks, view) {
+        let _ = writeln!(out, "{line}");
+    }
+    let verdict = if result.valid {
+        "valid study".to_string()
+    } else {
+        let failed: Vec<String> = invalidating(&result.checks, options.strict)
+            .iter()
+            .map(|c| format!("{} {}", c.name, c.status.as_str()))
+            .collect();
+        format!(
+            "INVALID study (exit {}): {}",
+            Outcome::InvalidRun.exit_status(),
+            failed.join(", ")
+        )
+    };
+    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
+    out.push_str(&notes_block(&result.warnings, view));
+    out
+}
+
+/// Per arm: its CPUs, its wall time's median (CV), min–max and n, and its
+/// ratio to the baseline with the 95 % interval.
+fn arms_table(result: &CommandResult, view: &View) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "arm",
+        "CPUs",
+        "wall s (CV)",
+        "min–max s",
+        "n",
+        &format!("vs {}", result.options.baseline),
+    ]);
+    let mut marks = false;
+    for stats in &result.arms {
+        let cpus = result
+            .plan
+            .placements
+            .iter()
+            .find(|p| p.arm == stats.arm)
+            .map_or_else(|| "—".to_string(), |p| p.cpus.to_string());
+        let is_quotable = quotable(&result.checks, stats.arm);
+        marks |= !is_quotable;
+        let (wall, range, n) = match &stats.wall_s {
+            Some(spread) => (
+                format!(
+                    "{} ({:.2} %)",
+                    sig4(spread.median),
+                    Fixed(spread.cv * 100.0)
+                ),
+                format!("{}–{}", sig4(spread.min), sig4(spread.max)),
+                spread.reps.to_string(),
+            ),
+            None => ("—".into(), "—".into(), "—".into()),
+        };
+        let ratio = if stats.arm == result.options.baseline {
+            "baseline".to_string()
+        } else {
+            match (stats.vs_baseline, &stats.vs_baseline_ci95) {
+                (Some(ratio), Some(ci)) => format!(
+                    "{} ({} to {})",
+                    percent_change(ratio),
+                    percent_change(ci.low),
+                    percent_change(ci.high)
+                ),
+                (Some(ratio), None) => percent_change(ratio),
+                _ => "—".into(),
+            }
+        };
+        table.push_record([
+            marked(stats.arm, is_quotable, view),
+            cpus,
+            wall,
+            range,
+            n,
+            ratio,
+        ]);
+    }
+    legend(fit(table.build(), view), marks, view)
+}
+
+/// Per arm, from the repetitions' context-switch records: the share of
+/// the tree's on-CPU time on the arm's CPUs, and the shares during which
+/// its CPU's SMT sibling ran another thread of the tree, or something else.
+fn residency_table(result: &CommandResult, view: &View) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "arm",
+        "on its CPUs",
+        "sibling ran the tree",
+        "sibling ran other load",
+        "judged",
+    ]);
+    let share = |value: Option<f64>| value.map_or_else(|| "—".to_string(), percent);
+    for arm in &result.residency {
+        table.push_record([
+            arm.arm.to_string(),
+            share(arm.held_share),
+            share(arm.co_residency),
+            share(arm.other_load),
+            format!("{} of {}", arm.judged, arm.judged + arm.unjudged),
+        ]);
+    }
+    let mut text = fit(table.build(), view);
+    // Why the other load is not known (one reason: the same for every arm).
+    if let Some(why) = result
+        .residency
+        .iter()
+        .find_map(|arm| arm.other_load_unavailable.as_deref())
+    {
+        let line = format!("other load unavailable: {why}");
+        let _ = write!(text, "\n{}", view.wrap(&line, 2));
+    }
+    text
+}
+
+/// "15 rounds", or for a stopped study "3 of 15 rounds".
+fn rounds_done(result: &CommandResult) -> String {
+    let asked = result.options.reps;
+    if result.head.complete {
+        return count(asked, "round");
+    }
+    let first_arm = result.plan.placements.first().map(|p| p.arm);
+    let done = result
+        .reps
+        .iter()
+        .filter(|r| !r.warmup && Some(r.arm) == first_arm)
+        .count();
+    format!("{done} of {}", count(asked, "round"))
+}
+
+impl Document for CommandResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::command(&self.reps)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::command(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_command(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        if self.valid {
+            Outcome::Success
+        } else {
+            Outcome::InvalidRun
+        }
+    }
+}

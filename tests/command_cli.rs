@@ -1,0 +1,286 @@
+//! `run -- COMMAND` as a user types it: the bad inputs (each one line and
+//! a documented status, nothing written), a failing command, a tiny shell
+//! loop end to end, and a stop signal keeping the finished rounds.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn placement_study(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// `run --json DIR/out.json ARGS` on this machine without the gate: its
+/// output, and the saved document if one was written.
+fn run_saving(dir: &Path, args: &[&str]) -> (Output, Option<Value>) {
+    let json = dir.join("out.json");
+    let mut all = vec!["run", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = placement_study(&all);
+    let saved = std::fs::read_to_string(&json)
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("the saved file is JSON"));
+    (output, saved)
+}
+
+/// Fast and gate-free: both arms this 2-CPU machine can place, one thread.
+const QUICK: [&str; 8] = [
+    "--skip-gate",
+    "--arms",
+    "one-per-core,same-cpu",
+    "--threads",
+    "1",
+    "--warmups",
+    "0",
+    "--reps",
+];
+
+#[test]
+fn bad_inputs_are_one_line_usage_errors_and_write_nothing() {
+    for (args, expected) in [
+        (&["--"][..], "no COMMAND after --"),
+        (
+            &["--", "no-such-program-placement-study"][..],
+            "'no-such-program-placement-study' not found in PATH",
+        ),
+        (&["--", "./no/such/file"][..], "no executable file there"),
+        (
+            &["--arms", "same-cpu", "--", "sh", "-c", "echo {threads}"][..],
+            "{threads} with --arms same-cpu alone",
+        ),
+        (
+            &["--kernel", "mul", "--", "true"][..],
+            "--kernel is for the built-in kernel",
+        ),
+        (&["--workers", "2", "--", "true"][..], "use --threads T"),
+        (&["--threads", "2"][..], "--threads is for a COMMAND"),
+        (
+            &["--arms", "class:0"][..],
+            "--arms class:N is for a COMMAND",
+        ),
+        (
+            &[
+                "--skip-gate",
+                "--baseline",
+                "unpinned",
+                "--arms",
+                "one-per-core",
+                "--",
+                "true",
+            ][..],
+            "--baseline unpinned: not one of the arms",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (output, saved) = run_saving(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?}: not one line: {stderr:?}"
+        );
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(saved.is_none(), "{args:?} wrote a result");
+    }
+}
+
+#[test]
+fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = ["--", "sh", "-c", "echo 'disk on fire' >&2; exit 1"];
+    let mut args = QUICK.to_vec();
+    args.push("2");
+    args.extend(failing);
+    let (output, saved) = run_saving(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(
+        stderr.contains("COMMAND 'sh' exited with status 1") && stderr.contains("disk on fire"),
+        "{stderr}"
+    );
+    assert!(saved.is_none());
+
+    // --ignore-failure: kept, marked, out of every statistic; an arm left
+    // with no number makes the study invalid.
+    args.insert(0, "--ignore-failure");
+    let (output, saved) = run_saving(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
+    let saved = saved.expect("a result is written");
+    let reps = saved["reps"].as_array().unwrap();
+    assert_eq!(reps.len(), 4);
+    assert!(reps.iter().all(|r| r["failed"] == true), "{reps:?}");
+    assert!(
+        saved["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["wall_s"].is_null())
+    );
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert!(view.contains("4 repetitions failed"), "{view}");
+    assert!(
+        view.contains("INVALID study (exit 6): repetitions one-per-core failed"),
+        "{view}"
+    );
+}
+
+#[test]
+fn a_shell_loop_is_studied_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = QUICK.to_vec();
+    args[4] = "2";
+    args[6] = "1";
+    args.extend([
+        "3",
+        "--prepare",
+        "true",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo {threads} {cpus}",
+    ]);
+    let (output, saved) = run_saving(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let saved = saved.expect("a result is written");
+    assert_eq!(saved["kind"], "command");
+    assert_eq!(saved["complete"], true);
+    assert_eq!(saved["gated"], false);
+    // Saved as given: the placeholders unreplaced.
+    let script = saved["options"]["argv"][2].as_str().unwrap();
+    assert!(script.ends_with("{threads} {cpus}"), "{script}");
+    let arms: Vec<&str> = saved["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["arm"].as_str().unwrap())
+        .collect();
+    assert_eq!(arms, ["one-per-core", "same-cpu"]);
+    // One warm-up and three rounds of both arms.
+    let reps = saved["reps"].as_array().unwrap();
+    assert_eq!(reps.len(), 8);
+    assert_eq!(reps.iter().filter(|r| r["warmup"] == true).count(), 2);
+    assert_eq!(saved["arms"][0]["wall_s"]["reps"], 3);
+    assert!(
+        saved["arms"][1]["vs_baseline"].is_number(),
+        "{}",
+        saved["arms"]
+    );
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        view.contains("UNGATED") && view.contains("│ baseline"),
+        "{view}"
+    );
+}
+
+#[test]
+fn a_command_that_never_ends_is_stopped_keeping_the_finished_rounds() {
+    for (signal, status) in [
+        (nix::sys::signal::Signal::SIGINT, 130),
+        (nix::sys::signal::Signal::SIGTERM, 143),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("out.json");
+        // Rounds of 0.1 s, then one that never ends.
+        let marker = dir.path().join("rounds");
+        let script = format!(
+            "echo >> {0}; [ $(wc -l < {0}) -gt 4 ] && exec sleep 1000; sleep 0.1",
+            marker.display()
+        );
+        let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+            .args(["run", "--json", json.to_str().unwrap()])
+            .args(QUICK)
+            .arg("100")
+            .args(["--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Two whole rounds (four repetitions), then the fifth never ends.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::fs::read_to_string(&marker).map_or(0, |m| m.lines().count()) < 5 {
+            assert!(std::time::Instant::now() < deadline, "the rounds never ran");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(status), "{signal}: {stderr}");
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(saved["complete"], false);
+        assert_eq!(saved["reps"].as_array().unwrap().len(), 4, "{signal}");
+    }
+}
+
+/// The gate runs first, as for the kernel: where it cannot say physical
+/// (here: which CPUs share a core is unknown, so inconclusive) the study
+/// stops there, with the gate's document and its exit status, and never
+/// runs the command.
+#[test]
+fn the_gate_runs_first_and_its_status_stops_the_study() {
+    let root = crate::topology_fixtures::laptop_without_topology();
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let script = format!("touch {}", ran.display());
+    let (output, saved) = run_saving(
+        dir.path(),
+        &[
+            "--sysfs-root",
+            root.path().to_str().unwrap(),
+            "--no-cpuid",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(5), "{stdout}");
+    assert!(
+        stdout.contains("run: stopped at the gate (inconclusive)"),
+        "{stdout}"
+    );
+    let saved = saved.expect("the gate's document is written");
+    assert_eq!(saved["kind"], "gate");
+    assert_eq!(saved["run_stopped_at_gate"], true);
+    assert!(!ran.exists(), "the command ran");
+}
+
+/// Started with its standard streams closed (as a daemon or cron may
+/// start it), the tool still gives the command `/dev/null` as its standard
+/// input and output and a pipe as its stderr, and the study completes:
+/// Rust's runtime opens `/dev/null` on a closed fd 0, 1 or 2 before `main`,
+/// so no file the tool opens lands there, and the view goes to that
+/// `/dev/null`.
+#[test]
+fn a_command_gets_its_standard_streams_when_the_tool_had_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let script = r#"exec <&- >&- 2>&-; exec "$0" "$@""#;
+    let check = "test -e /proc/self/fd/0 && test -e /proc/self/fd/1 && test -e /proc/self/fd/2";
+    let status = Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_placement-study"), "run"])
+        .args(["--json", json.to_str().unwrap()])
+        .args(QUICK)
+        .args(["2", "--", "sh", "-c", check])
+        .status()
+        .expect("runs");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the study was saved"))
+            .expect("JSON");
+    let reps = saved["reps"].as_array().expect("reps");
+    assert_eq!(reps.len(), 4, "{saved}");
+    assert!(reps.iter().all(|rep| rep["failed"] == false), "{saved}");
+    assert_eq!(status.code(), Some(0));
+}
