@@ -27,6 +27,7 @@ fn stdout_json(output: &Output) -> Value {
 
 #[test]
 fn topology_json_matches_the_kernel() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["topology", "--json"]);
     assert!(
         output.status.success(),
@@ -73,6 +74,7 @@ fn topology_json_matches_the_kernel() {
 
 #[test]
 fn topology_human_view_names_the_structure() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["topology"]);
     assert!(output.status.success());
     let text = String::from_utf8_lossy(&output.stdout);
@@ -82,6 +84,7 @@ fn topology_human_view_names_the_structure() {
 
 #[test]
 fn gate_without_siblings_says_no_smt_and_exits_4() {
+    let _cpus = crate::common::cpus_to_myself();
     let topology = stdout_json(&placement_study(&["topology", "--json"]));
     if topology["summary"]["smt"].as_bool() == Some(true) {
         eprintln!("skipping: this machine has SMT siblings; the no-smt path is tested in a guest");
@@ -103,6 +106,7 @@ fn gate_without_siblings_says_no_smt_and_exits_4() {
 
 #[test]
 fn run_without_siblings_completes_on_the_available_clock_and_report_rerenders_it() {
+    let _cpus = crate::common::cpus_to_myself();
     if !common::two_cpus_allowed() {
         return;
     }
@@ -170,6 +174,7 @@ fn run_without_siblings_completes_on_the_available_clock_and_report_rerenders_it
 
 #[test]
 fn bad_input_is_one_line_naming_the_path() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["topology", "--sysfs-root", "/nonexistent/snapshot"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -237,6 +242,7 @@ fn saved_run(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn report_compares_hosts_one_row_each() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let first = saved_run(dir.path());
     let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
@@ -342,16 +348,19 @@ fn stop_a_run_with(signal: nix::sys::signal::Signal) {
 
 #[test]
 fn ctrl_c_writes_the_repetitions_done_marked_incomplete() {
+    let _cpus = crate::common::cpus_to_myself();
     stop_a_run_with(nix::sys::signal::Signal::SIGINT);
 }
 
 #[test]
 fn sigterm_writes_the_repetitions_done_marked_incomplete() {
+    let _cpus = crate::common::cpus_to_myself();
     stop_a_run_with(nix::sys::signal::Signal::SIGTERM);
 }
 
 #[test]
 fn strict_turns_an_arm_over_the_cv_bar_into_an_invalid_run() {
+    let _cpus = crate::common::cpus_to_myself();
     // No real run has a CV of zero, so a zero-width bar always fails.
     let output = tiny_run(&["--reps", "3", "--cv-bar", "1e-12", "--strict"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -372,6 +381,7 @@ const HIDDEN: &str = "pairs-guest-hidden-siblings.json";
 
 #[test]
 fn a_short_pairs_search_prints_its_verdict_word_and_exit_status() {
+    let _cpus = crate::common::cpus_to_myself();
     if !common::two_cpus_allowed() {
         return;
     }
@@ -388,6 +398,7 @@ fn a_short_pairs_search_prints_its_verdict_word_and_exit_status() {
 
 #[test]
 fn report_re_renders_a_saved_pairs_search() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["report", &saved_result(CROSSED)]);
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
@@ -404,6 +415,7 @@ fn report_re_renders_a_saved_pairs_search() {
 
 #[test]
 fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["report", &saved_result(CROSSED), "--csv"]);
     let csv = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = csv.lines().collect();
@@ -414,6 +426,7 @@ fn report_csv_of_a_saved_pairs_search_has_one_row_per_comparison() {
 
 #[test]
 fn report_compares_saved_pairs_searches_side_by_side() {
+    let _cpus = crate::common::cpus_to_myself();
     // The wide table: one column per finding, each cell on one line.
     let output = placement_study(&[
         "report",
@@ -453,6 +466,7 @@ const SLOW_SECOND_CORE: &str = "hybrid-guest-slow-second-core.json";
 
 #[test]
 fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["report", &saved_result(SLOW_SECOND_CORE)]);
     assert_eq!(output.status.code(), Some(0));
     // The sentences wrap at 80 columns: compare their words.
@@ -496,6 +510,7 @@ fn report_re_renders_a_saved_hybrid_study_and_compares_it_with_other_hosts() {
 
 #[test]
 fn json_line_is_the_json_document_on_one_line() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let pretty = dir.path().join("topology.json");
     let line = dir.path().join("topology.jsonl");
@@ -522,6 +537,7 @@ fn json_line_is_the_json_document_on_one_line() {
 
 #[test]
 fn gate_json_line_on_stdout_names_the_host_and_moves_the_view_to_stderr() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["gate", "--json-line", "-", "--rep-ms", "5"]);
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
@@ -535,6 +551,7 @@ fn gate_json_line_on_stdout_names_the_host_and_moves_the_view_to_stderr() {
 
 #[test]
 fn completions_cover_every_command_for_each_shell() {
+    let _cpus = crate::common::cpus_to_myself();
     for shell in ["bash", "zsh", "fish"] {
         let output = placement_study(&["completions", shell]);
         assert!(output.status.success(), "{shell}");
@@ -586,6 +603,7 @@ fn bash_completes(script: &Path, line: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_completes_commands_and_each_commands_options() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("placement-study.bash");
     let output = placement_study(&["completions", "bash"]);

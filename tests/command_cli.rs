@@ -42,6 +42,7 @@ const QUICK: [&str; 8] = [
 
 #[test]
 fn bad_inputs_are_one_line_usage_errors_and_write_nothing() {
+    let _cpus = crate::common::cpus_to_myself();
     for (args, expected) in [
         (&["--"][..], "no COMMAND after --"),
         (
@@ -92,6 +93,7 @@ fn bad_inputs_are_one_line_usage_errors_and_write_nothing() {
 
 #[test]
 fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let failing = ["--", "sh", "-c", "echo 'disk on fire' >&2; exit 1"];
     let mut args = QUICK.to_vec();
@@ -134,6 +136,7 @@ fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
 
 #[test]
 fn a_shell_loop_is_studied_end_to_end() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let mut args = QUICK.to_vec();
     args[4] = "2";
@@ -183,6 +186,7 @@ fn a_shell_loop_is_studied_end_to_end() {
 
 #[test]
 fn a_command_that_never_ends_is_stopped_keeping_the_finished_rounds() {
+    let _cpus = crate::common::cpus_to_myself();
     for (signal, status) in [
         (nix::sys::signal::Signal::SIGINT, 130),
         (nix::sys::signal::Signal::SIGTERM, 143),
@@ -229,6 +233,7 @@ fn a_command_that_never_ends_is_stopped_keeping_the_finished_rounds() {
 /// runs the command.
 #[test]
 fn the_gate_runs_first_and_its_status_stops_the_study() {
+    let _cpus = crate::common::cpus_to_myself();
     let root = crate::topology_fixtures::laptop_without_topology();
     let dir = tempfile::tempdir().unwrap();
     let ran = dir.path().join("ran");
@@ -265,6 +270,7 @@ fn the_gate_runs_first_and_its_status_stops_the_study() {
 /// `/dev/null`.
 #[test]
 fn a_command_gets_its_standard_streams_when_the_tool_had_none() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let script = r#"exec <&- >&- 2>&-; exec "$0" "$@""#;

@@ -34,6 +34,7 @@ const BUSY: &str = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done";
 
 #[test]
 fn true_succeeds_with_its_wall_time_and_task_clock() {
+    let _cpus = crate::common::cpus_to_myself();
     let sample = run_once(&argv(&["true"]), &first_cpu(), Output::Discard).unwrap();
     assert_eq!(sample.end, CommandEnd::Exited { code: 0 });
     assert!(sample.wall_ns > 0);
@@ -42,6 +43,7 @@ fn true_succeeds_with_its_wall_time_and_task_clock() {
 
 #[test]
 fn a_non_zero_exit_is_an_error_with_its_status_and_the_end_of_stderr() {
+    let _cpus = crate::common::cpus_to_myself();
     let words = [
         "sh",
         "-c",
@@ -59,6 +61,7 @@ fn a_non_zero_exit_is_an_error_with_its_status_and_the_end_of_stderr() {
 
 #[test]
 fn the_command_runs_on_the_arms_cpus_with_stdin_empty() {
+    let _cpus = crate::common::cpus_to_myself();
     // The command reports what it sees through the only channel kept.
     let words = [
         "sh",
@@ -78,6 +81,7 @@ fn the_command_runs_on_the_arms_cpus_with_stdin_empty() {
 
 #[test]
 fn a_busy_tree_is_counted_children_included() {
+    let _cpus = crate::common::cpus_to_myself();
     // The shell only waits: the task-clock is its two children's.
     let script = format!("({BUSY}) & ({BUSY}) & wait");
     let sample = run_once(&argv(&["sh", "-c", &script]), &first_cpu(), Output::Discard).unwrap();
@@ -91,6 +95,7 @@ fn a_busy_tree_is_counted_children_included() {
 
 #[test]
 fn a_missing_command_is_named() {
+    let _cpus = crate::common::cpus_to_myself();
     let error = run_once(
         &argv(&["no-such-command-placement-study"]),
         &first_cpu(),
@@ -114,6 +119,7 @@ fn placement(sample: &CommandSample, cpus: &CpuSet) -> Option<PlacementHeld> {
 
 #[test]
 fn a_busy_tree_confined_to_one_cpu_holds_all_of_its_time_there() {
+    let _cpus = crate::common::cpus_to_myself();
     let script = format!("{BUSY}; ({BUSY}) & ({BUSY}) & wait");
     let cpus = first_cpu();
     let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
@@ -133,6 +139,7 @@ fn a_busy_tree_confined_to_one_cpu_holds_all_of_its_time_there() {
 /// `taskset -p`, and runs a while there.
 #[test]
 fn a_command_that_moves_itself_out_of_its_cpus_fails_and_is_named() {
+    let _cpus = crate::common::cpus_to_myself();
     let allowed = allowed_cpus().unwrap();
     let &[home, away, ..] = allowed.cpus() else {
         eprintln!("skipping: one allowed CPU, nowhere to move to");
@@ -159,6 +166,7 @@ fn a_command_that_moves_itself_out_of_its_cpus_fails_and_is_named() {
 /// on a machine with siblings, it is whatever they shared.
 #[test]
 fn co_residency_on_cpus_without_siblings_is_zero() {
+    let _cpus = crate::common::cpus_to_myself();
     let topology = placement_study::probe::probe(None, None).unwrap();
     let allowed = allowed_cpus().unwrap();
     let &[first, second, ..] = allowed.cpus() else {
@@ -205,6 +213,7 @@ fn co_residency_on_cpus_without_siblings_is_zero() {
 /// do.
 #[test]
 fn a_stranger_busy_on_a_watched_sibling_is_other_load() {
+    let _cpus = crate::common::cpus_to_myself();
     let allowed = allowed_cpus().unwrap();
     let &[home, sibling, ..] = allowed.cpus() else {
         eprintln!("skipping: one allowed CPU");
@@ -274,6 +283,7 @@ fn a_stranger_busy_on_a_watched_sibling_is_other_load() {
 /// fix, and the tree's own records still come (its user side is allowed).
 #[test]
 fn without_privilege_only_the_siblings_records_are_unavailable() {
+    let _cpus = crate::common::cpus_to_myself();
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
@@ -301,6 +311,7 @@ fn without_privilege_only_the_siblings_records_are_unavailable() {
 #[test]
 #[ignore = "run as nobody by without_privilege_only_the_siblings_records_are_unavailable"]
 fn siblings_refused_as_nobody() {
+    let _cpus = crate::common::cpus_to_myself();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         return eprintln!("skipping: root may record CPU-wide");

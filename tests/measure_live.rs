@@ -80,6 +80,7 @@ fn assert_consistent(rep: &RepSample, engine: &Engine) {
 
 #[test]
 fn pinned_workers_stay_on_their_cpus_and_the_dispatcher_idles() {
+    let _cpus = crate::common::cpus_to_myself();
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
         println!("skipped: needs 2 allowed CPUs, this process has {cpus:?}");
@@ -111,6 +112,7 @@ fn pinned_workers_stay_on_their_cpus_and_the_dispatcher_idles() {
 
 #[test]
 fn hardware_counters_match_what_sysfs_shows() {
+    let _cpus = crate::common::cpus_to_myself();
     let engine = engine();
     let pmu_visible = ["cpu", "cpu_core", "cpu_atom"].iter().any(|name| {
         Path::new("/sys/bus/event_source/devices")
@@ -150,6 +152,7 @@ fn hardware_counters_match_what_sysfs_shows() {
 
 #[test]
 fn unpinned_workers_complete() {
+    let _cpus = crate::common::cpus_to_myself();
     let engine = engine();
     let rep = completed(
         engine.run_rep(&placement(Arm::Unpinned, &[None, None]), 3, false),
@@ -161,6 +164,7 @@ fn unpinned_workers_complete() {
 
 #[test]
 fn pinning_to_a_missing_cpu_names_it() {
+    let _cpus = crate::common::cpus_to_myself();
     let missing = (AffinityMask::count() - 1) as u32;
     if allowed_cpus().contains(&missing) {
         println!("skipped: CPU {missing} exists here");

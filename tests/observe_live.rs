@@ -42,6 +42,7 @@ fn assert_reconciled(json: &Value) {
 
 #[test]
 fn a_command_is_followed_and_its_status_passed_through() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&[
         "observe",
         "--json",
@@ -63,6 +64,7 @@ fn a_command_is_followed_and_its_status_passed_through() {
 
 #[test]
 fn a_command_a_signal_ended_exits_as_a_shell_reports_it() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&["observe", "--json", "-", "--", "sh", "-c", "kill -9 $$"]);
     assert_eq!(output.status.code(), Some(137));
     let json = observed(&output);
@@ -72,6 +74,7 @@ fn a_command_a_signal_ended_exits_as_a_shell_reports_it() {
 
 #[test]
 fn a_running_process_is_followed_by_pid() {
+    let _cpus = crate::common::cpus_to_myself();
     let mut busy = Command::new("sh")
         .args(["-c", "while :; do :; done"])
         .spawn()
@@ -90,6 +93,7 @@ fn a_running_process_is_followed_by_pid() {
 
 #[test]
 fn the_kernel_runs_unpinned_with_a_timeline_and_report_re_renders_it() {
+    let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("observe.json");
     let csv = dir.path().join("observe.csv");
@@ -142,6 +146,7 @@ fn the_kernel_runs_unpinned_with_a_timeline_and_report_re_renders_it() {
 /// host: how close it keeps the time is measured in `benches/observe.rs`.
 #[test]
 fn a_thousand_threads_keep_the_seconds_asked_for() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = placement_study(&[
         "observe",
         "--kernel",

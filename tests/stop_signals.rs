@@ -84,6 +84,7 @@ fn two_workers() -> Placement {
 
 #[test]
 fn sigterm_stops_a_long_repetition_and_every_later_one() {
+    let _cpus = crate::common::cpus_to_myself();
     let output = common::rerun_test(
         module_path!(),
         "child_sends_itself_sigterm_during_a_long_repetition",
@@ -109,6 +110,7 @@ fn sigterm_stops_a_long_repetition_and_every_later_one() {
 #[test]
 #[ignore = "run in a child process by sigterm_stops_a_long_repetition_and_every_later_one"]
 fn child_sends_itself_sigterm_during_a_long_repetition() {
+    let _cpus = crate::common::cpus_to_myself();
     if std::env::var_os(SIGTERM_CHILD_ENV).is_none() {
         return;
     }
@@ -168,6 +170,7 @@ fn child_sends_itself_sigterm_during_a_long_repetition() {
 #[test]
 #[ignore = "run in a child process by a_second_signal_quits_at_once"]
 fn child_raises_sigint_then_a_second_signal() {
+    let _cpus = crate::common::cpus_to_myself();
     let Some(second) = std::env::var_os(SECOND_SIGNAL_ENV) else {
         return;
     };
@@ -186,6 +189,7 @@ fn child_raises_sigint_then_a_second_signal() {
 
 #[test]
 fn a_second_signal_quits_at_once() {
+    let _cpus = crate::common::cpus_to_myself();
     for second in [Signal::SIGINT, Signal::SIGTERM] {
         let output = common::rerun_test(module_path!(), "child_raises_sigint_then_a_second_signal")
             .arg("--nocapture")

@@ -87,3 +87,13 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Held by every test that measures on this machine's CPUs, for as long
+/// as it runs: two at once would load each other's CPUs (a pinned worker
+/// sharing its CPU is left out of the statistics, and a run with none left
+/// is invalid), which made such tests fail under `cargo test`'s threads.
+pub fn cpus_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    CPUS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
