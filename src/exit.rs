@@ -48,6 +48,16 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 impl Outcome {
+    /// A study's outcome: success where its numbers are valid, else an
+    /// invalid run (exit 6).
+    pub fn of_study(valid: bool) -> Outcome {
+        if valid {
+            Outcome::Success
+        } else {
+            Outcome::InvalidRun
+        }
+    }
+
     /// The process exit status.
     pub fn exit_status(self) -> u8 {
         match self {

@@ -3,18 +3,11 @@
 //! file, panics or hangs. Every node or link a test writes to is made in a
 //! temporary folder, never the machine's own /dev.
 
+use crate::common::placement_study;
 use nix::sys::stat::{Mode, SFlag, makedev, mknod};
 use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn placement_study(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_placement-study"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
 
 /// The status, and stderr, which must be exactly one line.
 fn one_line_error(output: &Output) -> (Option<i32>, String) {

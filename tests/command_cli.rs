@@ -2,18 +2,11 @@
 //! a documented status, nothing written), a failing command, a tiny shell
 //! loop end to end, and a stop signal keeping the finished rounds.
 
+use crate::common::placement_study;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn placement_study(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_placement-study"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
 
 /// `run --json DIR/out.json ARGS` on this machine without the gate: its
 /// output, and the saved document if one was written.

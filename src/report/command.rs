@@ -223,10 +223,6 @@ impl Document for CommandResult {
     }
 
     fn outcome(&self) -> Outcome {
-        if self.valid {
-            Outcome::Success
-        } else {
-            Outcome::InvalidRun
-        }
+        Outcome::of_study(self.valid)
     }
 }

@@ -287,10 +287,6 @@ impl Document for RunResult {
     }
 
     fn outcome(&self) -> Outcome {
-        if self.valid {
-            Outcome::Success
-        } else {
-            Outcome::InvalidRun
-        }
+        Outcome::of_study(self.valid)
     }
 }

@@ -97,3 +97,13 @@ pub fn cpus_to_myself() -> std::sync::MutexGuard<'static, ()> {
     CPUS.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Runs the binary with `args`, standard input from `/dev/null`, and
+/// returns what it did.
+pub fn placement_study(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
