@@ -304,12 +304,25 @@ fn hybrid_measures_a_slow_second_core() {
             tolerance * 100.0
         );
     };
+    // The cap makes vCPU 1 about 2.17x slower on an idle host; other load
+    // on host CPU 0 slows vCPU 0 too and has measured ratios down to 1.76
+    // in CI (and up to 2.18). The band is a clearly slower class; the
+    // numbers derived from it below are checked against the ratio this run
+    // measured, since that is the slowdown the host delivered.
     let slow = &json["speed_classes"][1];
     assert_eq!(slow["measured_cpus"], serde_json::json!([1]), "{run}");
     let ratio = number(&slow["slowdown"]["value"], "speed ratio");
-    within(ratio, 1.0 / 0.46, 0.15, "speed ratio");
+    assert!(
+        (1.5..=2.5).contains(&ratio),
+        "speed ratio {ratio:.3}, expected a clearly slower vCPU 1 (1.5 to 2.5; 2.17 nominal)\n{run}"
+    );
     let ceiling = number(&json["ceiling"], "ceiling");
-    within(ceiling, 1.46, 0.15, "ceiling");
+    within(
+        ceiling,
+        1.0 + 1.0 / ratio,
+        0.03,
+        "ceiling against 1 + 1/ratio",
+    );
 
     let scheme = |arm: &str| {
         json["schemes"]
@@ -317,8 +330,11 @@ fn hybrid_measures_a_slow_second_core() {
             .and_then(|schemes| schemes.iter().find(|s| s["arm"] == arm))
             .unwrap_or_else(|| panic!("no {arm} scheme\n{run}"))
     };
-    // Static shares: vCPU 0 finishes its half first and waits, in every round
-    // but at most one (a host hiccup can stall vCPU 0 for one round).
+    // Static shares: vCPU 0 finishes its half first and waits for vCPU 1,
+    // idle for 1 - 1/ratio of the wall time. Single repetitions are not
+    // asserted: a host hiccup stalls either vCPU for a round (two of twelve
+    // in one CI run), which the CV bar reports; the median is what the
+    // study quotes.
     let idle_fast: Vec<f64> = measured_reps(&json, "static-pinned")
         .iter()
         .map(|rep| {
@@ -327,15 +343,18 @@ fn hybrid_measures_a_slow_second_core() {
             1.0 - busy / wall
         })
         .collect();
-    assert!(
-        idle_fast.iter().filter(|idle| **idle <= 1.0 / 3.0).count() <= 1
-            && number(
-                &scheme("static-pinned")["classes"][0]["idle"]["median"],
-                "idle"
-            ) > 0.5,
-        "vCPU 0 idle under static shares: {idle_fast:.3?}\n{run}"
+    let idle = number(
+        &scheme("static-pinned")["classes"][0]["idle"]["median"],
+        "idle",
     );
-    // Work stealing: equal busy times, about 2/3 of the items on vCPU 0.
+    let expected_idle = 1.0 - 1.0 / ratio;
+    assert!(
+        (idle - expected_idle).abs() <= 0.12,
+        "vCPU 0 idle under static shares: median {idle:.3}, expected {expected_idle:.3} \
+         (1 - 1/ratio) within 0.12; per repetition {idle_fast:.3?}\n{run}"
+    );
+    // Work stealing: equal busy times, ratio/(1 + ratio) of the items on
+    // vCPU 0 (2/3 at the nominal cap).
     let stealing = scheme("stealing-pinned");
     let busy = |worker: usize| {
         number(
@@ -352,9 +371,9 @@ fn hybrid_measures_a_slow_second_core() {
     let share = number(&stealing["classes"][0]["items"], "items share");
     within(
         share,
-        2.0 / 3.0,
+        ratio / (1.0 + ratio),
         0.10,
-        "stealing: vCPU 0's share of the items",
+        "stealing: vCPU 0's share of the items against ratio/(1 + ratio)",
     );
     println!(
         "guest: hybrid speed ratio {ratio:.3}, ceiling {ceiling:.3}, static vCPU 0 idle \
