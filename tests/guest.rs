@@ -144,6 +144,148 @@ fn run_in_guest_stops_at_the_gate() {
     );
 }
 
+/// Two busybox shell loops of fixed work, one process each: a two-process
+/// workload whose threads the scheduler places within the arm's CPUs.
+/// About 0.3 s each under TCG on this host.
+const TWO_BUSY_LOOPS: &str = "busy() { i=0; while [ $i -lt 12000 ]; do i=$((i+1)); done; }; \
+                              busy & busy & wait";
+
+/// `run -- COMMAND` in the SMT guest: the command's arms, after the gate.
+fn boot_command_study(pin: &str, extra: &[&str]) -> GuestRun {
+    let mut args = vec![
+        "run",
+        "--threads",
+        "2",
+        "--reps",
+        "5",
+        "--warmups",
+        "1",
+        "--json",
+        "-",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", TWO_BUSY_LOOPS]);
+    Guest::new().boot(SMT_GUEST, Some(pin), &args)
+}
+
+/// The `residency` entry of `arm`.
+fn residency<'a>(json: &'a serde_json::Value, arm: &str, run: &GuestRun) -> &'a serde_json::Value {
+    json["residency"]
+        .as_array()
+        .and_then(|arms| arms.iter().find(|a| a["arm"] == arm))
+        .unwrap_or_else(|| panic!("no residency of {arm}\n{run}"))
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn run_command_in_guest_shows_packing_cost_and_co_residency() {
+    let run = boot_expecting("physical", 0, || {
+        boot_command_study(
+            SIBLINGS_SHARE_A_HOST_CPU,
+            &["--arms", "one-per-core,sibling-packed"],
+        )
+    });
+    let json = run.json();
+    assert_eq!(json["valid"], true, "valid\n{run}");
+    assert_eq!(
+        check(&json, "placement-held", &run)["status"],
+        "passed",
+        "{run}"
+    );
+    let median = |arm: &str| {
+        let stats = json["arms"]
+            .as_array()
+            .and_then(|arms| arms.iter().find(|a| a["arm"] == arm));
+        number(
+            stats.map_or(&serde_json::Value::Null, |s| &s["wall_s"]["median"]),
+            "median wall",
+            &run,
+        )
+    };
+    let (packed, spread) = (median("sibling-packed"), median("one-per-core"));
+    assert!(
+        packed > CLEAR_PACKING_COST_RATIO * spread,
+        "sibling-packed {packed:.3} s against one-per-core {spread:.3} s: expected more than \
+         {CLEAR_PACKING_COST_RATIO}x\n{run}"
+    );
+    // The two loops share a core in sibling-packed nearly all the time they
+    // run, and never in one-per-core (whose CPUs are different cores).
+    let share = |arm: &str, what: &str| number(&residency(&json, arm, &run)[what], what, &run);
+    assert!(
+        share("sibling-packed", "co_residency") > 0.8,
+        "sibling-packed co-residency\n{run}"
+    );
+    assert!(
+        share("one-per-core", "co_residency") < 0.05,
+        "one-per-core co-residency\n{run}"
+    );
+    for arm in ["one-per-core", "sibling-packed"] {
+        assert_eq!(share(arm, "held_share"), 1.0, "{arm} held\n{run}");
+    }
+    println!(
+        "guest: run -- sh (two busy loops): sibling-packed {packed:.3} s, one-per-core {spread:.3} s \
+         (x{:.2}); co-residency {:.1} % / {:.1} %; other load {} / {}",
+        packed / spread,
+        share("sibling-packed", "co_residency") * 100.0,
+        share("one-per-core", "co_residency") * 100.0,
+        residency(&json, "sibling-packed", &run)["other_load"],
+        residency(&json, "one-per-core", &run)["other_load"],
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn run_command_in_guest_stops_at_the_gate() {
+    let run = boot_expecting("virtual", 3, || {
+        boot_command_study(SIBLINGS_ON_SEPARATE_HOST_CPUS, &[])
+    });
+    let json = run.json();
+    assert!(
+        json["reps"].as_array().is_none_or(|reps| reps.is_empty()),
+        "the command ran although the gate said virtual\n{run}"
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn run_command_that_moves_itself_fails_placement_and_is_named() {
+    // The shell moves itself from vCPU 0 to vCPU 1 halfway through.
+    let script = "busy() { i=0; while [ $i -lt 6000 ]; do i=$((i+1)); done; }; \
+                  busy; taskset -p -c 1 $$ >/dev/null; busy";
+    let run = Guest::new().boot(
+        NO_SMT_GUEST,
+        Some("0,1"),
+        &[
+            "run",
+            "--skip-gate",
+            "--arms",
+            "same-cpu",
+            "--threads",
+            "1",
+            "--reps",
+            "2",
+            "--warmups",
+            "0",
+            "--json",
+            "-",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    run.assert_exit(6);
+    let json = run.json();
+    assert_eq!(json["valid"], false, "valid\n{run}");
+    let held = check(&json, "placement-held", &run);
+    assert_eq!(held["status"], "failed", "{run}");
+    let detail = held["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("sh") && detail.contains("CPU 1"),
+        "the check names the thread that moved and where: {detail}\n{run}"
+    );
+}
+
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn gate_on_one_core_physical_when_its_threads_share_a_host_cpu() {

@@ -472,6 +472,12 @@ pub fn arm_residency(
     }
 }
 
+/// "CPU 3" or "CPUs 0-3".
+fn cpus_named(cpus: &CpuSet) -> String {
+    let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+    format!("{noun} {cpus}")
+}
+
 /// The threads that ran outside, the first few by name.
 fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> String {
     let mut named: Vec<String> = outside
@@ -479,8 +485,12 @@ fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> Str
         .take(NAMED_THREADS)
         .map(|o| {
             format!(
-                "round {}: thread {} ({}) ran {:.1} ms on CPUs {}",
-                o.round, o.thread.tid, o.thread.comm, o.thread.ms, o.thread.cpus
+                "round {}: thread {} ({}) ran {:.1} ms on {}",
+                o.round,
+                o.thread.tid,
+                o.thread.comm,
+                o.thread.ms,
+                cpus_named(&o.thread.cpus)
             )
         })
         .collect();
@@ -488,9 +498,9 @@ fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> Str
         named.push(format!("{} more", outside.len() - NAMED_THREADS));
     }
     format!(
-        "{} ran outside its CPUs {}: {}",
+        "{} ran outside its {}: {}",
         placement.arm,
-        placement.cpus,
+        cpus_named(&placement.cpus),
         named.join("; ")
     )
 }
@@ -787,7 +797,7 @@ mod tests {
         assert_eq!(failed.held_share, Some(0.5));
         assert_eq!(
             failed.detail,
-            "same-cpu ran outside its CPUs 0: round 2: thread 103 (mover) ran 10.0 ms on CPUs 1"
+            "same-cpu ran outside its CPU 0: round 2: thread 103 (mover) ran 10.0 ms on CPU 1"
         );
 
         let warm_up_only = arm_residency(&[recorded(SAME, 0, stayed)], &arm, &topology);

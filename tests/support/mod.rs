@@ -572,7 +572,7 @@ fn verdict_in_text(console: &str) -> Option<String> {
 /// Where a document keeps its verdict and the judgement behind it: a gated
 /// `run` in the gate it passed first.
 fn judged(document: &serde_json::Value) -> &serde_json::Value {
-    if document["kind"] == "run" {
+    if document["kind"] == "run" || document["kind"] == "command" {
         &document["gate"]
     } else {
         document
