@@ -3,7 +3,9 @@
 //! options; no clap type goes further. Every option here is documented in
 //! man/placement-study.1 (a test keeps the two in step).
 
-use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{
+    ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum, ValueHint,
+};
 use clap_complete::generate;
 use clap_complete::shells::{Bash, Fish, Zsh};
 use std::ffi::OsString;
@@ -341,8 +343,8 @@ pub struct RunArgs {
     /// With a COMMAND: a shell command run through `sh -c` before each repetition (e.g. to drop caches); its failure stops the study.
     #[arg(long, value_name = "CMD")]
     pub prepare: Option<String>,
-    /// With a COMMAND: where its standard output goes: null (discarded, the default) or inherit (this terminal); stdin is always /dev/null.
-    #[arg(long = "output", value_enum, value_name = "WHERE")]
+    /// With a COMMAND: where its standard output goes: null (discarded, the default), inherit (this terminal), or a FILE that each repetition rewrites (it ends holding the last one's); stdin is always /dev/null.
+    #[arg(long = "output", value_parser = command_output, value_name = "null|inherit|FILE", value_hint = ValueHint::FilePath)]
     pub command_output: Option<CommandOutputArg>,
     /// With a COMMAND: keep going when it exits non-zero; those repetitions are kept, marked, and left out of every statistic.
     #[arg(long)]
@@ -384,12 +386,22 @@ fn run_arm(text: &str) -> Result<RunArmArg, String> {
 }
 
 /// `run --output`: where a COMMAND's standard output goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandOutputArg {
     /// Discarded (/dev/null).
     Null,
     /// This process's standard output and error.
     Inherit,
+    /// A file (checked in `options`); `./null` names a file called null.
+    File(PathBuf),
+}
+
+fn command_output(text: &str) -> Result<CommandOutputArg, String> {
+    Ok(match text {
+        "null" => CommandOutputArg::Null,
+        "inherit" => CommandOutputArg::Inherit,
+        _ => CommandOutputArg::File(PathBuf::from(text)),
+    })
 }
 
 /// When a study's numbers may be quoted (`run`, `hybrid`).

@@ -114,15 +114,20 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 quiet: args.gate.quiet,
             })
         }
-        cli::Command::Run(args) => Command::Run(RunCommand {
-            source: source(&args.source)?,
-            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
-            study: if args.command.is_empty() {
+        cli::Command::Run(args) => {
+            let outputs = outputs(&args.output, args.prom.prom.as_ref(), &[])?;
+            let source = source(&args.source)?;
+            let study = if args.command.is_empty() {
                 RunStudy::Kernel(kernel_study(&args)?)
             } else {
-                RunStudy::Command(Box::new(command_study(args)?))
-            },
-        }),
+                RunStudy::Command(Box::new(command_study(args, &outputs)?))
+            };
+            Command::Run(RunCommand {
+                source,
+                outputs,
+                study,
+            })
+        }
         cli::Command::Hybrid(args) => {
             in_range("--rep-ms", args.measure.rep_ms, HYBRID_REP_MS)?;
             Command::Hybrid(HybridCommand {
@@ -261,7 +266,7 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
 
 /// `run -- COMMAND`: the command study. The kernel's own options are
 /// refused, and so is a command that is not there, before anything runs.
-fn command_study(args: cli::RunArgs) -> Result<CommandStudyOptions> {
+fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOptions> {
     if let Some(flag) = args.kernel_only_given.first() {
         let fix = if *flag == "--workers" {
             "use --threads T"
@@ -298,10 +303,7 @@ fn command_study(args: cli::RunArgs) -> Result<CommandStudyOptions> {
         arms,
         baseline: args.baseline.map(command_arm),
         prepare: args.prepare,
-        output: match args.command_output {
-            Some(cli::CommandOutputArg::Inherit) => Output::Inherit,
-            Some(cli::CommandOutputArg::Null) | None => Output::Discard,
-        },
+        output: command_output(args.command_output, outputs)?,
         rounds: RoundsOptions {
             warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
             rounds: in_range("--reps", args.reps, 2..=MAX_REPS)?,
@@ -315,6 +317,43 @@ fn command_study(args: cli::RunArgs) -> Result<CommandStudyOptions> {
         measure: measure(&args.measure)?,
         argv: args.command,
     })
+}
+
+/// `run --output`: null, inherit, or a regular file (existing or new, in
+/// a writable folder) that none of the study's own outputs names. A FIFO
+/// or device is refused: the command's output would block on a FIFO
+/// without a reader, and null and inherit already name the streams.
+fn command_output(arg: Option<cli::CommandOutputArg>, outputs: &Outputs) -> Result<Output> {
+    let path = match arg {
+        None | Some(cli::CommandOutputArg::Null) => return Ok(Output::Discard),
+        Some(cli::CommandOutputArg::Inherit) => return Ok(Output::Inherit),
+        Some(cli::CommandOutputArg::File(path)) => path,
+    };
+    let shown = escape_path(&path);
+    let target = OutputTarget::parse(&path).with_context(|| format!("--output {shown}"))?;
+    let OutputTarget::File { real, .. } = &target else {
+        bail!(
+            "--output {shown}: is standard output, a device or a FIFO; name a regular file, or \
+             use --output inherit (this terminal) or --output null"
+        );
+    };
+    let study_outputs = [
+        ("--json", &outputs.json),
+        ("--json-line", &outputs.json_line),
+        ("--csv", &outputs.csv),
+        ("--prom", &outputs.prom),
+    ];
+    for (option, study_output) in study_outputs {
+        if let Some(OutputTarget::File { real: other, .. }) = study_output
+            && other == real
+        {
+            bail!(
+                "--output {shown}: {option} names that file too; give the command's output \
+                 another file"
+            );
+        }
+    }
+    Ok(Output::File(path))
 }
 
 fn study_arm(arm: ArmArg) -> Arm {

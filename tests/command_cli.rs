@@ -283,3 +283,54 @@ fn a_command_gets_its_standard_streams_when_the_tool_had_none() {
     assert!(reps.iter().all(|rep| rep["failed"] == false), "{saved}");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn the_command_output_goes_to_a_file_each_repetition_rewrites() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("command.out");
+    std::fs::write(&file, "an older run's output\n").unwrap();
+    let mut args = QUICK.to_vec();
+    args.extend([
+        "2",
+        "--output",
+        file.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo on {cpus}",
+    ]);
+    let (output, saved) = run_saving(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // Rewritten by each repetition: the last one's (same-cpu on CPU 0), alone.
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(written.lines().count(), 1, "{written:?}");
+    assert!(written.starts_with("on "), "{written:?}");
+    let saved = saved.expect("a result is written");
+    assert_eq!(saved["options"]["output"]["file"], file.to_str().unwrap());
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert!(view.contains("(the last repetition's)"), "{view}");
+}
+
+#[test]
+fn an_output_file_that_cannot_take_the_command_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let json = dir.path().join("out.json");
+    for (target, expected) in [
+        (dir.path().to_path_buf(), "is a folder"),
+        (fifo, "name a regular file, or use --output inherit"),
+        (json, "--json names that file too"),
+    ] {
+        let mut args = QUICK.to_vec();
+        args.extend(["2", "--output", target.to_str().unwrap(), "--", "true"]);
+        let (output, saved) = run_saving(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{target:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{target:?}: {stderr:?}");
+        assert!(stderr.contains(expected), "{target:?}: {stderr}");
+        assert!(saved.is_none(), "{target:?} wrote a result");
+    }
+}

@@ -42,6 +42,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -70,8 +71,9 @@ const POLL: Duration = Duration::from_millis(100);
 /// command was reaped.
 const STDERR_GRACE: Duration = Duration::from_secs(1);
 
-/// Where the command's output goes; saved as `--output` spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where the command's output goes; saved as `--output` spells it
+/// (`"null"`, `"inherit"`, or `{"file": PATH}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Output {
     /// `/dev/null` for stdout; stderr through a pipe, its end kept
@@ -80,6 +82,11 @@ pub enum Output {
     Discard,
     /// This process's stdout and stderr (`--output inherit`).
     Inherit,
+    /// A regular file (checked by `options`) that each repetition's stdout
+    /// rewrites, as hyperfine's `--output FILE` does, so it ends holding
+    /// the last repetition's output, there to be checked; stderr as for
+    /// [`Output::Discard`].
+    File(PathBuf),
 }
 
 /// Where the tree's software counts came from.
@@ -361,7 +368,7 @@ fn last_lines(tail: &[u8]) -> String {
 /// [`CommandFailed`] (downcast it to keep the sample). A stop signal
 /// (SIGINT, SIGTERM) is passed on to the command, which decides when it
 /// ends.
-pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: Output) -> Result<CommandSample> {
+pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: &Output) -> Result<CommandSample> {
     let stdin = File::open("/dev/null").context("opening /dev/null for COMMAND's stdin")?;
     let (stdio, stderr_pipe) = match output {
         Output::Inherit => (
@@ -371,11 +378,19 @@ pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: Output) -> Result<Comm
             },
             None,
         ),
-        Output::Discard => {
-            let stdout = std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/null")
-                .context("opening /dev/null for COMMAND's stdout")?;
+        Output::Discard | Output::File(_) => {
+            let stdout = match output {
+                Output::File(path) => File::create(path).with_context(|| {
+                    format!(
+                        "--output {}: cannot write the command's output",
+                        path.display()
+                    )
+                })?,
+                _ => std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/null")
+                    .context("opening /dev/null for COMMAND's stdout")?,
+            };
             let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
                 .context("pipe for COMMAND's stderr")?;
             (

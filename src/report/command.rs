@@ -38,9 +38,13 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         result.plan.threads,
         rounds_done(result),
         count(options.warmups, "warm-up"),
-        match options.output {
-            Output::Discard => "discarded",
-            Output::Inherit => "shown",
+        match &options.output {
+            Output::Discard => "discarded".to_string(),
+            Output::Inherit => "shown".to_string(),
+            Output::File(path) => format!(
+                "in {} (the last repetition's)",
+                crate::escape::escape_path(path)
+            ),
         },
         options
             .prepare

@@ -153,7 +153,7 @@ pub fn command_study<M: Measure>(
             reps: options.rounds.rounds,
             warmups: options.rounds.warmups,
             prepare: options.prepare.clone(),
-            output: options.output,
+            output: options.output.clone(),
             ignore_failure: options.rounds.ignore_failure,
             cv_bar: options.cv_bar,
             tolerance: options.tolerance,
