@@ -138,7 +138,7 @@ pub enum Command {
     /// Measure which CPUs really share a core, and compare that map with the published one.
     Pairs(PairsArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
     Hybrid(HybridArgs),
     /// Where Linux runs a workload nobody pinned: residency per CPU, core and class, migrations, settling.
@@ -346,6 +346,12 @@ pub struct RunArgs {
     /// With a COMMAND: where its standard output goes: null (discarded, the default), inherit (this terminal), or a FILE that each repetition rewrites (it ends holding the last one's); stdin is always /dev/null.
     #[arg(long = "output", value_parser = command_output, value_name = "null|inherit|FILE", value_hint = ValueHint::FilePath)]
     pub command_output: Option<CommandOutputArg>,
+    /// With a COMMAND: how many units (bytes, requests, frames) one run of it processes; each arm's cost is also given per unit.
+    #[arg(long, value_name = "N")]
+    pub units: Option<f64>,
+    /// With --units: the unit's name, singular [default: unit].
+    #[arg(long, value_name = "NAME")]
+    pub unit: Option<String>,
     /// With a COMMAND: keep going when it exits non-zero; those repetitions are kept, marked, and left out of every statistic.
     #[arg(long)]
     pub ignore_failure: bool,

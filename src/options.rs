@@ -30,7 +30,7 @@ use crate::measure::kernel::KERNEL_NAMES;
 use crate::measure::launch::resolve;
 use crate::measure::recorder::ObserveTarget;
 use crate::plan::Arm;
-use crate::plan::command::{CommandArm, check_placeholders};
+use crate::plan::command::{CommandArm, Units, check_placeholders};
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::CPUID_DIR;
 use crate::report::fleet::FleetOptions;
@@ -64,6 +64,8 @@ pub const MAX_BATCHES: usize = 100;
 pub const MAX_BATCH_GAP_MS: u64 = 60_000;
 /// `--workers`: at most 1024 threads per arm.
 pub const WORKERS: RangeInclusive<usize> = 1..=1024;
+/// The longest `--unit` name, in characters: a word for a table header.
+const MAX_UNIT_NAME: usize = 24;
 /// `hybrid --rep-ms`: one worker's share, of 50 items of at least 1 ms each,
 /// so handing an item out stays far below the invariance tolerance.
 pub const HYBRID_REP_MS: RangeInclusive<u64> = 50..=10_000;
@@ -120,7 +122,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             let study = if args.command.is_empty() {
                 RunStudy::Kernel(kernel_study(&args)?)
             } else {
-                RunStudy::Command(Box::new(command_study(args, &outputs)?))
+                RunStudy::Command(Box::new(command_study(*args, &outputs)?))
             };
             Command::Run(RunCommand {
                 source,
@@ -208,6 +210,8 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
         (args.baseline.is_some(), "--baseline"),
         (args.prepare.is_some(), "--prepare"),
         (args.command_output.is_some(), "--output"),
+        (args.units.is_some(), "--units"),
+        (args.unit.is_some(), "--unit"),
         (args.ignore_failure, "--ignore-failure"),
         (
             args.arms.iter().any(|a| matches!(a, RunArmArg::Class(_))),
@@ -304,6 +308,7 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
         baseline: args.baseline.map(command_arm),
         prepare: args.prepare,
         output: command_output(args.command_output, outputs)?,
+        units: units(args.units, args.unit)?,
         rounds: RoundsOptions {
             warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
             rounds: in_range("--reps", args.reps, 2..=MAX_REPS)?,
@@ -317,6 +322,34 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
         measure: measure(&args.measure)?,
         argv: args.command,
     })
+}
+
+/// `--units N [--unit NAME]`: N a positive, finite count; NAME a short
+/// word that the view prints ("ns per NAME").
+fn units(count: Option<f64>, name: Option<String>) -> Result<Option<Units>> {
+    let Some(count) = count else {
+        if let Some(name) = name {
+            bail!(
+                "--unit {}: needs --units N, how many of them one run processes",
+                escape_controls(&name)
+            );
+        }
+        return Ok(None);
+    };
+    if !(count.is_finite() && count > 0.0) {
+        bail!("--units {count}: give how many units one run processes, a number above 0");
+    }
+    let name = name.unwrap_or_else(|| "unit".to_string());
+    let printable = !name.is_empty()
+        && name.chars().count() <= MAX_UNIT_NAME
+        && name.chars().all(|c| !c.is_control());
+    if !printable {
+        bail!(
+            "--unit {}: give a name of 1 to {MAX_UNIT_NAME} printable characters, such as byte",
+            escape_controls(&name)
+        );
+    }
+    Ok(Some(Units { count, name }))
 }
 
 /// `run --output`: null, inherit, or a regular file (existing or new, in

@@ -53,6 +53,19 @@ fn bad_inputs_are_one_line_usage_errors_and_write_nothing() {
         ),
         (&["--workers", "2", "--", "true"][..], "use --threads T"),
         (&["--threads", "2"][..], "--threads is for a COMMAND"),
+        (&["--units", "100"][..], "--units is for a COMMAND"),
+        (
+            &["--unit", "byte", "--", "true"][..],
+            "--unit byte: needs --units N",
+        ),
+        (
+            &["--units", "0", "--", "true"][..],
+            "--units 0: give how many",
+        ),
+        (
+            &["--units", "5", "--unit", "", "--", "true"][..],
+            "give a name of 1 to 24 printable characters",
+        ),
         (
             &["--arms", "class:0"][..],
             "--arms class:N is for a COMMAND",
@@ -138,6 +151,10 @@ fn a_shell_loop_is_studied_end_to_end() {
         "3",
         "--prepare",
         "true",
+        "--units",
+        "1000",
+        "--unit",
+        "request",
         "--",
         "sh",
         "-c",
@@ -170,9 +187,20 @@ fn a_shell_loop_is_studied_end_to_end() {
         "{}",
         saved["arms"]
     );
+    // Per unit: the wall time over --units, with the same spread.
+    assert_eq!(saved["options"]["units"]["name"], "request");
+    let wall = saved["arms"][0]["wall_s"]["median"].as_f64().unwrap();
+    let per_unit = saved["arms"][0]["wall_s_per_unit"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!((per_unit * 1000.0 / wall - 1.0).abs() < 1e-9, "{per_unit}");
     let view = String::from_utf8_lossy(&output.stdout);
     assert!(
         view.contains("UNGATED") && view.contains("│ baseline"),
+        "{view}"
+    );
+    assert!(
+        view.contains("wall time per request (--units 1000), median: one-per-core "),
         "{view}"
     );
 }

@@ -43,7 +43,7 @@ use super::stats::{Interval, Spread, penalty_centre, penalty_ci95, spread};
 use crate::cpuset::CpuSet;
 use crate::measure::command::{CommandRep, PlacementRecords, SiblingRecords};
 use crate::measure::recording::{Recording, SchedEventKind};
-use crate::plan::command::{CommandArm, CommandPlacement};
+use crate::plan::command::{CommandArm, CommandPlacement, Units};
 use crate::probe::CpuEntry;
 
 /// One arm's wall time, in seconds, over its kept repetitions.
@@ -56,6 +56,10 @@ pub struct CommandArmStats {
     /// slower); `None` for the baseline itself and with too few pairs.
     pub vs_baseline: Option<f64>,
     pub vs_baseline_ci95: Option<Interval>,
+    /// The wall time per unit of `--units` (seconds per byte, ...); `None`
+    /// without `--units` or without a wall time.
+    #[serde(default)]
+    pub wall_s_per_unit: Option<Spread>,
 }
 
 /// The kept repetitions' wall times of `arm`, by round.
@@ -66,11 +70,13 @@ fn wall_by_round(reps: &[CommandRep], arm: CommandArm) -> Vec<(usize, f64)> {
         .collect()
 }
 
-/// The statistics of every arm in `arms`, each against `baseline`.
+/// The statistics of every arm in `arms`, each against `baseline`, and per
+/// unit where `units` says what one run processes.
 pub fn command_arm_stats(
     reps: &[CommandRep],
     arms: &[CommandArm],
     baseline: CommandArm,
+    units: Option<&Units>,
 ) -> Vec<CommandArmStats> {
     let base = wall_by_round(reps, baseline);
     arms.iter()
@@ -85,9 +91,11 @@ pub fn command_arm_stats(
                 })
                 .unzip();
             let compared = arm != baseline;
+            let wall_s = spread(&values);
             CommandArmStats {
                 arm,
-                wall_s: spread(&values),
+                wall_s_per_unit: units.and_then(|units| Some(wall_s.as_ref()?.per(units.count))),
+                wall_s,
                 vs_baseline: compared
                     .then(|| penalty_centre(&treated, &paired))
                     .flatten(),
@@ -546,7 +554,7 @@ mod tests {
         let mut failed = rep(SAME, 5, 10_000);
         failed.failed = true;
         reps.push(failed);
-        let stats = command_arm_stats(&reps, &[ONE, SAME], ONE);
+        let stats = command_arm_stats(&reps, &[ONE, SAME], ONE, None);
         let one = stats[0].wall_s.as_ref().unwrap();
         assert_eq!(one.reps, 4);
         assert!((one.median - 0.1005).abs() < 1e-9, "{one:?}");
@@ -562,6 +570,26 @@ mod tests {
             "{interval:?}"
         );
         assert_eq!(stats[1].wall_s.as_ref().unwrap().reps, 4);
+        assert_eq!(stats[0].wall_s_per_unit, None);
+    }
+
+    #[test]
+    fn units_give_the_wall_time_per_unit_with_its_spread() {
+        let reps: Vec<CommandRep> = [(1, 100), (2, 102), (3, 98)]
+            .into_iter()
+            .map(|(round, ms)| rep(ONE, round, ms))
+            .collect();
+        let bytes = Units {
+            count: 1000.0,
+            name: "byte".into(),
+        };
+        let stats = command_arm_stats(&reps, &[ONE], ONE, Some(&bytes));
+        let wall = stats[0].wall_s.as_ref().unwrap();
+        let per_byte = stats[0].wall_s_per_unit.as_ref().unwrap();
+        assert!((per_byte.median - 100e-6).abs() < 1e-12, "{per_byte:?}");
+        assert!((per_byte.min - 98e-6).abs() < 1e-12, "{per_byte:?}");
+        assert!((per_byte.max - 102e-6).abs() < 1e-12, "{per_byte:?}");
+        assert_eq!((per_byte.cv, per_byte.reps), (wall.cv, wall.reps));
     }
 
     const MS: u64 = 1_000_000;

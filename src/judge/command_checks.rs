@@ -121,6 +121,7 @@ mod tests {
     fn stats(arm: CommandArm, cv: Option<f64>) -> CommandArmStats {
         CommandArmStats {
             arm,
+            wall_s_per_unit: None,
             wall_s: cv.map(|cv| Spread {
                 median: 1.0,
                 cv,

@@ -40,6 +40,19 @@ pub struct Spread {
     pub reps: usize,
 }
 
+impl Spread {
+    /// The same spread per unit of `count` (each value divided by it; the
+    /// CV, a ratio, and n unchanged).
+    pub fn per(&self, count: f64) -> Spread {
+        Spread {
+            median: self.median / count,
+            min: self.min / count,
+            max: self.max / count,
+            ..*self
+        }
+    }
+}
+
 /// Median, CV, min, max and count of `values`.
 ///
 /// `None` for fewer than two values (one value has no variation, and a CV of

@@ -78,6 +78,16 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
+/// `--units N [--unit NAME]`: how much one run of the command processes
+/// (bytes, requests, frames), so that each arm's cost is also given per
+/// unit. The count is the user's word: nothing measures it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Units {
+    pub count: f64,
+    /// Singular, as in "ns per byte"; "unit" when not named.
+    pub name: String,
+}
+
 use super::{Arm, UsableCore, default_workers, usable_cores};
 use crate::cpuset::CpuSet;
 use crate::probe::{CoreKind, Topology};

@@ -58,6 +58,9 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
     let _ = writeln!(out, "\n{}", arms_table(result, view));
+    if let Some(line) = per_unit_line(result) {
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
     if !result.residency.is_empty() {
         let _ = writeln!(
             out,
@@ -153,6 +156,43 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
         ]);
     }
     legend(fit(table.build(), view), marks, view)
+}
+
+/// With `--units`: each arm's median wall time per unit, all in one time
+/// unit (s, ms, µs or ns: the largest that keeps the smallest median at 1
+/// or more), e.g. "wall time per byte (--units 24000000), median:
+/// one-per-core 31.25 ns, same-cpu 62.40 ns".
+fn per_unit_line(result: &CommandResult) -> Option<String> {
+    let units = result.options.units.as_ref()?;
+    let medians: Vec<(String, Option<f64>)> = result
+        .arms
+        .iter()
+        .map(|arm| {
+            let median = arm.wall_s_per_unit.as_ref().map(|spread| spread.median);
+            (arm.arm.to_string(), median)
+        })
+        .collect();
+    let smallest = medians
+        .iter()
+        .filter_map(|(_, median)| *median)
+        .fold(f64::INFINITY, f64::min);
+    let (scale, symbol) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+        .into_iter()
+        .find(|(scale, _)| smallest >= *scale)
+        .unwrap_or((1e-9, "ns"));
+    let arms: Vec<String> = medians
+        .iter()
+        .map(|(arm, median)| match median {
+            Some(median) => format!("{arm} {} {symbol}", sig4(median / scale)),
+            None => format!("{arm} —"),
+        })
+        .collect();
+    Some(format!(
+        "wall time per {} (--units {}), median: {}",
+        units.name,
+        units.count,
+        arms.join(", ")
+    ))
 }
 
 /// Per arm, from the repetitions' context-switch records: the share of

@@ -17,7 +17,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandRep, Output};
 use crate::measure::recording::CommandEnd;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
-use crate::plan::command::{CommandArm, CommandPlan};
+use crate::plan::command::{CommandArm, CommandPlan, Units};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
@@ -226,6 +226,9 @@ pub struct CommandOptions {
     pub prepare: Option<String>,
     /// Where the command's output went.
     pub output: Output,
+    /// `--units N --unit NAME`, where given.
+    #[serde(default)]
+    pub units: Option<Units>,
     /// A failed repetition was kept, marked, rather than stop the study.
     pub ignore_failure: bool,
     pub cv_bar: f64,

@@ -34,7 +34,7 @@ use crate::measure::stop::{self, StopSignal};
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::Arm;
 use crate::plan::command::{
-    CommandArm, CommandPlacement, command_plan, default_command_arms, substitute,
+    CommandArm, CommandPlacement, Units, command_plan, default_command_arms, substitute,
 };
 use crate::probe::Topology;
 use crate::saved::{CommandOptions, CommandResult, DocumentHead, DocumentKind};
@@ -55,6 +55,8 @@ pub struct CommandStudyOptions {
     /// `--prepare`: run through `sh -c` before each repetition.
     pub prepare: Option<String>,
     pub output: Output,
+    /// `--units N --unit NAME`: each arm's cost is also given per unit.
+    pub units: Option<Units>,
     pub rounds: RoundsOptions,
     /// The gate's rule; the gate runs first unless `skip_gate`.
     pub rule: GateRule,
@@ -119,7 +121,7 @@ pub fn command_study<M: Measure>(
         let argv = substitute(&options.argv, plan.threads, &placement.cpus);
         run_once(&argv, &placement.cpus)
     })?;
-    let stats = command_arm_stats(&recorded.reps, &arms, baseline);
+    let stats = command_arm_stats(&recorded.reps, &arms, baseline, options.units.as_ref());
     let residency: Vec<ArmResidency> = plan
         .placements
         .iter()
@@ -154,6 +156,7 @@ pub fn command_study<M: Measure>(
             warmups: options.rounds.warmups,
             prepare: options.prepare.clone(),
             output: options.output.clone(),
+            units: options.units.clone(),
             ignore_failure: options.rounds.ignore_failure,
             cv_bar: options.cv_bar,
             tolerance: options.tolerance,
@@ -368,6 +371,7 @@ mod tests {
             baseline: None,
             prepare: None,
             output: Output::Discard,
+            units: None,
             rounds: RoundsOptions {
                 warmups: 1,
                 rounds: 3,
