@@ -17,7 +17,7 @@ const NAMED_OFFENDERS: usize = 3;
 
 /// Which property a check is about. Saved as its stable short name:
 /// "pinning", "multiplexing", "invariance", "cv-bar ARM", "control",
-/// "placement-held", "same-work".
+/// "placement-held", "same-work", "other-load ARM".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckName {
     /// Every pinned worker stayed on its CPU.
@@ -44,6 +44,10 @@ pub enum CheckName {
     PlacementHeld,
     /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
     SameWork,
+    /// `run -- COMMAND`: no kept repetition of the arm ran beside other
+    /// load on an SMT sibling for more than the bar; written only when
+    /// failed (which marks the arm not quotable).
+    OtherLoad(CommandArm),
 }
 
 impl CheckName {
@@ -77,6 +81,7 @@ impl fmt::Display for CheckName {
             CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
+            CheckName::OtherLoad(arm) => write!(f, "other-load {arm}"),
         }
     }
 }
@@ -92,6 +97,10 @@ impl std::str::FromStr for CheckName {
             "control" => CheckName::Control,
             "placement-held" => CheckName::PlacementHeld,
             "same-work" => CheckName::SameWork,
+            _ if text.starts_with("other-load ") => {
+                let arm = &text["other-load ".len()..];
+                CheckName::OtherLoad(CommandArm::try_from(arm.to_string())?)
+            }
             _ => match (
                 text.strip_prefix("cv-bar "),
                 text.strip_prefix("repetitions "),

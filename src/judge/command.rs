@@ -392,21 +392,40 @@ pub struct ArmResidency {
     /// reason, where not measured.
     pub other_load: Option<f64>,
     pub other_load_unavailable: Option<String>,
+    /// The kept repetitions whose share beside other load was above the
+    /// bar (the CV bar: see [`arm_residency`]); they mark the arm not
+    /// quotable.
+    #[serde(default)]
+    pub other_load_over_bar: Vec<RoundShare>,
     /// Why some repetitions could not be judged (the first reason).
     pub unavailable: Option<String>,
 }
 
+/// One repetition's share of the tree's on-CPU time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundShare {
+    pub round: usize,
+    pub share: f64,
+}
+
 /// Judges `placement`'s kept repetitions among `reps` on the machine
-/// whose CPUs (with their sibling sets) are `topology`.
+/// whose CPUs (with their sibling sets) are `topology`. A repetition
+/// whose sibling ran other load for more than `bar` of the tree's on-CPU
+/// time is listed: at worst other load on a sibling doubles the tree's
+/// cost while it runs, so that share bounds what it added to the wall
+/// time, and a share above the CV bar could move the arm by more than its
+/// noise is allowed to.
 pub fn arm_residency(
     reps: &[CommandRep],
     placement: &CommandPlacement,
     topology: &[CpuEntry],
+    bar: f64,
 ) -> ArmResidency {
     let (mut judged, mut unjudged) = (0, 0);
     let (mut on_cpu_ms, mut on_arm_ms, mut with_tree_ms) = (0.0, 0.0, 0.0);
     let mut other_ms: Result<f64, String> = Ok(0.0);
     let mut outside = Vec::new();
+    let mut over_bar = Vec::new();
     let mut unavailable = None;
     let kept = reps
         .iter()
@@ -427,7 +446,16 @@ pub fn arm_residency(
         with_tree_ms += co_residency(&threads, topology).with_tree_ms;
         if let Ok(total) = &mut other_ms {
             match other_load_ms(&rep.sample.placement, &threads, topology) {
-                Ok(ms) => *total += ms,
+                Ok(ms) => {
+                    *total += ms;
+                    let rep_share = share(ms, held.on_cpu_ms);
+                    if rep_share > bar {
+                        over_bar.push(RoundShare {
+                            round: rep.round,
+                            share: rep_share,
+                        });
+                    }
+                }
                 Err(reason) => other_ms = Err(format!("round {}: {reason}", rep.round)),
             }
         }
@@ -476,6 +504,7 @@ pub fn arm_residency(
             .filter(|_| judged > 0)
             .map(|&ms| share(ms, on_cpu_ms)),
         other_load_unavailable: other_ms.err(),
+        other_load_over_bar: over_bar,
         unavailable,
     }
 }
@@ -799,7 +828,7 @@ mod tests {
         };
         let topology = topology(&[&[0], &[1]]);
 
-        let held = arm_residency(&[recorded(SAME, 1, stayed.clone())], &arm, &topology);
+        let held = arm_residency(&[recorded(SAME, 1, stayed.clone())], &arm, &topology, 0.01);
         assert_eq!(held.held, CheckStatus::Passed, "{held:?}");
         assert_eq!((held.held_share, held.co_residency), (Some(1.0), Some(0.0)));
         assert_eq!(
@@ -811,7 +840,7 @@ mod tests {
             recorded(SAME, 1, stayed.clone()),
             recorded(SAME, 2, missing.clone()),
         ];
-        let unknown = arm_residency(&reps, &arm, &topology);
+        let unknown = arm_residency(&reps, &arm, &topology, 0.01);
         assert_eq!(unknown.held, CheckStatus::Unavailable, "{unknown:?}");
         assert_eq!((unknown.judged, unknown.unjudged), (1, 1));
         assert!(
@@ -820,7 +849,7 @@ mod tests {
         );
 
         let reps = [recorded(SAME, 1, missing), recorded(SAME, 2, moved)];
-        let failed = arm_residency(&reps, &arm, &topology);
+        let failed = arm_residency(&reps, &arm, &topology, 0.01);
         assert_eq!(failed.held, CheckStatus::Failed, "{failed:?}");
         assert_eq!(failed.held_share, Some(0.5));
         assert_eq!(
@@ -828,7 +857,7 @@ mod tests {
             "same-cpu ran outside its CPU 0: round 2: thread 103 (mover) ran 10.0 ms on CPU 1"
         );
 
-        let warm_up_only = arm_residency(&[recorded(SAME, 0, stayed)], &arm, &topology);
+        let warm_up_only = arm_residency(&[recorded(SAME, 0, stayed)], &arm, &topology, 0.01);
         assert_eq!(warm_up_only.held, CheckStatus::Unavailable);
     }
 
@@ -843,6 +872,17 @@ mod tests {
         let watched = with_siblings(tree.clone(), &[0, 1], &switches);
         let ms = other_load_ms(&watched, &threads, &topology).unwrap();
         assert!((ms - 5.0).abs() < 1e-9, "{ms}");
+        // 5 of the tree's 30 ms on a CPU: over a 1 % bar, under a 20 % one.
+        let arm = placement(ONE, &[0, 1]);
+        let rep = [recorded(ONE, 1, watched.clone())];
+        let busy = arm_residency(&rep, &arm, &topology, 0.01);
+        let [over] = &busy.other_load_over_bar[..] else {
+            panic!("{busy:?}")
+        };
+        assert_eq!(over.round, 1);
+        assert!((over.share - 5.0 / 30.0).abs() < 1e-9, "{over:?}");
+        let tolerant = arm_residency(&rep, &arm, &topology, 0.2);
+        assert!(tolerant.other_load_over_bar.is_empty(), "{tolerant:?}");
         // A task running from before the first record: its switch-out says so.
         let hog = [(1, 7, 0), (1, 0, 8)];
         let PlacementRecords::Recorded { tree: t, siblings } = with_siblings(tree, &[1], &hog)
@@ -880,7 +920,12 @@ mod tests {
         let reason = other_load_ms(&refused, &threads, &topology(&[&[0, 1]])).unwrap_err();
         assert_eq!(reason, "perf refused CPU-wide records");
         let arm = placement(ONE, &[0]);
-        let judged = arm_residency(&[recorded(ONE, 1, refused)], &arm, &topology(&[&[0, 1]]));
+        let judged = arm_residency(
+            &[recorded(ONE, 1, refused)],
+            &arm,
+            &topology(&[&[0, 1]]),
+            0.01,
+        );
         assert_eq!(judged.held, CheckStatus::Passed);
         assert_eq!(judged.other_load, None);
         assert_eq!(

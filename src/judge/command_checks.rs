@@ -70,6 +70,36 @@ pub fn placement_held(residency: &[ArmResidency]) -> Check {
     }
 }
 
+/// Per arm with kept repetitions that ran beside other load on an SMT
+/// sibling for more than `bar` of the tree's on-CPU time (see
+/// [`super::command::arm_residency`]): a failed `other-load ARM` naming
+/// them, which marks the arm not quotable ([`quotable`]) but leaves the
+/// study valid: the number is still the command's, measured on a busy
+/// machine. Arms without such repetitions get no check line; where the
+/// siblings' records are unavailable, the residency table says why.
+pub fn other_load(residency: &[ArmResidency], bar: f64) -> Vec<Check> {
+    residency
+        .iter()
+        .filter(|arm| !arm.other_load_over_bar.is_empty())
+        .map(|arm| {
+            let rounds: Vec<String> = arm
+                .other_load_over_bar
+                .iter()
+                .map(|over| format!("round {} {:.1} %", over.round, over.share * 100.0))
+                .collect();
+            Check::failed(
+                CheckName::OtherLoad(arm.arm),
+                format!(
+                    "an SMT sibling ran other load beside the tree for more than the {:.2} % \
+                     bar of its on-CPU time in {}: not quotable",
+                    bar * 100.0,
+                    rounds.join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 /// The check no repetition measures yet, unavailable with the reason.
 pub fn same_work_unmeasured() -> Check {
     Check::unavailable(
@@ -80,7 +110,8 @@ pub fn same_work_unmeasured() -> Check {
 
 /// The checks that make a command study's numbers unquotable: a failed
 /// check that breaks what every number claims (placement held, an arm left
-/// with no repetition), and, with `strict`, a CV bar not passed. A failed
+/// with no repetition), and, with `strict`, a CV bar not passed or other
+/// load beside an arm. A failed
 /// same-work check marks the numbers but leaves them valid: it is a
 /// finding about the program (it spins, or takes another path per
 /// placement), not a fault of the measurement.
@@ -88,7 +119,7 @@ pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
     checks
         .iter()
         .filter(|check| match check.name {
-            CheckName::CvBar(_) | CheckName::ClassCvBar(_) => {
+            CheckName::CvBar(_) | CheckName::ClassCvBar(_) | CheckName::OtherLoad(_) => {
                 strict && check.status != CheckStatus::Passed
             }
             CheckName::SameWork => false,
@@ -103,12 +134,17 @@ pub fn command_valid(checks: &[Check], strict: bool) -> bool {
     invalidating(checks, strict).is_empty()
 }
 
-/// Is `arm`'s wall time quotable (its CV-bar check passed)?
+/// Is `arm`'s wall time quotable (its CV-bar check passed, and no
+/// `other-load ARM` failed)?
 pub fn quotable(checks: &[Check], arm: crate::plan::command::CommandArm) -> bool {
-    let name = CheckName::cv_bar_of(arm);
-    checks
-        .iter()
-        .any(|c| c.name == name && c.status == CheckStatus::Passed)
+    let cv_bar = CheckName::cv_bar_of(arm);
+    let passed = |name: CheckName| {
+        checks
+            .iter()
+            .filter(|c| c.name == name)
+            .all(|c| c.status == CheckStatus::Passed)
+    };
+    checks.iter().any(|c| c.name == cv_bar) && passed(cv_bar) && passed(CheckName::OtherLoad(arm))
 }
 
 #[cfg(test)]
@@ -150,6 +186,55 @@ mod tests {
         checks.push(same_work_unmeasured());
         assert!(command_valid(&checks, false));
         assert!(!command_valid(&checks, true));
+    }
+
+    #[test]
+    fn other_load_above_the_bar_marks_its_arm_not_quotable_and_leaves_the_study_valid() {
+        use crate::judge::checks::CheckStatus;
+        use crate::judge::command::RoundShare;
+        let one = CommandArm::Placement(Arm::OnePerCore);
+        let packed = CommandArm::Placement(Arm::SiblingPacked);
+        let residency = |arm, over_bar: Vec<RoundShare>| ArmResidency {
+            arm,
+            judged: 5,
+            unjudged: 0,
+            held_share: Some(1.0),
+            outside: Vec::new(),
+            held: CheckStatus::Passed,
+            detail: String::new(),
+            co_residency: Some(0.0),
+            other_load: Some(0.004),
+            other_load_unavailable: None,
+            other_load_over_bar: over_bar,
+            unavailable: None,
+        };
+        let busy_round = vec![RoundShare {
+            round: 3,
+            share: 0.12,
+        }];
+        let other = other_load(
+            &[residency(one, Vec::new()), residency(packed, busy_round)],
+            0.01,
+        );
+        let [check] = &other[..] else {
+            panic!("one check, for the arm beside other load: {other:?}")
+        };
+        assert_eq!(check.name.to_string(), "other-load sibling-packed");
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert!(check.detail.contains("round 3 12.0 %"), "{}", check.detail);
+        assert_eq!(
+            "other-load sibling-packed".parse::<CheckName>(),
+            Ok(check.name)
+        );
+        let mut checks = arm_checks(
+            &[stats(one, Some(0.005)), stats(packed, Some(0.005))],
+            &[],
+            0.01,
+        );
+        checks.extend(other);
+        assert!(quotable(&checks, one) && !quotable(&checks, packed));
+        // Marked, as a noisy arm is: invalid only with --strict.
+        assert!(command_valid(&checks, false) && !command_valid(&checks, true));
     }
 
     #[test]
@@ -209,6 +294,7 @@ mod tests {
             co_residency: Some(0.0),
             other_load: None,
             other_load_unavailable: None,
+            other_load_over_bar: Vec::new(),
             unavailable: None,
         };
         let one = CommandArm::Placement(Arm::OnePerCore);

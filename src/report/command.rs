@@ -8,7 +8,7 @@ use crate::measure::command::Output;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::run::UNGATED;
-use crate::report::table::{check_lines, fit, host_line, legend, marked};
+use crate::report::table::{check_lines, fit, host_line, legend_saying, marked};
 use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
@@ -155,8 +155,17 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
             ratio,
         ]);
     }
-    legend(fit(table.build(), view), marks, view)
+    legend_saying(
+        fit(table.build(), view),
+        marks,
+        &view.wrap(NOT_QUOTABLE, 2),
+        view,
+    )
 }
+
+/// Why an arm of a command study is marked.
+const NOT_QUOTABLE: &str = "* not quotable: its CV is above the bar, under 2 repetitions were \
+                            measured, or other load shared its cores (see Checks)";
 
 /// With `--units`: each arm's median wall time per unit, all in one time
 /// unit (s, ms, µs or ns: the largest that keeps the smallest median at 1

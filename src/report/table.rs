@@ -115,8 +115,14 @@ pub fn marked(name: impl std::fmt::Display, quotable: bool, view: &View) -> Stri
 /// `table`, with the [`NOT_QUOTABLE_LEGEND`] under it when [`marked`] put
 /// a "*" in it (`any_not_quotable`, in the default view).
 pub fn legend(table: String, any_not_quotable: bool, view: &View) -> String {
+    legend_saying(table, any_not_quotable, NOT_QUOTABLE_LEGEND, view)
+}
+
+/// [`legend`] with another legend: a study whose arms are marked for more
+/// reasons than the CV bar says which.
+pub fn legend_saying(table: String, any_not_quotable: bool, text: &str, view: &View) -> String {
     if any_not_quotable && !view.wide {
-        format!("{table}\n{NOT_QUOTABLE_LEGEND}")
+        format!("{table}\n{text}")
     } else {
         table
     }

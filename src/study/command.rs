@@ -24,7 +24,7 @@ use crate::exit::UsageError;
 use crate::judge::command::command_arm_stats;
 use crate::judge::command::{ArmResidency, arm_residency};
 use crate::judge::command_checks::{
-    arm_checks, command_valid, placement_held, same_work_unmeasured,
+    arm_checks, command_valid, other_load, placement_held, same_work_unmeasured,
 };
 use crate::judge::gate::GateRule;
 use crate::judge::warnings::Warning;
@@ -125,10 +125,11 @@ pub fn command_study<M: Measure>(
     let residency: Vec<ArmResidency> = plan
         .placements
         .iter()
-        .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus))
+        .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus, options.cv_bar))
         .collect();
     let mut checks = vec![placement_held(&residency), same_work_unmeasured()];
     checks.extend(arm_checks(&stats, &recorded.reps, options.cv_bar));
+    checks.extend(other_load(&residency, options.cv_bar));
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
