@@ -10,7 +10,7 @@ use placement_study::judge::command::{
     PlacementHeld, co_residency, other_load_ms, placement_held, tree_threads,
 };
 use placement_study::measure::command::{
-    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, run_once,
+    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, Watched, run_once,
 };
 use placement_study::measure::launch::HeldCommand;
 use placement_study::measure::recorder::TreeRecords;
@@ -29,13 +29,20 @@ fn first_cpu() -> CpuSet {
     CpuSet::from_cpus([cpu])
 }
 
+/// Runs `argv` once on `cpus` as `run -- COMMAND` does, its output
+/// discarded, watching what the live topology says.
+fn run_on(argv: &[OsString], cpus: &CpuSet) -> anyhow::Result<CommandSample> {
+    let topology = placement_study::probe::probe(None, None)?;
+    run_once(argv, cpus, &Watched::of(&topology, cpus), &Output::Discard)
+}
+
 /// A shell loop of about 50 ms of CPU on this machine's vCPUs.
 const BUSY: &str = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done";
 
 #[test]
 fn true_succeeds_with_its_wall_time_and_task_clock() {
     let _cpus = crate::common::cpus_to_myself();
-    let sample = run_once(&argv(&["true"]), &first_cpu(), &Output::Discard).unwrap();
+    let sample = run_on(&argv(&["true"]), &first_cpu()).unwrap();
     assert_eq!(sample.end, CommandEnd::Exited { code: 0 });
     assert!(sample.wall_ns > 0);
     assert!(sample.task_clock_ns > 0, "{sample:?}");
@@ -49,7 +56,7 @@ fn a_non_zero_exit_is_an_error_with_its_status_and_the_end_of_stderr() {
         "-c",
         "echo first >&2; echo 'it went wrong' >&2; exit 3",
     ];
-    let error = run_once(&argv(&words), &first_cpu(), &Output::Discard).unwrap_err();
+    let error = run_on(&argv(&words), &first_cpu()).unwrap_err();
     let failed = error
         .downcast_ref::<CommandFailed>()
         .expect("a CommandFailed");
@@ -69,7 +76,7 @@ fn the_command_runs_on_the_arms_cpus_with_stdin_empty() {
         "grep Cpus_allowed_list /proc/self/status >&2; wc -c >&2; exit 1",
     ];
     let cpus = first_cpu();
-    let error = run_once(&argv(&words), &cpus, &Output::Discard).unwrap_err();
+    let error = run_on(&argv(&words), &cpus).unwrap_err();
     let message = error.to_string();
     let allowed = format!("Cpus_allowed_list:\t{cpus}");
     assert!(
@@ -84,12 +91,7 @@ fn a_busy_tree_is_counted_children_included() {
     let _cpus = crate::common::cpus_to_myself();
     // The shell only waits: the task-clock is its two children's.
     let script = format!("({BUSY}) & ({BUSY}) & wait");
-    let sample = run_once(
-        &argv(&["sh", "-c", &script]),
-        &first_cpu(),
-        &Output::Discard,
-    )
-    .unwrap();
+    let sample = run_on(&argv(&["sh", "-c", &script]), &first_cpu()).unwrap();
     assert!(
         sample.task_clock_ns * 5 >= sample.wall_ns,
         "the children's CPU time is counted: {sample:?}"
@@ -101,13 +103,9 @@ fn a_busy_tree_is_counted_children_included() {
 #[test]
 fn a_missing_command_is_named() {
     let _cpus = crate::common::cpus_to_myself();
-    let error = run_once(
-        &argv(&["no-such-command-placement-study"]),
-        &first_cpu(),
-        &Output::Discard,
-    )
-    .unwrap_err()
-    .to_string();
+    let error = run_on(&argv(&["no-such-command-placement-study"]), &first_cpu())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("not found in PATH"), "{error}");
 }
 
@@ -127,7 +125,7 @@ fn a_busy_tree_confined_to_one_cpu_holds_all_of_its_time_there() {
     let _cpus = crate::common::cpus_to_myself();
     let script = format!("{BUSY}; ({BUSY}) & ({BUSY}) & wait");
     let cpus = first_cpu();
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, &Output::Discard).unwrap();
+    let sample = run_on(&argv(&["sh", "-c", &script]), &cpus).unwrap();
     let Some(held) = placement(&sample, &cpus) else {
         return;
     };
@@ -152,7 +150,7 @@ fn a_command_that_moves_itself_out_of_its_cpus_fails_and_is_named() {
     };
     let script = format!("{BUSY}; taskset -p -c {away} $$ >/dev/null; {BUSY}");
     let cpus = CpuSet::from_cpus([home]);
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, &Output::Discard).unwrap();
+    let sample = run_on(&argv(&["sh", "-c", &script]), &cpus).unwrap();
     let Some(held) = placement(&sample, &cpus) else {
         return;
     };
@@ -188,7 +186,7 @@ fn co_residency_on_cpus_without_siblings_is_zero() {
     }
     let script = format!("({BUSY}) & ({BUSY}) & wait");
     let cpus = CpuSet::from_cpus([first, second]);
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, &Output::Discard).unwrap();
+    let sample = run_on(&argv(&["sh", "-c", &script]), &cpus).unwrap();
     if placement(&sample, &cpus).is_none() {
         return;
     }

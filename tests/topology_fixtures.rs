@@ -1048,3 +1048,25 @@ fn run_on_unknown_structure_places_no_arm_on_a_guess() {
     let shape = placement_study::report::compare::MachineShape::of(&t.summary);
     assert_eq!(shape.to_string(), "1 package, cores unknown, 1 core class");
 }
+
+/// `run -- COMMAND` watches, CPU-wide, the SMT siblings of the arm's CPUs
+/// that the study's topology names; where which CPUs share a core is
+/// unknown, it says so instead of watching a guess.
+#[test]
+fn a_command_arm_watches_the_siblings_its_topology_names() {
+    use placement_study::measure::command::Watched;
+    let laptop = probe(Some(Path::new("fixtures/sysfs/laptop-i5-11300H")), None).expect("probes");
+    let watched = Watched::of(&laptop, &CpuSet::from_cpus([0, 1]));
+    assert_eq!(watched.online, CpuSet::from_cpus(0..8));
+    assert_eq!(watched.siblings, Ok(CpuSet::from_cpus([4, 5])));
+    // Sibling-packed: each CPU is the other's sibling, watched for what
+    // else runs there while the tree runs beside it.
+    let both_threads = Watched::of(&laptop, &CpuSet::from_cpus([0, 4]));
+    assert_eq!(both_threads.siblings, Ok(CpuSet::from_cpus([0, 4])));
+    let root = laptop_without_topology();
+    let unknown = probe(Some(root.path()), None).expect("probes");
+    let reason = Watched::of(&unknown, &CpuSet::from_cpus([0]))
+        .siblings
+        .unwrap_err();
+    assert!(reason.contains("no core sibling set"), "{reason}");
+}

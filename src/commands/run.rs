@@ -4,7 +4,7 @@
 use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
-use crate::measure::command::run_once;
+use crate::measure::command::{Watched, run_once};
 use crate::report;
 use crate::report::document::Document;
 use crate::study::LazyMeasure;
@@ -43,7 +43,10 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 study,
                 &mut engine,
                 &mut progress,
-                |argv, cpus| run_once(argv, cpus, &study.output),
+                |argv, cpus| {
+                    let watched = Watched::of(&topology, cpus);
+                    run_once(argv, cpus, &watched, &study.output)
+                },
             )?;
             emit(&command.outputs, outcome)
         }

@@ -58,8 +58,7 @@ use super::stop;
 use crate::affinity::confine_process;
 use crate::cpuset::CpuSet;
 use crate::plan::command::CommandArm;
-use crate::probe::SysfsRoot;
-use crate::probe::sysfs::{online_cpus, sibling_sets};
+use crate::probe::Topology;
 
 /// How much of the end of a failing command's stderr is kept.
 pub const STDERR_TAIL_BYTES: usize = 4096;
@@ -167,18 +166,17 @@ struct OpenRecords {
 
 impl OpenRecords {
     /// Opens the records on the held `pid` on every online CPU, and
-    /// CPU-wide ones on the siblings of `arm`; a failure leaves the
-    /// repetition without them, never without its measurement.
-    fn open(pid: libc::pid_t, arm: &CpuSet) -> Result<OpenRecords, PlacementRecords> {
-        let unavailable = |reason: String| PlacementRecords::Unavailable {
-            reason: format!("no context-switch records: {reason}"),
-        };
-        let online = online_cpus(&SysfsRoot::live())
-            .map_err(|error| unavailable(format!("the online CPUs are unknown ({error:#})")))?;
-        let siblings = siblings_of(arm, &online);
-        let watched = siblings.as_ref().map_or(&[][..], CpuSet::cpus);
-        let records = TreeRecords::open(pid as u32, online.cpus(), watched)
-            .map_err(|error| unavailable(format!("{error:#}")))?;
+    /// CPU-wide ones on the arm's siblings, as `watched` names them; a
+    /// failure leaves the repetition without them, never without its
+    /// measurement.
+    fn open(pid: libc::pid_t, watched: &Watched) -> Result<OpenRecords, PlacementRecords> {
+        let siblings = watched.siblings.clone();
+        let sibling_cpus = siblings.as_ref().map_or(&[][..], CpuSet::cpus);
+        let records = TreeRecords::open(pid as u32, watched.online.cpus(), sibling_cpus).map_err(
+            |error| PlacementRecords::Unavailable {
+                reason: format!("no context-switch records: {error:#}"),
+            },
+        )?;
         Ok(OpenRecords { records, siblings })
     }
 
@@ -200,19 +198,32 @@ impl OpenRecords {
     }
 }
 
-/// The CPUs sharing a core with a CPU of `arm`, that CPU left out, or why
-/// which CPUs share a core is unknown.
-fn siblings_of(arm: &CpuSet, online: &CpuSet) -> Result<CpuSet, String> {
-    let map = sibling_sets(&SysfsRoot::live(), online).map_err(|error| format!("{error:#}"))?;
-    if let Some(reason) = map.cores_unknown {
-        return Err(reason);
+/// The CPUs a repetition's records watch: every online CPU for the tree,
+/// and CPU-wide the SMT siblings of the arm's CPUs (for other load), from
+/// the topology the study probed once, not re-read per repetition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watched {
+    pub online: CpuSet,
+    /// The CPUs sharing a core with a CPU of the arm, those CPUs left out;
+    /// or why which CPUs share a core is unknown.
+    pub siblings: Result<CpuSet, String>,
+}
+
+impl Watched {
+    /// What to watch when the command runs on `arm` of `topology`.
+    pub fn of(topology: &Topology, arm: &CpuSet) -> Watched {
+        let online = topology.cpus.iter().map(|entry| entry.cpu).collect();
+        let siblings = match &topology.summary.structure_unknown {
+            Some(reason) => Err(reason.clone()),
+            None => Ok(topology
+                .cpus
+                .iter()
+                .filter(|entry| arm.contains(entry.cpu))
+                .flat_map(|entry| entry.siblings.iter().filter(move |&cpu| cpu != entry.cpu))
+                .collect()),
+        };
+        Watched { online, siblings }
     }
-    Ok(map
-        .cpus
-        .iter()
-        .filter(|sets| arm.contains(sets.cpu))
-        .flat_map(|sets| sets.core.iter().filter(move |&cpu| cpu != sets.cpu))
-        .collect())
 }
 
 /// One repetition of one arm.
@@ -368,7 +379,12 @@ fn last_lines(tail: &[u8]) -> String {
 /// [`CommandFailed`] (downcast it to keep the sample). A stop signal
 /// (SIGINT, SIGTERM) is passed on to the command, which decides when it
 /// ends.
-pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: &Output) -> Result<CommandSample> {
+pub fn run_once(
+    argv: &[OsString],
+    cpus: &CpuSet,
+    watched: &Watched,
+    output: &Output,
+) -> Result<CommandSample> {
     let stdin = File::open("/dev/null").context("opening /dev/null for COMMAND's stdin")?;
     let (stdio, stderr_pipe) = match output {
         Output::Inherit => (
@@ -407,7 +423,7 @@ pub fn run_once(argv: &[OsString], cpus: &CpuSet, output: &Output) -> Result<Com
     let pid = held.pid.as_raw();
     confine_process(pid, cpus)?;
     let counters = TreeCounters::open(pid)?;
-    let mut records = OpenRecords::open(pid, cpus);
+    let mut records = OpenRecords::open(pid, watched);
     let tail = stderr_pipe.map(keep_tail);
     let start = Instant::now();
     held.release()?;
