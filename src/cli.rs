@@ -324,7 +324,7 @@ pub struct RunArgs {
     /// same-cpu, and with a COMMAND class:N [default: one-per-core,sibling-packed;
     /// one-per-core,same-cpu where no core has two allowed hardware threads].
     /// Without SMT, sibling-packed is left out, with a note.
-    #[arg(long, value_parser = run_arm, value_delimiter = ',', value_name = "ARMS")]
+    #[arg(long, value_parser = RunArmParser, value_delimiter = ',', value_name = "ARMS")]
     pub arms: Vec<RunArmArg>,
     /// Measured repetitions per arm after the warm-ups (2 to 1000).
     #[arg(long, default_value_t = 15, value_name = "N")]
@@ -338,7 +338,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "T")]
     pub threads: Option<usize>,
     /// With a COMMAND: the arm every other is compared with [default: one-per-core, else the first arm].
-    #[arg(long, value_parser = run_arm, value_name = "ARM")]
+    #[arg(long, value_parser = RunArmParser, value_name = "ARM")]
     pub baseline: Option<RunArmArg>,
     /// With a COMMAND: a shell command run through `sh -c` before each repetition (e.g. to drop caches); its failure stops the study.
     #[arg(long, value_name = "CMD")]
@@ -374,6 +374,37 @@ pub enum RunArmArg {
     Placement(ArmArg),
     /// `class:N`.
     Class(usize),
+}
+
+/// `--arms` and `--baseline` of `run`: a placement arm, or `class:N`.
+/// A parser of its own (not a function) so that completions and help
+/// still offer the arms by name, as a `ValueEnum` would.
+#[derive(Clone)]
+struct RunArmParser;
+
+impl clap::builder::TypedValueParser for RunArmParser {
+    type Value = RunArmArg;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<RunArmArg, clap::Error> {
+        let parse: fn(&str) -> Result<RunArmArg, String> = run_arm;
+        parse.parse_ref(command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let placements = ArmArg::value_variants()
+            .iter()
+            .filter_map(ValueEnum::to_possible_value);
+        let class = clap::builder::PossibleValue::new("class:0")
+            .help("with a COMMAND: T CPUs of core class N (class:1, ...)");
+        Some(Box::new(placements.chain([class])))
+    }
 }
 
 fn run_arm(text: &str) -> Result<RunArmArg, String> {

@@ -616,4 +616,13 @@ fn bash_completes_commands_and_each_commands_options() {
     assert!(
         bash_completes(&script, &["placement-study", "report", "--fl"]).contains(&"--fleet".into())
     );
+    // Values too: run's arms, which a parser of their own reads.
+    assert_eq!(
+        bash_completes(&script, &["placement-study", "run", "--arms", "sib"]),
+        ["sibling-packed"]
+    );
+    assert!(
+        bash_completes(&script, &["placement-study", "run", "--baseline", ""])
+            .contains(&"class:0".into())
+    );
 }
