@@ -10,7 +10,7 @@ use placement_study::judge::command::{
     PlacementHeld, co_residency, other_load_ms, placement_held, tree_threads,
 };
 use placement_study::measure::command::{
-    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, run_once,
+    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, TreeHardware, run_once,
 };
 use placement_study::measure::launch::HeldCommand;
 use placement_study::measure::recorder::TreeRecords;
@@ -35,7 +35,7 @@ const BUSY: &str = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done";
 #[test]
 fn true_succeeds_with_its_wall_time_and_task_clock() {
     let _cpus = crate::common::cpus_to_myself();
-    let sample = run_once(&argv(&["true"]), &first_cpu(), Output::Discard).unwrap();
+    let sample = run_once(&argv(&["true"]), &first_cpu(), Output::Discard, &[]).unwrap();
     assert_eq!(sample.end, CommandEnd::Exited { code: 0 });
     assert!(sample.wall_ns > 0);
     assert!(sample.task_clock_ns > 0, "{sample:?}");
@@ -49,7 +49,7 @@ fn a_non_zero_exit_is_an_error_with_its_status_and_the_end_of_stderr() {
         "-c",
         "echo first >&2; echo 'it went wrong' >&2; exit 3",
     ];
-    let error = run_once(&argv(&words), &first_cpu(), Output::Discard).unwrap_err();
+    let error = run_once(&argv(&words), &first_cpu(), Output::Discard, &[]).unwrap_err();
     let failed = error
         .downcast_ref::<CommandFailed>()
         .expect("a CommandFailed");
@@ -69,7 +69,7 @@ fn the_command_runs_on_the_arms_cpus_with_stdin_empty() {
         "grep Cpus_allowed_list /proc/self/status >&2; wc -c >&2; exit 1",
     ];
     let cpus = first_cpu();
-    let error = run_once(&argv(&words), &cpus, Output::Discard).unwrap_err();
+    let error = run_once(&argv(&words), &cpus, Output::Discard, &[]).unwrap_err();
     let message = error.to_string();
     let allowed = format!("Cpus_allowed_list:\t{cpus}");
     assert!(
@@ -84,13 +84,33 @@ fn a_busy_tree_is_counted_children_included() {
     let _cpus = crate::common::cpus_to_myself();
     // The shell only waits: the task-clock is its two children's.
     let script = format!("({BUSY}) & ({BUSY}) & wait");
-    let sample = run_once(&argv(&["sh", "-c", &script]), &first_cpu(), Output::Discard).unwrap();
+    let sample = run_once(
+        &argv(&["sh", "-c", &script]),
+        &first_cpu(),
+        Output::Discard,
+        &[],
+    )
+    .unwrap();
     assert!(
         sample.task_clock_ns * 5 >= sample.wall_ns,
         "the children's CPU time is counted: {sample:?}"
     );
     assert_eq!(sample.migrations.unwrap_or(0), 0, "one CPU: {sample:?}");
     assert!(sample.context_switches > 0, "{sample:?}");
+    // The tree's user-space instructions where a PMU counts; on a VM
+    // without one (this machine), absent with the reason.
+    match &sample.hardware {
+        TreeHardware::Counted { .. } => {
+            let instructions = sample.hardware.user_instructions().unwrap();
+            assert!(instructions > 1_000_000, "{sample:?}");
+            assert!(sample.hardware.cycles().unwrap() > 0, "{sample:?}");
+        }
+        TreeHardware::Unavailable { reason } => assert!(
+            reason.starts_with("no hardware PMU counts here (perf_event_open for cycles: ")
+                || reason.contains("perf_event_paranoid"),
+            "{reason}"
+        ),
+    }
 }
 
 #[test]
@@ -100,6 +120,7 @@ fn a_missing_command_is_named() {
         &argv(&["no-such-command-placement-study"]),
         &first_cpu(),
         Output::Discard,
+        &[],
     )
     .unwrap_err()
     .to_string();
@@ -122,7 +143,7 @@ fn a_busy_tree_confined_to_one_cpu_holds_all_of_its_time_there() {
     let _cpus = crate::common::cpus_to_myself();
     let script = format!("{BUSY}; ({BUSY}) & ({BUSY}) & wait");
     let cpus = first_cpu();
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard, &[]).unwrap();
     let Some(held) = placement(&sample, &cpus) else {
         return;
     };
@@ -147,7 +168,7 @@ fn a_command_that_moves_itself_out_of_its_cpus_fails_and_is_named() {
     };
     let script = format!("{BUSY}; taskset -p -c {away} $$ >/dev/null; {BUSY}");
     let cpus = CpuSet::from_cpus([home]);
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard, &[]).unwrap();
     let Some(held) = placement(&sample, &cpus) else {
         return;
     };
@@ -183,7 +204,7 @@ fn co_residency_on_cpus_without_siblings_is_zero() {
     }
     let script = format!("({BUSY}) & ({BUSY}) & wait");
     let cpus = CpuSet::from_cpus([first, second]);
-    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard).unwrap();
+    let sample = run_once(&argv(&["sh", "-c", &script]), &cpus, Output::Discard, &[]).unwrap();
     if placement(&sample, &cpus).is_none() {
         return;
     }

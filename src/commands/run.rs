@@ -43,7 +43,7 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 study,
                 &mut engine,
                 &mut progress,
-                |argv, cpus| run_once(argv, cpus, study.output),
+                |argv, cpus| run_once(argv, cpus, study.output, &topology.environment.core_pmus),
             )?;
             emit(&command.outputs, outcome)
         }

@@ -54,6 +54,9 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
     let _ = writeln!(out, "\n{}", arms_table(result, view));
+    if let Some(line) = instructions_line(result) {
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
     if !result.residency.is_empty() {
         let _ = writeln!(
             out,
@@ -149,6 +152,33 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
         ]);
     }
     legend(fit(table.build(), view), marks, view)
+}
+
+/// Each arm's user-space instructions against the baseline arm's, where a
+/// PMU counted them, an arm beyond the same-work tolerance marked
+/// DIFFERENT WORK (its cost stands: the program did other work there).
+fn instructions_line(result: &CommandResult) -> Option<String> {
+    let baseline = result.options.baseline;
+    let arms: Vec<String> = result
+        .arms
+        .iter()
+        .filter_map(|stats| {
+            let change = stats.instructions_vs_baseline?;
+            let mark = if change.abs() > result.options.tolerance {
+                " DIFFERENT WORK"
+            } else {
+                ""
+            };
+            Some(format!("{} {:+.3} %{mark}", stats.arm, change * 100.0))
+        })
+        .collect();
+    (!arms.is_empty()).then(|| {
+        format!(
+            "user-space instructions against {baseline} (same-work tolerance ±{} %): {}",
+            sig4(result.options.tolerance * 100.0),
+            arms.join(", ")
+        )
+    })
 }
 
 /// Per arm, from the repetitions' context-switch records: the share of
