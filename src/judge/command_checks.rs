@@ -179,8 +179,14 @@ pub fn multiplexing(reps: &[CommandRep]) -> Check {
 }
 
 /// A relative change as a signed percentage, to three decimals.
-fn signed_percent(change: f64) -> String {
+pub fn signed_percent(change: f64) -> String {
     format!("{:+.3} %", change * 100.0)
+}
+
+/// Whether an arm's user-space instructions moved by `change` (relative
+/// to the baseline arm's) beyond `tolerance`: it did other work.
+pub fn different_work(change: f64, tolerance: f64) -> bool {
+    change.abs() > tolerance || !change.is_finite()
 }
 
 /// Same work: each arm's median user-space instructions (from `arms`,
@@ -230,7 +236,7 @@ pub fn same_work(
             uncompared.push(stats.arm.to_string());
             continue;
         };
-        if change.abs() > tolerance || !change.is_finite() {
+        if different_work(change, tolerance) {
             moved.push(format!(
                 "{} {} ({})",
                 stats.arm,
