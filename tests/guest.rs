@@ -831,6 +831,9 @@ fn arm64_counter_unit_tests_pass_on_a_real_pmu() {
 /// loop sized by `nproc`, which counts the CPUs its affinity allows (as a
 /// program sizing its pool by the CPUs it may use), does half the work on
 /// one CPU, so same-work fails naming same-cpu, and the study stays valid.
+/// One busy process at a time: while both vCPUs are busy, QEMU's counters
+/// leak between them (two gzips in parallel read 2.8 % more in
+/// one-per-core than on one CPU), which would fail a deterministic command.
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn arm64_command_same_work_passes_when_deterministic_and_fails_by_placement() {
