@@ -280,6 +280,12 @@ impl TreeHardwareCounters {
 fn hardware_unavailable(event: HardwareEvent, error: &std::io::Error) -> String {
     let not_counted = "the tree's cycles and user-space instructions are not counted";
     match error.raw_os_error() {
+        // Cycles open first: a PMU that has them but not this event.
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL)
+            if event != HardwareEvent::Cycles =>
+        {
+            format!("this PMU has no {event} event (perf_event_open: {error}): {not_counted}")
+        }
         Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => format!(
             "no hardware PMU counts here (perf_event_open for {event}: {error}; typical of a \
              VM): {not_counted}"
@@ -767,6 +773,12 @@ mod tests {
         let reason = hardware_unavailable(HardwareEvent::Cycles, &enoent);
         assert!(
             reason.starts_with("no hardware PMU counts here"),
+            "{reason}"
+        );
+        // QEMU's arm64 PMU without icount has cycles but no instructions.
+        let reason = hardware_unavailable(HardwareEvent::Instructions, &enoent);
+        assert!(
+            reason.starts_with("this PMU has no instructions event"),
             "{reason}"
         );
         let eacces = std::io::Error::from_raw_os_error(libc::EACCES);
