@@ -447,9 +447,9 @@ pub struct QuotableArgs {
     /// Coefficient of variation above which an arm (hybrid: a baseline or scheme) is "not quotable": a fraction (0.01) or a percentage (1%).
     #[arg(long, default_value = "1%", value_name = "FRACTION|PERCENT")]
     pub cv_bar: String,
-    /// Relative tolerance for instructions per byte across workers, repetitions and arms.
-    #[arg(long, default_value_t = 1e-4, value_name = "FRACTION")]
-    pub tolerance: f64,
+    /// Relative tolerance for instructions per byte across workers, repetitions and arms (default 1e-4); with a COMMAND, for each arm's user-space instructions against the baseline arm's (default 0.01).
+    #[arg(long, value_name = "FRACTION")]
+    pub tolerance: Option<f64>,
     /// Exit 6 when any arm (hybrid: baseline or scheme) is over the CV bar, not only on failed pinning, multiplexing or invariance.
     #[arg(long)]
     pub strict: bool,

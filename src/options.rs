@@ -22,6 +22,8 @@ use crate::commands::{Command, Outputs, Source};
 use crate::escape::{escape_controls, escape_path};
 use crate::fleet::hostlist::parse_host_list;
 use crate::judge::batches::Batching;
+use crate::judge::checks::INVARIANCE_TOLERANCE;
+use crate::judge::command_checks::SAME_WORK_TOLERANCE;
 use crate::judge::gate::GateRule;
 use crate::judge::stats::{MIN_INTERVAL_REPS, MIN_MEDIAN_INTERVAL_VALUES};
 use crate::measure::MeasureOptions;
@@ -143,7 +145,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     reps: hybrid_reps(&args)?,
                     batching: batching(&args.batching)?,
                     cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
-                    tolerance: tolerance(args.quotable.tolerance)?,
+                    tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,
                     strict: args.quotable.strict,
                     measure: measure(&args.measure)?,
                 },
@@ -262,7 +264,7 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
         arms,
         reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
         cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
-        tolerance: tolerance(args.quotable.tolerance)?,
+        tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
     })
@@ -317,7 +319,7 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
         rule: gate_rule(&args.rule)?,
         skip_gate: args.skip_gate,
         cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
-        tolerance: tolerance(args.quotable.tolerance)?,
+        tolerance: tolerance(args.quotable.tolerance, SAME_WORK_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
         argv: args.command,
@@ -578,7 +580,11 @@ fn arms(args: &[Arm]) -> Result<Vec<Arm>> {
     Ok(arms)
 }
 
-fn tolerance(value: f64) -> Result<f64> {
+/// `--tolerance`, or the study's `default` where it is not given.
+fn tolerance(value: Option<f64>, default: f64) -> Result<f64> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
     if !(value.is_finite() && (0.0..1.0).contains(&value)) {
         bail!("--tolerance {value}: must be a relative tolerance from 0 to below 1, such as 1e-4");
     }
@@ -789,6 +795,19 @@ mod tests {
             let error = format!("{error:#}");
             assert!(!error.contains(['\n', '\u{1b}']), "{error:?}");
         }
+    }
+
+    /// The kernel study and the command study each default `--tolerance`
+    /// to what their check needs; a value given is checked for both.
+    #[test]
+    fn the_tolerance_defaults_per_study() {
+        assert_eq!(tolerance(None, INVARIANCE_TOLERANCE).unwrap(), 1e-4);
+        assert_eq!(tolerance(None, SAME_WORK_TOLERANCE).unwrap(), 0.01);
+        assert_eq!(tolerance(Some(0.05), SAME_WORK_TOLERANCE).unwrap(), 0.05);
+        let error = tolerance(Some(1.5), SAME_WORK_TOLERANCE)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("--tolerance 1.5: "), "{error}");
     }
 
     #[test]

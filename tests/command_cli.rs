@@ -203,6 +203,37 @@ fn a_shell_loop_is_studied_end_to_end() {
         view.contains("wall time per request (--units 1000), median: one-per-core "),
         "{view}"
     );
+    // The command study's own default tolerance, and the same-work check:
+    // on this PMU-less VM unavailable, with the reason.
+    assert_eq!(saved["options"]["tolerance"], 0.01);
+    let check = |name: &str| {
+        saved["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {}", saved["checks"]))
+            .clone()
+    };
+    let (same_work, multiplexing) = (check("same-work"), check("multiplexing"));
+    let counted = saved["reps"][0]["sample"]["hardware"]["hardware"] == "counted";
+    if counted {
+        assert_eq!(same_work["status"], "passed", "{same_work}");
+        assert_eq!(multiplexing["status"], "passed", "{multiplexing}");
+    } else {
+        let reason = saved["reps"][0]["sample"]["hardware"]["reason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.starts_with("no hardware PMU counts here")
+                || reason.contains("perf_event_paranoid"),
+            "{reason}"
+        );
+        assert_eq!(same_work["status"], "unavailable");
+        assert_eq!(same_work["detail"], reason);
+        assert_eq!(multiplexing["status"], "unavailable");
+        assert!(view.contains("same-work"), "{view}");
+    }
 }
 
 #[test]

@@ -10,7 +10,8 @@ use placement_study::judge::command::{
     PlacementHeld, co_residency, other_load_ms, placement_held, tree_threads,
 };
 use placement_study::measure::command::{
-    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, Watched, run_once,
+    CommandFailed, CommandSample, Output, PlacementRecords, SiblingRecords, TreeHardware, Watched,
+    run_once,
 };
 use placement_study::measure::launch::HeldCommand;
 use placement_study::measure::recorder::TreeRecords;
@@ -33,7 +34,14 @@ fn first_cpu() -> CpuSet {
 /// discarded, watching what the live topology says.
 fn run_on(argv: &[OsString], cpus: &CpuSet) -> anyhow::Result<CommandSample> {
     let topology = placement_study::probe::probe(None, None)?;
-    run_once(argv, cpus, &Watched::of(&topology, cpus), &Output::Discard)
+    let watched = Watched::of(&topology, cpus);
+    run_once(
+        argv,
+        cpus,
+        &watched,
+        &Output::Discard,
+        &topology.environment.core_pmus,
+    )
 }
 
 /// A shell loop of about 50 ms of CPU on this machine's vCPUs.
@@ -98,6 +106,20 @@ fn a_busy_tree_is_counted_children_included() {
     );
     assert_eq!(sample.migrations.unwrap_or(0), 0, "one CPU: {sample:?}");
     assert!(sample.context_switches > 0, "{sample:?}");
+    // The tree's user-space instructions where a PMU counts; on a VM
+    // without one (this machine), absent with the reason.
+    match &sample.hardware {
+        TreeHardware::Counted { .. } => {
+            let instructions = sample.hardware.user_instructions().unwrap();
+            assert!(instructions > 1_000_000, "{sample:?}");
+            assert!(sample.hardware.cycles().unwrap() > 0, "{sample:?}");
+        }
+        TreeHardware::Unavailable { reason } => assert!(
+            reason.starts_with("no hardware PMU counts here (perf_event_open for cycles: ")
+                || reason.contains("perf_event_paranoid"),
+            "{reason}"
+        ),
+    }
 }
 
 #[test]

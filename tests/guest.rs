@@ -35,7 +35,9 @@
 //! vCPU, and leak between vCPUs on two. They check the counters end to end:
 //! invariance passing on exact counts and failing on leaked ones, the
 //! multiplexing check failing when another perf user holds the counters, and
-//! a missing instructions event reported as such.
+//! a missing instructions event reported as such; and `run -- COMMAND`'s
+//! same-work check passing for a deterministic shell loop and failing,
+//! naming the arm, for one sized by `nproc` (its work follows its CPUs).
 
 mod support;
 
@@ -982,6 +984,64 @@ fn arm64_counter_unit_tests_pass_on_a_real_pmu() {
         "{run}"
     );
     assert!(!run.stdout.contains("skipped: no hardware PMU"), "{run}");
+}
+
+/// `run -- COMMAND` on QEMU's counting PMU (two vCPUs, icount), in one
+/// boot: a deterministic shell loop does the same user-space work in
+/// one-per-core (CPUs 0-1) and same-cpu (CPU 0), so same-work passes; a
+/// loop sized by `nproc`, which counts the CPUs its affinity allows (as a
+/// program sizing its pool by the CPUs it may use), does half the work on
+/// one CPU, so same-work fails naming same-cpu, and the study stays valid.
+/// One busy process at a time: while both vCPUs are busy, QEMU's counters
+/// leak between them (two gzips in parallel read 2.8 % more in
+/// one-per-core than on one CPU), which would fail a deterministic command.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn arm64_command_same_work_passes_when_deterministic_and_fails_by_placement() {
+    let guest = Arm64Guest::new();
+    let study = "/tmp/placement-study run --skip-gate --arms one-per-core,same-cpu --threads 2 \
+                 --warmups 1 --reps 3 --json - --";
+    let script = format!(
+        "{study} sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'
+echo same-status=$?
+{study} sh -c 'n=$((1500 * $(nproc))); i=0; while [ $i -lt $n ]; do i=$((i+1)); done'
+echo nproc-status=$?"
+    );
+    let run = guest.boot_script("2", Icount::Exact, &script);
+    run.assert_exit(0);
+    assert!(run.stdout.contains("same-status=0"), "{run}");
+    assert!(run.stdout.contains("nproc-status=0"), "{run}");
+    let found = run.documents();
+    assert_eq!(found.len(), 2, "two documents\n{run}");
+    let (deterministic, sized) = (&found[0], &found[1]);
+    for rep in deterministic["reps"].as_array().into_iter().flatten() {
+        let hardware = &rep["sample"]["hardware"];
+        assert_eq!(hardware["hardware"], "counted", "{hardware}\n{run}");
+        assert!(
+            hardware["pmus"][0]["user_instructions"]["count"].as_u64() > Some(1_000_000),
+            "{hardware}\n{run}"
+        );
+    }
+    let same_work = check(deterministic, "same-work", &run);
+    assert_eq!(same_work["status"], "passed", "{run}");
+    assert_eq!(
+        check(deterministic, "multiplexing", &run)["status"],
+        "passed",
+        "{run}"
+    );
+    let moved = check(sized, "same-work", &run);
+    assert_eq!(moved["status"], "failed", "{run}");
+    let detail = moved["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("same-cpu -5"), "{detail}\n{run}");
+    assert_eq!(
+        sized["valid"], true,
+        "a finding, not an invalid study\n{run}"
+    );
+    assert!(run.stdout.contains("DIFFERENT WORK"), "{run}");
+    println!(
+        "guest: same work {}; by nproc {detail}",
+        same_work["detail"].as_str().unwrap_or_default()
+    );
 }
 
 /// A number in an observe document, or a failure showing the run.

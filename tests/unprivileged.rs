@@ -374,6 +374,19 @@ fn without_perf_event_open_run_measures_on_the_tick_clock_and_observe_says_why()
         "unavailable",
         "{what}: {json}"
     );
+    // Nor are its hardware counts: same work is unavailable, saying why.
+    assert_eq!(
+        check_status(&json, "same-work"),
+        "unavailable",
+        "{what}: {json}"
+    );
+    let refused = json["reps"][0]["sample"]["hardware"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        refused.starts_with("perf_event_open refused the cycles hardware event"),
+        "{what}: {json}"
+    );
 
     let output = as_nobody_without_perf(dir.path(), &["observe", "--", "true"]);
     let what = "observe as nobody without perf_event_open";

@@ -45,7 +45,8 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 &mut progress,
                 |argv, cpus| {
                     let watched = Watched::of(&topology, cpus);
-                    run_once(argv, cpus, &watched, &study.output)
+                    let pmus = &topology.environment.core_pmus;
+                    run_once(argv, cpus, &watched, &study.output, pmus)
                 },
             )?;
             emit(&command.outputs, outcome)

@@ -227,7 +227,7 @@ fn locate(rep: &RepSample, w: &WorkerSample) -> String {
 }
 
 /// The first few offenders, then how many more.
-fn name_offenders(offenders: &[String]) -> String {
+pub(super) fn name_offenders(offenders: &[String]) -> String {
     let mut named = offenders[..offenders.len().min(NAMED_OFFENDERS)].join("; ");
     if offenders.len() > NAMED_OFFENDERS {
         named.push_str(&format!("; and {} more", offenders.len() - NAMED_OFFENDERS));
@@ -342,6 +342,11 @@ impl PinningTally {
     }
 }
 
+/// Why the PMU time-shares counters, for a failed multiplexing check.
+pub(super) const MULTIPLEXING_CAUSES: &str = "another perf user (a monitoring agent's pinned \
+     CPU-wide events, `perf stat -a`, the NMI watchdog) held them, or the events need more \
+     counters than the PMU has";
+
 /// No counter multiplexed: when the PMU has fewer counters than a group
 /// needs, the kernel time-shares them and `time_running < time_enabled`.
 /// Scaling the counts up would be a guess about the part not seen, so they
@@ -364,11 +369,10 @@ pub fn multiplexing(reps: &[RepSample]) -> Check {
             NAME,
             format!(
                 "{} of {samples} worker samples were multiplexed (not scaled; excluded): {}; \
-                 the PMU could not give the workers' groups its counters all the time: another \
-                 perf user (a monitoring agent's pinned CPU-wide events, `perf stat -a`, the NMI \
-                 watchdog) held them, or the group needs more counters than the PMU has",
+                 the PMU could not give the workers' groups its counters all the time: {}",
                 offenders.len(),
-                name_offenders(&offenders)
+                name_offenders(&offenders),
+                MULTIPLEXING_CAUSES
             ),
         )
     } else if measured_workers(reps).all(|(_, w)| w.counters.cycles.is_none()) {
@@ -384,6 +388,11 @@ pub fn multiplexing(reps: &[RepSample]) -> Check {
     }
 }
 
+/// `--tolerance` of the kernel study: its kernel retires a constant number
+/// of instructions per byte by construction, so only the handful around it
+/// (the loop's entry and exit, a timer read) may differ.
+pub const INVARIANCE_TOLERANCE: f64 = 1e-4;
+
 /// One worker sample's instructions per byte, and where it came from.
 struct Counted<'a> {
     rep: &'a RepSample,
@@ -394,7 +403,8 @@ struct Counted<'a> {
 /// Instructions per byte identical everywhere, and equal to the kernel's
 /// constant: the kernel retires `expected` instructions per byte by
 /// construction whatever the placement, so every worker, repetition and arm
-/// must show that value within `tolerance` (relative; 1e-4 by default). A
+/// must show that value within `tolerance` (relative;
+/// [`INVARIANCE_TOLERANCE`] by default). A
 /// spread means some counter counted something other than its own worker's
 /// kernel; a value off the constant by the same amount everywhere means every
 /// counter did (the dispatcher's instructions, another CPU's, a counter that

@@ -30,16 +30,20 @@
 //! check is then unavailable, with the reason, unless another repetition
 //! already failed it.
 //!
-//! To do: same work, the CV bar and multiplexing, as `judge::checks`
-//! gives them for the kernel.
+//! Each arm's user-space instructions ([`CommandArmStats::user_instructions`])
+//! are the median over its kept repetitions whose hardware counters ran all
+//! their enabled time, for the same-work check of
+//! [`super::command_checks`]; a multiplexed count is never scaled, only left
+//! out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::checks::CheckStatus;
+use super::command_checks::multiplexing_offence;
 use super::observe::{ThreadStats, judge_observation};
-use super::stats::{Interval, Spread, penalty_centre, penalty_ci95, spread};
+use super::stats::{Interval, Spread, median, penalty_centre, penalty_ci95, spread};
 use crate::cpuset::CpuSet;
 use crate::measure::command::{CommandRep, PlacementRecords, SiblingRecords};
 use crate::measure::recording::{Recording, SchedEventKind};
@@ -60,6 +64,15 @@ pub struct CommandArmStats {
     /// without `--units` or without a wall time.
     #[serde(default)]
     pub wall_s_per_unit: Option<Spread>,
+    /// The median of the tree's user-space instructions over the kept
+    /// repetitions whose hardware counters ran all their enabled time;
+    /// `None` where none did (no PMU, perf refused, all multiplexed).
+    #[serde(default)]
+    pub user_instructions: Option<f64>,
+    /// That median against the baseline arm's (0.02: 2 % more
+    /// instructions); `None` for the baseline and where either is missing.
+    #[serde(default)]
+    pub instructions_vs_baseline: Option<f64>,
 }
 
 /// The kept repetitions' wall times of `arm`, by round.
@@ -68,6 +81,19 @@ fn wall_by_round(reps: &[CommandRep], arm: CommandArm) -> Vec<(usize, f64)> {
         .filter(|r| r.arm == arm && !r.warmup && !r.failed)
         .map(|r| (r.round, r.sample.wall_ns as f64 / 1e9))
         .collect()
+}
+
+/// The median user-space instructions of `arm`'s kept repetitions whose
+/// hardware counters were never multiplexed.
+fn median_user_instructions(reps: &[CommandRep], arm: CommandArm) -> Option<f64> {
+    let counts: Vec<f64> = reps
+        .iter()
+        .filter(|r| r.arm == arm && !r.warmup && !r.failed)
+        .filter(|r| multiplexing_offence(&r.sample.hardware).is_none())
+        .filter_map(|r| r.sample.hardware.user_instructions())
+        .map(|count| count as f64)
+        .collect();
+    (!counts.is_empty()).then(|| median(&counts))
 }
 
 /// The statistics of every arm in `arms`, each against `baseline`, and per
@@ -79,6 +105,7 @@ pub fn command_arm_stats(
     units: Option<&Units>,
 ) -> Vec<CommandArmStats> {
     let base = wall_by_round(reps, baseline);
+    let base_instructions = median_user_instructions(reps, baseline);
     arms.iter()
         .map(|&arm| {
             let walls = wall_by_round(reps, arm);
@@ -92,6 +119,7 @@ pub fn command_arm_stats(
                 .unzip();
             let compared = arm != baseline;
             let wall_s = spread(&values);
+            let user_instructions = median_user_instructions(reps, arm);
             CommandArmStats {
                 arm,
                 wall_s_per_unit: units.and_then(|units| Some(wall_s.as_ref()?.per(units.count))),
@@ -100,6 +128,11 @@ pub fn command_arm_stats(
                     .then(|| penalty_centre(&treated, &paired))
                     .flatten(),
                 vs_baseline_ci95: compared.then(|| penalty_ci95(&treated, &paired)).flatten(),
+                user_instructions,
+                instructions_vs_baseline: user_instructions
+                    .zip(base_instructions)
+                    .filter(|&(_, base)| compared && base > 0.0)
+                    .map(|(arm, base)| arm / base - 1.0),
             }
         })
         .collect()
@@ -545,7 +578,7 @@ fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::command::{CommandSample, TreeCounterSource};
+    use crate::measure::command::{CommandSample, TreeCounterSource, TreeHardware};
     use crate::measure::recording::{CommandEnd, Recording, SchedEvent, SchedEventKind};
     use crate::plan::Arm;
     use crate::probe::CoreKind;
@@ -565,6 +598,7 @@ mod tests {
                 context_switches: 0,
                 migrations: Some(0),
                 counters: TreeCounterSource::PerfInherit,
+                hardware: TreeHardware::not_recorded(),
                 end: CommandEnd::Exited { code: 0 },
                 placement: PlacementRecords::Unavailable {
                     reason: "not recorded".into(),

@@ -4,14 +4,33 @@
 //! Each arm's wall time is held to the CV bar, as the kernel's arms are.
 //! Placement held (every thread of the tree on its arm's CPUs) comes from
 //! each repetition's context-switch records ([`placement_held`]). Same work
-//! (the tree's user-space instructions alike in every arm) needs user-space
-//! instruction counts, which a repetition does not record yet: until it
-//! does, [`same_work_unmeasured`] says so, unavailable with the reason,
-//! never a silent pass.
+//! ([`same_work`]): the tree's user-space instructions, each arm's median
+//! against the baseline arm's, agree within `--tolerance`
+//! ([`SAME_WORK_TOLERANCE`] by default); unavailable, with the reason,
+//! where no PMU counts or perf refused. Multiplexing ([`multiplexing`]):
+//! the tree's hardware counters ran all their enabled time; a multiplexed
+//! count is left out of the same-work medians, never scaled.
 
-use super::checks::{Check, CheckName, CheckStatus, cv_bar};
+use super::checks::{Check, CheckName, CheckStatus, MULTIPLEXING_CAUSES, cv_bar, name_offenders};
 use super::command::{ArmResidency, CommandArmStats};
-use crate::measure::command::CommandRep;
+use super::stats::significant;
+use crate::measure::command::{CommandRep, TreeHardware};
+use crate::plan::command::CommandArm;
+
+/// `--tolerance` of the command study: how far an arm's median user-space
+/// instructions may move from the baseline arm's. A deterministic
+/// single-threaded program repeats its user-space instructions within about
+/// 0.01 % (the dynamic loader, the environment and address-space
+/// randomisation move a few thousand; gzip and a shell loop on the arm64
+/// guest's one exactly counting vCPU repeat within 0.002 %); a multithreaded one moves more where
+/// its threads wait by spinning a while before they sleep (glibc's adaptive
+/// mutexes, work queues, a garbage collector's timing), about 0.1 %; a
+/// program that spin-waits in earnest (OpenMP's default wait policy)
+/// retires several percent to several times more when a placement slows
+/// it. 1 % passes the first two and catches the third. The kernel study's
+/// invariance check keeps its own, far tighter, default (its kernel
+/// retires a constant per byte by construction).
+pub const SAME_WORK_TOLERANCE: f64 = 0.01;
 
 /// Each arm's CV bar: passed, failed (not quotable), or unavailable under
 /// two kept repetitions; and, for an arm whose every measured repetition
@@ -100,11 +119,198 @@ pub fn other_load(residency: &[ArmResidency], bar: f64) -> Vec<Check> {
         .collect()
 }
 
-/// The check no repetition measures yet, unavailable with the reason.
-pub fn same_work_unmeasured() -> Check {
-    Check::unavailable(
-        CheckName::SameWork,
-        "not measured: this build does not count the tree's user-space instructions",
+/// How one repetition's hardware counters ran less than all their enabled
+/// time; `None` when they did not, or counted nothing. On a machine with a
+/// PMU per kind of core each PMU's counter runs only while the tree is on
+/// its CPUs, so an event is multiplexed when its PMUs' running times
+/// together fall short of the time it was enabled.
+pub fn multiplexing_offence(hardware: &TreeHardware) -> Option<String> {
+    let TreeHardware::Counted { pmus } = hardware else {
+        return None;
+    };
+    let events = [
+        (
+            "cycles",
+            pmus.iter().map(|pmu| pmu.cycles).collect::<Vec<_>>(),
+        ),
+        (
+            "user-space instructions",
+            pmus.iter().map(|pmu| pmu.user_instructions).collect(),
+        ),
+    ];
+    let offences: Vec<String> = events
+        .into_iter()
+        .filter_map(|(name, counts)| {
+            let enabled = counts.iter().map(|c| c.times.time_enabled_ns).max()?;
+            let running: u64 = counts.iter().map(|c| c.times.time_running_ns).sum();
+            (running < enabled)
+                .then(|| format!("{name} counted {running} ns of {enabled} ns enabled"))
+        })
+        .collect();
+    (!offences.is_empty()).then(|| offences.join(", "))
+}
+
+/// The kept repetitions: measured (no warm-up) and not failed.
+fn kept(reps: &[CommandRep]) -> impl Iterator<Item = &CommandRep> {
+    reps.iter().filter(|r| !r.warmup && !r.failed)
+}
+
+/// Why no kept repetition has hardware counts: the first one's reason.
+fn uncounted(reps: &[CommandRep]) -> Option<&str> {
+    kept(reps).find_map(|rep| match &rep.sample.hardware {
+        TreeHardware::Unavailable { reason } => Some(reason.as_str()),
+        TreeHardware::Counted { .. } => None,
+    })
+}
+
+/// The tree's hardware counters never multiplexed: failed naming each
+/// repetition whose counters ran less than their enabled time (its counts
+/// are left out of the same-work check, never scaled; its wall time, the
+/// cost, stands); unavailable where nothing was counted, with the reason.
+pub fn multiplexing(reps: &[CommandRep]) -> Check {
+    const NAME: CheckName = CheckName::Multiplexing;
+    let counted: Vec<&CommandRep> = kept(reps)
+        .filter(|rep| matches!(rep.sample.hardware, TreeHardware::Counted { .. }))
+        .collect();
+    if counted.is_empty() {
+        let why = uncounted(reps).map_or_else(
+            || "no kept repetitions".to_string(),
+            |reason| format!("nothing to multiplex: {reason}"),
+        );
+        return Check::unavailable(NAME, why);
+    }
+    let offenders: Vec<String> = counted
+        .iter()
+        .filter_map(|rep| {
+            let why = multiplexing_offence(&rep.sample.hardware)?;
+            Some(format!("{} round {}: {why}", rep.arm, rep.round))
+        })
+        .collect();
+    if offenders.is_empty() {
+        return Check::passed(
+            NAME,
+            format!(
+                "time enabled equals time running for the tree's hardware counters in all {} \
+                 repetitions",
+                counted.len()
+            ),
+        );
+    }
+    Check::failed(
+        NAME,
+        format!(
+            "{} of {} repetitions' hardware counters were multiplexed (their counts are left out \
+             of the same-work check, not scaled; their wall times stand): {}; the PMU could not \
+             give the tree's events its counters all the time: {MULTIPLEXING_CAUSES}",
+            offenders.len(),
+            counted.len(),
+            name_offenders(&offenders)
+        ),
+    )
+}
+
+/// A relative change as a signed percentage, to three decimals.
+pub fn signed_percent(change: f64) -> String {
+    format!("{:+.3} %", change * 100.0)
+}
+
+/// Whether an arm's user-space instructions moved by `change` (relative
+/// to the baseline arm's) beyond `tolerance`: it did other work.
+pub fn different_work(change: f64, tolerance: f64) -> bool {
+    change.abs() > tolerance || !change.is_finite()
+}
+
+/// Same work: each arm's median user-space instructions (from `arms`,
+/// [`CommandArmStats::user_instructions`]) within `tolerance` of the
+/// baseline arm's. Failed naming every arm that moved and by how much: a
+/// finding about the program (it spins while it waits, or takes another
+/// path per placement), the arm's numbers marked, not dropped.
+/// Unavailable, with the reason, where the baseline or an arm has no count
+/// (no PMU, perf refused, every count multiplexed) and none moved.
+pub fn same_work(
+    reps: &[CommandRep],
+    arms: &[CommandArmStats],
+    baseline: CommandArm,
+    tolerance: f64,
+) -> Check {
+    const NAME: CheckName = CheckName::SameWork;
+    let base = arms
+        .iter()
+        .find(|stats| stats.arm == baseline)
+        .and_then(|stats| stats.user_instructions);
+    let Some(base) = base else {
+        let why = match uncounted(reps) {
+            Some(reason) => reason.to_string(),
+            None if kept(reps).next().is_none() => "no kept repetitions".to_string(),
+            None => format!(
+                "no repetition of the baseline arm {baseline} counted the tree's user-space \
+                 instructions all its enabled time (see multiplexing)"
+            ),
+        };
+        return Check::unavailable(NAME, why);
+    };
+    let others: Vec<&CommandArmStats> = arms.iter().filter(|s| s.arm != baseline).collect();
+    if others.is_empty() {
+        return Check::unavailable(
+            NAME,
+            format!("only the baseline arm {baseline}: nothing to compare"),
+        );
+    }
+    let figures = |value: f64| significant(value, 6);
+    let tolerance_text = format!("±{}", signed_percent(tolerance).trim_start_matches('+'));
+    let mut moved = Vec::new();
+    let mut uncompared = Vec::new();
+    let mut largest: Option<(CommandArm, f64)> = None;
+    for stats in others {
+        let (Some(change), Some(count)) = (stats.instructions_vs_baseline, stats.user_instructions)
+        else {
+            uncompared.push(stats.arm.to_string());
+            continue;
+        };
+        if different_work(change, tolerance) {
+            moved.push(format!(
+                "{} {} ({})",
+                stats.arm,
+                signed_percent(change),
+                figures(count)
+            ));
+        }
+        if largest.is_none_or(|(_, most)| change.abs() > most.abs()) {
+            largest = Some((stats.arm, change));
+        }
+    }
+    if !moved.is_empty() {
+        return Check::failed(
+            NAME,
+            format!(
+                "the tree's user-space instructions moved beyond the tolerance ({tolerance_text}) \
+                 against {baseline}'s {}: {}; a finding about the program (it spins while it \
+                 waits, or takes another path per placement): the arm's cost is marked, not \
+                 dropped",
+                figures(base),
+                moved.join("; ")
+            ),
+        );
+    }
+    if !uncompared.is_empty() {
+        return Check::unavailable(
+            NAME,
+            format!(
+                "no repetition counted the tree's user-space instructions all its enabled time in \
+                 {} (see multiplexing)",
+                uncompared.join(", ")
+            ),
+        );
+    }
+    let (arm, change) = largest.expect("an arm besides the baseline was compared");
+    Check::passed(
+        NAME,
+        format!(
+            "the tree's user-space instructions agree with {baseline}'s {} within \
+             {tolerance_text} in every arm (largest move {} in {arm})",
+            figures(base),
+            signed_percent(change)
+        ),
     )
 }
 
@@ -114,7 +320,9 @@ pub fn same_work_unmeasured() -> Check {
 /// load beside an arm. A failed
 /// same-work check marks the numbers but leaves them valid: it is a
 /// finding about the program (it spins, or takes another path per
-/// placement), not a fault of the measurement.
+/// placement), not a fault of the measurement. Nor does a failed
+/// multiplexing check: it touches only the counts the same-work check
+/// leaves out, not the wall time, which is the cost.
 pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
     checks
         .iter()
@@ -122,7 +330,7 @@ pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
             CheckName::CvBar(_) | CheckName::ClassCvBar(_) | CheckName::OtherLoad(_) => {
                 strict && check.status != CheckStatus::Passed
             }
-            CheckName::SameWork => false,
+            CheckName::SameWork | CheckName::Multiplexing => false,
             _ => check.status == CheckStatus::Failed,
         })
         .collect()
@@ -136,7 +344,7 @@ pub fn command_valid(checks: &[Check], strict: bool) -> bool {
 
 /// Is `arm`'s wall time quotable (its CV-bar check passed, and no
 /// `other-load ARM` failed)?
-pub fn quotable(checks: &[Check], arm: crate::plan::command::CommandArm) -> bool {
+pub fn quotable(checks: &[Check], arm: CommandArm) -> bool {
     let cv_bar = CheckName::cv_bar_of(arm);
     let passed = |name: CheckName| {
         checks
@@ -167,6 +375,8 @@ mod tests {
             }),
             vs_baseline: None,
             vs_baseline_ci95: None,
+            user_instructions: None,
+            instructions_vs_baseline: None,
         }
     }
 
@@ -183,7 +393,7 @@ mod tests {
         assert_eq!(checks[1].name.to_string(), "cv-bar class:1");
         assert_eq!(checks[1].status, CheckStatus::Failed);
         assert!(quotable(&checks, one) && !quotable(&checks, class));
-        checks.push(same_work_unmeasured());
+        checks.push(Check::unavailable(CheckName::SameWork, "no PMU"));
         assert!(command_valid(&checks, false));
         assert!(!command_valid(&checks, true));
     }
@@ -239,7 +449,9 @@ mod tests {
 
     #[test]
     fn an_arm_whose_every_repetition_failed_has_no_number_and_invalidates() {
-        use crate::measure::command::{CommandSample, PlacementRecords, TreeCounterSource};
+        use crate::measure::command::{
+            CommandSample, PlacementRecords, TreeCounterSource, TreeHardware,
+        };
         use crate::measure::recording::CommandEnd;
         let same = CommandArm::Placement(Arm::SameCpu);
         let rep = |round, failed| CommandRep {
@@ -253,6 +465,7 @@ mod tests {
                 context_switches: 0,
                 migrations: Some(0),
                 counters: TreeCounterSource::PerfInherit,
+                hardware: TreeHardware::not_recorded(),
                 end: CommandEnd::Exited {
                     code: i32::from(failed),
                 },
@@ -272,7 +485,10 @@ mod tests {
 
     #[test]
     fn a_failed_placement_invalidates_but_different_work_only_marks() {
-        let mut checks = vec![Check::failed(CheckName::SameWork, "class:1 +12 %")];
+        let mut checks = vec![
+            Check::failed(CheckName::SameWork, "class:1 +12 %"),
+            Check::failed(CheckName::Multiplexing, "one-per-core round 2"),
+        ];
         assert!(command_valid(&checks, true));
         checks.push(Check::failed(CheckName::PlacementHeld, "moved"));
         assert!(!command_valid(&checks, false));
@@ -315,6 +531,213 @@ mod tests {
             check.detail.ends_with("in 6 repetitions"),
             "{}",
             check.detail
+        );
+    }
+
+    use crate::judge::command::command_arm_stats;
+    use crate::measure::GroupTimes;
+    use crate::measure::command::{
+        CommandSample, EventCount, PlacementRecords, PmuCounts, TreeCounterSource,
+    };
+    use crate::measure::recording::CommandEnd;
+
+    const ONE: CommandArm = CommandArm::Placement(Arm::OnePerCore);
+    const PACKED: CommandArm = CommandArm::Placement(Arm::SiblingPacked);
+
+    /// A kept repetition of `arm` whose tree retired `instructions` in user
+    /// space, on PMUs `(name, share of the instructions, running ns)`, each
+    /// enabled 1000 ns.
+    fn counted(
+        arm: CommandArm,
+        round: usize,
+        instructions: u64,
+        pmus: &[(&str, u64, u64)],
+    ) -> CommandRep {
+        let count = |count, running| EventCount {
+            count,
+            times: GroupTimes {
+                time_enabled_ns: 1000,
+                time_running_ns: running,
+            },
+        };
+        let pmus = pmus
+            .iter()
+            .map(|&(name, percent, running)| PmuCounts {
+                pmu: (!name.is_empty()).then(|| name.to_string()),
+                cycles: count(2 * instructions * percent / 100, running),
+                user_instructions: count(instructions * percent / 100, running),
+            })
+            .collect();
+        rep(arm, round, TreeHardware::Counted { pmus })
+    }
+
+    /// The same on a machine with one core PMU, never multiplexed.
+    fn counted_once(arm: CommandArm, round: usize, instructions: u64) -> CommandRep {
+        counted(arm, round, instructions, &[("", 100, 1000)])
+    }
+
+    fn rep(arm: CommandArm, round: usize, hardware: TreeHardware) -> CommandRep {
+        CommandRep {
+            arm,
+            round,
+            warmup: false,
+            failed: false,
+            sample: CommandSample {
+                wall_ns: 1_000_000,
+                task_clock_ns: 1_000_000,
+                context_switches: 0,
+                migrations: Some(0),
+                counters: TreeCounterSource::PerfInherit,
+                hardware,
+                end: CommandEnd::Exited { code: 0 },
+                placement: PlacementRecords::not_saved(),
+            },
+        }
+    }
+
+    fn same_work_of(reps: &[CommandRep], tolerance: f64) -> Check {
+        let stats = command_arm_stats(reps, &[ONE, PACKED], ONE, None);
+        same_work(reps, &stats, ONE, tolerance)
+    }
+
+    #[test]
+    fn the_same_work_within_the_tolerance_passes() {
+        let reps = [
+            counted_once(ONE, 1, 10_000_000),
+            counted_once(PACKED, 1, 10_000_400),
+            counted_once(ONE, 2, 10_000_200),
+            counted_once(PACKED, 2, 10_000_600),
+        ];
+        let check = same_work_of(&reps, 1e-4);
+        assert_eq!(check.status, CheckStatus::Passed, "{}", check.detail);
+        assert!(
+            check.detail.contains("within ±0.010 %")
+                && check
+                    .detail
+                    .ends_with("(largest move +0.004 % in sibling-packed)"),
+            "{}",
+            check.detail
+        );
+        assert_eq!(multiplexing(&reps).status, CheckStatus::Passed);
+    }
+
+    /// An arm whose instructions moved fails the check, named with how
+    /// much; its numbers are marked (the stats keep the change), not
+    /// dropped, and the study stays valid.
+    #[test]
+    fn an_arm_whose_instructions_moved_fails_by_name_and_is_kept() {
+        let reps = [
+            counted_once(ONE, 1, 10_000_000),
+            counted_once(PACKED, 1, 10_500_000),
+            counted_once(ONE, 2, 10_000_000),
+            counted_once(PACKED, 2, 10_300_000),
+        ];
+        let stats = command_arm_stats(&reps, &[ONE, PACKED], ONE, None);
+        let check = same_work(&reps, &stats, ONE, SAME_WORK_TOLERANCE);
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert!(
+            check
+                .detail
+                .contains("beyond the tolerance (±1.000 %) against one-per-core's 10000000: sibling-packed +4.000 % (10400000)"),
+            "{}",
+            check.detail
+        );
+        assert!(
+            stats[1].wall_s.is_some()
+                && stats[1]
+                    .instructions_vs_baseline
+                    .is_some_and(|c| (c - 0.04).abs() < 1e-9)
+        );
+        assert!(command_valid(&[check], true));
+    }
+
+    #[test]
+    fn without_a_pmu_same_work_and_multiplexing_are_unavailable_with_the_reason() {
+        let reason =
+            "no hardware PMU counts here (perf_event_open for cycles: No such file or directory)";
+        let uncounted = |arm, round| {
+            rep(
+                arm,
+                round,
+                TreeHardware::Unavailable {
+                    reason: reason.into(),
+                },
+            )
+        };
+        let reps = [uncounted(ONE, 1), uncounted(PACKED, 1)];
+        let check = same_work_of(&reps, SAME_WORK_TOLERANCE);
+        assert_eq!(check.status, CheckStatus::Unavailable);
+        assert_eq!(check.detail, reason);
+        let check = multiplexing(&reps);
+        assert_eq!(check.status, CheckStatus::Unavailable);
+        assert!(check.detail.ends_with(reason), "{}", check.detail);
+    }
+
+    /// A repetition whose counters ran part of their enabled time fails
+    /// the multiplexing check, named; its count is left out of the
+    /// same-work medians, not scaled.
+    #[test]
+    fn a_multiplexed_repetition_is_named_and_its_count_left_out() {
+        let reps = [
+            counted_once(ONE, 1, 10_000_000),
+            counted_once(PACKED, 1, 10_000_000),
+            counted_once(ONE, 2, 10_000_000),
+            counted(PACKED, 2, 6_000_000, &[("", 100, 600)]),
+        ];
+        let check = multiplexing(&reps);
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert!(
+            check.detail.starts_with(
+                "1 of 4 repetitions' hardware counters were multiplexed (their counts are left \
+                 out of the same-work check, not scaled; their wall times stand): sibling-packed \
+                 round 2: cycles counted 600 ns of 1000 ns enabled, user-space instructions \
+                 counted 600 ns of 1000 ns enabled;"
+            ),
+            "{}",
+            check.detail
+        );
+        assert_eq!(
+            same_work_of(&reps, SAME_WORK_TOLERANCE).status,
+            CheckStatus::Passed
+        );
+        // Every count of an arm multiplexed: that arm is not compared.
+        let check = same_work_of(&[reps[0].clone(), reps[3].clone()], SAME_WORK_TOLERANCE);
+        assert_eq!(check.status, CheckStatus::Unavailable, "{}", check.detail);
+        assert!(
+            check.detail.contains("in sibling-packed"),
+            "{}",
+            check.detail
+        );
+    }
+
+    /// On a hybrid each core PMU counts while the tree is on its CPUs: the
+    /// running times together cover the enabled time, and the counts sum.
+    #[test]
+    fn a_hybrids_pmus_together_count_all_the_time() {
+        let split = counted(
+            PACKED,
+            1,
+            10_000_000,
+            &[("cpu_core", 70, 700), ("cpu_atom", 30, 300)],
+        );
+        assert_eq!(multiplexing_offence(&split.sample.hardware), None);
+        assert_eq!(split.sample.hardware.user_instructions(), Some(10_000_000));
+        let short = counted(
+            PACKED,
+            1,
+            10_000_000,
+            &[("cpu_core", 70, 600), ("cpu_atom", 30, 300)],
+        );
+        assert_eq!(
+            multiplexing_offence(&short.sample.hardware).as_deref(),
+            Some(
+                "cycles counted 900 ns of 1000 ns enabled, user-space instructions counted 900 ns of 1000 ns enabled"
+            )
+        );
+        let reps = [counted_once(ONE, 1, 10_000_000), split];
+        assert_eq!(
+            same_work_of(&reps, SAME_WORK_TOLERANCE).status,
+            CheckStatus::Passed
         );
     }
 

@@ -35,8 +35,20 @@
 //! the repetition is measured all the same and
 //! [`PlacementRecords::Unavailable`] says why.
 //!
-//! To do (see the plan module): cycles and user-space instructions per
-//! core PMU, and `--output FILE`.
+//! Where a PMU counts, the tree's user-space cycles and user-space
+//! instructions are counted as well ([`TreeHardware`]), opened as the
+//! software events are (`inherit`, `enable_on_exec`, on the held child, on
+//! any CPU), each event a counter of its own (the kernel will not read an
+//! inherited group), read with its `time_enabled` and `time_running`, never
+//! scaled. On a machine with a core PMU per kind of core (`cpu_core` and
+//! `cpu_atom`), a generic event counts only while the tree runs on the
+//! CPUs of the one PMU it landed on, so each PMU whose CPUs the arm holds
+//! gets its own pair, named, and the judge sums them. Where no PMU counts
+//! (ENOENT, EOPNOTSUPP: typical of a VM) or perf refuses hardware events,
+//! they are absent with the reason, and the repetition is measured all the
+//! same.
+//!
+//! To do (see the plan module): `--output FILE`.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -51,6 +63,9 @@ use perf_event::events::Software;
 use perf_event::{Builder, Counter};
 use serde::{Deserialize, Serialize};
 
+use super::counters::{hardware_builder, paranoid_advice};
+use super::model::{GroupTimes, HardwareEvent};
+
 use super::launch::{ChildStdio, HeldCommand};
 use super::recorder::{TreeRecords, exit_notice, refused};
 use super::recording::{CommandEnd, Recording};
@@ -58,7 +73,7 @@ use super::stop;
 use crate::affinity::confine_process;
 use crate::cpuset::CpuSet;
 use crate::plan::command::CommandArm;
-use crate::probe::Topology;
+use crate::probe::{CorePmu, Topology};
 
 /// How much of the end of a failing command's stderr is kept.
 pub const STDERR_TAIL_BYTES: usize = 4096;
@@ -110,12 +125,183 @@ pub struct CommandSample {
     /// `None` where only rusage counted (it has no migrations).
     pub migrations: Option<u64>,
     pub counters: TreeCounterSource,
+    /// The tree's user-space cycles and instructions, or why there are
+    /// none (a document saved before they were counted reads as not
+    /// recorded).
+    #[serde(default = "TreeHardware::not_recorded")]
+    pub hardware: TreeHardware,
     pub end: CommandEnd,
     /// Where the tree's threads ran, for the placement and co-residency
     /// checks. Not saved: the document keeps each arm's judgement of them
     /// (the records of a busy build run to megabytes a repetition).
     #[serde(skip, default = "PlacementRecords::not_saved")]
     pub placement: PlacementRecords,
+}
+
+/// The tree's user-space hardware counts of one repetition, or why there
+/// are none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "hardware", rename_all = "kebab-case")]
+pub enum TreeHardware {
+    /// One entry per core PMU counted on: one where the machine has one.
+    Counted { pmus: Vec<PmuCounts> },
+    /// No PMU counts here, or perf refused; `reason` says which.
+    Unavailable { reason: String },
+}
+
+impl TreeHardware {
+    /// A repetition from a document saved before the tree's hardware
+    /// counts were recorded.
+    pub fn not_recorded() -> TreeHardware {
+        TreeHardware::Unavailable {
+            reason: "not recorded: the document was saved by a version that did not count the \
+                     tree's hardware events"
+                .into(),
+        }
+    }
+
+    /// The tree's user-space instructions, summed over its PMUs.
+    pub fn user_instructions(&self) -> Option<u64> {
+        self.sum(|pmu| pmu.user_instructions.count)
+    }
+
+    /// The tree's user-space cycles, summed over its PMUs.
+    pub fn cycles(&self) -> Option<u64> {
+        self.sum(|pmu| pmu.cycles.count)
+    }
+
+    fn sum(&self, value: impl Fn(&PmuCounts) -> u64) -> Option<u64> {
+        match self {
+            TreeHardware::Counted { pmus } => Some(pmus.iter().map(value).sum()),
+            TreeHardware::Unavailable { .. } => None,
+        }
+    }
+}
+
+/// The tree's user-space cycles and instructions on one core PMU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PmuCounts {
+    /// The core PMU (`cpu_core`, `cpu_atom`) where the machine has one per
+    /// kind of core; `None`: the generic events of a machine with one.
+    pub pmu: Option<String>,
+    pub cycles: EventCount,
+    pub user_instructions: EventCount,
+}
+
+/// One counter's value as read, unscaled, with its times: running less
+/// than enabled means the PMU multiplexed it (or, on a machine with a PMU
+/// per kind of core, the tree ran on another PMU's CPUs for the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventCount {
+    pub count: u64,
+    #[serde(flatten)]
+    pub times: GroupTimes,
+}
+
+/// The tree's hardware counters being counted, or why there are none.
+struct TreeHardwareCounters {
+    /// Per PMU: its name, cycles and user-space instructions.
+    pmus: Vec<(Option<String>, Counter, Counter)>,
+}
+
+/// The core PMUs to count the tree on when it runs on `arm`: with one
+/// core PMU (or none known), the generic events (`None`); with a PMU per
+/// kind of core, each PMU whose CPUs the arm holds, by name and type.
+fn tree_pmus(core_pmus: &[CorePmu], arm: &CpuSet) -> Vec<Option<(String, u32)>> {
+    let named: Vec<Option<(String, u32)>> = core_pmus
+        .iter()
+        .filter(|pmu| arm.cpus().iter().any(|&cpu| pmu.cpus.contains(cpu)))
+        .map(|pmu| Some((pmu.name.clone(), pmu.pmu_type)))
+        .collect();
+    if core_pmus.len() < 2 || named.is_empty() {
+        vec![None]
+    } else {
+        named
+    }
+}
+
+impl TreeHardwareCounters {
+    /// Opens cycles and user-space instructions on the held `pid` and
+    /// everything it will create, per PMU of [`tree_pmus`], counting from
+    /// its exec; any failure leaves the reason, never a failed repetition.
+    fn open(
+        pid: libc::pid_t,
+        core_pmus: &[CorePmu],
+        arm: &CpuSet,
+    ) -> Result<TreeHardwareCounters, String> {
+        let open = |event: HardwareEvent, pmu_type: Option<u32>| {
+            hardware_builder(event, pmu_type)
+                .observe_pid(pid)
+                .any_cpu()
+                .inherit(true)
+                .enabled(false)
+                .enable_on_exec(true)
+                .build()
+                .map_err(|error| hardware_unavailable(event, &error))
+        };
+        let pmus = tree_pmus(core_pmus, arm)
+            .into_iter()
+            .map(|pmu| {
+                let pmu_type = pmu.as_ref().map(|(_, pmu_type)| *pmu_type);
+                Ok((
+                    pmu.map(|(name, _)| name),
+                    open(HardwareEvent::Cycles, pmu_type)?,
+                    open(HardwareEvent::Instructions, pmu_type)?,
+                ))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(TreeHardwareCounters { pmus })
+    }
+
+    /// The counts once the tree has ended.
+    fn finish(self) -> Result<TreeHardware> {
+        let read = |counter: &mut Counter, what: &str| -> Result<EventCount> {
+            let read = counter
+                .read_count_and_time()
+                .with_context(|| format!("reading the command's {what}"))?;
+            Ok(EventCount {
+                count: read.count,
+                times: GroupTimes {
+                    time_enabled_ns: read.time_enabled,
+                    time_running_ns: read.time_running,
+                },
+            })
+        };
+        let pmus = self
+            .pmus
+            .into_iter()
+            .map(|(pmu, mut cycles, mut instructions)| {
+                Ok(PmuCounts {
+                    pmu,
+                    cycles: read(&mut cycles, "cycles")?,
+                    user_instructions: read(&mut instructions, "user-space instructions")?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(TreeHardware::Counted { pmus })
+    }
+}
+
+/// Why the tree's `event` cannot be counted.
+fn hardware_unavailable(event: HardwareEvent, error: &std::io::Error) -> String {
+    let not_counted = "the tree's cycles and user-space instructions are not counted";
+    match error.raw_os_error() {
+        // Cycles open first: a PMU that has them but not this event.
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL)
+            if event != HardwareEvent::Cycles =>
+        {
+            format!("this PMU has no {event} event (perf_event_open: {error}): {not_counted}")
+        }
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => format!(
+            "no hardware PMU counts here (perf_event_open for {event}: {error}; typical of a \
+             VM): {not_counted}"
+        ),
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "perf_event_open refused the {event} hardware event ({error}): {not_counted}; {}",
+            paranoid_advice(2)
+        ),
+        _ => format!("cannot open the {event} hardware event ({error}): {not_counted}"),
+    }
 }
 
 /// The tree's context-switch records, or why there are none.
@@ -378,12 +564,14 @@ fn last_lines(tail: &[u8]) -> String {
 /// command that exits non-zero or is killed is an error, a
 /// [`CommandFailed`] (downcast it to keep the sample). A stop signal
 /// (SIGINT, SIGTERM) is passed on to the command, which decides when it
-/// ends.
+/// ends. `core_pmus` are the machine's ([`crate::probe::Environment`]'s):
+/// with two or more, the tree's hardware events are counted on each.
 pub fn run_once(
     argv: &[OsString],
     cpus: &CpuSet,
     watched: &Watched,
     output: &Output,
+    core_pmus: &[CorePmu],
 ) -> Result<CommandSample> {
     let stdin = File::open("/dev/null").context("opening /dev/null for COMMAND's stdin")?;
     let (stdio, stderr_pipe) = match output {
@@ -423,6 +611,7 @@ pub fn run_once(
     let pid = held.pid.as_raw();
     confine_process(pid, cpus)?;
     let counters = TreeCounters::open(pid)?;
+    let hardware = TreeHardwareCounters::open(pid, core_pmus, cpus);
     let mut records = OpenRecords::open(pid, watched);
     let tail = stderr_pipe.map(keep_tail);
     let start = Instant::now();
@@ -447,6 +636,10 @@ pub fn run_once(
     };
     let wall_ns = start.elapsed().as_nanos() as u64;
     let (task_clock_ns, context_switches, migrations, source) = counters.finish(&usage)?;
+    let hardware = match hardware {
+        Ok(counters) => counters.finish()?,
+        Err(reason) => TreeHardware::Unavailable { reason },
+    };
     let placement = match records {
         Ok(open) => open.finish(end)?,
         Err(unavailable) => unavailable,
@@ -457,6 +650,7 @@ pub fn run_once(
         context_switches,
         migrations,
         counters: source,
+        hardware,
         end,
         placement,
     };
@@ -543,6 +737,83 @@ mod tests {
         );
     }
 
+    fn pmu(name: &str, pmu_type: u32, cpus: &[u32]) -> CorePmu {
+        CorePmu {
+            name: name.into(),
+            pmu_type,
+            cpus: cpus.iter().copied().collect(),
+        }
+    }
+
+    /// A hybrid's tree is counted on each core PMU its arm's CPUs belong
+    /// to; a machine with one core PMU uses the generic events.
+    #[test]
+    fn the_tree_is_counted_on_each_core_pmu_its_arm_holds() {
+        let hybrid = [pmu("cpu_core", 4, &[0, 1]), pmu("cpu_atom", 10, &[2, 3])];
+        let arm = |cpus: &[u32]| cpus.iter().copied().collect::<CpuSet>();
+        assert_eq!(
+            tree_pmus(&hybrid, &arm(&[2, 3])),
+            vec![Some(("cpu_atom".to_string(), 10))]
+        );
+        assert_eq!(
+            tree_pmus(&hybrid, &arm(&[1, 2])),
+            vec![
+                Some(("cpu_core".to_string(), 4)),
+                Some(("cpu_atom".to_string(), 10))
+            ]
+        );
+        assert_eq!(tree_pmus(&hybrid[..1], &arm(&[0])), vec![None]);
+        assert_eq!(tree_pmus(&[], &arm(&[0])), vec![None]);
+    }
+
+    #[test]
+    fn the_tree_hardware_counts_sum_over_its_pmus() {
+        let count = |count| EventCount {
+            count,
+            times: GroupTimes {
+                time_enabled_ns: 10,
+                time_running_ns: 10,
+            },
+        };
+        let counted = TreeHardware::Counted {
+            pmus: vec![
+                PmuCounts {
+                    pmu: Some("cpu_core".into()),
+                    cycles: count(100),
+                    user_instructions: count(300),
+                },
+                PmuCounts {
+                    pmu: Some("cpu_atom".into()),
+                    cycles: count(50),
+                    user_instructions: count(20),
+                },
+            ],
+        };
+        assert_eq!(counted.user_instructions(), Some(320));
+        assert_eq!(counted.cycles(), Some(150));
+        assert_eq!(TreeHardware::not_recorded().user_instructions(), None);
+    }
+
+    #[test]
+    fn a_missing_pmu_and_a_refusal_say_why_nothing_is_counted() {
+        let enoent = std::io::Error::from_raw_os_error(libc::ENOENT);
+        let reason = hardware_unavailable(HardwareEvent::Cycles, &enoent);
+        assert!(
+            reason.starts_with("no hardware PMU counts here"),
+            "{reason}"
+        );
+        // QEMU's arm64 PMU without icount has cycles but no instructions.
+        let reason = hardware_unavailable(HardwareEvent::Instructions, &enoent);
+        assert!(
+            reason.starts_with("this PMU has no instructions event"),
+            "{reason}"
+        );
+        let eacces = std::io::Error::from_raw_os_error(libc::EACCES);
+        let reason = hardware_unavailable(HardwareEvent::Instructions, &eacces);
+        assert!(reason.contains("perf_event_paranoid"), "{reason}");
+        assert!(reason.contains("refused the instructions"), "{reason}");
+    }
+
     #[test]
     fn a_failure_gives_the_status_and_the_end_of_stderr() {
         let failed = CommandFailed {
@@ -553,6 +824,7 @@ mod tests {
                 context_switches: 0,
                 migrations: Some(0),
                 counters: TreeCounterSource::PerfInherit,
+                hardware: TreeHardware::not_recorded(),
                 end: CommandEnd::Exited { code: 1 },
                 placement: PlacementRecords::Unavailable {
                     reason: "not recorded".into(),

@@ -327,7 +327,7 @@ impl<E: Event> Event for OnPmu<E> {
 /// Hardware events count user space only: the kernel is the same for every
 /// arm, and user-space counting needs the least privilege. `pmu_type` names
 /// the core PMU to count on, where the machine has several.
-fn hardware_builder(event: HardwareEvent, pmu_type: Option<u32>) -> Builder<'static> {
+pub fn hardware_builder(event: HardwareEvent, pmu_type: Option<u32>) -> Builder<'static> {
     fn user_only<E: Event>(event: E, pmu_type: Option<u32>) -> Builder<'static> {
         let mut builder = Builder::new(OnPmu { event, pmu_type });
         builder.exclude_kernel(true).exclude_hv(true);

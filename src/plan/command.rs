@@ -19,8 +19,10 @@
 //!   refused; a non-zero exit is an error with the last lines of stderr),
 //!   the tree's context-switch records (as `observe`'s recorder opens
 //!   them) and CPU-wide ones of the arm's SMT siblings, and `CommandRep`,
-//!   one repetition as the judge and the document see it; to do: cycles
-//!   and user-space instructions per core PMU;
+//!   one repetition as the judge and the document see it; and, where a PMU
+//!   counts, the tree's user-space cycles and instructions (`inherit`, one
+//!   pair per core PMU the arm's CPUs belong to on a hybrid), each with its
+//!   time enabled and running;
 //! * `judge::command`: each arm's wall-time median, CV, min–max and n, and
 //!   its ratio to the baseline arm paired by round with a 95 % interval
 //!   (`judge::stats`, as for the kernel); `judge::command_checks`: each
@@ -28,9 +30,11 @@
 //!   may be quoted; placement held (every thread of the tree only on its
 //!   arm's CPUs, from the records) and SMT co-residency (the share of
 //!   on-CPU time its CPU's sibling ran another thread of the tree, and
-//!   something else); to do: same work (user-space instructions per
-//!   repetition within `--tolerance`) and multiplexing, each unavailable
-//!   with its reason until measured;
+//!   something else); same work (each arm's median user-space
+//!   instructions within `--tolerance` of the baseline arm's; failed, the
+//!   arm named and marked, never dropped) and multiplexing (the tree's
+//!   hardware counters ran all their enabled time), each unavailable with
+//!   its reason where no PMU counts;
 //! * `study::command`: the gate first (unless `--skip-gate`), then
 //!   warm-ups and rounds that interleave every arm, `--prepare CMD` before
 //!   each repetition, a stop keeping the finished rounds, a failure

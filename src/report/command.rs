@@ -3,7 +3,7 @@
 //! ratio to the baseline arm, then the checks.
 
 use crate::exit::Outcome;
-use crate::judge::command_checks::{invalidating, quotable};
+use crate::judge::command_checks::{different_work, invalidating, quotable, signed_percent};
 use crate::measure::command::Output;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
@@ -58,7 +58,8 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
     }
     let _ = writeln!(out, "\n{}", arms_table(result, view));
-    if let Some(line) = per_unit_line(result) {
+    let lines_under = [per_unit_line(result), instructions_line(result)];
+    for line in lines_under.into_iter().flatten() {
         let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     if !result.residency.is_empty() {
@@ -204,6 +205,33 @@ fn per_unit_line(result: &CommandResult) -> Option<String> {
     ))
 }
 
+/// Each arm's user-space instructions against the baseline arm's, where a
+/// PMU counted them, an arm beyond the same-work tolerance marked
+/// DIFFERENT WORK (its cost stands: the program did other work there).
+fn instructions_line(result: &CommandResult) -> Option<String> {
+    let baseline = result.options.baseline;
+    let arms: Vec<String> = result
+        .arms
+        .iter()
+        .filter_map(|stats| {
+            let change = stats.instructions_vs_baseline?;
+            let mark = if different_work(change, result.options.tolerance) {
+                " DIFFERENT WORK"
+            } else {
+                ""
+            };
+            Some(format!("{} {}{mark}", stats.arm, signed_percent(change)))
+        })
+        .collect();
+    (!arms.is_empty()).then(|| {
+        format!(
+            "user-space instructions against {baseline} (same-work tolerance ±{} %): {}",
+            sig4(result.options.tolerance * 100.0),
+            arms.join(", ")
+        )
+    })
+}
+
 /// Per arm, from the repetitions' context-switch records: the share of
 /// the tree's on-CPU time on the arm's CPUs, and the shares during which
 /// its CPU's SMT sibling ran another thread of the tree, or something else.
@@ -277,5 +305,36 @@ impl Document for CommandResult {
 
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.valid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An arm whose user-space instructions moved beyond the tolerance is
+    /// marked under the arms table, its cost kept; one within it is not.
+    #[test]
+    fn an_arm_that_did_other_work_is_marked_under_the_table() {
+        let mut result: CommandResult = serde_json::from_str(include_str!(
+            "../../fixtures/results/command-vm-skip-gate.json"
+        ))
+        .unwrap();
+        assert_eq!(instructions_line(&result), None, "no PMU counted there");
+        result.options.tolerance = 0.01;
+        result.arms[0].user_instructions = Some(1e7);
+        result.arms[1].user_instructions = Some(1.04e7);
+        result.arms[1].instructions_vs_baseline = Some(0.04);
+        assert_eq!(
+            instructions_line(&result).unwrap(),
+            "user-space instructions against one-per-core (same-work tolerance ±1.000 %): \
+             same-cpu +4.000 % DIFFERENT WORK"
+        );
+        result.arms[1].instructions_vs_baseline = Some(-0.002);
+        assert!(
+            instructions_line(&result)
+                .unwrap()
+                .ends_with("same-cpu -0.200 %")
+        );
     }
 }

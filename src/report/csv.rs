@@ -4,10 +4,11 @@
 //! per CPU; for `observe` one row per stretch of a thread on a CPU; for
 //! `run -- COMMAND` one row per repetition of the command.
 
+use crate::judge::command_checks::multiplexing_offence;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
-use crate::measure::command::CommandRep;
+use crate::measure::command::{CommandRep, TreeHardware};
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
 use serde::Serialize;
@@ -306,6 +307,13 @@ struct CommandRow {
     context_switches: u64,
     /// Empty where only rusage counted.
     migrations: String,
+    /// The tree's user-space cycles and instructions, summed over its core
+    /// PMUs; empty where no PMU counted (or perf refused).
+    cycles: String,
+    user_instructions: String,
+    /// Whether those counters ran less than their enabled time (not
+    /// scaled); empty where none counted.
+    multiplexed: String,
     /// `exited` or `signaled`, and its code or signal.
     end: String,
     status: i32,
@@ -328,6 +336,14 @@ pub fn command(reps: &[CommandRep]) -> String {
             task_clock_ns: sample.task_clock_ns,
             context_switches: sample.context_switches,
             migrations: opt(sample.migrations),
+            cycles: opt(sample.hardware.cycles()),
+            user_instructions: opt(sample.hardware.user_instructions()),
+            multiplexed: match sample.hardware {
+                TreeHardware::Counted { .. } => {
+                    multiplexing_offence(&sample.hardware).is_some().to_string()
+                }
+                TreeHardware::Unavailable { .. } => String::new(),
+            },
             end: end.into(),
             status,
         }

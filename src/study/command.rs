@@ -24,7 +24,7 @@ use crate::exit::UsageError;
 use crate::judge::command::command_arm_stats;
 use crate::judge::command::{ArmResidency, arm_residency};
 use crate::judge::command_checks::{
-    arm_checks, command_valid, other_load, placement_held, same_work_unmeasured,
+    arm_checks, command_valid, multiplexing, other_load, placement_held, same_work,
 };
 use crate::judge::gate::GateRule;
 use crate::judge::warnings::Warning;
@@ -127,7 +127,11 @@ pub fn command_study<M: Measure>(
         .iter()
         .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus, options.cv_bar))
         .collect();
-    let mut checks = vec![placement_held(&residency), same_work_unmeasured()];
+    let mut checks = vec![
+        placement_held(&residency),
+        same_work(&recorded.reps, &stats, baseline, options.tolerance),
+        multiplexing(&recorded.reps),
+    ];
     checks.extend(arm_checks(&stats, &recorded.reps, options.cv_bar));
     checks.extend(other_load(&residency, options.cv_bar));
     let valid = command_valid(&checks, options.strict);
@@ -248,7 +252,7 @@ pub fn run_rounds(
 mod tests {
     use super::*;
     use crate::cpuset::CpuSet;
-    use crate::measure::command::{PlacementRecords, TreeCounterSource};
+    use crate::measure::command::{PlacementRecords, TreeCounterSource, TreeHardware};
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
     use crate::plan::command::CommandArm;
@@ -277,6 +281,7 @@ mod tests {
             context_switches: 1,
             migrations: Some(0),
             counters: TreeCounterSource::PerfInherit,
+            hardware: TreeHardware::not_recorded(),
             end: CommandEnd::Exited { code },
             placement: PlacementRecords::Unavailable {
                 reason: "not recorded".into(),

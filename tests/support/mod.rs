@@ -486,25 +486,32 @@ impl GuestRun {
             .unwrap_or_else(|| panic!("no JSON object in the guest's output\n{self}"))
     }
 
-    /// The first JSON object in the payload's output that starts a line.
-    /// Anything around it (a text report; the progress line, because the
-    /// guest console is a terminal: it is redrawn with "\r\x1b[2K", whose
-    /// "\r" boot-guest.sh strips, so "\x1b[2K" counts as a line start here)
-    /// is ignored.
+    /// The first JSON object in the payload's output that starts a line
+    /// (see [`GuestRun::documents`]).
     pub fn document(&self) -> Option<serde_json::Value> {
+        self.documents().into_iter().next()
+    }
+
+    /// Every JSON object in the payload's output that starts a line, in
+    /// order. Anything around them (a text report; the progress line,
+    /// because the guest console is a terminal: it is redrawn with
+    /// "\r\x1b[2K", whose "\r" boot-guest.sh strips, so "\x1b[2K" counts as
+    /// a line start here) is ignored.
+    pub fn documents(&self) -> Vec<serde_json::Value> {
         let console = self.stdout.replace("\x1b[2K", "\n");
+        let mut found = Vec::new();
         let mut line_start = 0;
         for line in console.split_inclusive('\n') {
             if line.starts_with('{') {
                 let rest = &console[line_start..];
                 let mut values = serde_json::Deserializer::from_str(rest).into_iter();
                 if let Some(Ok(value @ serde_json::Value::Object(_))) = values.next() {
-                    return Some(value);
+                    found.push(value);
                 }
             }
             line_start += line.len();
         }
-        None
+        found
     }
 }
 

@@ -76,6 +76,21 @@ pub fn command(result: &CommandResult) -> String {
             &by_arm,
             arm.vs_baseline,
         );
+        m.gauge(
+            "placement_study_command_arm_user_instructions",
+            "Median user-space instructions of the command's tree in the arm, over the \
+             repetitions whose counters ran all their enabled time; absent where no PMU counted.",
+            &by_arm,
+            arm.user_instructions,
+        );
+        m.gauge(
+            "placement_study_command_arm_user_instructions_vs_baseline_ratio",
+            "The arm's median user-space instructions against the baseline arm's, minus 1 (0.02: \
+             2 % more work); beyond --tolerance the same-work check fails. Absent for the \
+             baseline and where no PMU counted.",
+            &by_arm,
+            arm.instructions_vs_baseline,
+        );
     }
     m.checks(
         "placement_study_command_check_status",
