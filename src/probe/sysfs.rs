@@ -16,7 +16,7 @@
 //! s390 and sparse on ia64.
 
 use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
-use crate::input::{Folder, ReadLimit, is_absent, read_bounded, read_bounded_in};
+use crate::input::{Folder, ReadLimit, is_absent, read_bounded, read_bounded_in, too_large};
 use crate::probe::recording::{FoundKind, RecordedBytes, Recording};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
@@ -212,7 +212,15 @@ impl SysfsRoot {
         is_complete: impl Fn(&[u8]) -> bool,
     ) -> Result<Option<Vec<u8>>> {
         if let Some(document) = &self.document {
-            return Ok(document.files.get(relative).map(|bytes| bytes.0.clone()));
+            let Some(recorded) = document.files.get(relative) else {
+                return Ok(None);
+            };
+            // Bounded as the folder's file would be: a document may be
+            // edited by hand.
+            if recorded.0.len() > limit.max_bytes {
+                bail!(too_large(self.name(relative), limit));
+            }
+            return Ok(Some(recorded.0.clone()));
         }
         let bytes = self.read_from_folder(relative, limit, is_complete)?;
         if let (Some(recording), Some(bytes)) = (&self.recording, &bytes) {
