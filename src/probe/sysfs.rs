@@ -85,7 +85,8 @@ impl SysfsRoot {
     pub fn snapshot(dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
             bail!(
-                "sysfs root {}: no such folder (expected a snapshot folder holding sys/ and proc/)",
+                "sysfs root {}: no such folder (expected a snapshot folder holding sys/ and proc/, \
+                 or a snapshot document FILE.json)",
                 dir.display()
             );
         }
