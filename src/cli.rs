@@ -152,7 +152,8 @@ pub enum Command {
 /// Where the machine's facts come from.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SourceArgs {
-    /// Read sysfs/procfs under DIR (the folder holding sys/ and proc/) instead of the live system.
+    /// Read sysfs/procfs under DIR (the folder holding sys/ and proc/), or from a FILE.json
+    /// snapshot, instead of the live system.
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
     /// Read CPUID from a hwloc-gather-cpuid dump (one puN file per CPU) instead of the live CPU (x86_64 builds only).
@@ -206,7 +207,8 @@ pub struct TopologyArgs {
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
-    /// Folder to create (must not exist or be empty).
+    /// Folder to create (must not exist or be empty); a name ending in .json
+    /// writes one new file instead, the fast form.
     pub dir: PathBuf,
 }
 

@@ -303,7 +303,8 @@ fn read_limited(
     }
 }
 
-fn too_large(name: impl fmt::Display, limit: ReadLimit) -> String {
+/// What a file over `limit` is, for its one-line error.
+pub fn too_large(name: impl fmt::Display, limit: ReadLimit) -> String {
     format!(
         "{name}: larger than {}; not {}",
         describe_bytes(limit.max_bytes),

@@ -34,7 +34,7 @@ use crate::measure::recorder::ObserveTarget;
 use crate::plan::Arm;
 use crate::plan::command::{CommandArm, Units, check_placeholders};
 use crate::probe::CpuidSource;
-use crate::probe::snapshot::CPUID_DIR;
+use crate::probe::snapshot::{CPUID_DIR, names_document};
 use crate::report::fleet::FleetOptions;
 use crate::report::view::Charset;
 use crate::saved::OutputTarget;
@@ -421,7 +421,8 @@ fn fleet_input(files_named: bool, stdin_is_terminal: bool) -> Result<()> {
 
 /// Which CPUID source the options ask for. Without options: the live CPU
 /// for the live system; for `--sysfs-root DIR`, the dump `DIR/cpuid` that
-/// `snapshot` writes, when present (never the live CPU: it belongs to
+/// `snapshot` writes, when present, and for `--sysfs-root FILE.json` the
+/// dump the document holds, when it holds one (never the live CPU: it belongs to
 /// another machine than the snapshot). Builds for other architectures than
 /// x86_64 read no CPUID, and refuse `--cpuid-dump`.
 fn source(args: &SourceArgs) -> Result<Source> {
@@ -439,6 +440,10 @@ fn source(args: &SourceArgs) -> Result<Source> {
         Some(CpuidSource::Dump(dump.clone()))
     } else {
         match &args.sysfs_root {
+            // Its dump is read where the document holds one (probe_root).
+            Some(root) if x86_64 && names_document(root) && !root.is_dir() => {
+                Some(CpuidSource::Recorded(root.clone()))
+            }
             Some(root) if x86_64 => {
                 let dump = root.join(CPUID_DIR);
                 dump.is_dir().then_some(CpuidSource::Dump(dump))

@@ -190,6 +190,35 @@ fn live_topology() -> Value {
     binary_json(&["topology", "--json"], &[0])
 }
 
+/// `snapshot FILE.json` of this machine, and the document of each fixture
+/// machine as the recorder makes it.
+#[test]
+fn snapshot_documents_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.json");
+    let output = common::placement_study(&["snapshot", path.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut cases = vec![Case {
+        what: "snapshot FILE.json (live)".into(),
+        schema: "snapshot.schema.json",
+        document: serde_json::from_slice(&fs::read(&path).unwrap()).unwrap(),
+    }];
+    for folder in fixture_folders("sysfs") {
+        let document = placement_study::study::snapshot::record_snapshot(&folder, false)
+            .unwrap_or_else(|e| panic!("recording {}: {e:#}", folder.display()));
+        cases.push(Case {
+            what: format!("the snapshot document of {}", folder.display()),
+            schema: "snapshot.schema.json",
+            document: serde_json::to_value(&document).unwrap(),
+        });
+    }
+    assert_valid(&cases);
+}
+
 #[test]
 fn topology_documents_validate() {
     let mut cases = vec![Case {

@@ -34,6 +34,7 @@ mod prom;
 mod saved_io;
 mod schemas;
 mod snapshot;
+mod snapshot_document;
 mod stop_signals;
 mod study_replay;
 mod table_width;

@@ -14,16 +14,18 @@ pub mod topology;
 
 use crate::exit::Outcome;
 use crate::measure::stop;
-use crate::probe::{self, CpuidSource, Topology};
+use crate::probe::snapshot::names_document;
+use crate::probe::{self, CpuidSource, SysfsRoot, Topology};
 use crate::report::document::Document;
 use crate::report::view::{Charset, View};
-use crate::saved::{OutputTarget, write_all_to, write_stdout};
+use crate::saved::{OutputTarget, load_snapshot, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// A subcommand with its checked options.
 pub enum Command {
@@ -56,7 +58,8 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
 /// Where the machine's facts come from, resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
-    /// A snapshot folder holding `sys/` and `proc/`; `None` for this machine.
+    /// A snapshot folder holding `sys/` and `proc/`, or a snapshot
+    /// document (`….json`); `None` for this machine.
     pub sysfs_root: Option<PathBuf>,
     /// Where CPUID comes from; `None` not to read it.
     pub cpuid: Option<CpuidSource>,
@@ -65,7 +68,22 @@ pub struct Source {
 impl Source {
     /// Probes the machine this source describes.
     pub fn probe(&self) -> Result<Topology> {
-        probe::probe(self.sysfs_root.as_deref(), self.cpuid.as_ref())
+        self.probe_in(self.root()?.as_ref())
+    }
+
+    /// The snapshot to read, opened (a document read and checked);
+    /// `None` for this machine.
+    pub fn root(&self) -> Result<Option<SysfsRoot>> {
+        self.sysfs_root.as_deref().map(open_root).transpose()
+    }
+
+    /// Probes `root`, the snapshot this source's [`root`](Self::root)
+    /// opened, or this machine.
+    pub fn probe_in(&self, root: Option<&SysfsRoot>) -> Result<Topology> {
+        match root {
+            Some(root) => probe::probe_root(root, self.cpuid.as_ref()),
+            None => probe::probe(None, self.cpuid.as_ref()),
+        }
     }
 
     /// For a command that measures: installs the stop handlers first, so a
@@ -74,6 +92,16 @@ impl Source {
         stop::install_stop_handlers()?;
         self.probe()
     }
+}
+
+/// A `--sysfs-root`: a snapshot document where `path` names one (`….json`,
+/// not a folder), else a snapshot folder.
+fn open_root(path: &Path) -> Result<SysfsRoot> {
+    if names_document(path) && !path.is_dir() {
+        let document = load_snapshot(path)?;
+        return Ok(SysfsRoot::document(path, Rc::new(document.recording)));
+    }
+    SysfsRoot::snapshot(path)
 }
 
 /// Where a command's result goes, checked before anything ran, and how

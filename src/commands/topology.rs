@@ -11,8 +11,9 @@ pub struct TopologyCommand {
 }
 
 pub fn run(command: &TopologyCommand) -> Result<Outcome> {
-    let topology = command.source.probe()?;
-    let document = topology_document(topology, command.source.sysfs_root.as_deref())?;
+    let root = command.source.root()?;
+    let topology = command.source.probe_in(root.as_ref())?;
+    let document = topology_document(topology, root.as_ref())?;
     command.outputs.emit(&document)?;
     Ok(Outcome::Success)
 }

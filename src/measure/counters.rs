@@ -289,11 +289,11 @@ fn explain_missing(event: HardwareEvent, error: &io::Error) -> String {
 /// Says what perf_event_paranoid is now and how to allow what needs `level`.
 pub fn paranoid_advice(level: u8) -> String {
     let root = SysfsRoot::live();
-    let path = root.path(PARANOID_FILE);
+    let path = root.name(PARANOID_FILE);
     let current = match root.read_value(PARANOID_FILE) {
-        Ok(Some(value)) => format!("{} is {value}", path.display()),
-        Ok(None) => format!("{} is missing", path.display()),
-        Err(error) => format!("{} is unreadable ({error:#})", path.display()),
+        Ok(Some(value)) => format!("{path} is {value}"),
+        Ok(None) => format!("{path} is missing"),
+        Err(error) => format!("{path} is unreadable ({error:#})"),
     };
     format!(
         "{current}; this needs {level} or lower (`sysctl kernel.perf_event_paranoid={level}`) or the CAP_PERFMON capability (`setcap cap_perfmon+ep` on the binary)"

@@ -97,7 +97,7 @@ fn read_instance(root: &SysfsRoot, dir: &str, cpus: CpuSet) -> Result<Option<Cac
         Some(text) => Some(parse_size(&text).ok_or_else(|| {
             anyhow!(
                 "{}: expected a size like 48K or 1M, found '{text}'",
-                root.path(&size_path).display()
+                root.name(&size_path)
             )
         })?),
         None => None,

@@ -84,7 +84,7 @@ fn saved_allowed_cpus(root: &SysfsRoot) -> Result<Option<CpuSet>> {
     };
     parse_list(list)
         .map(Some)
-        .map_err(|e| anyhow!("{}: Cpus_allowed_list: {e}", root.path(FILE).display()))
+        .map_err(|e| anyhow!("{}: Cpus_allowed_list: {e}", root.name(FILE)))
 }
 
 /// `osrelease`, or on the live system without /proc, `uname -r`.
@@ -220,10 +220,7 @@ fn read_flag(root: &SysfsRoot, relative: &str) -> Result<Option<bool>> {
         None => Ok(None),
         Some("1") => Ok(Some(true)),
         Some("0") => Ok(Some(false)),
-        Some(other) => bail!(
-            "{}: expected 0 or 1, found '{other}'",
-            root.path(relative).display()
-        ),
+        Some(other) => bail!("{}: expected 0 or 1, found '{other}'", root.name(relative)),
     }
 }
 
@@ -256,7 +253,7 @@ impl FirstCpuInfo {
         let Some(text) = root.read_text_bounded(path, CPUINFO_LIMIT, first_block_complete)? else {
             return Ok(FirstCpuInfo::default());
         };
-        FirstCpuInfo::parse(&text).map_err(|why| anyhow!("{}: {why}", root.path(path).display()))
+        FirstCpuInfo::parse(&text).map_err(|why| anyhow!("{}: {why}", root.name(path)))
     }
 
     /// Parses the first processor's block of a whole `/proc/cpuinfo` text

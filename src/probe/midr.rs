@@ -371,8 +371,7 @@ pub fn read_midr(root: &SysfsRoot, online: &CpuSet) -> Result<Option<MidrReport>
     if has_flags_line(text.as_bytes()) {
         return Ok(None);
     }
-    let parsed =
-        parse_cpuinfo(&text).map_err(|why| anyhow!("{}: {why}", root.path(CPUINFO).display()))?;
+    let parsed = parse_cpuinfo(&text).map_err(|why| anyhow!("{}: {why}", root.name(CPUINFO)))?;
     Ok(parsed.map(|parsed| {
         let per_cpu = parsed
             .cpus
@@ -406,7 +405,7 @@ fn from_sysfs(root: &SysfsRoot, online: &CpuSet) -> Result<Option<Vec<(u32, Midr
             .ok_or_else(|| {
                 anyhow!(
                     "{}: expected a MIDR_EL1 value like 0x00000000410fd0c1, found '{}'",
-                    root.path(&relative).display(),
+                    root.name(&relative),
                     excerpt(&text)
                 )
             })?;

@@ -17,6 +17,7 @@ pub mod crosscheck;
 pub mod environment;
 pub mod midr;
 pub mod model;
+pub mod recording;
 pub mod sibling_map;
 pub mod snapshot;
 pub mod sysfs;
@@ -39,6 +40,9 @@ pub enum CpuidSource {
     Live,
     /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
     Dump(PathBuf),
+    /// The dump a snapshot document holds (its `cpuid/` records), read
+    /// through the document's [`SysfsRoot`]; the path names the document.
+    Recorded(PathBuf),
 }
 
 /// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
@@ -47,19 +51,30 @@ impl fmt::Display for CpuidSource {
         match self {
             CpuidSource::Live => f.write_str("live"),
             CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
+            CpuidSource::Recorded(document) => {
+                write!(f, "{}: {}", document.display(), snapshot::CPUID_DIR)
+            }
         }
     }
 }
 
-/// Reads and decodes CPUID (see `cpuid::read_report`).
+/// Reads and decodes CPUID (see `cpuid::read_report_in`).
 #[cfg(target_arch = "x86_64")]
-fn read_cpuid(source: &CpuidSource, cpus: &CpuSet) -> Result<CpuidReport> {
-    cpuid::read_report(source, cpus)
+fn read_cpuid(
+    source: &CpuidSource,
+    cpus: &CpuSet,
+    root: Option<&SysfsRoot>,
+) -> Result<CpuidReport> {
+    cpuid::read_report_in(source, cpus, root)
 }
 
 /// Other architectures have no CPUID to read, nor a decoder for dumps.
 #[cfg(not(target_arch = "x86_64"))]
-fn read_cpuid(source: &CpuidSource, _cpus: &CpuSet) -> Result<CpuidReport> {
+fn read_cpuid(
+    source: &CpuidSource,
+    _cpus: &CpuSet,
+    _root: Option<&SysfsRoot>,
+) -> Result<CpuidReport> {
     bail!(
         "reading CPUID ({source}): CPUID is an x86 instruction; this {} build does not decode CPUID (use an x86_64 build of placement-study)",
         std::env::consts::ARCH
@@ -79,13 +94,25 @@ fn read_cpuid(source: &CpuidSource, _cpus: &CpuSet) -> Result<CpuidReport> {
 pub fn probe(sysfs_root: Option<&Path>, cpuid: Option<&CpuidSource>) -> Result<Topology> {
     match (sysfs_root, cpuid) {
         (None, Some(source @ CpuidSource::Dump(_))) => probe_cpuid_dump(source),
-        (Some(dir), Some(CpuidSource::Live)) => bail!(
-            "sysfs root {}: this machine's CPUID does not describe a snapshot (expected its CPUID dump, or none)",
-            dir.display()
-        ),
-        (Some(dir), _) => probe_sysfs(&SysfsRoot::snapshot(dir)?, cpuid),
+        (Some(dir), _) => probe_root(&SysfsRoot::snapshot(dir)?, cpuid),
         (None, _) => probe_sysfs(&SysfsRoot::live(), cpuid),
     }
+}
+
+/// Probes a snapshot: a folder, or a snapshot document, as [`probe`] does
+/// with `sysfs_root`. A document's own CPUID dump
+/// ([`CpuidSource::Recorded`]) is read where it has one.
+pub fn probe_root(root: &SysfsRoot, cpuid: Option<&CpuidSource>) -> Result<Topology> {
+    if cpuid == Some(&CpuidSource::Live) {
+        bail!(
+            "sysfs root {}: this machine's CPUID does not describe a snapshot (expected its CPUID dump, or none)",
+            root.root().display()
+        );
+    }
+    let has_dump = |source: &&CpuidSource| {
+        !matches!(source, CpuidSource::Recorded(_)) || root.exists(snapshot::CPUID_DIR)
+    };
+    probe_sysfs(root, cpuid.filter(has_dump))
 }
 
 /// Structure from sysfs; CPUID, when given, adds classes, APIC ids, the
@@ -102,7 +129,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
     // Live CPUID is read on each CPU in turn, which needs leave to run there.
     let readable = allowed.as_ref().unwrap_or(&online);
     let report = cpuid_source
-        .map(|source| read_cpuid(source, readable))
+        .map(|source| read_cpuid(source, readable, Some(root)))
         .transpose()?;
     let midr = midr::read_midr(root, &online)?;
     let classes = classes::core_classes(Some(root), &online, report.as_ref(), midr.as_ref())?;
@@ -155,7 +182,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
 
 /// Structure from a CPUID dump's APIC ids alone (no sysfs to read).
 fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
-    let report = read_cpuid(source, &CpuSet::default())?;
+    let report = read_cpuid(source, &CpuSet::default(), None)?;
     let mut cpus = crosscheck::entries_from_cpuid(&report);
     if cpus.is_empty() {
         bail!("CPUID dump {source}: no CPUs (expected one puN file per CPU)");

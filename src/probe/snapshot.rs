@@ -6,6 +6,13 @@
 //!
 //! The snapshot is written into `DIR.partial` and renamed to `DIR` only when
 //! complete, so a folder named `DIR` is never a half-written snapshot.
+//!
+//! That folder is the faithful form (hwloc reads it too) but a slow one: a
+//! file per sysfs attribute, some 340,000 on an 8192-CPU machine. A path
+//! ending in `.json` ([`names_document`]) asks for the fast form instead,
+//! one document of what probing the machine read (made in
+//! `study::snapshot`; its target is checked here, by
+//! [`check_new_document`]).
 
 use crate::cpuset::CpuSet;
 use crate::input::{Folder, is_absent, kind_of, read_bounded, read_bounded_in};
@@ -101,6 +108,58 @@ pub fn save(dir: &Path) -> Result<String> {
     })
 }
 
+/// Does `path` name a snapshot document (`….json`) rather than a folder?
+/// For `--sysfs-root`, a folder of that name is a folder snapshot still.
+pub fn names_document(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("json"))
+}
+
+/// `snapshot FILE.json` writes a new file: anything already under the name
+/// is refused before anything is recorded, never replaced. A symbolic link
+/// too, dangling or not, as for a folder.
+pub fn check_new_document(path: &Path) -> Result<()> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot look it up", path.display())),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        bail!(
+            "{}: is a symbolic link{}; name a new file",
+            path.display(),
+            link_target(path)
+        );
+    }
+    if kind.is_dir() {
+        bail!(
+            "{}: is a folder; a .json snapshot is one new file: name a new file, or \
+             the folder snapshot's folder without .json",
+            path.display()
+        );
+    }
+    bail!(
+        "{}: already exists (a {}); name a new file, or remove it first",
+        path.display(),
+        kind_of(kind)
+    )
+}
+
+/// " to TARGET" for a symbolic link, with ", which does not exist" when it
+/// dangles.
+fn link_target(link: &Path) -> String {
+    let target = fs::read_link(link)
+        .map(|target| target.display().to_string())
+        .unwrap_or_default();
+    let dangling = if link.exists() {
+        ""
+    } else {
+        ", which does not exist"
+    };
+    format!(" to {target}{dangling}")
+}
+
 /// `snapshot` writes a new folder, or fills an empty one: a target that is
 /// anything else is refused before anything is written. A symbolic link is
 /// refused too, dangling or not: the finished snapshot is renamed onto the
@@ -113,17 +172,10 @@ fn check_target(dir: &Path) -> Result<()> {
     };
     let kind = meta.file_type();
     if kind.is_symlink() {
-        let target = fs::read_link(dir)
-            .map(|target| target.display().to_string())
-            .unwrap_or_default();
-        let dangling = if dir.exists() {
-            ""
-        } else {
-            ", which does not exist"
-        };
         bail!(
-            "{}: is a symbolic link to {target}{dangling}; name a new folder, or the folder itself",
-            dir.display()
+            "{}: is a symbolic link{}; name a new folder, or the folder itself",
+            dir.display(),
+            link_target(dir)
         );
     }
     if !kind.is_dir() {

@@ -1,6 +1,8 @@
 //! Reading the kernel's view of the CPUs from a root folder: `/` on the
 //! running system, or a saved snapshot (the folder holding `sys/` and
-//! `proc/`, as `placement-study snapshot` or hwloc-gather-topology write it).
+//! `proc/`, as `placement-study snapshot` or hwloc-gather-topology write it),
+//! or from a snapshot document (`snapshot FILE.json`): the [`Recording`] of
+//! what a probe of a root read, which answers the same reads.
 //!
 //! Real sysfs files are messier than the documentation: values end in `\n`
 //! or `\n\0`, some files are empty or say `(null)`, old kernels have no
@@ -14,7 +16,8 @@
 //! s390 and sparse on ia64.
 
 use crate::cpuset::{CpuSet, numbered_cpu, parse_list, parse_mask, trim_sysfs};
-use crate::input::{Folder, ReadLimit, is_absent, read_bounded, read_bounded_in};
+use crate::input::{Folder, ReadLimit, is_absent, read_bounded, read_bounded_in, too_large};
+use crate::probe::recording::{FoundKind, RecordedBytes, Recording};
 use crate::probe::sibling_map::make_partition;
 use anyhow::{Context, Result, anyhow, bail};
 use std::cell::RefCell;
@@ -43,8 +46,14 @@ pub enum SetForm {
 /// (a failed open costs a full path walk, and on tmpfs an allocation).
 #[derive(Clone, Debug)]
 pub struct SysfsRoot {
+    /// The root folder, or the snapshot document's path.
     root: PathBuf,
     live: bool,
+    /// A snapshot document's recording: every read is answered from it,
+    /// none from the file system.
+    document: Option<Rc<Recording>>,
+    /// Where reads from the folder are recorded, when they are.
+    recording: Option<RefCell<Recording>>,
     /// Folder (relative) → its names, sorted; empty for an absent folder.
     listings: RefCell<HashMap<String, Rc<[String]>>>,
     /// Every CPU set read so far, by its text: every CPU of a package
@@ -64,6 +73,8 @@ impl SysfsRoot {
         SysfsRoot {
             root: PathBuf::from("/"),
             live: true,
+            document: None,
+            recording: None,
             listings: RefCell::default(),
             sets: RefCell::default(),
             cpu_folder: RefCell::default(),
@@ -74,7 +85,8 @@ impl SysfsRoot {
     pub fn snapshot(dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
             bail!(
-                "sysfs root {}: no such folder (expected a snapshot folder holding sys/ and proc/)",
+                "sysfs root {}: no such folder (expected a snapshot folder holding sys/ and proc/, \
+                 or a snapshot document FILE.json)",
                 dir.display()
             );
         }
@@ -88,10 +100,53 @@ impl SysfsRoot {
         Ok(SysfsRoot {
             root: dir.to_path_buf(),
             live: false,
+            document: None,
+            recording: None,
             listings: RefCell::default(),
             sets: RefCell::default(),
             cpu_folder: RefCell::default(),
         })
+    }
+
+    /// The snapshot folder `dir` (`/` for this machine's own files, read as
+    /// a snapshot's), every read recorded: [`take_recording`] gives them.
+    ///
+    /// [`take_recording`]: Self::take_recording
+    pub fn recording(dir: &Path) -> Result<Self> {
+        Ok(SysfsRoot {
+            recording: Some(RefCell::default()),
+            ..SysfsRoot::snapshot(dir)?
+        })
+    }
+
+    /// The reads recorded so far (none unless made by [`recording`]),
+    /// leaving none.
+    ///
+    /// [`recording`]: Self::recording
+    pub fn take_recording(&self) -> Recording {
+        self.recording
+            .as_ref()
+            .map(RefCell::take)
+            .unwrap_or_default()
+    }
+
+    /// The snapshot document at `path`, whose `recording` answers every
+    /// read: a path it has no record of reads as absent.
+    pub fn document(path: &Path, recording: Rc<Recording>) -> Self {
+        SysfsRoot {
+            root: path.to_path_buf(),
+            live: false,
+            document: Some(recording),
+            recording: None,
+            listings: RefCell::default(),
+            sets: RefCell::default(),
+            cpu_folder: RefCell::default(),
+        }
+    }
+
+    /// Is this a snapshot document rather than a folder?
+    pub fn is_document(&self) -> bool {
+        self.document.is_some()
     }
 
     /// Is this the running system (so process state such as affinity applies)?
@@ -99,12 +154,23 @@ impl SysfsRoot {
         self.live
     }
 
+    /// The root folder, or the snapshot document.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// The full path of a file given relative to the root.
-    pub fn path(&self, relative: &str) -> PathBuf {
+    /// A file given relative to the root, named for a message: its full
+    /// path, or in a snapshot document `host.json: sys/…`.
+    pub fn name(&self, relative: &str) -> String {
+        if self.is_document() {
+            format!("{}: {relative}", self.root.display())
+        } else {
+            self.path(relative).display().to_string()
+        }
+    }
+
+    /// The full path of a file of a root folder given relative to it.
+    fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative)
     }
 
@@ -138,8 +204,38 @@ impl SysfsRoot {
         Ok(Some(text))
     }
 
-    /// The file's bytes, opened from its CPU's folder when it is in one.
+    /// The file's bytes: a snapshot document's record of them, or read
+    /// from the folder (and recorded, when recording).
     fn read_bytes(
+        &self,
+        relative: &str,
+        limit: ReadLimit,
+        is_complete: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<Vec<u8>>> {
+        if let Some(document) = &self.document {
+            let Some(recorded) = document.files.get(relative) else {
+                return Ok(None);
+            };
+            // Bounded as the folder's file would be: a document may be
+            // edited by hand.
+            if recorded.0.len() > limit.max_bytes {
+                bail!(too_large(self.name(relative), limit));
+            }
+            return Ok(Some(recorded.0.clone()));
+        }
+        let bytes = self.read_from_folder(relative, limit, is_complete)?;
+        if let (Some(recording), Some(bytes)) = (&self.recording, &bytes) {
+            let recorded = RecordedBytes(bytes.clone());
+            recording
+                .borrow_mut()
+                .files
+                .insert(relative.to_owned(), recorded);
+        }
+        Ok(bytes)
+    }
+
+    /// The file's bytes, opened from its CPU's folder when it is in one.
+    fn read_from_folder(
         &self,
         relative: &str,
         limit: ReadLimit,
@@ -173,12 +269,9 @@ impl SysfsRoot {
         let Some(text) = self.read_value(relative)? else {
             return Ok(None);
         };
-        text.parse().map(Some).map_err(|_| {
-            anyhow!(
-                "{}: expected {what}, found '{text}'",
-                self.path(relative).display()
-            )
-        })
+        text.parse()
+            .map(Some)
+            .map_err(|_| anyhow!("{}: expected {what}, found '{text}'", self.name(relative)))
     }
 
     /// A CPU set from the first of `candidates` that exists (newest file
@@ -215,10 +308,7 @@ impl SysfsRoot {
                     SetForm::List => "a CPU list like 0-3,8-11",
                     SetForm::Mask => "a CPU mask like 000000ff,ffffffff",
                 };
-                anyhow!(
-                    "{}: expected {expected}: {why}",
-                    self.path(relative).display()
-                )
+                anyhow!("{}: expected {expected}: {why}", self.name(relative))
             })?;
             self.sets.borrow_mut().insert((form, text), set.clone());
             return Ok(Some((index, set)));
@@ -243,11 +333,28 @@ impl SysfsRoot {
         Ok(names)
     }
 
+    /// The names in a folder, sorted: a snapshot document's record of
+    /// them, or listed (and recorded, when recording).
     fn read_dir(&self, relative: &str) -> Result<Vec<String>> {
+        if let Some(document) = &self.document {
+            return Ok(document.listings.get(relative).cloned().unwrap_or_default());
+        }
+        let names = self.list_folder(relative)?;
+        if let (Some(recording), Some(names)) = (&self.recording, &names) {
+            recording
+                .borrow_mut()
+                .listings
+                .insert(relative.to_owned(), names.clone());
+        }
+        Ok(names.unwrap_or_default())
+    }
+
+    /// The names in a folder, sorted; `None` when it does not exist.
+    fn list_folder(&self, relative: &str) -> Result<Option<Vec<String>>> {
         let path = self.path(relative);
         let entries = match std::fs::read_dir(&path) {
             Ok(entries) => entries,
-            Err(e) if is_absent(&e) => return Ok(Vec::new()),
+            Err(e) if is_absent(&e) => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("listing {}", path.display())),
         };
         let mut names = Vec::new();
@@ -256,7 +363,7 @@ impl SysfsRoot {
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
         names.sort_unstable();
-        Ok(names)
+        Ok(Some(names))
     }
 
     /// Does a listing already made show that this path does not exist (its
@@ -287,7 +394,39 @@ impl SysfsRoot {
     /// tells.
     pub fn exists(&self, relative: &str) -> bool {
         self.listing_says(relative)
-            .unwrap_or_else(|| self.path(relative).exists())
+            .unwrap_or_else(|| self.look_up(relative).is_some())
+    }
+
+    /// Is this a folder (or a link to one)?
+    pub fn is_dir(&self, relative: &str) -> bool {
+        self.look_up(relative) == Some(FoundKind::Folder)
+    }
+
+    /// What the path is, asked of the file system (and recorded, when
+    /// recording) or of a snapshot document's records; `None` when absent.
+    fn look_up(&self, relative: &str) -> Option<FoundKind> {
+        if let Some(document) = &self.document {
+            if document.listings.contains_key(relative) {
+                return Some(FoundKind::Folder);
+            }
+            if document.files.contains_key(relative) {
+                return Some(FoundKind::Other);
+            }
+            return document.found.get(relative).copied();
+        }
+        let meta = std::fs::metadata(self.path(relative)).ok()?;
+        let kind = if meta.is_dir() {
+            FoundKind::Folder
+        } else {
+            FoundKind::Other
+        };
+        if let Some(recording) = &self.recording {
+            recording
+                .borrow_mut()
+                .found
+                .insert(relative.to_owned(), kind);
+        }
+        Some(kind)
     }
 }
 
@@ -314,12 +453,8 @@ pub const ATTRIBUTE_LIMIT: ReadLimit = ReadLimit {
 /// error naming the folder when N is not below
 /// [`MAX_CPUS`](crate::cpuset::MAX_CPUS).
 pub fn cpu_number(root: &SysfsRoot, parent: &str, name: &str) -> Result<Option<u32>> {
-    numbered_cpu(name, "cpu").map_err(|why| {
-        anyhow!(
-            "{}: {why} (a corrupt snapshot?)",
-            root.path(parent).display()
-        )
-    })
+    numbered_cpu(name, "cpu")
+        .map_err(|why| anyhow!("{}: {why} (a corrupt snapshot?)", root.name(parent)))
 }
 
 /// The online logical CPUs: `cpu/online`, or where an old kernel has none,
@@ -335,7 +470,7 @@ pub fn online_cpus(root: &SysfsRoot) -> Result<CpuSet> {
             bail!(
                 "{}: empty, but a running kernel lists at least the CPU it runs on \
                  (expected a CPU list like 0-3; a damaged snapshot?)",
-                root.path(&online_file).display()
+                root.name(&online_file)
             );
         }
         return Ok(set);
@@ -351,16 +486,13 @@ pub fn online_cpus(root: &SysfsRoot) -> Result<CpuSet> {
         match root.read_value(&relative)?.as_deref() {
             None | Some("1") => cpus.push(cpu),
             Some("0") => {}
-            Some(other) => bail!(
-                "{}: expected 0 or 1, found '{other}'",
-                root.path(&relative).display()
-            ),
+            Some(other) => bail!("{}: expected 0 or 1, found '{other}'", root.name(&relative)),
         }
     }
     if cpus.is_empty() {
         bail!(
             "{}: no online CPU (expected an online file or cpuN folders)",
-            root.path(CPU_DIR).display()
+            root.name(CPU_DIR)
         );
     }
     Ok(CpuSet::from_cpus(cpus))
@@ -437,7 +569,7 @@ pub fn sibling_sets(root: &SysfsRoot, online: &CpuSet) -> Result<SiblingMap> {
         if !root.exists(&cpu_dir) {
             bail!(
                 "{}: no such folder, but {CPU_DIR}/online lists CPU {cpu} (expected a folder per online CPU)",
-                root.path(&cpu_dir).display()
+                root.name(&cpu_dir)
             );
         }
         let dir = format!("{cpu_dir}/topology");
@@ -507,12 +639,12 @@ fn describe_missing_cores(root: &SysfsRoot, without_core: &[u32]) -> Option<Stri
         without_core
             .iter()
             .copied()
-            .filter(|cpu| !root.path(&format!("{CPU_DIR}/cpu{cpu}")).is_dir()),
+            .filter(|cpu| !root.is_dir(&format!("{CPU_DIR}/cpu{cpu}"))),
     );
     let mut why = format!(
         "no core sibling set for CPU{} {cpus} (expected {}/topology/core_cpus_list or thread_siblings)",
         if cpus.len() == 1 { "" } else { "s" },
-        root.path(&format!("{CPU_DIR}/cpu{first}")).display(),
+        root.name(&format!("{CPU_DIR}/cpu{first}")),
     );
     if !not_folders.is_empty() {
         why.push_str(&format!("; cpuN is not a folder for N = {not_folders}"));
@@ -647,6 +779,59 @@ mod tests {
         std::fs::rename(&cpu0, dir.path().join("moved")).unwrap();
         assert_eq!(read("die_id").unwrap().as_deref(), Some("3"));
         assert_eq!(read("absent").unwrap(), None);
+    }
+
+    /// A recording answers every read as the folder did, also where the
+    /// probe asked the file system itself (no listing telling), and reads
+    /// what it never recorded as absent.
+    #[test]
+    fn a_recording_answers_every_read_as_the_folder_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let cpus = dir.path().join(CPU_DIR);
+        std::fs::create_dir_all(cpus.join("cpu0/topology")).unwrap();
+        std::fs::write(cpus.join("cpu0/topology/core_id"), "0\n").unwrap();
+        std::fs::write(cpus.join("cpu1"), "not a folder").unwrap();
+        std::fs::write(cpus.join("online"), "0-1\n").unwrap();
+        let cpu = |path: &str| format!("{CPU_DIR}/{path}");
+        let ask = |root: &SysfsRoot| {
+            (
+                root.exists(&cpu("cpu0")),
+                root.is_dir(&cpu("cpu0")),
+                root.is_dir(&cpu("cpu1")),
+                root.exists(&cpu("cpu2")),
+                root.read_text(&cpu("cpu0/topology/core_id")).unwrap(),
+                root.read_text(&cpu("cpu0/topology/die_id")).unwrap(),
+                root.list_dir(&cpu("cpu0/topology")).unwrap(),
+                root.list_dir(&cpu("cpu7")).unwrap(),
+            )
+        };
+        let recorder = SysfsRoot::recording(dir.path()).unwrap();
+        let from_folder = ask(&recorder);
+        assert_eq!(
+            from_folder,
+            (
+                true,
+                true,
+                false,
+                false,
+                Some("0".into()),
+                None,
+                Rc::from(["core_id".to_owned()]),
+                Rc::from([])
+            )
+        );
+        let recording = Rc::new(recorder.take_recording());
+        let document = SysfsRoot::document(Path::new("host.json"), recording);
+        assert_eq!(ask(&document), from_folder);
+        assert_eq!(
+            document.read_text(&cpu("online")).unwrap(),
+            None,
+            "never read"
+        );
+        assert_eq!(
+            document.name(&cpu("online")),
+            format!("host.json: {CPU_DIR}/online")
+        );
     }
 
     #[test]

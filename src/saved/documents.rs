@@ -21,6 +21,7 @@ use crate::plan::command::{CommandArm, CommandPlan, Units};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
+use crate::probe::recording::Recording;
 use crate::probe::{
     Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, ProbeSource, Summary, Topology,
 };
@@ -63,6 +64,9 @@ pub enum DocumentKind {
     Observe,
     /// `topology --json`: the probed machine.
     Topology,
+    /// `snapshot FILE.json`: what probing the machine read, for
+    /// `--sysfs-root FILE.json`; no study, so `report` does not read it.
+    Snapshot,
 }
 
 /// Facts that suggest a VM, shown next to the gate's verdict but never
@@ -623,5 +627,33 @@ mod tests {
         );
         assert_eq!(observed_command(&["true"]).target_text(), "`true`");
         assert_eq!(observed_command(&["a\0b"]).target_text(), "`a\\0b`");
+    }
+}
+
+/// The document of `snapshot FILE.json`: the machine's topology files in
+/// one file. `recording` holds every folder listing and file that probing
+/// the machine read (and on x86_64 its CPUID dump, as `cpuid/puN`), so
+/// `--sysfs-root FILE.json` probes it as `--sysfs-root` of a folder
+/// snapshot does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotResult {
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    pub recording: Recording,
+}
+
+impl SnapshotResult {
+    /// The document of `recording`, taken of `topology` (the machine as
+    /// the recording reads back) on `host`.
+    pub fn new(
+        recording: Recording,
+        topology: &Topology,
+        host: String,
+        started_unix: u64,
+    ) -> SnapshotResult {
+        SnapshotResult {
+            head: DocumentHead::new(DocumentKind::Snapshot, topology, host, started_unix),
+            recording,
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::documents::{
     CommandResult, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult,
-    RESULT_SCHEMA_VERSION, RunResult, TopologyResult,
+    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, TopologyResult,
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
@@ -91,7 +91,51 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Topology => SavedDocument::Topology(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Snapshot => bail!(
+            "{shown}: a snapshot, which holds no results; `report` reads files written by \
+             {READ_KINDS}, and a snapshot is read with `topology --sysfs-root {shown}`"
+        ),
     })
+}
+
+/// Reads the document of `snapshot FILE.json` for `--sysfs-root`: at most
+/// [`JSON_INPUT_CAP`] bytes, of kind `snapshot` and this schema version,
+/// complete. Parsed straight into its type, never as a JSON tree first: a
+/// large machine's snapshot has hundreds of thousands of files.
+pub fn load_snapshot(path: &Path) -> Result<SnapshotResult> {
+    let shown = escape_path(path);
+    let bytes = read_capped(path, JSON_INPUT_CAP)?;
+    let text = bytes.strip_prefix(UTF8_BOM).unwrap_or(&bytes);
+    let fix = "--sysfs-root reads a snapshot folder or a file written by \
+               `placement-study snapshot FILE.json`";
+    let header: Header = serde_json::from_slice(text).map_err(|e| json_error(&e, path))?;
+    let kind = header.kind.as_ref().map(|kind| {
+        serde_json::from_value::<DocumentKind>(kind.clone())
+            .ok()
+            .filter(|&kind| kind == DocumentKind::Snapshot)
+            .ok_or_else(|| {
+                kind.as_str()
+                    .map_or_else(|| kind.to_string(), str::to_string)
+            })
+    });
+    match kind {
+        Some(Ok(_)) => {}
+        Some(Err(named)) => bail!(
+            "{shown}: a '{}' document, not a snapshot; {fix}",
+            escape_controls(&named)
+        ),
+        None => bail!("{shown}: no \"kind\" field: not a snapshot; {fix}"),
+    }
+    check_version(header.schema_version, DocumentKind::Snapshot, path)?;
+    let document: SnapshotResult =
+        serde_json::from_slice(text).map_err(|e| anyhow!("{shown}: damaged snapshot file: {e}"))?;
+    if !document.head.complete {
+        bail!(
+            "{shown}: an incomplete snapshot (\"complete\": false); take it again with \
+             `placement-study snapshot {shown}`"
+        );
+    }
+    Ok(document)
 }
 
 /// The JSON text of a saved document, after a UTF-8 byte-order mark (which
@@ -100,26 +144,30 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
 /// soon from one that is not JSON, and its message tells data after the
 /// document and nesting past its recursion limit from other syntax errors.
 fn json(bytes: &[u8], path: &Path) -> Result<Value> {
-    let shown = escape_path(path);
     let text = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
-    serde_json::from_slice(text).map_err(|e| {
-        let message = e.to_string();
-        if e.classify() == Category::Eof {
-            anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
-        } else if message.starts_with("trailing characters") {
-            anyhow!(
-                "{shown}: more after the JSON document ({e}); a saved file holds one document: \
-                 was another appended to it?"
-            )
-        } else if message.starts_with("recursion limit exceeded") {
-            anyhow!(
-                "{shown}: nested deeper than any placement-study document ({e}); not a file \
-                 placement-study wrote"
-            )
-        } else {
-            anyhow!("{shown}: not a placement-study JSON file ({e})")
-        }
-    })
+    serde_json::from_slice(text).map_err(|e| json_error(&e, path))
+}
+
+/// What is wrong with the saved document at `path` that serde_json could
+/// not parse, as [`json`] tells it.
+fn json_error(e: &serde_json::Error, path: &Path) -> anyhow::Error {
+    let shown = escape_path(path);
+    let message = e.to_string();
+    if e.classify() == Category::Eof {
+        anyhow!("{shown}: not a placement-study JSON file ({e}); was it truncated?")
+    } else if message.starts_with("trailing characters") {
+        anyhow!(
+            "{shown}: more after the JSON document ({e}); a saved file holds one document: \
+             was another appended to it?"
+        )
+    } else if message.starts_with("recursion limit exceeded") {
+        anyhow!(
+            "{shown}: nested deeper than any placement-study document ({e}); not a file \
+             placement-study wrote"
+        )
+    } else {
+        anyhow!("{shown}: not a placement-study JSON file ({e})")
+    }
 }
 
 /// The byte-order mark UTF-8 text may open with.

@@ -28,9 +28,9 @@ pub mod output;
 pub use documents::{
     CommandOptions, CommandResult, DocumentKind, Evidence, GateResult, HybridOptions, HybridResult,
     HybridWork, ObserveMode, ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult,
-    RESULT_SCHEMA_VERSION, RunOptions, RunResult, TopologyResult,
+    RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};
-pub use load::{SavedDocument, load};
-pub use output::{OutputTarget, check_distinct, write_all_to, write_stdout};
+pub use load::{SavedDocument, load, load_snapshot};
+pub use output::{OutputTarget, check_distinct, write_all_to, write_new_file, write_stdout};

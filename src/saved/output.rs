@@ -16,6 +16,7 @@
 //! too, with the path in the message.
 
 use anyhow::{Context, Result, anyhow, bail};
+use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 use nix::unistd::{AccessFlags, access};
 use std::fmt;
 use std::fs::{self, File, Metadata, OpenOptions, Permissions};
@@ -359,6 +360,40 @@ fn replace_file(shown: &Path, real: &Path, content: &[u8]) -> Result<()> {
     });
     if written.is_err() {
         // The old file (if any) is untouched; leave no half-written temp.
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Writes `content` as the new file `path`, atomically and never over
+/// anything: into a temp file beside it, fsynced, then renamed onto `path`
+/// with RENAME_NOREPLACE, so a name something took meanwhile fails the
+/// rename and is left as it was (and so is no temp file).
+pub fn write_new_file(path: &Path, content: &[u8]) -> Result<()> {
+    let Some(name) = path.file_name() else {
+        bail!("{}: does not name a file", path.display());
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let (mut file, temp) = create_temp(path, folder, name, NEW_FILE_MODE)?;
+    let written = fill_temp(&mut file, path, content, None).and_then(|()| {
+        renameat2(
+            AT_FDCWD,
+            &temp,
+            AT_FDCWD,
+            path,
+            RenameFlags::RENAME_NOREPLACE,
+        )
+        .with_context(|| {
+            format!(
+                "{}: cannot move the finished file into place (it must be a new file)",
+                path.display()
+            )
+        })
+    });
+    if written.is_err() {
         let _ = fs::remove_file(&temp);
     }
     written

@@ -16,6 +16,8 @@
 //!   static shares and work stealing use them;
 //! * [`topology`]: [`topology::topology_document`], the probed machine as
 //!   a document;
+//! * [`snapshot`]: [`snapshot::record_snapshot`], what probing the machine
+//!   read, as one document (`snapshot FILE.json`);
 //! * [`command`]: [`command::run_rounds`], a user's command under the arms
 //!   (`run -- COMMAND`; its first slice: the rounds).
 
@@ -25,6 +27,7 @@ pub mod hybrid;
 pub mod observe;
 pub mod pairs;
 pub mod run;
+pub mod snapshot;
 pub mod topology;
 
 use crate::measure::{Measure, RepOutcome};

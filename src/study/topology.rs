@@ -8,27 +8,40 @@ use crate::saved::TopologyResult;
 use anyhow::Result;
 use std::path::Path;
 
-/// The document of `topology`, probed live or from the snapshot folder
-/// `snapshot`. A snapshot is another host's: its name is the one the
-/// snapshot saved (`proc/sys/kernel/hostname`), else the folder's, never
-/// the name of the host that reads it.
-pub fn topology_document(topology: Topology, snapshot: Option<&Path>) -> Result<TopologyResult> {
+/// The document of `topology`, probed live or from the snapshot (folder
+/// or document) `snapshot`. A snapshot is another host's: its name is the
+/// one the snapshot saved (`proc/sys/kernel/hostname`), else the folder's
+/// or document's, never the name of the host that reads it.
+pub fn topology_document(
+    topology: Topology,
+    snapshot: Option<&SysfsRoot>,
+) -> Result<TopologyResult> {
     let host = match snapshot {
         None => host_name(),
-        Some(folder) => {
-            match SysfsRoot::snapshot(folder)?.read_value("proc/sys/kernel/hostname")? {
-                Some(saved) => saved,
-                None => folder_name(folder),
-            }
-        }
+        Some(root) => snapshot_host(root)?,
     };
     Ok(TopologyResult::new(topology, host, unix_now()))
 }
 
-/// The last component of `folder` ("node07" for `snaps/node07/`), or the
-/// whole path when it has none (`/`, `..`).
-fn folder_name(folder: &Path) -> String {
-    folder.file_name().map_or_else(
+/// The name of the host a snapshot was taken on: the one it saved, else
+/// its folder's name, or its document's without `.json`.
+pub fn snapshot_host(root: &SysfsRoot) -> Result<String> {
+    Ok(match root.read_value("proc/sys/kernel/hostname")? {
+        Some(saved) => saved,
+        None => folder_name(root.root(), root.is_document()),
+    })
+}
+
+/// The last component of `folder` ("node07" for `snaps/node07/`, and for
+/// a document `snaps/node07.json`), or the whole path when it has none
+/// (`/`, `..`).
+fn folder_name(folder: &Path, document: bool) -> String {
+    let name = if document {
+        folder.file_stem()
+    } else {
+        folder.file_name()
+    };
+    name.map_or_else(
         || folder.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
@@ -56,7 +69,8 @@ mod tests {
         fn document(&self) -> Result<TopologyResult> {
             let cpuid = self.dump.clone().map(CpuidSource::Dump);
             let topology = probe(self.root.as_deref(), cpuid.as_ref())?;
-            topology_document(topology, self.root.as_deref())
+            let root = self.root.as_deref().map(SysfsRoot::snapshot).transpose()?;
+            topology_document(topology, root.as_ref())
         }
 
         /// The document, or a failure if it takes longer than `limit`: a

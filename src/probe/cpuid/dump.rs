@@ -16,6 +16,8 @@
 
 use crate::cpuset::{excerpt, numbered_cpu};
 use crate::input::{ReadLimit, read_bounded};
+use crate::probe::snapshot::CPUID_DIR;
+use crate::probe::sysfs::SysfsRoot;
 use anyhow::{Context, Result, anyhow, bail};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 use std::fmt::Write as _;
@@ -228,6 +230,34 @@ pub fn read_dump_dir(dir: &Path) -> Result<Vec<DumpFile>> {
             Ok(DumpFile { cpu, path, text })
         })
         .collect()
+}
+
+/// Reads every `puN` file of the dump a snapshot document holds (its
+/// `cpuid/` records), ascending by N, as [`read_dump_dir`] reads a folder's;
+/// errors name the document and the file in it.
+pub fn recorded_dump(root: &SysfsRoot) -> Result<Vec<DumpFile>> {
+    let mut files = Vec::new();
+    for name in root.list_dir(CPUID_DIR)?.iter() {
+        let cpu = numbered_cpu(name, "pu")
+            .map_err(|why| anyhow!("CPUID dump {}: {why}", root.name(CPUID_DIR)))?;
+        let Some(cpu) = cpu else {
+            continue;
+        };
+        let relative = format!("{CPUID_DIR}/{name}");
+        let path = PathBuf::from(root.name(&relative));
+        let text = root
+            .read_text_bounded(&relative, PU_FILE_LIMIT, |_| false)?
+            .with_context(|| format!("{}: listed, but not recorded", path.display()))?;
+        files.push(DumpFile { cpu, path, text });
+    }
+    if files.is_empty() {
+        bail!(
+            "{}: no puN files (expected a CPUID dump: one file per logical CPU)",
+            root.name(CPUID_DIR)
+        );
+    }
+    files.sort_unstable_by_key(|file| file.cpu);
+    Ok(files)
 }
 
 /// Writes records as a dump folder that [`read_dump_dir`] and hwloc read back.

@@ -15,6 +15,9 @@ mod record;
 
 use crate::cpuset::CpuSet;
 use crate::probe::model::{CoreKind, CpuidCpu, CpuidReport};
+use crate::probe::recording::{RecordedBytes, Recording};
+use crate::probe::snapshot::CPUID_DIR;
+use crate::probe::sysfs::SysfsRoot;
 use crate::probe::{CpuidSource, describe_threads_per_core};
 use anyhow::{Result, bail};
 use dump::{CpuidRecord, RecordReader};
@@ -35,11 +38,46 @@ const EXTENDED_BASE: u32 = 0x8000_0000;
 /// `cpus` and reads every `puN` file. A dump folder that is missing or holds
 /// no `puN` file, a garbled line, or a file without leaves 0x0 and 0x1 is a
 /// one-line error naming the path.
+/// `Recorded` is read through the document's root: see [`read_report_in`].
 pub fn read_report(source: &CpuidSource, cpus: &CpuSet) -> Result<CpuidReport> {
-    match source {
-        CpuidSource::Live => report_from_records(&live::record_cpus(cpus)?),
-        CpuidSource::Dump(dir) => report_from_dump_files(&dump::read_dump_dir(dir)?),
+    read_report_in(source, cpus, None)
+}
+
+/// Like [`read_report`], with `root`, the [`SysfsRoot`] of a snapshot
+/// document, to read the dump it holds (`Recorded`).
+pub fn read_report_in(
+    source: &CpuidSource,
+    cpus: &CpuSet,
+    root: Option<&SysfsRoot>,
+) -> Result<CpuidReport> {
+    match (source, root) {
+        (CpuidSource::Live, _) => report_from_records(&live::record_cpus(cpus)?),
+        (CpuidSource::Dump(dir), _) => report_from_dump_files(&dump::read_dump_dir(dir)?),
+        (CpuidSource::Recorded(_), Some(root)) => {
+            report_from_dump_files(&dump::recorded_dump(root)?)
+        }
+        (CpuidSource::Recorded(document), None) => bail!(
+            "{}: a snapshot document's CPUID dump is read with the document as --sysfs-root",
+            document.display()
+        ),
     }
+}
+
+/// Records this host's CPUID on each CPU of `cpus` it may run on into a
+/// snapshot document's `recording`, as the `puN` files of the dump folder
+/// [`write_dump`] writes (a listing and the files).
+pub fn record_dump(recording: &mut Recording, cpus: &CpuSet) -> Result<()> {
+    let records = live::record_cpus(cpus)?;
+    let mut names = Vec::with_capacity(records.len());
+    for (cpu, record) in &records {
+        let name = format!("pu{cpu}");
+        let bytes = RecordedBytes(record.render().into_bytes());
+        recording.files.insert(format!("{CPUID_DIR}/{name}"), bytes);
+        names.push(name);
+    }
+    names.sort_unstable();
+    recording.listings.insert(CPUID_DIR.to_owned(), names);
+    Ok(())
 }
 
 /// Parses and decodes the `puN` files of a dump, as [`read_report`] does
