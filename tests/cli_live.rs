@@ -626,3 +626,44 @@ fn bash_completes_commands_and_each_commands_options() {
             .contains(&"class:0".into())
     );
 }
+
+/// A machine whose files name no core sibling sets (every `topology`
+/// folder gone from a snapshot of this one): `pairs` still measures the
+/// map, but compares it with nothing, so its verdict is inconclusive (exit
+/// 5) and the published map reads unknown, never "no two CPUs share".
+#[test]
+fn pairs_on_an_unknown_structure_measures_but_gives_no_verdict() {
+    let _cpus = crate::common::cpus_to_myself();
+    if !common::two_cpus_allowed() {
+        eprintln!("skipping: pairs needs two allowed CPUs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("no-topology");
+    let saved = placement_study(&["snapshot", root.to_str().unwrap()]);
+    assert!(saved.status.success(), "{saved:?}");
+    let cpu_dir = root.join("sys/devices/system/cpu");
+    for entry in std::fs::read_dir(&cpu_dir).unwrap() {
+        let topology = entry.unwrap().path().join("topology");
+        if topology.is_dir() {
+            std::fs::remove_dir_all(topology).unwrap();
+        }
+    }
+    let json = dir.path().join("pairs.json");
+    let output = placement_study(&[
+        "pairs",
+        "--no-cpuid",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(5), "{view}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(saved["verdict"], "inconclusive", "{view}");
+    let reason = saved["map"]["published_unknown"].as_str().unwrap();
+    assert!(reason.contains("no core sibling set"), "{reason}");
+    assert!(view.contains("published  unknown"), "{view}");
+    assert!(!view.contains("no two CPUs share"), "{view}");
+}

@@ -226,6 +226,12 @@ pub struct MapJudgement {
     pub pairs: Vec<PairFinding>,
     /// Contradictions among the comparisons, one line each.
     pub notes: Vec<String>,
+    /// Why the published map is unknown (the machine's files name no core
+    /// sibling sets): `published` is then no claim, every relation to it
+    /// is meaningless, and the verdict is inconclusive; only the measured
+    /// map stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_unknown: Option<String>,
 }
 
 /// Groups of `cpus` joined by `links` (union by lowest member).
@@ -343,6 +349,7 @@ pub fn judge_map(
         cpus: entries,
         pairs,
         notes,
+        published_unknown: None,
     }
 }
 
@@ -400,7 +407,7 @@ fn cpu_entries(
 pub fn map_verdict(map: &MapJudgement, control_passed: bool, complete: bool) -> MapVerdict {
     let any =
         |relations: &[PairRelation]| map.pairs.iter().any(|p| relations.contains(&p.relation));
-    if !(control_passed && complete) {
+    if !(control_passed && complete) || map.published_unknown.is_some() {
         MapVerdict::Inconclusive
     } else if any(&[PairRelation::Fake, PairRelation::Hidden]) {
         MapVerdict::Differ
@@ -538,6 +545,18 @@ mod tests {
         assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
         assert_eq!(judged.cpus[1].relation, CpuRelation::HiddenSiblings);
         assert_eq!(judged.pairs[0].relation, PairRelation::Hidden);
+    }
+
+    #[test]
+    fn an_unknown_published_map_gives_no_verdict_on_it() {
+        // The machine's files name no sibling sets: each CPU stands alone
+        // in `published`, which is no claim, so sharing is not "hidden".
+        let published = [set(&[0]), set(&[1])];
+        let records = [record(1, 0, &[1], Contention::Shares)];
+        let mut judged = judge_map(&set(&[0, 1]), &published, &records, &set(&[0, 1]));
+        judged.published_unknown = Some("no core sibling set for CPUs 0-1".into());
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Inconclusive);
+        assert_eq!(judged.measured, [set(&[0, 1])]);
     }
 
     #[test]

@@ -32,10 +32,14 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         Outcome::Map(result.verdict).exit_status()
     );
     let map = &result.map;
-    let published = format!(
-        "published  {}   (the kernel's sibling lists)",
-        map_text(&map.published)
-    );
+    let published = match &map.published_unknown {
+        Some(reason) => format!("published  unknown   ({reason})"),
+        None => format!(
+            "published  {}   (the kernel's sibling lists)",
+            map_text(&map.published)
+        ),
+    };
+    let known = map.published_unknown.is_none();
     let measured = format!(
         "measured   {}   (co-location penalty ≥ {:.0} %)",
         map_text(&map.measured),
@@ -49,9 +53,17 @@ pub fn render(result: &PairsResult, view: &View) -> String {
     for entry in &map.cpus {
         cpus.push_record([
             entry.cpu.to_string(),
-            entry.published.to_string(),
+            if known {
+                entry.published.to_string()
+            } else {
+                "?".to_string()
+            },
             entry.measured.to_string(),
-            entry.relation.label().to_string(),
+            if known {
+                entry.relation.label().to_string()
+            } else {
+                "measured only".to_string()
+            },
         ]);
     }
     let _ = writeln!(out, "\n{}", fit(cpus.build(), view));
@@ -64,7 +76,7 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         let _ = writeln!(
             out,
             "{}",
-            pairs_table(&map.pairs, &result.comparisons, view)
+            pairs_table(&map.pairs, &result.comparisons, known, view)
         );
     }
     for note in &map.notes {
@@ -190,7 +202,14 @@ fn penalty_heading(view: &View) -> &'static str {
 
 /// The pairs that matter: each penalty with its interval and repetitions.
 /// The default view leaves out what was measured (the relation says it).
-fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord], view: &View) -> String {
+/// `published_known`: false where the published map is unknown, whose
+/// column and relations then say so instead of comparing with nothing.
+fn pairs_table(
+    pairs: &[PairFinding],
+    comparisons: &[ComparisonRecord],
+    published_known: bool,
+    view: &View,
+) -> String {
     let mut table = Builder::default();
     let mut header = vec!["pair", "published"];
     if view.wide {
@@ -222,14 +241,20 @@ fn pairs_table(pairs: &[PairFinding], comparisons: &[ComparisonRecord], view: &V
             PairStatus::Inconclusive => "inconclusive",
             PairStatus::NotMeasured => "not measured",
         };
+        let published = match (published_known, pair.published) {
+            (false, _) => "?",
+            (true, true) => "yes",
+            (true, false) => "no",
+        };
         let mut row = vec![
             format!("{},{}", pair.cpus[0], pair.cpus[1]),
-            if pair.published { "yes" } else { "no" }.into(),
+            published.into(),
         ];
         if view.wide {
             row.push(measured.into());
         }
         let relation = match (view.wide, pair.measured) {
+            _ if !published_known => format!("{measured} (published unknown)"),
             (false, PairStatus::NotMeasured) => {
                 format!("{} (not measured)", pair.relation.label())
             }
@@ -303,6 +328,13 @@ pub fn sentence(
         return format!(
             "stopped by {} before the search finished: no verdict",
             signal.name()
+        );
+    }
+    if let Some(reason) = &map.published_unknown {
+        return format!(
+            "measured {}; the published map is unknown ({reason}): nothing to compare it with, \
+             so no verdict on the kernel's map",
+            map_text(&map.measured)
         );
     }
     if let Some(control) = control.filter(|c| c.status != CheckStatus::Passed) {

@@ -124,7 +124,8 @@ pub fn pairs_study<M: Measure>(
     let (comparisons, budget_exhausted) = (searched.comparisons, searched.budget_exhausted);
     progress.done();
 
-    let map = judge_map(&tested, &published, &comparisons, &search.settled());
+    let mut map = judge_map(&tested, &published, &comparisons, &search.settled());
+    map.published_unknown = topology.summary.structure_unknown.clone();
     let control_passed = control
         .as_ref()
         .is_some_and(|c| c.status == CheckStatus::Passed);
