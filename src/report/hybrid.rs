@@ -36,7 +36,7 @@ pub fn render(result: &HybridResult, view: &View) -> String {
         .unwrap_or(0);
     let work = format!(
         "work: {} items, each {} passes of kernel {} over a worker's {} buffer ({} per item); \
-         {} per scheme on CPUs {} (one per core), {} items each in equal shares",
+         {} per scheme on CPUs {} ({}), {} items each in equal shares",
         result.work.items,
         result.work.passes_per_item,
         result.setup.kernel,
@@ -44,6 +44,17 @@ pub fn render(result: &HybridResult, view: &View) -> String {
         bytes(result.work.item_bytes),
         count(result.options.workers, "worker"),
         cpu_list(&result.plan.worker_cpus),
+        // Where the machine names no core sibling sets, each CPU is taken
+        // for a core: say so rather than claim one per core.
+        match result
+            .head
+            .topology
+            .as_ref()
+            .and_then(|summary| summary.structure_unknown.as_ref())
+        {
+            Some(_) => "one per CPU: which CPUs share a core is unknown, so two may share one",
+            None => "one per core",
+        },
         result.options.items_per_worker,
     );
     let _ = writeln!(out, "{}", view.wrap(&work, 2));
@@ -537,5 +548,35 @@ impl Document for HybridResult {
         } else {
             Outcome::InvalidRun
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the machine names no core sibling sets, the work line says
+    /// the workers are one per CPU, not one per core.
+    #[test]
+    fn workers_on_an_unknown_structure_are_one_per_cpu_not_per_core() {
+        let mut result: HybridResult = serde_json::from_str(include_str!(
+            "../../fixtures/results/hybrid-guest-slow-second-core.json"
+        ))
+        .unwrap();
+        let one_per_core = "on CPUs 0-1 (one per core)";
+        assert!(render(&result, &View::default()).contains(one_per_core));
+        let summary = result.head.topology.as_mut().unwrap();
+        summary.structure_unknown = Some("no core sibling set for CPUs 0-1".into());
+        let unwrapped = View {
+            width: 1000,
+            ..View::default()
+        };
+        let text = render(&result, &unwrapped);
+        assert!(
+            text.contains(
+                "(one per CPU: which CPUs share a core is unknown, so two may share one)"
+            ),
+            "{text}"
+        );
     }
 }
