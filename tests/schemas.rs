@@ -131,17 +131,6 @@ fn binary_json(args: &[&str], codes: &[i32]) -> Value {
         .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}); stderr: {stderr}"))
 }
 
-/// The folders of `fixtures/KIND`, sorted.
-fn fixture_folders(kind: &str) -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> = fs::read_dir(repo_path("fixtures").join(kind))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.is_dir())
-        .collect();
-    folders.sort();
-    folders
-}
-
 /// The saved results in `fixtures/results/` whose file name passes `keep`
 /// and ends in `.json`, sorted, each with its path.
 fn saved_results_named(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, Value)> {
@@ -207,7 +196,7 @@ fn snapshot_documents_validate() {
         schema: "snapshot.schema.json",
         document: serde_json::from_slice(&fs::read(&path).unwrap()).unwrap(),
     }];
-    for folder in fixture_folders("sysfs") {
+    for folder in crate::common::fixture_folders("sysfs") {
         let document = placement_study::study::snapshot::record_snapshot(&folder, false)
             .unwrap_or_else(|e| panic!("recording {}: {e:#}", folder.display()));
         cases.push(Case {
@@ -226,7 +215,7 @@ fn topology_documents_validate() {
         schema: "topology.schema.json",
         document: live_topology(),
     }];
-    for folder in fixture_folders("sysfs") {
+    for folder in crate::common::fixture_folders("sysfs") {
         let folder = folder.to_str().unwrap();
         cases.push(Case {
             what: format!("topology --json --sysfs-root {folder} --no-cpuid"),
@@ -258,7 +247,7 @@ fn topology_documents_validate() {
     });
     // Each CPUID dump beside the live sysfs: a full CPUID report, and a
     // crosscheck that (mostly) disagrees, so both shapes are covered.
-    for folder in fixture_folders("cpuid") {
+    for folder in crate::common::fixture_folders("cpuid") {
         let folder = folder.to_str().unwrap();
         cases.push(Case {
             what: format!("topology --json --cpuid-dump {folder}"),

@@ -16,19 +16,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-const MACHINES: &str = "fixtures/sysfs";
-
-fn machines() -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> =
-        fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(MACHINES))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .filter(|path| path.is_dir())
-            .collect();
-    folders.sort();
-    folders
-}
-
 /// Records `folder` (without CPUID) into `NAME.json` in `into`, as
 /// `snapshot` writes it.
 fn record_into(folder: &Path, into: &Path) -> PathBuf {
@@ -68,7 +55,7 @@ fn without_run_fields(document: &mut Value) {
 #[test]
 fn every_fixture_machine_reads_back_from_its_document_as_from_its_folder() {
     let scratch = tempfile::tempdir().unwrap();
-    for folder in machines() {
+    for folder in crate::common::fixture_folders("sysfs") {
         let document = record_into(&folder, scratch.path());
         assert_eq!(
             topology_json(&document),
@@ -188,7 +175,7 @@ fn refusal(args: &[&str]) -> String {
 #[test]
 fn a_document_that_is_not_a_whole_snapshot_is_refused_naming_it() {
     let scratch = tempfile::tempdir().unwrap();
-    let machine = &machines()[0];
+    let machine = &crate::common::fixture_folders("sysfs")[0];
     let document = record_into(machine, scratch.path());
     let text = fs::read(&document).unwrap();
     let at = |name: &str| scratch.path().join(name);

@@ -119,19 +119,9 @@ pub fn names_document(path: &Path) -> bool {
 /// is refused before anything is recorded, never replaced. A symbolic link
 /// too, dangling or not, as for a folder.
 pub fn check_new_document(path: &Path) -> Result<()> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("{}: cannot look it up", path.display())),
+    let Some(kind) = existing_kind(path, "name a new file")? else {
+        return Ok(());
     };
-    let kind = meta.file_type();
-    if kind.is_symlink() {
-        bail!(
-            "{}: is a symbolic link{}; name a new file",
-            path.display(),
-            link_target(path)
-        );
-    }
     if kind.is_dir() {
         bail!(
             "{}: is a folder; a .json snapshot is one new file: name a new file, or \
@@ -144,6 +134,27 @@ pub fn check_new_document(path: &Path) -> Result<()> {
         path.display(),
         kind_of(kind)
     )
+}
+
+/// What is at a snapshot's target `path` already: `None` where nothing
+/// is; a symbolic link, dangling or not, is refused with `fix`, since the
+/// finished snapshot is renamed onto the name, which would replace the
+/// link, not fill what it points to.
+fn existing_kind(path: &Path, fix: &str) -> Result<Option<fs::FileType>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot look it up", path.display())),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        bail!(
+            "{}: is a symbolic link{}; {fix}",
+            path.display(),
+            link_target(path)
+        );
+    }
+    Ok(Some(kind))
 }
 
 /// " to TARGET" for a symbolic link, with ", which does not exist" when it
@@ -165,19 +176,9 @@ fn link_target(link: &Path) -> String {
 /// refused too, dangling or not: the finished snapshot is renamed onto the
 /// name given, which would replace the link, not fill what it points to.
 fn check_target(dir: &Path) -> Result<()> {
-    let meta = match fs::symlink_metadata(dir) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("{}: cannot look it up", dir.display())),
+    let Some(kind) = existing_kind(dir, "name a new folder, or the folder itself")? else {
+        return Ok(());
     };
-    let kind = meta.file_type();
-    if kind.is_symlink() {
-        bail!(
-            "{}: is a symbolic link{}; name a new folder, or the folder itself",
-            dir.display(),
-            link_target(dir)
-        );
-    }
     if !kind.is_dir() {
         bail!(
             "{}: is a {}, not a folder; name a new folder",

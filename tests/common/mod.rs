@@ -107,3 +107,16 @@ pub fn placement_study(args: &[&str]) -> std::process::Output {
         .output()
         .expect("the binary runs")
 }
+
+/// The folders of `fixtures/KIND` (saved machines: `sysfs`, `cpuid`),
+/// sorted.
+pub fn fixture_folders(kind: &str) -> Vec<std::path::PathBuf> {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut folders: Vec<std::path::PathBuf> = std::fs::read_dir(fixtures.join(kind))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.sort();
+    folders
+}
