@@ -431,7 +431,8 @@ pub struct CommandRep {
 pub struct CommandFailed {
     pub program: String,
     pub sample: CommandSample,
-    /// The last lines of stderr; empty where stderr was inherited.
+    /// The last lines of stderr joined into one ([`last_lines`]); empty
+    /// where stderr was inherited.
     pub stderr_tail: String,
 }
 
@@ -445,11 +446,7 @@ impl std::fmt::Display for CommandFailed {
         if self.stderr_tail.is_empty() {
             return Ok(());
         }
-        write!(f, "; the end of its stderr:")?;
-        for line in self.stderr_tail.lines() {
-            write!(f, "\n  {line}")?;
-        }
-        Ok(())
+        write!(f, "; the end of its stderr: {}", self.stderr_tail)
     }
 }
 
@@ -553,11 +550,18 @@ fn keep_tail(pipe: OwnedFd) -> JoinHandle<Vec<u8>> {
     })
 }
 
-/// The last [`STDERR_TAIL_LINES`] lines of `tail`, lossily decoded.
-fn last_lines(tail: &[u8]) -> String {
+/// The last [`STDERR_TAIL_LINES`] lines of a failed command's stderr
+/// `tail` that say something, lossily decoded and joined with " | ", so
+/// that the error quoting them stays one line (a failing COMMAND's, and a
+/// failing `--prepare`'s).
+pub fn last_lines(tail: &[u8]) -> String {
     let text = String::from_utf8_lossy(tail);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("\n")
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|line| !line.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join(" | ")
 }
 
 /// Runs `argv` once, confined to `cpus`, and measures its whole tree. A
@@ -707,8 +711,9 @@ mod tests {
         let text: String = (1..=8).map(|n| format!("line {n}\n")).collect();
         assert_eq!(
             last_lines(text.as_bytes()),
-            "line 4\nline 5\nline 6\nline 7\nline 8"
+            "line 4 | line 5 | line 6 | line 7 | line 8"
         );
+        assert_eq!(last_lines(b"usage: xz\n\n  \n"), "usage: xz");
     }
 
     #[test]
@@ -834,7 +839,7 @@ mod tests {
         };
         assert_eq!(
             failed.to_string(),
-            "COMMAND 'xz' exited with status 1; the end of its stderr:\n  \
+            "COMMAND 'xz' exited with status 1; the end of its stderr: \
              xz: FILE: No such file or directory"
         );
     }

@@ -9,9 +9,6 @@ use anyhow::{Context, Result, bail};
 
 use crate::escape::escape_controls;
 
-/// How many of the end of a failing `--prepare`'s stderr lines are quoted.
-const STDERR_TAIL_LINES: usize = 5;
-
 /// Runs `command` through `sh -c` and waits for it; a non-zero exit is an
 /// error naming it, with its status and the end of its stderr.
 pub fn run_prepare(command: &str) -> Result<()> {
@@ -31,9 +28,7 @@ pub fn run_prepare(command: &str) -> Result<()> {
         Some(code) => format!("exited with status {code}"),
         None => "was killed by a signal".to_string(),
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<&str> = stderr.lines().collect();
-    let tail = lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("; ");
+    let tail = super::command::last_lines(&output.stderr);
     if tail.is_empty() {
         bail!("--prepare '{shown}' {status}; fix it or drop --prepare");
     }
