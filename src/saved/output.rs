@@ -16,7 +16,6 @@
 //! too, with the path in the message.
 
 use anyhow::{Context, Result, anyhow, bail};
-use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 use nix::unistd::{AccessFlags, access};
 use std::fmt;
 use std::fs::{self, File, Metadata, OpenOptions, Permissions};
@@ -379,13 +378,14 @@ pub fn write_new_file(path: &Path, content: &[u8]) -> Result<()> {
     };
     let (mut file, temp) = create_temp(path, folder, name, NEW_FILE_MODE)?;
     let written = fill_temp(&mut file, path, content, None).and_then(|()| {
-        renameat2(
-            AT_FDCWD,
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
             &temp,
-            AT_FDCWD,
+            rustix::fs::CWD,
             path,
-            RenameFlags::RENAME_NOREPLACE,
+            rustix::fs::RenameFlags::NOREPLACE,
         )
+        .map_err(std::io::Error::from)
         .with_context(|| {
             format!(
                 "{}: cannot move the finished file into place (it must be a new file)",
