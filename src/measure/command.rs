@@ -78,7 +78,7 @@ use crate::probe::{CorePmu, Topology};
 /// How much of the end of a failing command's stderr is kept.
 pub const STDERR_TAIL_BYTES: usize = 4096;
 /// How many of its last lines the error quotes.
-const STDERR_TAIL_LINES: usize = 5;
+pub const STDERR_TAIL_LINES: usize = 5;
 /// How often the wait looks for a stop signal to pass on.
 const POLL: Duration = Duration::from_millis(100);
 /// How long a failed command's stderr may take to reach its end after the
