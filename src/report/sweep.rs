@@ -265,8 +265,8 @@ pub fn sentence(judged: &SweepJudgement) -> String {
         |k| format!("first knee at {}: {}", k.workers, added_text(&k.added)),
     );
     format!(
-        "sweep: {} workers reach {:.2}× one{ceiling}; {knee}",
-        last.workers,
+        "sweep: with {}, {:.2}× the first CPU alone{ceiling}; {knee}",
+        count(last.workers, "worker"),
         Fixed(speedup)
     )
 }
