@@ -114,12 +114,25 @@ pub fn judge_sweep(
     setup: &MeasurementSetup,
     rules: &SweepRules,
 ) -> SweepJudgement {
-    let excluded = excluded_reps(samples);
     // A sample is kept unless it broke a rule itself: several samples of
-    // one round share an arm, so exclusions are matched per sample.
+    // one round share an arm, so exclusions are matched per sample, and
+    // each says which CPU alone or which step it was.
+    let mut excluded = Vec::new();
     let kept: Vec<&RepSample> = samples
         .iter()
-        .filter(|rep| !rep.warmup && excluded_reps(std::slice::from_ref(*rep)).is_empty())
+        .filter(|rep| {
+            let mut broke = excluded_reps(std::slice::from_ref(*rep));
+            let what = match (rep.arm, rep.workers.first().and_then(|w| w.pinned_cpu)) {
+                (Arm::Baseline, Some(cpu)) => format!("CPU {cpu} alone"),
+                _ => format!("step {}", rep.workers.len()),
+            };
+            for exclusion in &mut broke {
+                exclusion.why = format!("{what}: {}", exclusion.why);
+            }
+            let keep = !rep.warmup && broke.is_empty();
+            excluded.extend(broke);
+            keep
+        })
         .collect();
     let baseline = |cpu: u32| -> BTreeMap<usize, f64> {
         by_round(&kept, |rep| {
@@ -520,12 +533,40 @@ mod tests {
         }
     }
 
+    /// A moved worker leaves out its own sample only, named by what it
+    /// measured: CPU 0's baseline and the steps of that round stay.
+    #[test]
+    fn an_excluded_sample_names_its_cpu_and_leaves_the_rest_of_its_round() {
+        let plan = cores_then_siblings();
+        let mut samples = rounds_of_cores_then_siblings(&plan);
+        let moved = samples
+            .iter_mut()
+            .find(|s| s.rep == 3 && s.arm == Arm::Baseline && s.workers[0].cpu_start == 1)
+            .unwrap();
+        moved.workers[0].cpu_end = 0;
+        let judged = judge_sweep(&samples, &plan, &setup(), &RULES);
+        assert_eq!(judged.excluded.len(), 1);
+        assert!(
+            judged.excluded[0].why.starts_with("CPU 1 alone: "),
+            "{:?}",
+            judged.excluded
+        );
+        let reps = |cpu: usize| judged.cpu_speeds[cpu].wall_ms.as_ref().unwrap().reps;
+        assert_eq!((reps(0), reps(1)), (8, 7));
+        assert_eq!(judged.steps[1].wall_ms.as_ref().unwrap().reps, 8);
+    }
+
     /// Two cores (CPUs 0, 1) and their siblings (2, 3) on a machine where a
     /// sibling adds a quarter of a CPU and CPU 1 runs at 0.9 of CPU 0:
     /// the gains, ceilings and knee the judgement reads from the samples.
-    #[test]
-    fn a_sweep_of_cores_then_siblings() {
-        let plan = SweepPlan {
+    const RULES: SweepRules = SweepRules {
+        cv_bar: 0.05,
+        tolerance: 1e-4,
+        strict: false,
+    };
+
+    fn cores_then_siblings() -> SweepPlan {
+        SweepPlan {
             order_name: "cores-first".into(),
             order: vec![
                 SweepCpu {
@@ -552,7 +593,12 @@ mod tests {
                 },
             ],
             steps: vec![1, 2, 4],
-        };
+        }
+    }
+
+    /// Eight rounds of `plan` where CPU 1 runs at 0.9 of CPU 0, step 2
+    /// reaches 1.9 and step 4 (the siblings added) 2.4.
+    fn rounds_of_cores_then_siblings(plan: &SweepPlan) -> Vec<RepSample> {
         let alone = [1000.0, 1000.0 / 0.9, 1000.0, 1000.0 / 0.9];
         let speedups = [(2, 1.9), (4, 2.4)];
         let mut samples = Vec::new();
@@ -571,12 +617,14 @@ mod tests {
                 ));
             }
         }
-        let rules = SweepRules {
-            cv_bar: 0.05,
-            tolerance: 1e-4,
-            strict: false,
-        };
-        let judged = judge_sweep(&samples, &plan, &setup(), &rules);
+        samples
+    }
+
+    #[test]
+    fn a_sweep_of_cores_then_siblings() {
+        let plan = cores_then_siblings();
+        let samples = rounds_of_cores_then_siblings(&plan);
+        let judged = judge_sweep(&samples, &plan, &setup(), &RULES);
         let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
         let step = |k: usize| judged.steps.iter().find(|s| s.workers == k).unwrap();
         assert!(close(step(1).speedup.as_ref().unwrap().value, 1.0));
