@@ -95,15 +95,12 @@ impl SweepPlan {
         self.order.iter().take(k).map(|c| c.cpu).collect()
     }
 
-    /// Step `k`'s placement: one pinned worker (a [`Arm::Baseline`]) for
-    /// step 1, else work stealing pinned one worker per CPU.
+    /// Step `k`'s placement, `k` 2 and up: work stealing, one worker
+    /// pinned on each of its CPUs. (Step 1 is the first CPU's baseline,
+    /// `hybrid`'s [`super::hybrid::HybridPlan::baseline`].)
     pub fn step_placement(&self, k: usize) -> Placement {
         Placement {
-            arm: if k == 1 {
-                Arm::Baseline
-            } else {
-                Arm::StealingPinned
-            },
+            arm: Arm::StealingPinned,
             cpus: self.step_cpus(k).into_iter().map(Some).collect(),
         }
     }

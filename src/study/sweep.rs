@@ -191,3 +191,41 @@ fn round_parts(plan: &SweepPlan, items: u64) -> Vec<(Placement, SharedWork)> {
     });
     baselines.chain(steps).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Arm;
+    use crate::plan::sweep::{Added, SweepCpu};
+    use crate::probe::CoreKind::Uniform;
+
+    /// Four CPUs, steps 1, 2 and 4: four baselines of all the work (four
+    /// shares each), then step 2 in half of it and step 4 in a quarter.
+    #[test]
+    fn a_round_costs_every_baseline_and_every_step() {
+        let cpu = |cpu| SweepCpu {
+            cpu,
+            added: Added::NewCore { class: Uniform },
+        };
+        let plan = SweepPlan {
+            order_name: "cores-first".into(),
+            order: (0..4).map(cpu).collect(),
+            steps: vec![1, 2, 4],
+        };
+        assert_eq!(round_cost(&plan), 4.0 * 4.0 + 2.0 + 1.0);
+        let parts = round_parts(&plan, 200);
+        let arms: Vec<(Arm, usize)> = parts.iter().map(|(p, _)| (p.arm, p.cpus.len())).collect();
+        assert_eq!(
+            arms,
+            [
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::StealingPinned, 2),
+                (Arm::StealingPinned, 4),
+            ]
+        );
+        assert!(parts.iter().all(|(_, work)| work.items == 200));
+    }
+}
