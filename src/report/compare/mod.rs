@@ -769,7 +769,8 @@ pub const CSV_HEADER: &str = concat!(
      change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,\
      measured_map,class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,\
      observed_target,observed_classes,observed_threads,migrations,observed_wall_ms,\
-     reconciliation_difference,reconciled,",
+     reconciliation_difference,reconciled,sweep_order,sweep_speedups,sweep_efficiency,\
+     sweep_knees,",
     penalty_csv_columns!()
 );
 
@@ -781,10 +782,19 @@ pub fn csv(hosts: &[HostSummary]) -> String {
     for host in hosts.iter().map(HostSummary::flat) {
         let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
-        let (hybrid, observe) = (host.hybrid, host.observe);
+        let (hybrid, observe, sweep) = (host.hybrid, host.observe, host.sweep);
+        // "1:1;2:1.95": each step's workers and speedup; "3;6": the knees.
+        let speedups = sweep.map(|w| {
+            let steps: Vec<String> = w.speedups.iter().map(|(k, s)| format!("{k}:{s}")).collect();
+            steps.join(";")
+        });
+        let knees = sweep.map(|w| {
+            let at: Vec<String> = w.knees.iter().map(|(k, _)| k.to_string()).collect();
+            at.join(";")
+        });
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(host.file),
             host.kind,
             text(host.host),
@@ -821,6 +831,10 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             opt(observe.map(|o| o.wall_ms)),
             opt(observe.map(|o| o.reconciliation_difference)),
             opt(observe.map(|o| o.reconciled)),
+            text(sweep.map(|w| w.order.as_str())),
+            text(speedups.as_deref()),
+            opt(sweep.and_then(|w| w.efficiency)),
+            text(knees.as_deref()),
             host.penalty.csv_cells(),
         );
     }
