@@ -17,6 +17,7 @@ use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
 use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
 use crate::probe::Topology;
 use crate::report;
+use crate::report::units::count;
 use crate::saved::{DocumentHead, DocumentKind, HybridWork, SweepOptions, SweepResult};
 use anyhow::Result;
 use std::ops::ControlFlow;
@@ -102,11 +103,11 @@ pub fn sweep_study<M: Measure>(
         let warmup = index < setup.warmups;
         let eta = match index {
             0 => format!(
-                ", about {:.0} s in all ({} rounds of {} baselines and {} steps, {:.1} s each)",
+                ", about {:.0} s in all ({} of {} and {}, {:.1} s each)",
                 round_s * total as f64,
-                total,
-                plan.baseline_cpus().len(),
-                plan.steps.len() - 1,
+                count(total, "round"),
+                count(plan.baseline_cpus().len(), "baseline"),
+                count(plan.steps.len() - 1, "step"),
                 round_s
             ),
             done => format!(
