@@ -703,9 +703,10 @@ fn a_sweep_measures_every_step_and_report_re_renders_it() {
     assert_eq!(steps.len(), cpus, "every count from 1 to the CPUs");
     assert_eq!(steps[0]["workers"], 1);
     assert_eq!(steps[0]["added"][0]["kind"], "first");
-    // Each round measured every CPU's baseline and every step after it.
+    // Each round measured every CPU's baseline and every step after it,
+    // pinned and unpinned.
     let samples = document["samples"].as_array().unwrap().len();
-    assert_eq!(samples, 3 * (cpus + cpus - 1));
+    assert_eq!(samples, 3 * (cpus + 2 * (cpus - 1)));
     assert!(
         stdout.contains("Steps: k workers on the first k CPUs"),
         "{stdout}"

@@ -37,6 +37,10 @@ pub struct StepStats {
     pub wall_ms: Option<Spread>,
     /// Step 1's time / this step's, paired by round.
     pub speedup: Option<Ratio>,
+    /// The same for the step's workers left to the scheduler (step 1: the
+    /// pinned baseline itself), as the reference study measured its curve.
+    #[serde(default)]
+    pub unpinned_speedup: Option<Ratio>,
     /// What each CPU this step added is worth, in first-CPU units: the
     /// speedup's rise since the previous step per added CPU, the median of
     /// the per-round rises with its distribution-free 95 % interval.
@@ -185,12 +189,18 @@ pub fn judge_sweep(
                 })
                 .sum::<Option<f64>>();
             let speedup = Ratio::paired(&unit, times);
+            let unpinned = match k {
+                1 => unit.clone(),
+                k => by_round(&kept, |rep| {
+                    rep.arm == Arm::StealingUnpinned && rep.workers.len() == k
+                }),
+            };
             let wall_ms = spread(&times.values().copied().collect::<Vec<_>>());
             let quotable = wall_ms.as_ref().is_some_and(|w| w.cv <= rules.cv_bar);
             StepStats {
                 workers: k,
                 efficiency: speedup.as_ref().zip(ceiling).map(|(s, c)| s.value / c),
-                busy_mhz: busy_mhz(&kept, k),
+                busy_mhz: busy_mhz(&kept, &cpus),
                 cpus,
                 added,
                 wall_ms,
@@ -198,6 +208,7 @@ pub fn judge_sweep(
                 marginal_gain,
                 ceiling,
                 quotable,
+                unpinned_speedup: Ratio::paired(&unit, &unpinned),
             }
         })
         .collect();
@@ -311,17 +322,16 @@ pub fn noise_floor(unit: &BTreeMap<usize, f64>) -> Option<f64> {
     Some((high - low) / 2.0 / middle)
 }
 
-/// Step `k`'s busy clock: per round, the mean over its workers of cycles
-/// per busy microsecond; the median over rounds.
-fn busy_mhz(kept: &[&RepSample], k: usize) -> Option<f64> {
-    let arm = if k == 1 {
-        Arm::Baseline
-    } else {
-        Arm::StealingPinned
+/// The busy clock of the step pinned on `cpus`: per round, the mean over
+/// its workers of cycles per busy microsecond; the median over rounds.
+fn busy_mhz(kept: &[&RepSample], cpus: &[u32]) -> Option<f64> {
+    let pinned_on = |rep: &RepSample| {
+        let pinned = rep.workers.iter().map(|w| w.pinned_cpu);
+        pinned.eq(cpus.iter().map(|c| Some(*c)))
     };
     let per_round: Vec<f64> = kept
         .iter()
-        .filter(|rep| rep.arm == arm && rep.workers.len() == k)
+        .filter(|rep| pinned_on(rep))
         .filter_map(|rep| {
             let mhz: Vec<f64> = rep
                 .workers
@@ -393,6 +403,7 @@ mod tests {
             efficiency: None,
             busy_mhz: None,
             quotable: true,
+            unpinned_speedup: None,
         }
     }
 
@@ -615,6 +626,10 @@ mod tests {
                     &cpus,
                     1000.0 / s * drift,
                 ));
+                // The scheduler's placement, 5 % slower.
+                let mut free = sample(Arm::StealingUnpinned, round, &cpus, 1050.0 / s * drift);
+                free.workers.iter_mut().for_each(|w| w.pinned_cpu = None);
+                samples.push(free);
             }
         }
         samples
@@ -632,6 +647,8 @@ mod tests {
         assert!(close(step(2).marginal_gain.as_ref().unwrap().value, 0.9));
         assert!(close(step(2).ceiling.unwrap(), 1.9));
         assert!(close(step(2).efficiency.unwrap(), 1.0));
+        let unpinned = step(2).unpinned_speedup.as_ref().unwrap().value;
+        assert!(close(unpinned, 1.9 / 1.05), "{unpinned}");
         // Two siblings added 0.5 between them: 0.25 each.
         assert!(close(step(4).marginal_gain.as_ref().unwrap().value, 0.25));
         assert!(close(step(4).ceiling.unwrap(), 3.8));

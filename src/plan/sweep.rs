@@ -95,14 +95,22 @@ impl SweepPlan {
         self.order.iter().take(k).map(|c| c.cpu).collect()
     }
 
-    /// Step `k`'s placement, `k` 2 and up: work stealing, one worker
-    /// pinned on each of its CPUs. (Step 1 is the first CPU's baseline,
-    /// `hybrid`'s [`super::hybrid::HybridPlan::baseline`].)
-    pub fn step_placement(&self, k: usize) -> Placement {
-        Placement {
-            arm: Arm::StealingPinned,
-            cpus: self.step_cpus(k).into_iter().map(Some).collect(),
-        }
+    /// Step `k`'s placements, `k` 2 and up: work stealing with one worker
+    /// pinned on each of its CPUs, then the same `k` workers left to the
+    /// scheduler, as `hybrid`'s unpinned schemes are (anywhere this process
+    /// may run). Step 1 is the first CPU's baseline,
+    /// `hybrid`'s [`super::hybrid::HybridPlan::baseline`].
+    pub fn step_placements(&self, k: usize) -> [Placement; 2] {
+        [
+            Placement {
+                arm: Arm::StealingPinned,
+                cpus: self.step_cpus(k).into_iter().map(Some).collect(),
+            },
+            Placement {
+                arm: Arm::StealingUnpinned,
+                cpus: vec![None; k],
+            },
+        ]
     }
 
     /// The CPUs that get a single-worker baseline: every CPU of the largest

@@ -130,7 +130,7 @@ fn gain(g: &Option<Gain>) -> String {
 
 /// Each step: wall time, speedup against the ideal (k) and the ceiling,
 /// the marginal gain and what was added; the default view leaves out the
-/// min–max and the busy clock.
+/// min–max, the CPUs, the unpinned speedup and the busy clock.
 fn steps_table(judged: &SweepJudgement, view: &View) -> String {
     let mut table = Builder::default();
     let mut header = vec!["k", "wall ms", "CV %", "n"];
@@ -138,7 +138,11 @@ fn steps_table(judged: &SweepJudgement, view: &View) -> String {
         header.splice(2..3, ["CV", "min–max"]);
         header.push("CPUs");
     }
-    header.extend(["speedup [95 % CI]", "ceiling", "eff.", "gain [95 % CI]"]);
+    header.push("speedup [95 % CI]");
+    if view.wide {
+        header.push("unpinned");
+    }
+    header.extend(["ceiling", "eff.", "gain [95 % CI]"]);
     if view.wide {
         header.push("busy MHz");
     }
@@ -154,8 +158,11 @@ fn steps_table(judged: &SweepJudgement, view: &View) -> String {
         if view.wide {
             row.push(cpu_list(&step.cpus));
         }
+        row.push(ratio(&step.speedup));
+        if view.wide {
+            row.push(ratio(&step.unpinned_speedup));
+        }
         row.extend([
-            ratio(&step.speedup),
             step.ceiling
                 .map_or(DASH.into(), |c| format!("{:.2}", Fixed(c))),
             step.efficiency

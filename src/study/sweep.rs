@@ -52,7 +52,8 @@ impl SweepStudyOptions {
 
 /// What one round costs, in units of one worker's share of the largest
 /// step (`rep_length`): every baseline does all of the work alone (the
-/// largest step's count of shares), step k its work in 1/k of that.
+/// largest step's count of shares), step k its work in 1/k of that, once
+/// pinned and once unpinned.
 pub fn round_cost(plan: &SweepPlan) -> f64 {
     let largest = plan.steps.last().copied().unwrap_or(1) as f64;
     let baselines = plan.baseline_cpus().len() as f64 * largest;
@@ -60,7 +61,7 @@ pub fn round_cost(plan: &SweepPlan) -> f64 {
         .steps
         .iter()
         .filter(|&&k| k > 1)
-        .map(|&k| largest / k as f64)
+        .map(|&k| 2.0 * largest / k as f64)
         .sum();
     baselines + steps
 }
@@ -174,7 +175,7 @@ pub fn sweep_study<M: Measure>(
 
 /// One round, in order: every CPU's baseline (all `items` on one pinned
 /// worker; the first CPU's is step 1), then steps 2 and up sharing the
-/// same `items` by work stealing.
+/// same `items` by work stealing, each pinned and then unpinned.
 fn round_parts(plan: &SweepPlan, items: u64) -> Vec<(Placement, SharedWork)> {
     let baselines = plan.baseline_cpus().into_iter().map(|cpu| {
         let work = SharedWork {
@@ -183,13 +184,16 @@ fn round_parts(plan: &SweepPlan, items: u64) -> Vec<(Placement, SharedWork)> {
         };
         (crate::plan::hybrid::HybridPlan::baseline(cpu), work)
     });
-    let steps = plan.steps.iter().filter(|&&k| k > 1).map(|&k| {
-        let work = SharedWork {
-            items,
-            scheme: Scheme::WorkStealing,
-        };
-        (plan.step_placement(k), work)
-    });
+    let work = SharedWork {
+        items,
+        scheme: Scheme::WorkStealing,
+    };
+    let steps = plan
+        .steps
+        .iter()
+        .filter(|&&k| k > 1)
+        .flat_map(|&k| plan.step_placements(k))
+        .map(move |placement| (placement, work));
     baselines.chain(steps).collect()
 }
 
@@ -213,7 +217,7 @@ mod tests {
             order: (0..4).map(cpu).collect(),
             steps: vec![1, 2, 4],
         };
-        assert_eq!(round_cost(&plan), 4.0 * 4.0 + 2.0 + 1.0);
+        assert_eq!(round_cost(&plan), 4.0 * 4.0 + 2.0 * (2.0 + 1.0));
         let parts = round_parts(&plan, 200);
         let arms: Vec<(Arm, usize)> = parts.iter().map(|(p, _)| (p.arm, p.cpus.len())).collect();
         assert_eq!(
@@ -224,7 +228,9 @@ mod tests {
                 (Arm::Baseline, 1),
                 (Arm::Baseline, 1),
                 (Arm::StealingPinned, 2),
+                (Arm::StealingUnpinned, 2),
                 (Arm::StealingPinned, 4),
+                (Arm::StealingUnpinned, 4),
             ]
         );
         assert!(parts.iter().all(|(_, work)| work.items == 200));

@@ -47,6 +47,12 @@ pub fn sweep(result: &SweepResult) -> String {
             &by_step,
             step.speedup.as_ref(),
         );
+        m.ratio(
+            "placement_study_sweep_step_unpinned_speedup",
+            "Step 1's time over the step's workers' left to the scheduler, paired by round",
+            &by_step,
+            step.unpinned_speedup.as_ref(),
+        );
         m.gauge(
             "placement_study_sweep_step_ceiling_ratio",
             "The step's CPUs' single-worker speeds added up, in units of the first CPU.",
