@@ -544,6 +544,28 @@ mod tests {
         }
     }
 
+    /// Step 1's busy clock is the first CPU's alone, not every CPU's
+    /// baseline: here CPU 0 runs at 3000 MHz and the others at 2000.
+    #[test]
+    fn busy_mhz_is_the_steps_own_cpus() {
+        let plan = cores_then_siblings();
+        let mut samples = rounds_of_cores_then_siblings(&plan);
+        for rep in &mut samples {
+            for worker in &mut rep.workers {
+                let mhz = if worker.pinned_cpu == Some(0) && rep.arm == Arm::Baseline {
+                    3000
+                } else {
+                    2000
+                };
+                worker.counters.cycles = Some(worker.busy_ns * mhz / 1000);
+            }
+        }
+        let judged = judge_sweep(&samples, &plan, &setup(), &RULES);
+        let mhz: Vec<Option<f64>> = judged.steps.iter().map(|s| s.busy_mhz).collect();
+        assert_eq!(mhz, [Some(3000.0), Some(2000.0), Some(2000.0)]);
+        assert_eq!(judged.busy_mhz_unavailable, None);
+    }
+
     /// A moved worker leaves out its own sample only, named by what it
     /// measured: CPU 0's baseline and the steps of that round stay.
     #[test]
