@@ -103,6 +103,8 @@ fn a_sweep_row_gives_its_curve_and_knees() {
         panic!("not a sweep: {saved:?}");
     };
     let knee_at = sweep.judged.steps[1].workers;
+    let speedup = sweep.judged.steps[1].speedup.as_ref().unwrap().value;
+    let efficiency = sweep.judged.steps[1].efficiency.unwrap();
     sweep.judged.knees.push(crate::judge::sweep::Knee {
         workers: knee_at,
         marginal_gain: 0.2,
@@ -111,9 +113,13 @@ fn a_sweep_row_gives_its_curve_and_knees() {
     let summary = document::of(&saved).summary("sweep.json".into());
     assert!(summary.ungated(), "a sweep with --skip-gate is ungated");
     let cell = row(&summary).sweep;
-    assert!(
-        cell.starts_with("cores-first: 1 1.00×, 2 1.95×; 100 % of the ceiling; knee at 2: new"),
-        "{cell}"
+    assert_eq!(
+        cell,
+        format!(
+            "cores-first: 1 1.00×, 2 {speedup:.2}×; {:.0} % of the ceiling; knee at 2: new \
+             uniform core",
+            efficiency * 100.0
+        )
     );
     let json = serde_json::to_value(&summary).unwrap();
     assert_eq!(json["sweep"]["order"], "cores-first");
