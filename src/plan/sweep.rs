@@ -10,9 +10,8 @@ use crate::probe::{CoreKind, Topology};
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-/// Which order the CPUs are added in.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// Which order the CPUs are added in (saved by its [`SweepOrder::name`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SweepOrder {
     /// One thread of each core of the fastest class, then the next class's
     /// cores, then the SMT siblings: the default.
