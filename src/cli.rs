@@ -357,6 +357,15 @@ pub struct RunArgs {
     /// With a COMMAND: keep going when it exits non-zero; those repetitions are kept, marked, and left out of every statistic.
     #[arg(long)]
     pub ignore_failure: bool,
+    /// Thread-count scaling: step k runs k workers on the first k CPUs of --order, sharing one fixed work by work stealing; each step's speedup over the first CPU alone, the marginal gain of each added CPU, the ceiling, the knees. Costs each round every CPU's baseline plus every step (the progress line says how long).
+    #[arg(long)]
+    pub sweep: bool,
+    /// With --sweep: the order CPUs are added in: cores-first (one thread of each core, fastest class first, then the SMT siblings), siblings-first, spread (packages in turn), or a CPU list such as 0,2,1,3 [default: cores-first].
+    #[arg(long, value_name = "ORDER")]
+    pub order: Option<String>,
+    /// With --sweep: the worker counts to measure, comma-separated (step 1 is always measured) [default: every count].
+    #[arg(long, value_delimiter = ',', value_name = "K,...")]
+    pub steps: Vec<usize>,
     /// The command to run under each arm, with its arguments, after --; {threads} and {cpus} in them become T and the arm's CPU list.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,

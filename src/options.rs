@@ -33,6 +33,7 @@ use crate::measure::launch::resolve;
 use crate::measure::recorder::ObserveTarget;
 use crate::plan::Arm;
 use crate::plan::command::{CommandArm, Units, check_placeholders};
+use crate::plan::sweep::SweepOrder;
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::{CPUID_DIR, names_document};
 use crate::report::fleet::FleetOptions;
@@ -44,6 +45,7 @@ use crate::study::hybrid::HybridStudyOptions;
 use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
+use crate::study::sweep::SweepStudyOptions;
 use anyhow::{Context, Result, bail};
 use std::io::IsTerminal;
 use std::ops::RangeInclusive;
@@ -121,7 +123,14 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
         cli::Command::Run(args) => {
             let outputs = outputs(&args.output, args.prom.prom.as_ref(), &[])?;
             let source = source(&args.source)?;
-            let study = if args.command.is_empty() {
+            let study = if args.sweep {
+                RunStudy::Sweep(sweep_study(&args)?)
+            } else if args.order.is_some() || !args.steps.is_empty() {
+                bail!(
+                    "--order and --steps are for a sweep: add --sweep (`run --sweep --order \
+                     cores-first --steps 1,2,4`)"
+                );
+            } else if args.command.is_empty() {
                 RunStudy::Kernel(kernel_study(&args)?)
             } else {
                 RunStudy::Command(Box::new(command_study(*args, &outputs)?))
@@ -268,6 +277,84 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
     })
+}
+
+/// `run --sweep`: the kernel's thread-count sweep. The options of the
+/// other `run` studies are refused, naming what a sweep takes instead.
+fn sweep_study(args: &cli::RunArgs) -> Result<SweepStudyOptions> {
+    if !args.command.is_empty() || args.nothing_after_dash_dash {
+        bail!(
+            "run --sweep -- COMMAND: a sweep of a COMMAND is not built yet; sweep the built-in \
+             kernel (drop -- and the COMMAND), or measure the COMMAND with `run --threads T -- \
+             COMMAND`"
+        );
+    }
+    let refused = [
+        (args.workers.is_some(), "--workers"),
+        (!args.arms.is_empty(), "--arms"),
+        (args.threads.is_some(), "--threads"),
+        (args.baseline.is_some(), "--baseline"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag} does not apply to --sweep: a sweep's workers are its steps; give --steps \
+             1,2,4 and --order instead"
+        );
+    }
+    in_range("--rep-ms", args.measure.rep_ms, HYBRID_REP_MS)?;
+    let steps = (!args.steps.is_empty())
+        .then(|| {
+            args.steps
+                .iter()
+                .map(|&k| in_range("--steps", k, WORKERS))
+                .collect::<Result<Vec<usize>>>()
+        })
+        .transpose()?;
+    Ok(SweepStudyOptions {
+        rule: gate_rule(&args.rule)?,
+        skip_gate: args.skip_gate,
+        order: args
+            .order
+            .as_deref()
+            .map_or(Ok(SweepOrder::CoresFirst), sweep_order)?,
+        steps,
+        reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
+        cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
+        tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,
+        strict: args.quotable.strict,
+        measure: measure(&args.measure)?,
+    })
+}
+
+/// `--order`: a named order, or a CPU list in the order given ("0,2,1,3",
+/// "0-3,8-11").
+fn sweep_order(text: &str) -> Result<SweepOrder> {
+    match text {
+        "cores-first" => return Ok(SweepOrder::CoresFirst),
+        "siblings-first" => return Ok(SweepOrder::SiblingsFirst),
+        "spread" => return Ok(SweepOrder::Spread),
+        _ => {}
+    }
+    let bad = || {
+        anyhow::anyhow!(
+            "--order {}: use cores-first, siblings-first, spread, or a CPU list such as 0,2,1,3",
+            escape_controls(text)
+        )
+    };
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<u32>(), b.parse::<u32>()),
+            None => (part.parse::<u32>(), part.parse::<u32>()),
+        };
+        let (first, last) = (first.map_err(|_| bad())?, last.map_err(|_| bad())?);
+        // A range no machine has CPUs for is a typo, not a list to build.
+        if first > last || last - first >= 1 << 16 {
+            return Err(bad());
+        }
+        cpus.extend(first..=last);
+    }
+    Ok(SweepOrder::List(cpus))
 }
 
 /// `run -- COMMAND`: the command study. The kernel's own options are

@@ -97,6 +97,34 @@ fn out_of_range_values_name_the_option_and_the_range() {
             &["hybrid", "--reps", "1"][..],
             "--reps 1: out of range; use 2 to 1000",
         ),
+        (
+            &["run", "--sweep", "--order", "0,x"][..],
+            "--order 0,x: use cores-first, siblings-first, spread, or a CPU list",
+        ),
+        (
+            &["run", "--sweep", "--order", "0-99999999"][..],
+            "--order 0-99999999: use cores-first",
+        ),
+        (
+            &["run", "--sweep", "--workers", "2"][..],
+            "--workers does not apply to --sweep",
+        ),
+        (
+            &["run", "--steps", "1,2"][..],
+            "--order and --steps are for a sweep: add --sweep",
+        ),
+        (
+            &["run", "--sweep", "--steps", "0"][..],
+            "--steps 0: out of range; use 1 to 1024",
+        ),
+        (
+            &["run", "--sweep", "--rep-ms", "10"][..],
+            "--rep-ms 10: out of range; use 50 to 10000",
+        ),
+        (
+            &["run", "--sweep", "--", "true"][..],
+            "a sweep of a COMMAND is not built yet",
+        ),
     ] {
         let (status, stderr) = one_line_error(&placement_study(args));
         assert_eq!(status, Some(2), "{args:?}");

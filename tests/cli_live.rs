@@ -667,3 +667,54 @@ fn pairs_on_an_unknown_structure_measures_but_gives_no_verdict() {
     assert!(view.contains("published  unknown"), "{view}");
     assert!(!view.contains("no two CPUs share"), "{view}");
 }
+
+/// `run --sweep` on this machine's CPUs: every step measured, each with
+/// its speedup and ceiling, the cost said before it ran, and `report`
+/// re-rendering the saved sweep as printed.
+#[test]
+fn a_sweep_measures_every_step_and_report_re_renders_it() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("sweep.json");
+    let output = placement_study(&[
+        "run",
+        "--sweep",
+        "--skip-gate",
+        "--reps",
+        "3",
+        "--warmups",
+        "0",
+        "--rep-ms",
+        "50",
+        "--json",
+        saved.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        matches!(output.status.code(), Some(0 | 6)),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(document["kind"], "sweep");
+    let steps = document["steps"].as_array().unwrap();
+    let cpus = document["plan"]["order"].as_array().unwrap().len();
+    assert_eq!(steps.len(), cpus, "every count from 1 to the CPUs");
+    assert_eq!(steps[0]["workers"], 1);
+    assert_eq!(steps[0]["added"][0]["kind"], "first");
+    // Each round measured every CPU's baseline and every step after it,
+    // pinned and unpinned.
+    let samples = document["samples"].as_array().unwrap().len();
+    assert_eq!(samples, 3 * (cpus + 2 * (cpus - 1)));
+    assert!(
+        stdout.contains("Steps: k workers on the first k CPUs"),
+        "{stdout}"
+    );
+    let report = placement_study(&["report", saved.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&report.stdout),
+        stdout,
+        "report re-renders the sweep identically"
+    );
+}

@@ -60,6 +60,7 @@ fn rendered() -> Vec<Rendered> {
             SavedDocument::Command(_) => "command",
             SavedDocument::Pairs(_) => "pairs",
             SavedDocument::Hybrid(_) => "hybrid",
+            SavedDocument::Sweep(_) => "sweep",
             SavedDocument::Observe(_) => "observe",
             SavedDocument::Topology(_) => "topology",
         };
@@ -74,7 +75,7 @@ fn rendered() -> Vec<Rendered> {
     assert_eq!(
         kinds,
         BTreeSet::from([
-            "command", "gate", "hybrid", "observe", "pairs", "run", "topology"
+            "command", "gate", "hybrid", "observe", "pairs", "run", "sweep", "topology"
         ]),
         "fixtures/results/ must hold a result of every kind"
     );

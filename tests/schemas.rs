@@ -169,6 +169,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
         "command" => Some("command.schema.json"),
         "pairs" => Some("pairs.schema.json"),
         "hybrid" => Some("hybrid.schema.json"),
+        "sweep" => Some("sweep.schema.json"),
         "observe" => Some("observe.schema.json"),
         "topology" => Some("topology.schema.json"),
         _ => None,

@@ -163,6 +163,7 @@ fn wide_shows_the_full_column_set() {
             SavedDocument::Command(_) => &[],
             SavedDocument::Pairs(_) => &["│ alone TSC/B (CV) ", "│ beside TSC/B (CV) ", "│ reps "],
             SavedDocument::Hybrid(_) => &["│ min–max ", "│ slower by ", "│ reps "],
+            SavedDocument::Sweep(_) => &["│ min–max ", "│ busy MHz ", "│ CPUs ", "│ unpinned "],
             SavedDocument::Observe(_) => &[
                 "│ first CPU ",
                 "│ of on-CPU time ",

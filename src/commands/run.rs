@@ -10,6 +10,7 @@ use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::command::{CommandStudyOptions, command_study};
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
+use crate::study::sweep::{SweepStudyOptions, sweep_study};
 use anyhow::Result;
 use serde::Serialize;
 
@@ -19,6 +20,8 @@ pub enum RunStudy {
     Kernel(StudyOptions),
     /// A user's command (`run -- COMMAND`).
     Command(Box<CommandStudyOptions>),
+    /// The kernel's thread-count sweep (`run --sweep`).
+    Sweep(SweepStudyOptions),
 }
 
 pub struct RunCommand {
@@ -49,6 +52,15 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                     run_once(argv, cpus, &watched, &study.output, pmus)
                 },
             )?;
+            emit(&command.outputs, outcome)
+        }
+        RunStudy::Sweep(study) => {
+            // The gate's repetitions are the gate's length; the sweep's
+            // engine runs items of a 50th of a share.
+            let mut gate = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
+            let engine_options = study.engine();
+            let mut engine = LazyMeasure::new(|| EngineSession::start(&engine_options, &topology));
+            let outcome = sweep_study(&topology, study, &mut gate, &mut engine, &mut progress)?;
             emit(&command.outputs, outcome)
         }
     }

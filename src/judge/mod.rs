@@ -36,5 +36,6 @@ pub mod hybrid;
 pub mod observe;
 pub mod pairs;
 pub mod stats;
+pub mod sweep;
 pub mod validity;
 pub mod warnings;

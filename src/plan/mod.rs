@@ -13,6 +13,7 @@ mod arms;
 pub mod command;
 pub mod hybrid;
 pub mod pairs;
+pub mod sweep;
 
 pub use arms::{Arm, GateBaseline, Placement};
 

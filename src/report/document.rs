@@ -45,6 +45,7 @@ pub fn of(saved: &SavedDocument) -> &dyn Document {
         SavedDocument::Command(document) => document.as_ref(),
         SavedDocument::Pairs(document) => document.as_ref(),
         SavedDocument::Hybrid(document) => document.as_ref(),
+        SavedDocument::Sweep(document) => document.as_ref(),
         SavedDocument::Observe(document) => document.as_ref(),
         SavedDocument::Topology(document) => document.as_ref(),
     }

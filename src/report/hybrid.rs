@@ -202,12 +202,12 @@ pub fn render(result: &HybridResult, view: &View) -> String {
 }
 
 /// "0-3,8" style list of CPUs, in the order given when not a range.
-fn cpu_list(cpus: &[u32]) -> String {
+pub(crate) fn cpu_list(cpus: &[u32]) -> String {
     crate::cpuset::CpuSet::from_cpus(cpus.iter().copied()).to_string()
 }
 
 /// "2.17 [2.10, 2.24]", or the value alone without an interval.
-fn ratio(r: &Option<Ratio>) -> String {
+pub(crate) fn ratio(r: &Option<Ratio>) -> String {
     match r {
         Some(Ratio {
             value,
@@ -226,7 +226,7 @@ fn ratio(r: &Option<Ratio>) -> String {
 
 /// The median, CV, min–max and repetitions columns of a spread; the CV a
 /// bare number in the default view, whose heading says "CV %".
-fn spread_cells(s: &Option<Spread>, view: &View) -> [String; 4] {
+pub(crate) fn spread_cells(s: &Option<Spread>, view: &View) -> [String; 4] {
     match s {
         Some(s) if view.wide => [
             sig4(s.median),

@@ -11,6 +11,7 @@ pub mod observe;
 pub mod pairs;
 pub mod prom;
 pub mod run;
+pub mod sweep;
 pub mod table;
 pub mod topology;
 pub mod units;

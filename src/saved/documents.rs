@@ -13,6 +13,7 @@ use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
+use crate::judge::sweep::SweepJudgement;
 use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandRep, Output};
 use crate::measure::recording::CommandEnd;
@@ -20,6 +21,7 @@ use crate::measure::{ClockKind, MeasurementSetup, RepSample};
 use crate::plan::command::{CommandArm, CommandPlan, Units};
 use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
+use crate::plan::sweep::SweepPlan;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
 use crate::probe::recording::Recording;
 use crate::probe::{
@@ -60,6 +62,8 @@ pub enum DocumentKind {
     Pairs,
     /// `hybrid --json`.
     Hybrid,
+    /// `run --sweep --json`: thread-count scaling in topology order.
+    Sweep,
     /// `observe --json`.
     Observe,
     /// `topology --json`: the probed machine.
@@ -429,6 +433,51 @@ pub struct HybridResult {
     pub warnings: Vec<Warning>,
     /// Every repetition, warm-ups included (marked): baselines first in
     /// each round, then the schemes.
+    pub samples: Vec<RepSample>,
+}
+
+/// Options a sweep was made with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepOptions {
+    /// Measured rounds; each measures every step and every CPU's baseline.
+    pub reps: usize,
+    pub warmups: usize,
+    /// `--rep-ms`: how long one worker's equal share of the largest step
+    /// takes on the CPU the item size was calibrated on.
+    pub rep_ms: u64,
+    pub kernel: String,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+    /// The gate was skipped (`--skip-gate`): every output says UNGATED.
+    pub skip_gate: bool,
+}
+
+/// The whole `run --sweep --json` document. Every `*_ms` value is wall
+/// time on CLOCK_MONOTONIC; speedups, gains and ceilings are in units of
+/// the order's first CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub options: SweepOptions,
+    /// False with --skip-gate when the gate did not say physical (or did
+    /// not run).
+    pub gated: bool,
+    pub gate: Option<GateResult>,
+    pub plan: SweepPlan,
+    pub work: HybridWork,
+    /// Steps, CPU speeds, knees, noise floor and checks (their fields at
+    /// the top level of the document).
+    #[serde(flatten)]
+    pub judged: SweepJudgement,
+    pub setup: MeasurementSetup,
+    pub warnings: Vec<Warning>,
+    /// Every repetition, warm-ups included (marked): in each round every
+    /// CPU's baseline (step 1 the first), then steps 2 and up.
     pub samples: Vec<RepSample>,
 }
 

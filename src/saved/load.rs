@@ -5,7 +5,7 @@
 
 use super::documents::{
     CommandResult, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult,
-    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, TopologyResult,
+    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
@@ -28,6 +28,7 @@ pub enum SavedDocument {
     Command(Box<CommandResult>),
     Pairs(Box<PairsResult>),
     Hybrid(Box<HybridResult>),
+    Sweep(Box<SweepResult>),
     Observe(Box<ObserveResult>),
     Topology(Box<TopologyResult>),
 }
@@ -41,7 +42,7 @@ struct Header {
 
 /// The kinds `report` reads, for its error messages.
 const READ_KINDS: &str = "`topology --json`, `gate --json`, `run --json` (with or without a \
-                          COMMAND), `pairs --json`, `hybrid --json` or `observe --json`";
+                          COMMAND, or --sweep), `pairs --json`, `hybrid --json` or `observe --json`";
 
 /// Reads a saved document ("-" for standard input), at most
 /// [`JSON_INPUT_CAP`] bytes of it.
@@ -89,6 +90,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         DocumentKind::Command => SavedDocument::Command(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Sweep => SavedDocument::Sweep(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Topology => SavedDocument::Topology(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Snapshot => bail!(
@@ -280,8 +282,9 @@ impl SavedDocument {
             SavedDocument::Command(d) => &d.head,
             SavedDocument::Pairs(d) => &d.head,
             SavedDocument::Hybrid(d) => &d.head,
-            SavedDocument::Observe(d) => &d.head,
             SavedDocument::Topology(d) => &d.head,
+            SavedDocument::Sweep(d) => &d.head,
+            SavedDocument::Observe(d) => &d.head,
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod observe;
 pub mod pairs;
 pub mod run;
 pub mod snapshot;
+pub mod sweep;
 pub mod topology;
 
 use crate::measure::{Measure, RepOutcome};

@@ -44,7 +44,7 @@ pub struct Ratio {
 impl Ratio {
     /// `numerator / denominator`, paired by round: the geometric mean of the
     /// per-round ratios, with its interval; `None` without a common round.
-    fn paired(
+    pub(crate) fn paired(
         numerator: &BTreeMap<usize, f64>,
         denominator: &BTreeMap<usize, f64>,
     ) -> Option<Ratio> {
@@ -418,7 +418,7 @@ impl SchemeStats {
 }
 
 /// A repetition's wall time in milliseconds.
-fn wall_ms(rep: &RepSample) -> f64 {
+pub(crate) fn wall_ms(rep: &RepSample) -> f64 {
     rep.wall_ns as f64 / 1e6
 }
 

@@ -18,7 +18,7 @@ use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
     CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,
-    PairsResult, RunResult, TopologyResult,
+    PairsResult, RunResult, SweepResult, TopologyResult,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -84,6 +84,13 @@ pub enum Finding {
     },
     /// A topology: the machine's shape.
     Topology { machine: MachineShape },
+    /// A sweep: its curve and knees.
+    Sweep {
+        sweep: SweepSummary,
+        failed_checks: Vec<CheckName>,
+        gated: bool,
+        valid: bool,
+    },
 }
 
 /// What a run found.
@@ -137,7 +144,8 @@ impl HostSummary {
         match &self.finding {
             Finding::Gate { failed_checks, .. }
             | Finding::Pairs { failed_checks, .. }
-            | Finding::Hybrid { failed_checks, .. } => failed_checks,
+            | Finding::Hybrid { failed_checks, .. }
+            | Finding::Sweep { failed_checks, .. } => failed_checks,
             Finding::Run(run) => &run.failed_checks,
             Finding::Observe { .. } | Finding::Topology { .. } => &[],
         }
@@ -149,14 +157,28 @@ impl HostSummary {
     pub fn valid(&self) -> Option<bool> {
         match &self.finding {
             Finding::Run(run) => Some(run.valid),
-            Finding::Hybrid { valid, .. } | Finding::Observe { valid, .. } => Some(*valid),
+            Finding::Hybrid { valid, .. }
+            | Finding::Observe { valid, .. }
+            | Finding::Sweep { valid, .. } => Some(*valid),
             Finding::Gate { .. } | Finding::Pairs { .. } | Finding::Topology { .. } => None,
         }
     }
 
     /// A run measured without its gate saying physical (`--skip-gate`).
     pub fn ungated(&self) -> bool {
-        matches!(&self.finding, Finding::Run(run) if !run.gated)
+        match &self.finding {
+            Finding::Run(run) => !run.gated,
+            Finding::Sweep { gated, .. } => !gated,
+            _ => false,
+        }
+    }
+
+    /// A sweep's curve and knees.
+    pub fn sweep(&self) -> Option<&SweepSummary> {
+        match &self.finding {
+            Finding::Sweep { sweep, .. } => Some(sweep),
+            _ => None,
+        }
     }
 
     /// The sibling maps of a `pairs` search.
@@ -234,6 +256,7 @@ impl HostSummary {
             hybrid: self.hybrid(),
             observe: self.observe(),
             machine: self.machine(),
+            sweep: self.sweep(),
         }
     }
 }
@@ -271,6 +294,8 @@ struct FlatHost<'a> {
     observe: Option<&'a ObserveSummary>,
     /// `topology`: the machine's shape.
     machine: Option<&'a MachineShape>,
+    /// `run --sweep`: the curve and its knees.
+    sweep: Option<&'a SweepSummary>,
 }
 
 impl Serialize for HostSummary {
@@ -502,6 +527,19 @@ pub struct HybridSummary {
     pub stealing_pinned_of_ceiling: Option<f64>,
 }
 
+/// A sweep in one row: the order, each step's speedup, the largest
+/// step's efficiency, and the knees.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepSummary {
+    pub order: String,
+    /// Each step's worker count and speedup over step 1.
+    pub speedups: Vec<(usize, f64)>,
+    /// The largest step's speedup over its ceiling.
+    pub efficiency: Option<f64>,
+    /// Each knee: its worker count and what was added there.
+    pub knees: Vec<(usize, String)>,
+}
+
 /// A `pairs` result's maps, in sysfs list form.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SiblingMaps {
@@ -536,6 +574,8 @@ struct HostRow {
     machine: String,
     /// `run -- COMMAND`: the command and its arms against the baseline.
     command: String,
+    /// `run --sweep`: the speedup by step, the efficiency, the knees.
+    sweep: String,
     checks: String,
 }
 
@@ -634,6 +674,31 @@ fn row(host: &HostSummary) -> HostRow {
         }),
         machine: host.machine().map_or_else(dash, MachineShape::to_string),
         command: host.command().map_or_else(dash, str::to_string),
+        sweep: host.sweep().map_or_else(dash, |sweep| {
+            let curve: Vec<String> = sweep
+                .speedups
+                .iter()
+                .map(|(k, s)| format!("{k} {:.2}×", Fixed(*s)))
+                .collect();
+            let knees: Vec<String> = sweep
+                .knees
+                .iter()
+                .map(|(k, added)| format!("knee at {k}: {added}"))
+                .collect();
+            format!(
+                "{}: {}; {} of the ceiling; {}",
+                sweep.order,
+                curve.join(", "),
+                sweep
+                    .efficiency
+                    .map_or_else(dash, |e| format!("{:.0} %", e * 100.0)),
+                if knees.is_empty() {
+                    "no knee".into()
+                } else {
+                    knees.join(", ")
+                }
+            )
+        }),
         checks,
     }
 }
@@ -662,6 +727,7 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
             ("observed", &row.observed),
             ("machine", &row.machine),
             ("command", &row.command),
+            ("sweep", &row.sweep),
         ]
         .into_iter()
         .filter(|(_, finding)| *finding != "—")
@@ -703,7 +769,8 @@ pub const CSV_HEADER: &str = concat!(
      change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,\
      measured_map,class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,\
      observed_target,observed_classes,observed_threads,migrations,observed_wall_ms,\
-     reconciliation_difference,reconciled,",
+     reconciliation_difference,reconciled,sweep_order,sweep_speedups,sweep_efficiency,\
+     sweep_knees,",
     penalty_csv_columns!()
 );
 
@@ -715,10 +782,19 @@ pub fn csv(hosts: &[HostSummary]) -> String {
     for host in hosts.iter().map(HostSummary::flat) {
         let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
-        let (hybrid, observe) = (host.hybrid, host.observe);
+        let (hybrid, observe, sweep) = (host.hybrid, host.observe, host.sweep);
+        // "1:1;2:1.95": each step's workers and speedup; "3;6": the knees.
+        let speedups = sweep.map(|w| {
+            let steps: Vec<String> = w.speedups.iter().map(|(k, s)| format!("{k}:{s}")).collect();
+            steps.join(";")
+        });
+        let knees = sweep.map(|w| {
+            let at: Vec<String> = w.knees.iter().map(|(k, _)| k.to_string()).collect();
+            at.join(";")
+        });
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(host.file),
             host.kind,
             text(host.host),
@@ -755,6 +831,10 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             opt(observe.map(|o| o.wall_ms)),
             opt(observe.map(|o| o.reconciliation_difference)),
             opt(observe.map(|o| o.reconciled)),
+            text(sweep.map(|w| w.order.as_str())),
+            text(speedups.as_deref()),
+            opt(sweep.and_then(|w| w.efficiency)),
+            text(knees.as_deref()),
             host.penalty.csv_cells(),
         );
     }
@@ -766,5 +846,5 @@ mod summaries;
 mod tests;
 
 pub(crate) use summaries::{
-    of_command, of_gate, of_hybrid, of_observe, of_pairs, of_run, of_topology,
+    of_command, of_gate, of_hybrid, of_observe, of_pairs, of_run, of_sweep, of_topology,
 };

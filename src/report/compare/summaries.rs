@@ -110,6 +110,39 @@ pub(crate) fn of_hybrid(file: String, hybrid: &HybridResult) -> HostSummary {
     }
 }
 
+/// A saved sweep in one row.
+pub(crate) fn of_sweep(file: String, sweep: &SweepResult) -> HostSummary {
+    let judged = &sweep.judged;
+    let finding = Finding::Sweep {
+        sweep: SweepSummary {
+            order: sweep.plan.order_name.clone(),
+            speedups: judged
+                .steps
+                .iter()
+                .filter_map(|s| Some((s.workers, s.speedup.as_ref()?.value)))
+                .collect(),
+            efficiency: judged.steps.last().and_then(|s| s.efficiency),
+            knees: judged
+                .knees
+                .iter()
+                .map(|k| {
+                    let added: Vec<String> = k.added.iter().map(|a| a.describe()).collect();
+                    (k.workers, added.join("; "))
+                })
+                .collect(),
+        },
+        failed_checks: failed(&judged.checks),
+        gated: sweep.gated,
+        valid: judged.valid,
+    };
+    HostSummary::of_head(
+        file,
+        &sweep.head,
+        finding,
+        Counted::gate(sweep.gate.as_ref().map(|g| g.verdict)),
+    )
+}
+
 impl Counted {
     /// A gate's verdict, or a run's gate's ("not-run" when it skipped it).
     pub fn gate(verdict: Option<Verdict>) -> Counted {

@@ -91,3 +91,47 @@ fn no_penalty_means_no_basis_either() {
         "\u{2212}2.1 % [\u{2212}5.0, 1.2]"
     );
 }
+
+/// A saved sweep's row: its curve and knees in the cell, the JSON and the
+/// CSV, every other kind's sweep fields empty.
+#[test]
+fn a_sweep_row_gives_its_curve_and_knees() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/sweep-vm-skip-gate.json");
+    let mut saved = load(&path).unwrap();
+    let SavedDocument::Sweep(sweep) = &mut saved else {
+        panic!("not a sweep: {saved:?}");
+    };
+    let knee_at = sweep.judged.steps[1].workers;
+    let speedup = sweep.judged.steps[1].speedup.as_ref().unwrap().value;
+    let efficiency = sweep.judged.steps[1].efficiency.unwrap();
+    sweep.judged.knees.push(crate::judge::sweep::Knee {
+        workers: knee_at,
+        marginal_gain: 0.2,
+        added: sweep.judged.steps[1].added.clone(),
+    });
+    let summary = document::of(&saved).summary("sweep.json".into());
+    assert!(summary.ungated(), "a sweep with --skip-gate is ungated");
+    let cell = row(&summary).sweep;
+    assert_eq!(
+        cell,
+        format!(
+            "cores-first: 1 1.00×, 2 {speedup:.2}×; {:.0} % of the ceiling; knee at 2: new \
+             uniform core",
+            efficiency * 100.0
+        )
+    );
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["sweep"]["order"], "cores-first");
+    assert_eq!(json["sweep"]["knees"][0][0], 2);
+    let gate = document::of(&SavedDocument::Gate(Box::new(recorded_gate()))).summary("g".into());
+    assert!(serde_json::to_value(&gate).unwrap()["sweep"].is_null());
+    let table = csv(&[summary]);
+    let header: Vec<&str> = CSV_HEADER.split(',').collect();
+    let line = table.lines().nth(1).unwrap();
+    let cells: Vec<&str> = line.split(',').collect();
+    let cell = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(cell("sweep_order"), "\"cores-first\"");
+    assert!(cell("sweep_speedups").starts_with("\"1:1;2:1.9"), "{line}");
+    assert_eq!(cell("sweep_knees"), "\"2\"");
+}

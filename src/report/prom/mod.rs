@@ -55,6 +55,7 @@ mod hybrid;
 mod observe;
 mod pairs;
 mod run;
+mod sweep;
 #[cfg(test)]
 mod tests;
 mod topology;
@@ -65,6 +66,7 @@ pub use hybrid::hybrid;
 pub use observe::observe;
 pub use pairs::pairs;
 pub use run::{run, run_stopped_at_gate};
+pub use sweep::sweep;
 pub use topology::topology;
 
 /// Every state of a state set, in declaration order, each spelled as the

@@ -1,0 +1,309 @@
+//! The human view of a sweep (printed by `run --sweep`, re-rendered by
+//! `report FILE`): each step's speedup against the ideal and the ceiling,
+//! what each added CPU is worth, and the knees.
+
+use crate::exit::Outcome;
+use crate::judge::sweep::{Gain, Knee, SweepJudgement};
+use crate::plan::sweep::Added;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
+use crate::report::hybrid::{cpu_list, ratio, spread_cells};
+use crate::report::run::UNGATED;
+use crate::report::table::{
+    check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
+};
+use crate::report::units::{Fixed, count};
+use crate::report::view::View;
+use crate::saved::{DocumentHead, SweepResult};
+use std::fmt::Write;
+use tabled::builder::Builder;
+
+const DASH: &str = "—";
+
+pub fn render(result: &SweepResult, view: &View) -> String {
+    let mut out = String::new();
+    if !result.gated {
+        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
+    }
+    out.push_str(&headline(
+        &result.head,
+        "the rounds done are",
+        &result.sentence,
+        view,
+    ));
+    if let Some(gate) = &result.gate {
+        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
+    }
+    let judged = &result.judged;
+    let rounds = judged
+        .steps
+        .first()
+        .and_then(|s| s.wall_ms.as_ref())
+        .map_or(0, |w| w.reps);
+    let order: Vec<String> = result
+        .plan
+        .order
+        .iter()
+        .map(|c| c.cpu.to_string())
+        .collect();
+    let work = format!(
+        "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
+         stealing among one pinned worker per CPU; step 1 is CPU {} alone, the unit of every \
+         speedup, gain and ceiling",
+        result.plan.order_name,
+        order.join(", "),
+        result.work.items,
+        result.setup.kernel,
+        result.work.passes_per_item,
+        result.plan.order.first().map_or(0, |c| c.cpu),
+    );
+    let _ = writeln!(out, "{}", view.wrap(&work, 2));
+    let times = format!(
+        "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after {}; \
+         every step and every CPU's baseline interleaved by round)",
+        count(rounds, "round"),
+        count(result.options.warmups, "warm-up"),
+    );
+    let _ = writeln!(out, "{}", view.wrap(&times, 2));
+    if !judged.valid {
+        let banner = "*** INVALID STUDY: the numbers below failed their validity checks (see \
+                      Checks); none of them may be quoted ***";
+        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+    }
+    let _ = writeln!(
+        out,
+        "\nSteps: k workers on the first k CPUs of the order\n{}",
+        steps_table(judged, view)
+    );
+    let _ = writeln!(out, "{}", view.wrap(&noise_line(judged), 2));
+    let _ = writeln!(out, "{}", view.wrap(&busy_line(judged), 2));
+    let _ = writeln!(out, "\nKnees\n{}", view.wrap(&knees_text(judged), 2));
+    let _ = writeln!(out, "\nEach CPU alone\n{}", speeds_table(judged, view));
+    let _ = writeln!(out, "\nChecks");
+    for line in check_lines(&judged.checks, view) {
+        let _ = writeln!(out, "{line}");
+    }
+    for line in excluded_lines(&judged.excluded) {
+        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        view.wrap(
+            &validity_verdict("study", judged.valid, &judged.checks, result.options.strict),
+            2
+        )
+    );
+    out
+}
+
+/// "new core of class performance", joined for a step that added several.
+fn added_text(added: &[Added]) -> String {
+    match added {
+        [] => DASH.into(),
+        [one] => one.describe(),
+        several => several
+            .iter()
+            .map(Added::describe)
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
+/// "0.97 [0.91, 1.02]", or the value alone without an interval.
+fn gain(g: &Option<Gain>) -> String {
+    match g {
+        Some(Gain {
+            value,
+            ci95_low: Some(low),
+            ci95_high: Some(high),
+        }) => format!(
+            "{:.2} [{:.2}, {:.2}]",
+            Fixed(*value),
+            Fixed(*low),
+            Fixed(*high)
+        ),
+        Some(g) => format!("{:.2}", Fixed(g.value)),
+        None => DASH.into(),
+    }
+}
+
+/// Each step: wall time, speedup against the ideal (k) and the ceiling,
+/// the marginal gain and what was added; the default view leaves out the
+/// min–max, the CPUs, the unpinned speedup and the busy clock.
+fn steps_table(judged: &SweepJudgement, view: &View) -> String {
+    let mut table = Builder::default();
+    let mut header = vec!["k", "wall ms", "CV %", "n"];
+    if view.wide {
+        header.splice(2..3, ["CV", "min–max"]);
+        header.push("CPUs");
+    }
+    header.push("speedup [95 % CI]");
+    if view.wide {
+        header.push("unpinned");
+    }
+    header.extend(["ceiling", "eff.", "gain [95 % CI]"]);
+    if view.wide {
+        header.push("busy MHz");
+    }
+    header.push("added");
+    table.push_record(header);
+    for step in &judged.steps {
+        let [median, cv, range, reps] = spread_cells(&step.wall_ms, view);
+        let mut row = vec![marked(step.workers, step.quotable, view), median, cv];
+        if view.wide {
+            row.push(range);
+        }
+        row.push(reps);
+        if view.wide {
+            row.push(cpu_list(&step.cpus));
+        }
+        row.push(ratio(&step.speedup));
+        if view.wide {
+            row.push(ratio(&step.unpinned_speedup));
+        }
+        row.extend([
+            step.ceiling
+                .map_or(DASH.into(), |c| format!("{:.2}", Fixed(c))),
+            step.efficiency
+                .map_or(DASH.into(), |e| format!("{:.0} %", e * 100.0)),
+            gain(&step.marginal_gain),
+        ]);
+        if view.wide {
+            row.push(step.busy_mhz.map_or(DASH.into(), |m| format!("{m:.0}")));
+        }
+        row.push(added_text(&step.added));
+        table.push_record(row);
+    }
+    let marks = judged.steps.iter().any(|s| !s.quotable);
+    legend(fit(table.build(), view), marks, view)
+}
+
+/// Each CPU's single-worker speed: what the ceiling adds up.
+fn speeds_table(judged: &SweepJudgement, view: &View) -> String {
+    let mut table = Builder::default();
+    table.push_record(["CPU", "wall ms", "CV %", "n", "speed [95 % CI]"]);
+    let narrow = View {
+        wide: false,
+        ..*view
+    };
+    for speed in &judged.cpu_speeds {
+        let [median, cv, _, reps] = spread_cells(&speed.wall_ms, &narrow);
+        table.push_record([speed.cpu.to_string(), median, cv, reps, ratio(&speed.speed)]);
+    }
+    fit(table.build(), view)
+}
+
+/// "noise floor: step 1 against itself ±2.1 % (95 % interval of its
+/// median)".
+fn noise_line(judged: &SweepJudgement) -> String {
+    match judged.noise_floor {
+        Some(floor) => format!(
+            "noise floor: step 1 against itself moves ±{:.1} % (half its time's 95 % interval \
+             over its median): smaller differences between steps are noise",
+            floor * 100.0
+        ),
+        None => "noise floor: unknown (step 1 needs 6 measured rounds or more)".into(),
+    }
+}
+
+fn busy_line(judged: &SweepJudgement) -> String {
+    match &judged.busy_mhz_unavailable {
+        Some(why) => format!("busy MHz: unavailable ({why})"),
+        None => {
+            let clocks: Vec<String> = judged
+                .steps
+                .iter()
+                .filter_map(|s| Some(format!("{} {:.0}", s.workers, s.busy_mhz?)))
+                .collect();
+            format!(
+                "busy MHz (core cycles per busy µs, by step): {}; a curve that bends while \
+                 this falls bends because the clock fell",
+                clocks.join(", ")
+            )
+        }
+    }
+}
+
+/// The knees, one sentence each, or that there is none.
+fn knees_text(judged: &SweepJudgement) -> String {
+    if judged.steps.iter().all(|s| s.marginal_gain.is_none()) {
+        return "unknown: no marginal gain was measured".into();
+    }
+    if judged.knees.is_empty() {
+        return format!(
+            "none: every added CPU gained {:.2} of the first CPU or more",
+            judged.knee_fraction
+        );
+    }
+    judged
+        .knees
+        .iter()
+        .map(|knee| knee_sentence(knee, judged.knee_fraction))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn knee_sentence(knee: &Knee, fraction: f64) -> String {
+    format!(
+        "at {} the gain falls to {:.2} of the first CPU (below {fraction:.2}): added {}",
+        count(knee.workers, "worker"),
+        Fixed(knee.marginal_gain),
+        added_text(&knee.added)
+    )
+}
+
+/// The sentence printed first: the largest step's speedup and efficiency,
+/// and the first knee.
+pub fn sentence(judged: &SweepJudgement) -> String {
+    let Some(last) = judged.steps.iter().rev().find(|s| s.speedup.is_some()) else {
+        return "nothing measured: no round completed".into();
+    };
+    let speedup = last.speedup.as_ref().map_or(0.0, |s| s.value);
+    let ceiling = last.ceiling.map_or_else(String::new, |c| {
+        format!(
+            " (ceiling {:.2}, {:.0} % of it)",
+            Fixed(c),
+            speedup / c * 100.0
+        )
+    });
+    let knee = judged.knees.first().map_or_else(
+        || "no knee".to_string(),
+        |k| format!("first knee at {}: {}", k.workers, added_text(&k.added)),
+    );
+    format!(
+        "sweep: with {}, {:.2}× the first CPU alone{ceiling}; {knee}",
+        count(last.workers, "worker"),
+        Fixed(speedup)
+    )
+}
+
+impl Document for SweepResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::hybrid(&self.samples)
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::sweep(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_sweep(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        if self.judged.valid {
+            Outcome::Success
+        } else {
+            Outcome::InvalidRun
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! `run --sweep`: thread-count scaling in topology order.
+//!
+//! Every round measures, back to back: each CPU of the largest step alone
+//! (a pinned single-worker baseline of all the work, `hybrid`'s; the first
+//! CPU's is step 1), then steps 2 and up, the same work shared by work
+//! stealing among one pinned worker per CPU. Rounds interleave every step,
+//! so drift hits every step alike and each ratio pairs by round.
+
+use super::run::{RunOutcome, gate_first};
+use super::{LazyMeasure, Progress, Recorded, head};
+use crate::judge::gate::GateRule;
+use crate::judge::sweep::{SweepRules, judge_sweep};
+use crate::judge::warnings::Warning;
+use crate::measure::{Measure, MeasureOptions};
+use crate::plan::Placement;
+use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
+use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
+use crate::probe::Topology;
+use crate::report;
+use crate::report::units::count;
+use crate::saved::{DocumentHead, DocumentKind, HybridWork, SweepOptions, SweepResult};
+use anyhow::Result;
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+/// What `run --sweep` was asked for, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepStudyOptions {
+    pub rule: GateRule,
+    pub skip_gate: bool,
+    pub order: SweepOrder,
+    /// The worker counts to measure; `None`: every count.
+    pub steps: Option<Vec<usize>>,
+    pub reps: usize,
+    pub cv_bar: f64,
+    pub tolerance: f64,
+    pub strict: bool,
+    /// `rep_length` is how long one worker's equal share of the largest
+    /// step takes; the engine runs items ([`SweepStudyOptions::engine`]).
+    pub measure: MeasureOptions,
+}
+
+impl SweepStudyOptions {
+    /// The engine's options: its passes calibrated to one item.
+    pub fn engine(&self) -> MeasureOptions {
+        MeasureOptions {
+            rep_length: item_length(self.measure.rep_length),
+            ..self.measure.clone()
+        }
+    }
+}
+
+/// What one round costs, in units of one worker's share of the largest
+/// step (`rep_length`): every baseline does all of the work alone (the
+/// largest step's count of shares), step k its work in 1/k of that, once
+/// pinned and once unpinned.
+pub fn round_cost(plan: &SweepPlan) -> f64 {
+    let largest = plan.steps.last().copied().unwrap_or(1) as f64;
+    let baselines = plan.baseline_cpus().len() as f64 * largest;
+    let steps: f64 = plan
+        .steps
+        .iter()
+        .filter(|&&k| k > 1)
+        .map(|&k| 2.0 * largest / k as f64)
+        .sum();
+    baselines + steps
+}
+
+/// Runs the sweep on the CPUs of `topology` this process may use: the
+/// gate first (unless skipped) on `gate_measure`, started from the
+/// options' own repetition length, then the sweep on `measure`, started
+/// from [`SweepStudyOptions::engine`].
+pub fn sweep_study<M: Measure>(
+    topology: &Topology,
+    options: &SweepStudyOptions,
+    gate_measure: &mut LazyMeasure<'_, M>,
+    measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome<SweepResult>> {
+    let head = head(DocumentKind::Sweep, topology);
+    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
+        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
+    let gate = match gate_first(
+        topology,
+        &options.rule,
+        options.skip_gate,
+        gate_measure,
+        progress,
+    )? {
+        ControlFlow::Continue(gate) => gate,
+        ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
+    };
+    let measure = measure.get()?;
+    let setup = measure.setup().clone();
+    let largest = plan.steps.last().copied().unwrap_or(1);
+    let items = ITEMS_PER_WORKER * largest as u64;
+    let parts = round_parts(&plan, items);
+    let round_s = round_cost(&plan) * options.measure.rep_length.as_secs_f64();
+    let total = setup.warmups + options.reps;
+
+    let mut recorded = Recorded::default();
+    let began = Instant::now();
+    for index in 0..total {
+        let warmup = index < setup.warmups;
+        let eta = match index {
+            0 => format!(
+                ", about {:.0} s in all ({} of {} and {}, {:.1} s each)",
+                round_s * total as f64,
+                count(total, "round"),
+                count(plan.baseline_cpus().len(), "baseline"),
+                count(plan.steps.len() - 1, "step"),
+                round_s
+            ),
+            done => format!(
+                ", about {:.0} s left",
+                began.elapsed().as_secs_f64() / done as f64 * (total - index) as f64
+            ),
+        };
+        progress.update(&if warmup {
+            format!("sweep: warm-up round {}/{}{eta}", index + 1, setup.warmups)
+        } else {
+            format!(
+                "sweep: round {}/{}{eta}",
+                index + 1 - setup.warmups,
+                options.reps
+            )
+        });
+        if !recorded.measure_shared_round(measure, &parts, index, warmup)? {
+            break;
+        }
+    }
+    progress.done();
+
+    let rules = SweepRules {
+        cv_bar: options.cv_bar,
+        tolerance: options.tolerance,
+        strict: options.strict,
+    };
+    let judged = judge_sweep(&recorded.samples, &plan, &setup, &rules);
+    let mut warnings = Warning::about_machine(topology);
+    warnings.extend(Warning::about_setup(&setup));
+    if let Some(signal) = recorded.stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    Ok(RunOutcome::Studied(Box::new(SweepResult {
+        head: DocumentHead {
+            complete: recorded.stopped.is_none(),
+            ..head
+        },
+        sentence: report::sweep::sentence(&judged),
+        options: SweepOptions {
+            reps: options.reps,
+            warmups: setup.warmups,
+            rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
+            kernel: options.measure.kernel.clone(),
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+            skip_gate: options.skip_gate,
+        },
+        gated: gate.is_some(),
+        gate,
+        work: HybridWork {
+            items,
+            passes_per_item: setup.passes,
+            item_bytes: setup.bytes_per_worker,
+        },
+        plan,
+        judged,
+        setup,
+        warnings,
+        samples: recorded.samples,
+    })))
+}
+
+/// One round, in order: every CPU's baseline (all `items` on one pinned
+/// worker; the first CPU's is step 1), then steps 2 and up sharing the
+/// same `items` by work stealing, each pinned and then unpinned.
+fn round_parts(plan: &SweepPlan, items: u64) -> Vec<(Placement, SharedWork)> {
+    let baselines = plan.baseline_cpus().into_iter().map(|cpu| {
+        let work = SharedWork {
+            items,
+            scheme: Scheme::StaticShares,
+        };
+        (crate::plan::hybrid::HybridPlan::baseline(cpu), work)
+    });
+    let work = SharedWork {
+        items,
+        scheme: Scheme::WorkStealing,
+    };
+    let steps = plan
+        .steps
+        .iter()
+        .filter(|&&k| k > 1)
+        .flat_map(|&k| plan.step_placements(k))
+        .map(move |placement| (placement, work));
+    baselines.chain(steps).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Arm;
+    use crate::plan::sweep::{Added, SweepCpu};
+    use crate::probe::CoreKind::Uniform;
+
+    /// Four CPUs, steps 1, 2 and 4: four baselines of all the work (four
+    /// shares each), then step 2 in half of it and step 4 in a quarter.
+    #[test]
+    fn a_round_costs_every_baseline_and_every_step() {
+        let cpu = |cpu| SweepCpu {
+            cpu,
+            added: Added::NewCore { class: Uniform },
+        };
+        let plan = SweepPlan {
+            order_name: "cores-first".into(),
+            order: (0..4).map(cpu).collect(),
+            steps: vec![1, 2, 4],
+        };
+        assert_eq!(round_cost(&plan), 4.0 * 4.0 + 2.0 * (2.0 + 1.0));
+        let parts = round_parts(&plan, 200);
+        let arms: Vec<(Arm, usize)> = parts.iter().map(|(p, _)| (p.arm, p.cpus.len())).collect();
+        assert_eq!(
+            arms,
+            [
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::Baseline, 1),
+                (Arm::StealingPinned, 2),
+                (Arm::StealingUnpinned, 2),
+                (Arm::StealingPinned, 4),
+                (Arm::StealingUnpinned, 4),
+            ]
+        );
+        assert!(parts.iter().all(|(_, work)| work.items == 200));
+    }
+}
