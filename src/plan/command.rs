@@ -382,15 +382,7 @@ fn replace(text: &[u8], from: &str, to: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::probe;
-    use std::path::Path;
-
-    fn fixture(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/sysfs")
-            .join(name);
-        probe(Some(root.as_path()), None).unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
-    }
+    use crate::probe::fixture;
 
     fn arms(names: &str) -> Vec<CommandArm> {
         names.split(',').map(|n| n.parse().unwrap()).collect()

@@ -267,15 +267,7 @@ fn label(topology: &Topology, cpus: &[u32]) -> Vec<SweepCpu> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::probe;
-    use std::path::Path;
-
-    fn fixture(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/sysfs")
-            .join(name);
-        probe(Some(root.as_path()), None).unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
-    }
+    use crate::probe::fixture;
 
     fn order(plan: &SweepPlan) -> Vec<u32> {
         plan.order.iter().map(|c| c.cpu).collect()

@@ -370,6 +370,16 @@ pub(crate) fn describe_threads_per_core(threads: impl Iterator<Item = usize>) ->
     format!("mixed({})", parts.join(","))
 }
 
+/// The machine saved as `fixtures/sysfs/NAME`, probed (for unit tests of
+/// the layers above, which plan and judge on saved machines).
+#[cfg(test)]
+pub fn fixture(name: &str) -> Topology {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sysfs")
+        .join(name);
+    probe(Some(root.as_path()), None).unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

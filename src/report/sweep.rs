@@ -300,10 +300,6 @@ impl Document for SweepResult {
     }
 
     fn outcome(&self) -> Outcome {
-        if self.judged.valid {
-            Outcome::Success
-        } else {
-            Outcome::InvalidRun
-        }
+        Outcome::of_study(self.judged.valid)
     }
 }

@@ -356,9 +356,7 @@ mod tests {
     }
 
     fn two_cpu_guest() -> crate::probe::Topology {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/kvm-guest-2cpu");
-        crate::probe::probe(Some(root.as_path()), None).unwrap()
+        crate::probe::fixture("kvm-guest-2cpu")
     }
 
     fn options(arms: Option<Vec<CommandArm>>) -> CommandStudyOptions {

@@ -108,10 +108,7 @@ pub fn hybrid_study<M: Measure>(
             // Rounds take alike, so the first ones tell how long the rest take.
             let eta = match next {
                 0 => String::new(),
-                done => format!(
-                    ", about {:.0} s left",
-                    began.elapsed().as_secs_f64() / done as f64 * (planned - next) as f64
-                ),
+                done => super::time_left(began, done, planned),
             };
             progress.update(&if warmup {
                 format!("hybrid: warm-up round {}/{}{eta}", next + 1, setup.warmups)

@@ -207,3 +207,13 @@ impl Recorded {
         Ok(true)
     }
 }
+
+/// ", about N s left" after `done` of `total` rounds that began at
+/// `began`: rounds take alike, so the first ones tell how long the rest
+/// take.
+fn time_left(began: std::time::Instant, done: usize, total: usize) -> String {
+    format!(
+        ", about {:.0} s left",
+        began.elapsed().as_secs_f64() / done as f64 * total.saturating_sub(done) as f64
+    )
+}

@@ -111,10 +111,7 @@ pub fn sweep_study<M: Measure>(
                 count(plan.steps.len() - 1, "step"),
                 round_s
             ),
-            done => format!(
-                ", about {:.0} s left",
-                began.elapsed().as_secs_f64() / done as f64 * (total - index) as f64
-            ),
+            done => super::time_left(began, done, total),
         };
         progress.update(&if warmup {
             format!("sweep: warm-up round {}/{}{eta}", index + 1, setup.warmups)
