@@ -315,7 +315,10 @@ impl Document for SweepResult {
     }
 
     fn csv(&self) -> String {
-        crate::report::csv::hybrid(&self.samples)
+        match &self.command {
+            Some(command) => crate::report::csv::command(&command.reps),
+            None => crate::report::csv::hybrid(&self.samples),
+        }
     }
 
     fn metrics(&self) -> String {
