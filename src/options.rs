@@ -279,8 +279,9 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
     })
 }
 
-/// `run --sweep`: the kernel's thread-count sweep. The options of the
-/// other `run` studies are refused, naming what a sweep takes instead.
+/// `run --sweep`: the kernel's thread-count sweep, or with `-- COMMAND`
+/// the command's. The options of the other `run` studies are refused,
+/// naming what a sweep takes instead.
 fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptions> {
     if args.nothing_after_dash_dash {
         bail!(
@@ -301,6 +302,12 @@ fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptio
     } else {
         if let Some(flag) = args.kernel_only_given.first() {
             bail!("{flag} is for the built-in kernel, not a COMMAND: drop it");
+        }
+        if args.quotable.tolerance.is_some() {
+            bail!(
+                "--tolerance does not apply to a COMMAND sweep: no check compares work across \
+                 steps (each {{threads}} does its own); drop it"
+            );
         }
         Some(CommandSweepOptions {
             argv: executable_command(&args.command)?,

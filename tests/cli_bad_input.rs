@@ -134,6 +134,10 @@ fn out_of_range_values_name_the_option_and_the_range() {
             "--threads does not apply to --sweep",
         ),
         (
+            &["run", "--sweep", "--tolerance", "0.01", "--", "true"][..],
+            "--tolerance does not apply to a COMMAND sweep",
+        ),
+        (
             &["run", "--sweep", "--units", "5", "--", "true"][..],
             "--units does not apply to --sweep",
         ),
