@@ -45,7 +45,7 @@ use crate::study::hybrid::HybridStudyOptions;
 use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
-use crate::study::sweep::SweepStudyOptions;
+use crate::study::sweep::{CommandSweepOptions, SweepStudyOptions};
 use anyhow::{Context, Result, bail};
 use std::io::IsTerminal;
 use std::ops::RangeInclusive;
@@ -124,7 +124,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             let outputs = outputs(&args.output, args.prom.prom.as_ref(), &[])?;
             let source = source(&args.source)?;
             let study = if args.sweep {
-                RunStudy::Sweep(sweep_study(&args)?)
+                RunStudy::Sweep(sweep_study(&args, &outputs)?)
             } else if args.order.is_some() || !args.steps.is_empty() {
                 bail!(
                     "--order and --steps are for a sweep: add --sweep (`run --sweep --order \
@@ -279,14 +279,52 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
     })
 }
 
-/// `run --sweep`: the kernel's thread-count sweep. The options of the
-/// other `run` studies are refused, naming what a sweep takes instead.
-fn sweep_study(args: &cli::RunArgs) -> Result<SweepStudyOptions> {
-    if !args.command.is_empty() || args.nothing_after_dash_dash {
+/// `run --sweep`: the kernel's thread-count sweep, or with `-- COMMAND`
+/// the command's. The options of the other `run` studies are refused,
+/// naming what a sweep takes instead.
+fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptions> {
+    if args.nothing_after_dash_dash {
         bail!(
-            "run --sweep -- COMMAND: a sweep of a COMMAND is not built yet; sweep the built-in \
-             kernel (drop -- and the COMMAND), or measure the COMMAND with `run --threads T -- \
-             COMMAND`"
+            "run --sweep --: no COMMAND after --; give one (`run --sweep -- xz -T{{threads}} \
+             FILE`), or drop -- to sweep the built-in kernel"
+        );
+    }
+    let command = if args.command.is_empty() {
+        let command_only = [
+            (args.prepare.is_some(), "--prepare"),
+            (args.command_output.is_some(), "--output"),
+            (args.ignore_failure, "--ignore-failure"),
+        ];
+        if let Some((_, flag)) = command_only.iter().find(|(given, _)| *given) {
+            bail!("{flag} is for a COMMAND: give one after -- (`run --sweep {flag} … -- COMMAND`)");
+        }
+        None
+    } else {
+        if let Some(flag) = args.kernel_only_given.first() {
+            bail!("{flag} is for the built-in kernel, not a COMMAND: drop it");
+        }
+        if args.quotable.tolerance.is_some() {
+            bail!(
+                "--tolerance does not apply to a COMMAND sweep: no check compares work across \
+                 steps (each {{threads}} does its own); drop it"
+            );
+        }
+        Some(CommandSweepOptions {
+            argv: executable_command(&args.command)?,
+            prepare: args.prepare.clone(),
+            output: command_output(args.command_output.clone(), outputs)?,
+            warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
+            ignore_failure: args.ignore_failure,
+        })
+    };
+    let refused = [
+        (args.units.is_some(), "--units"),
+        (args.unit.is_some(), "--unit"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag} does not apply to --sweep: a sweep's unit is its first step; drop it or \
+             measure costs per unit with `run --threads T -- COMMAND`"
         );
     }
     let refused = [
@@ -323,6 +361,7 @@ fn sweep_study(args: &cli::RunArgs) -> Result<SweepStudyOptions> {
         tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
+        command,
     })
 }
 
@@ -380,14 +419,6 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
     if let Some(arms) = &arms {
         check_placeholders(&args.command, arms).map_err(|e| anyhow::anyhow!(e))?;
     }
-    let program = &args.command[0];
-    let found = resolve(Path::new(program))?;
-    if nix::unistd::access(&found, nix::unistd::AccessFlags::X_OK).is_err() || !found.is_file() {
-        bail!(
-            "COMMAND '{}': no executable file there; check the path",
-            escape_path(Path::new(program))
-        );
-    }
     Ok(CommandStudyOptions {
         threads: args
             .threads
@@ -409,8 +440,22 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
         tolerance: tolerance(args.quotable.tolerance, SAME_WORK_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
-        argv: args.command,
+        argv: executable_command(&args.command)?,
     })
+}
+
+/// `command` (after --), once its program is found to be an executable
+/// file (on PATH where it names no folder).
+fn executable_command(command: &[std::ffi::OsString]) -> Result<Vec<std::ffi::OsString>> {
+    let program = &command[0];
+    let found = resolve(Path::new(program))?;
+    if nix::unistd::access(&found, nix::unistd::AccessFlags::X_OK).is_err() || !found.is_file() {
+        bail!(
+            "COMMAND '{}': no executable file there; check the path",
+            escape_path(Path::new(program))
+        );
+    }
+    Ok(command.to_vec())
 }
 
 /// `--units N [--unit NAME]`: N a positive, finite count; NAME a short

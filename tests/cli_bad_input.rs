@@ -122,8 +122,24 @@ fn out_of_range_values_name_the_option_and_the_range() {
             "--rep-ms 10: out of range; use 50 to 10000",
         ),
         (
-            &["run", "--sweep", "--", "true"][..],
-            "a sweep of a COMMAND is not built yet",
+            &["run", "--sweep", "--prepare", "true"][..],
+            "--prepare is for a COMMAND: give one after --",
+        ),
+        (
+            &["run", "--sweep", "--kernel", "mul", "--", "true"][..],
+            "--kernel is for the built-in kernel, not a COMMAND",
+        ),
+        (
+            &["run", "--sweep", "--threads", "2", "--", "true"][..],
+            "--threads does not apply to --sweep",
+        ),
+        (
+            &["run", "--sweep", "--tolerance", "0.01", "--", "true"][..],
+            "--tolerance does not apply to a COMMAND sweep",
+        ),
+        (
+            &["run", "--sweep", "--units", "5", "--", "true"][..],
+            "--units does not apply to --sweep",
         ),
     ] {
         let (status, stderr) = one_line_error(&placement_study(args));

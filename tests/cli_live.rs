@@ -718,3 +718,58 @@ fn a_sweep_measures_every_step_and_report_re_renders_it() {
         "report re-renders the sweep identically"
     );
 }
+
+/// `run --sweep -- COMMAND` on this machine's CPUs: step k runs the
+/// command with `{threads}` k (k busy loops) confined to the first k CPUs
+/// of the order, every step in every round; `report` re-renders it.
+#[test]
+fn a_command_sweep_runs_each_step_with_its_thread_count() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("sweep.json");
+    let loops = "for i in $(seq {threads}); do \
+                 (i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done) & done; wait";
+    let output = placement_study(&[
+        "run",
+        "--sweep",
+        "--skip-gate",
+        "--reps",
+        "3",
+        "--warmups",
+        "0",
+        "--json",
+        saved.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        loops,
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        matches!(output.status.code(), Some(0 | 6)),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(document["kind"], "sweep");
+    assert_eq!(document["command"]["argv"][2], loops);
+    let cpus = document["plan"]["order"].as_array().unwrap().len();
+    let steps = document["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), cpus, "every count from 1 to the CPUs");
+    assert!(steps[0]["ceiling"].is_null());
+    assert!(document["ceiling_unavailable"].is_string());
+    // Each round ran every step once, in order.
+    let reps = document["command"]["reps"].as_array().unwrap();
+    assert_eq!(reps.len(), 3 * cpus);
+    assert_eq!(reps[0]["arm"], "step:1");
+    assert_eq!(reps[1]["arm"], "step:2");
+    assert!(document["samples"].as_array().unwrap().is_empty());
+    assert!(stdout.contains("COMMAND: sh -c"), "{stdout}");
+    let report = placement_study(&["report", saved.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&report.stdout),
+        stdout,
+        "report re-renders the sweep identically"
+    );
+}

@@ -327,3 +327,31 @@ fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
         CheckStatus::Failed
     );
 }
+
+/// A COMMAND sweep recorded on this project's 2-vCPU guest (xz -1
+/// -T{threads}, 10 rounds): its saved repetitions and residency judge to
+/// the saved steps, knees and validity again.
+#[test]
+fn a_recorded_command_sweep_judges_to_its_saved_curve() {
+    use placement_study::judge::sweep::{SweepRules, judge_command_sweep};
+    use placement_study::saved::SavedDocument;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/results/sweep-vm-command-xz.json");
+    let SavedDocument::Sweep(sweep) = placement_study::saved::load(&path).unwrap() else {
+        panic!("a sweep fixture");
+    };
+    let command = sweep.command.as_ref().unwrap();
+    let rules = SweepRules {
+        cv_bar: sweep.options.cv_bar,
+        tolerance: sweep.options.tolerance,
+        strict: sweep.options.strict,
+    };
+    let judged = judge_command_sweep(&command.reps, &sweep.plan, &command.residency, &rules);
+    assert_eq!(judged.steps, sweep.judged.steps);
+    assert_eq!(judged.knees, sweep.judged.knees);
+    assert_eq!(judged.valid, sweep.judged.valid);
+    let step2 = &judged.steps[1];
+    let speedup = step2.speedup.as_ref().unwrap();
+    assert!(speedup.value > 1.5 && speedup.value < 2.0, "{speedup:?}");
+    assert_eq!(step2.wall_ms.as_ref().unwrap().reps, 10);
+}

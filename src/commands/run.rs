@@ -10,7 +10,7 @@ use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::command::{CommandStudyOptions, command_study};
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
-use crate::study::sweep::{SweepStudyOptions, sweep_study};
+use crate::study::sweep::{SweepStudyOptions, command_sweep_study, sweep_study};
 use anyhow::Result;
 use serde::Serialize;
 
@@ -58,6 +58,21 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
             // The gate's repetitions are the gate's length; the sweep's
             // engine runs items of a 50th of a share.
             let mut gate = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
+            if let Some(swept) = &study.command {
+                let outcome = command_sweep_study(
+                    &topology,
+                    study,
+                    swept,
+                    &mut gate,
+                    &mut progress,
+                    |argv, cpus| {
+                        let watched = Watched::of(&topology, cpus);
+                        let pmus = &topology.environment.core_pmus;
+                        run_once(argv, cpus, &watched, &swept.output, pmus)
+                    },
+                )?;
+                return emit(&command.outputs, outcome);
+            }
             let engine_options = study.engine();
             let mut engine = LazyMeasure::new(|| EngineSession::start(&engine_options, &topology));
             let outcome = sweep_study(&topology, study, &mut gate, &mut engine, &mut progress)?;

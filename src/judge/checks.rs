@@ -40,6 +40,10 @@ pub enum CheckName {
     /// arms use [`CheckName::Repetitions`]; see
     /// [`CheckName::repetitions_of`]).
     ClassRepetitions(usize),
+    /// `run --sweep -- COMMAND`: the CV bar of step K (`cv-bar step:K`).
+    StepCvBar(usize),
+    /// `run --sweep -- COMMAND`: step K kept a repetition.
+    StepRepetitions(usize),
     /// `run -- COMMAND`: every thread of the tree ran only on its arm's CPUs.
     PlacementHeld,
     /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
@@ -56,6 +60,7 @@ impl CheckName {
         match arm {
             CommandArm::Placement(arm) => CheckName::CvBar(arm),
             CommandArm::Class(index) => CheckName::ClassCvBar(index),
+            CommandArm::Step(workers) => CheckName::StepCvBar(workers),
         }
     }
 
@@ -64,6 +69,7 @@ impl CheckName {
         match arm {
             CommandArm::Placement(arm) => CheckName::Repetitions(arm),
             CommandArm::Class(index) => CheckName::ClassRepetitions(index),
+            CommandArm::Step(workers) => CheckName::StepRepetitions(workers),
         }
     }
 }
@@ -79,6 +85,8 @@ impl fmt::Display for CheckName {
             CheckName::Control => f.write_str("control"),
             CheckName::ClassCvBar(index) => write!(f, "cv-bar class:{index}"),
             CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
+            CheckName::StepCvBar(workers) => write!(f, "cv-bar step:{workers}"),
+            CheckName::StepRepetitions(workers) => write!(f, "repetitions step:{workers}"),
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
             CheckName::OtherLoad(arm) => write!(f, "other-load {arm}"),
@@ -105,12 +113,12 @@ impl std::str::FromStr for CheckName {
                 text.strip_prefix("cv-bar "),
                 text.strip_prefix("repetitions "),
             ) {
-                (Some(arm), _) => match class_index(arm, text)? {
-                    Some(index) => CheckName::ClassCvBar(index),
+                (Some(arm), _) => match command_arm(arm, text)? {
+                    Some(arm) => CheckName::cv_bar_of(arm),
                     None => CheckName::CvBar(arm.parse()?),
                 },
-                (_, Some(arm)) => match class_index(arm, text)? {
-                    Some(index) => CheckName::ClassRepetitions(index),
+                (_, Some(arm)) => match command_arm(arm, text)? {
+                    Some(arm) => CheckName::repetitions_of(arm),
                     None => CheckName::Repetitions(arm.parse()?),
                 },
                 (None, None) => return Err(format!("unknown check name '{text}'")),
@@ -119,16 +127,15 @@ impl std::str::FromStr for CheckName {
     }
 }
 
-/// N of an arm named `class:N` in the check name `text`; `None` for any
-/// other arm.
-fn class_index(arm: &str, text: &str) -> Result<Option<usize>, String> {
-    arm.strip_prefix("class:")
-        .map(|index| {
-            index
-                .parse()
-                .map_err(|_| format!("unknown check name '{text}'"))
-        })
-        .transpose()
+/// The arm named `class:N` or `step:K` in the check name `text`; `None`
+/// for any other arm (a placement, parsed as the kernel study's).
+fn command_arm(arm: &str, text: &str) -> Result<Option<CommandArm>, String> {
+    if !(arm.starts_with("class:") || arm.starts_with("step:")) {
+        return Ok(None);
+    }
+    arm.parse()
+        .map(Some)
+        .map_err(|_| format!("unknown check name '{text}'"))
 }
 
 impl Serialize for CheckName {

@@ -327,9 +327,10 @@ pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
     checks
         .iter()
         .filter(|check| match check.name {
-            CheckName::CvBar(_) | CheckName::ClassCvBar(_) | CheckName::OtherLoad(_) => {
-                strict && check.status != CheckStatus::Passed
-            }
+            CheckName::CvBar(_)
+            | CheckName::ClassCvBar(_)
+            | CheckName::StepCvBar(_)
+            | CheckName::OtherLoad(_) => strict && check.status != CheckStatus::Passed,
             CheckName::SameWork | CheckName::Multiplexing => false,
             _ => check.status == CheckStatus::Failed,
         })
@@ -748,6 +749,9 @@ mod tests {
             "placement-held",
             "same-work",
             "cv-bar same-cpu",
+            "cv-bar step:2",
+            "repetitions step:4",
+            "other-load step:3",
         ] {
             let parsed: CheckName = name.parse().unwrap();
             assert_eq!(parsed.to_string(), name);

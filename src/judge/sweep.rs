@@ -9,11 +9,15 @@
 //! CPUs" when the order starts with the fastest class, as by default).
 
 use crate::judge::checks::{self, Check, ExcludedRep, excluded_reps};
+use crate::judge::command::ArmResidency;
+use crate::judge::command_checks;
 use crate::judge::hybrid::{Ratio, wall_ms};
 use crate::judge::stats::{Spread, median, median_interval, spread};
 use crate::judge::validity::judge_run;
+use crate::measure::command::CommandRep;
 use crate::measure::{HardwareEvent, MeasurementSetup, RepSample};
 use crate::plan::Arm;
+use crate::plan::command::CommandArm;
 use crate::plan::sweep::{Added, SweepPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -97,6 +101,10 @@ pub struct SweepJudgement {
     pub noise_floor: Option<f64>,
     /// Why busy MHz is missing, where it is.
     pub busy_mhz_unavailable: Option<String>,
+    /// Why no step has a ceiling, where none has (a COMMAND sweep runs no
+    /// per-CPU baselines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling_unavailable: Option<String>,
     pub checks: Vec<Check>,
     pub excluded: Vec<ExcludedRep>,
     pub invariance_spread: Option<f64>,
@@ -167,51 +175,17 @@ pub fn judge_sweep(
             }),
         })
         .collect();
-    let gains = marginal_gains(&unit, &step_times, &plan.steps);
-    let mut previous = 0;
-    let steps: Vec<StepStats> = plan
-        .steps
-        .iter()
-        .zip(&step_times)
-        .zip(gains)
-        .map(|((&k, times), marginal_gain)| {
-            let cpus = plan.step_cpus(k);
-            let added = plan.order[previous.min(k)..k]
-                .iter()
-                .map(|c| c.added.clone())
-                .collect();
-            previous = k;
-            let ceiling = cpus
-                .iter()
-                .map(|cpu| {
-                    let speed = cpu_speeds.iter().find(|s| s.cpu == *cpu)?;
-                    speed.speed.as_ref().map(|s| s.value)
-                })
-                .sum::<Option<f64>>();
-            let speedup = Ratio::paired(&unit, times);
-            let unpinned = match k {
-                1 => unit.clone(),
-                k => by_round(&kept, |rep| {
-                    rep.arm == Arm::StealingUnpinned && rep.workers.len() == k
-                }),
-            };
-            let wall_ms = spread(&times.values().copied().collect::<Vec<_>>());
-            let quotable = wall_ms.as_ref().is_some_and(|w| w.cv <= rules.cv_bar);
-            StepStats {
-                workers: k,
-                efficiency: speedup.as_ref().zip(ceiling).map(|(s, c)| s.value / c),
-                busy_mhz: busy_mhz(&kept, &cpus),
-                cpus,
-                added,
-                wall_ms,
-                speedup,
-                marginal_gain,
-                ceiling,
-                quotable,
-                unpinned_speedup: Ratio::paired(&unit, &unpinned),
-            }
-        })
-        .collect();
+    let step_cpus = |k| plan.step_cpus(k);
+    let steps = curve(plan, &step_times, &cpu_speeds, rules.cv_bar, |k, stats| {
+        let unpinned = match k {
+            1 => unit.clone(),
+            k => by_round(&kept, |rep| {
+                rep.arm == Arm::StealingUnpinned && rep.workers.len() == k
+            }),
+        };
+        stats.unpinned_speedup = Ratio::paired(&unit, &unpinned);
+        stats.busy_mhz = busy_mhz(&kept, &step_cpus(k));
+    });
     let knees = knees(&steps);
     let (invariance, invariance_spread) = checks::invariance(
         samples,
@@ -231,6 +205,7 @@ pub fn judge_sweep(
             .all(|s| s.busy_mhz.is_none())
             .then(|| why_cycles_uncounted(setup)),
         noise_floor: noise_floor(&unit),
+        ceiling_unavailable: None,
         knee_fraction: KNEE_FRACTION,
         valid: judge_run(&all_checks, rules.strict).is_valid() && (!rules.strict || all_quotable),
         steps,
@@ -240,6 +215,122 @@ pub fn judge_sweep(
         excluded,
         invariance_spread,
     }
+}
+
+/// Why a COMMAND sweep has no ceiling.
+pub const COMMAND_CEILING_UNAVAILABLE: &str = "not measured: a COMMAND sweep runs no single-thread baseline on each CPU of the order, \
+     so speedups are against the first CPU alone and no ceiling is claimed";
+
+/// Judges `run --sweep -- COMMAND`: step k's repetitions are the arm
+/// `step:k` ([`CommandArm::Step`]), step 1 the command with `{threads}` 1
+/// on the first CPU. Every round ran every step, so speedups and gains
+/// pair by round as the kernel sweep's. The checks are the command
+/// study's placement-held, multiplexing and other-load per step
+/// (`residency`, one per step); same-work is not one of them: the command
+/// with `{threads}` k does its own amount of synchronisation and
+/// splitting, so its instructions are not expected to agree across steps.
+/// A step is quotable under the CV bar with no repetition beside other
+/// load above it.
+pub fn judge_command_sweep(
+    reps: &[CommandRep],
+    plan: &SweepPlan,
+    residency: &[ArmResidency],
+    rules: &SweepRules,
+) -> SweepJudgement {
+    let step_times: Vec<BTreeMap<usize, f64>> = plan
+        .steps
+        .iter()
+        .map(|&k| {
+            reps.iter()
+                .filter(|r| r.arm == CommandArm::Step(k) && !r.warmup && !r.failed)
+                .map(|r| (r.round, r.sample.wall_ns as f64 / 1e6))
+                .collect()
+        })
+        .collect();
+    let steps = curve(plan, &step_times, &[], rules.cv_bar, |k, stats| {
+        let beside_load = residency
+            .iter()
+            .any(|r| r.arm == CommandArm::Step(k) && !r.other_load_over_bar.is_empty());
+        stats.quotable &= !beside_load;
+    });
+    let mut all_checks = vec![
+        command_checks::placement_held(residency),
+        command_checks::multiplexing(reps),
+    ];
+    all_checks.extend(command_checks::other_load(residency, rules.cv_bar));
+    let all_quotable = steps.iter().all(|s| s.quotable);
+    SweepJudgement {
+        busy_mhz_unavailable: Some(
+            "not measured: a COMMAND sweep counts the tree's cycles, not each CPU's busy clock"
+                .into(),
+        ),
+        ceiling_unavailable: Some(COMMAND_CEILING_UNAVAILABLE.into()),
+        noise_floor: step_times.first().and_then(noise_floor),
+        knee_fraction: KNEE_FRACTION,
+        valid: command_checks::command_valid(&all_checks, rules.strict)
+            && (!rules.strict || all_quotable),
+        knees: knees(&steps),
+        steps,
+        cpu_speeds: Vec::new(),
+        checks: all_checks,
+        excluded: Vec::new(),
+        invariance_spread: None,
+    }
+}
+
+/// Each step of `plan` from its wall times by round (`step_times`, step
+/// 1's the unit): wall time, speedup paired by round, marginal gain, and
+/// the ceiling and efficiency where `cpu_speeds` has every CPU of the
+/// step; `more` fills in what only one kind of sweep measures.
+fn curve(
+    plan: &SweepPlan,
+    step_times: &[BTreeMap<usize, f64>],
+    cpu_speeds: &[CpuSpeed],
+    cv_bar: f64,
+    mut more: impl FnMut(usize, &mut StepStats),
+) -> Vec<StepStats> {
+    let empty = BTreeMap::new();
+    let unit = step_times.first().unwrap_or(&empty);
+    let gains = marginal_gains(unit, step_times, &plan.steps);
+    let mut previous = 0;
+    plan.steps
+        .iter()
+        .zip(step_times)
+        .zip(gains)
+        .map(|((&k, times), marginal_gain)| {
+            let cpus = plan.step_cpus(k);
+            let added = plan.order[previous.min(k)..k]
+                .iter()
+                .map(|c| c.added.clone())
+                .collect();
+            previous = k;
+            let ceiling = cpus
+                .iter()
+                .map(|cpu| {
+                    let speed = cpu_speeds.iter().find(|s| s.cpu == *cpu)?;
+                    speed.speed.as_ref().map(|s| s.value)
+                })
+                .sum::<Option<f64>>();
+            let speedup = Ratio::paired(unit, times);
+            let wall_ms = spread(&times.values().copied().collect::<Vec<_>>());
+            let quotable = wall_ms.as_ref().is_some_and(|w| w.cv <= cv_bar);
+            let mut stats = StepStats {
+                workers: k,
+                efficiency: speedup.as_ref().zip(ceiling).map(|(s, c)| s.value / c),
+                busy_mhz: None,
+                cpus,
+                added,
+                wall_ms,
+                speedup,
+                marginal_gain,
+                ceiling,
+                quotable,
+                unpinned_speedup: None,
+            };
+            more(k, &mut stats);
+            stats
+        })
+        .collect()
 }
 
 /// Wall time by round of the kept samples `wanted` picks.
@@ -358,6 +449,7 @@ fn why_cycles_uncounted(setup: &MeasurementSetup) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::checks::CheckName;
     use crate::measure::WorkerSample;
     use crate::measure::{ClockKind, CounterValues, HardwareCounters, SoftwareCounters};
     use crate::plan::sweep::SweepCpu;
@@ -683,5 +775,96 @@ mod tests {
             "no cycles, and why"
         );
         assert!(judged.noise_floor.is_some());
+    }
+
+    /// Step 2 of a command runs in 1/1.8 of step 1's time, each round's
+    /// drift shared by both steps; a failed repetition is left out and a
+    /// step beside other load is not quotable.
+    #[test]
+    fn a_command_sweep_pairs_its_steps_by_round_without_a_ceiling() {
+        use crate::cpuset::CpuSet;
+        use crate::judge::command::{RoundShare, arm_residency};
+        use crate::measure::command::{
+            CommandSample, PlacementRecords, TreeCounterSource, TreeHardware,
+        };
+        use crate::measure::recording::CommandEnd;
+        use crate::plan::command::CommandPlacement;
+        let plan = SweepPlan {
+            steps: vec![1, 2],
+            order: cores_then_siblings().order[..2].to_vec(),
+            ..cores_then_siblings()
+        };
+        let rep = |k: usize, round: usize, ms: f64, failed: bool| CommandRep {
+            arm: CommandArm::Step(k),
+            round,
+            warmup: round == 0,
+            failed,
+            sample: CommandSample {
+                wall_ns: (ms * 1e6) as u64,
+                task_clock_ns: 0,
+                context_switches: 0,
+                migrations: Some(0),
+                counters: TreeCounterSource::PerfInherit,
+                hardware: TreeHardware::not_recorded(),
+                end: CommandEnd::Exited { code: 0 },
+                placement: PlacementRecords::Unavailable {
+                    reason: "not recorded".into(),
+                },
+            },
+        };
+        let mut reps = Vec::new();
+        for round in 0..9 {
+            let drift = wobble(round);
+            reps.push(rep(1, round, 1000.0 * drift, false));
+            reps.push(rep(2, round, 1000.0 / 1.8 * drift, false));
+        }
+        // A failed step 2 far off the curve: left out, not a speedup.
+        reps.push(rep(2, 9, 1.0, true));
+        let residency: Vec<ArmResidency> = plan
+            .steps
+            .iter()
+            .map(|&k| {
+                let placement = CommandPlacement {
+                    arm: CommandArm::Step(k),
+                    cpus: CpuSet::from_cpus(plan.step_cpus(k)),
+                };
+                arm_residency(&reps, &placement, &[], 0.05)
+            })
+            .collect();
+        let judged = judge_command_sweep(&reps, &plan, &residency, &RULES);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        let step2 = &judged.steps[1];
+        assert!(close(step2.speedup.as_ref().unwrap().value, 1.8));
+        assert!(close(step2.marginal_gain.as_ref().unwrap().value, 0.8));
+        assert_eq!(
+            step2.wall_ms.as_ref().unwrap().reps,
+            8,
+            "warm-up and failure left out"
+        );
+        assert!(step2.quotable);
+        assert_eq!(step2.ceiling, None);
+        assert!(judged.cpu_speeds.is_empty());
+        assert!(judged.ceiling_unavailable.is_some());
+        assert!(judged.knees.is_empty());
+        assert!(judged.noise_floor.is_some());
+        assert!(judged.valid, "{:?}", judged.checks);
+        assert!(
+            judged.checks.iter().all(|c| c.name != CheckName::SameWork),
+            "different thread counts do different work"
+        );
+
+        let mut beside_load = residency.clone();
+        beside_load[1].other_load_over_bar.push(RoundShare {
+            round: 3,
+            share: 0.2,
+        });
+        let judged = judge_command_sweep(&reps, &plan, &beside_load, &RULES);
+        assert!(!judged.steps[1].quotable && judged.steps[0].quotable);
+        assert!(
+            judged
+                .checks
+                .iter()
+                .any(|c| c.name == CheckName::OtherLoad(CommandArm::Step(2)))
+        );
     }
 }

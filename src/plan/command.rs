@@ -106,6 +106,10 @@ pub enum CommandArm {
     Placement(Arm),
     /// `class:N`: T CPUs of the Nth entry of `Topology::classes`.
     Class(usize),
+    /// `step:K` of `run --sweep -- COMMAND`: the first K CPUs of the
+    /// sweep's order, `{threads}` K (planned by the sweep, not by
+    /// [`command_plan`]).
+    Step(usize),
 }
 
 /// The arms where `--arms` is not given: as the kernel study's.
@@ -119,6 +123,7 @@ impl fmt::Display for CommandArm {
         match self {
             CommandArm::Placement(arm) => write!(f, "{arm}"),
             CommandArm::Class(index) => write!(f, "class:{index}"),
+            CommandArm::Step(workers) => write!(f, "step:{workers}"),
         }
     }
 }
@@ -131,6 +136,12 @@ impl std::str::FromStr for CommandArm {
             return index.parse().map(CommandArm::Class).map_err(|_| {
                 format!("arm '{text}': a class is `class:N`, N a class's index from 0 (see `placement-study topology`)")
             });
+        }
+        if let Some(workers) = text.strip_prefix("step:") {
+            return workers
+                .parse()
+                .map(CommandArm::Step)
+                .map_err(|_| format!("arm '{text}': a sweep's step is `step:K`, K its CPU count"));
         }
         match text.parse::<Arm>() {
             Ok(arm) if super::RUN_ARMS.contains(&arm) => Ok(CommandArm::Placement(arm)),
@@ -274,6 +285,9 @@ pub fn command_plan(
                     bail!("arm '{other}' belongs to the gate or another study, not to a command")
                 }
                 CommandArm::Class(index) => class_cpus(topology, index, threads)?,
+                CommandArm::Step(_) => {
+                    bail!("arm '{arm}' is a sweep's step: `run --sweep -- COMMAND` plans it")
+                }
             };
             Ok(CommandPlacement { arm, cpus })
         })

@@ -46,21 +46,40 @@ pub fn render(result: &SweepResult, view: &View) -> String {
         .iter()
         .map(|c| c.cpu.to_string())
         .collect();
-    let work = format!(
-        "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
-         stealing among one pinned worker per CPU; step 1 is CPU {} alone, the unit of every \
-         speedup, gain and ceiling",
-        result.plan.order_name,
-        order.join(", "),
-        result.work.items,
-        result.setup.kernel,
-        result.work.passes_per_item,
-        result.plan.order.first().map_or(0, |c| c.cpu),
-    );
+    let first = result.plan.order.first().map_or(0, |c| c.cpu);
+    let work = match (&result.command, &result.work, &result.setup) {
+        (Some(command), _, _) => format!(
+            "order {} (CPUs {}); COMMAND: {}, with {{threads}} k and confined to the step's \
+             CPUs; step 1 is the command with {{threads}} 1 on CPU {first} alone, the unit of \
+             every speedup and gain",
+            result.plan.order_name,
+            order.join(", "),
+            command.argv.join(" "),
+        ),
+        (None, Some(work), Some(setup)) => format!(
+            "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
+             stealing among one pinned worker per CPU; step 1 is CPU {first} alone, the unit \
+             of every speedup, gain and ceiling",
+            result.plan.order_name,
+            order.join(", "),
+            work.items,
+            setup.kernel,
+            work.passes_per_item,
+        ),
+        _ => format!(
+            "order {} (CPUs {}); step 1 is CPU {first} alone",
+            result.plan.order_name,
+            order.join(", "),
+        ),
+    };
     let _ = writeln!(out, "{}", view.wrap(&work, 2));
+    let interleaved = match result.command {
+        Some(_) => "every step interleaved by round",
+        None => "every step and every CPU's baseline interleaved by round",
+    };
     let times = format!(
         "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after {}; \
-         every step and every CPU's baseline interleaved by round)",
+         {interleaved})",
         count(rounds, "round"),
         count(result.options.warmups, "warm-up"),
     );
@@ -78,7 +97,15 @@ pub fn render(result: &SweepResult, view: &View) -> String {
     let _ = writeln!(out, "{}", view.wrap(&noise_line(judged), 2));
     let _ = writeln!(out, "{}", view.wrap(&busy_line(judged), 2));
     let _ = writeln!(out, "\nKnees\n{}", view.wrap(&knees_text(judged), 2));
-    let _ = writeln!(out, "\nEach CPU alone\n{}", speeds_table(judged, view));
+    match &judged.ceiling_unavailable {
+        Some(why) => {
+            let line = format!("ceiling: unavailable ({why})");
+            let _ = writeln!(out, "\nEach CPU alone\n{}", view.wrap(&line, 2));
+        }
+        None => {
+            let _ = writeln!(out, "\nEach CPU alone\n{}", speeds_table(judged, view));
+        }
+    }
     let _ = writeln!(out, "\nChecks");
     for line in check_lines(&judged.checks, view) {
         let _ = writeln!(out, "{line}");
@@ -288,7 +315,10 @@ impl Document for SweepResult {
     }
 
     fn csv(&self) -> String {
-        crate::report::csv::hybrid(&self.samples)
+        match &self.command {
+            Some(command) => crate::report::csv::command(&command.reps),
+            None => crate::report::csv::hybrid(&self.samples),
+        }
     }
 
     fn metrics(&self) -> String {

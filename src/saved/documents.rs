@@ -445,12 +445,30 @@ pub struct SweepOptions {
     /// `--rep-ms`: how long one worker's equal share of the largest step
     /// takes on the CPU the item size was calibrated on.
     pub rep_ms: u64,
-    pub kernel: String,
+    /// The kernel swept; absent in a COMMAND sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
     pub cv_bar: f64,
     pub tolerance: f64,
     pub strict: bool,
     /// The gate was skipped (`--skip-gate`): every output says UNGATED.
     pub skip_gate: bool,
+}
+
+/// What `run --sweep -- COMMAND` ran: the command, and each repetition
+/// of each step (arm `step:K`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandSweep {
+    /// The command and its arguments, `{threads}` and `{cpus}` unreplaced.
+    pub argv: Vec<String>,
+    pub prepare: Option<String>,
+    pub output: Output,
+    pub ignore_failure: bool,
+    /// Each step's placement and co-residency.
+    pub residency: Vec<ArmResidency>,
+    /// Every repetition, warm-ups and failures included (marked): in each
+    /// round, steps 1 and up.
+    pub reps: Vec<CommandRep>,
 }
 
 /// The whole `run --sweep --json` document. Every `*_ms` value is wall
@@ -469,16 +487,36 @@ pub struct SweepResult {
     pub gated: bool,
     pub gate: Option<GateResult>,
     pub plan: SweepPlan,
-    pub work: HybridWork,
+    /// The kernel's shared work; absent in a COMMAND sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<HybridWork>,
     /// Steps, CPU speeds, knees, noise floor and checks (their fields at
     /// the top level of the document).
     #[serde(flatten)]
     pub judged: SweepJudgement,
-    pub setup: MeasurementSetup,
+    /// The kernel's measurement setup; absent in a COMMAND sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<MeasurementSetup>,
+    /// The COMMAND swept; absent in a sweep of the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandSweep>,
     pub warnings: Vec<Warning>,
-    /// Every repetition, warm-ups included (marked): in each round every
-    /// CPU's baseline (step 1 the first), then steps 2 and up.
+    /// The kernel's repetitions, warm-ups included (marked): in each round
+    /// every CPU's baseline (step 1 the first), then steps 2 and up. Empty
+    /// in a COMMAND sweep (its are under `command`).
+    #[serde(default)]
     pub samples: Vec<RepSample>,
+}
+
+impl SweepResult {
+    /// What was swept: the kernel's name, or the command line.
+    pub fn workload(&self) -> String {
+        match (&self.command, &self.options.kernel) {
+            (Some(command), _) => command.argv.join(" "),
+            (None, Some(kernel)) => kernel.clone(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// What `observe` followed.

@@ -6,20 +6,30 @@
 //! stealing among one pinned worker per CPU. Rounds interleave every step,
 //! so drift hits every step alike and each ratio pairs by round.
 
+use super::command::{RoundsOptions, run_rounds};
 use super::run::{RunOutcome, gate_first};
 use super::{LazyMeasure, Progress, Recorded, head};
+use crate::cpuset::CpuSet;
+use crate::judge::command::{ArmResidency, arm_residency};
 use crate::judge::gate::GateRule;
+use crate::judge::sweep::judge_command_sweep;
 use crate::judge::sweep::{SweepRules, judge_sweep};
 use crate::judge::warnings::Warning;
+use crate::measure::command::{CommandSample, Output};
+use crate::measure::prepare::run_prepare;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::Placement;
+use crate::plan::command::{CommandArm, CommandPlacement, substitute};
 use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
 use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
 use crate::probe::Topology;
 use crate::report;
 use crate::report::units::count;
-use crate::saved::{DocumentHead, DocumentKind, HybridWork, SweepOptions, SweepResult};
+use crate::saved::{
+    CommandSweep, DocumentHead, DocumentKind, HybridWork, SweepOptions, SweepResult,
+};
 use anyhow::Result;
+use std::ffi::OsString;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -38,6 +48,20 @@ pub struct SweepStudyOptions {
     /// `rep_length` is how long one worker's equal share of the largest
     /// step takes; the engine runs items ([`SweepStudyOptions::engine`]).
     pub measure: MeasureOptions,
+    /// `run --sweep -- COMMAND`: the command swept instead of the kernel.
+    pub command: Option<CommandSweepOptions>,
+}
+
+/// What `run --sweep -- COMMAND` runs, beside the sweep's options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandSweepOptions {
+    /// The command and its arguments, placeholders unreplaced.
+    pub argv: Vec<OsString>,
+    /// `--prepare`: run through `sh -c` before each repetition.
+    pub prepare: Option<String>,
+    pub output: Output,
+    pub warmups: usize,
+    pub ignore_failure: bool,
 }
 
 impl SweepStudyOptions {
@@ -149,7 +173,7 @@ pub fn sweep_study<M: Measure>(
             reps: options.reps,
             warmups: setup.warmups,
             rep_ms: u64::try_from(options.measure.rep_length.as_millis()).unwrap_or(u64::MAX),
-            kernel: options.measure.kernel.clone(),
+            kernel: Some(options.measure.kernel.clone()),
             cv_bar: options.cv_bar,
             tolerance: options.tolerance,
             strict: options.strict,
@@ -157,16 +181,118 @@ pub fn sweep_study<M: Measure>(
         },
         gated: gate.is_some(),
         gate,
-        work: HybridWork {
+        work: Some(HybridWork {
             items,
             passes_per_item: setup.passes,
             item_bytes: setup.bytes_per_worker,
-        },
+        }),
         plan,
         judged,
-        setup,
+        setup: Some(setup),
+        command: None,
         warnings,
         samples: recorded.samples,
+    })))
+}
+
+/// Runs `run --sweep -- COMMAND` on the CPUs of `topology` this process
+/// may use: the gate first (unless skipped), then warm-ups and rounds of
+/// the command study's ([`run_rounds`]), each round running every step
+/// once, in order: step k is the command with `{threads}` k confined to
+/// the first k CPUs of the order. No per-CPU baseline is run, so there is
+/// no ceiling ([`judge_command_sweep`]). `run_once` runs an argv once on
+/// a CPU set (the live one is [`crate::measure::command::run_once`]).
+pub fn command_sweep_study<M: Measure>(
+    topology: &Topology,
+    options: &SweepStudyOptions,
+    command: &CommandSweepOptions,
+    gate_measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+    mut run_once: impl FnMut(&[OsString], &CpuSet) -> Result<CommandSample>,
+) -> Result<RunOutcome<SweepResult>> {
+    let head = head(DocumentKind::Sweep, topology);
+    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
+        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
+    let gate = match gate_first(
+        topology,
+        &options.rule,
+        options.skip_gate,
+        gate_measure,
+        progress,
+    )? {
+        ControlFlow::Continue(gate) => gate,
+        ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
+    };
+    let placements: Vec<CommandPlacement> = plan
+        .steps
+        .iter()
+        .map(|&k| CommandPlacement {
+            arm: CommandArm::Step(k),
+            cpus: CpuSet::from_cpus(plan.step_cpus(k)),
+        })
+        .collect();
+    let rounds = RoundsOptions {
+        warmups: command.warmups,
+        rounds: options.reps,
+        ignore_failure: command.ignore_failure,
+    };
+    let recorded = run_rounds(&placements, rounds, progress, |placement| {
+        if let Some(prepare) = &command.prepare {
+            run_prepare(prepare)?;
+        }
+        let argv = substitute(&command.argv, placement.cpus.len(), &placement.cpus);
+        run_once(&argv, &placement.cpus)
+    })?;
+    let residency: Vec<ArmResidency> = placements
+        .iter()
+        .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus, options.cv_bar))
+        .collect();
+    let rules = SweepRules {
+        cv_bar: options.cv_bar,
+        tolerance: options.tolerance,
+        strict: options.strict,
+    };
+    let judged = judge_command_sweep(&recorded.reps, &plan, &residency, &rules);
+    let mut warnings = Warning::about_machine(topology);
+    if let Some(signal) = recorded.stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    Ok(RunOutcome::Studied(Box::new(SweepResult {
+        head: DocumentHead {
+            complete: recorded.stopped.is_none(),
+            ..head
+        },
+        sentence: report::sweep::sentence(&judged),
+        options: SweepOptions {
+            reps: options.reps,
+            warmups: command.warmups,
+            rep_ms: 0,
+            kernel: None,
+            cv_bar: options.cv_bar,
+            tolerance: options.tolerance,
+            strict: options.strict,
+            skip_gate: options.skip_gate,
+        },
+        gated: gate.is_some(),
+        gate,
+        plan,
+        work: None,
+        judged,
+        setup: None,
+        command: Some(CommandSweep {
+            argv: command
+                .argv
+                .iter()
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect(),
+            prepare: command.prepare.clone(),
+            output: command.output.clone(),
+            ignore_failure: command.ignore_failure,
+            residency,
+            reps: recorded.reps,
+        }),
+        warnings,
+        samples: Vec::new(),
     })))
 }
 
@@ -231,5 +357,98 @@ mod tests {
             ]
         );
         assert!(parts.iter().all(|(_, work)| work.items == 200));
+    }
+
+    /// Each round runs step 1 then step 2, `{threads}` and `{cpus}` the
+    /// step's, and the judgement reads each step's own repetitions.
+    #[test]
+    fn a_command_sweep_runs_each_step_with_its_threads_and_cpus() {
+        use crate::judge::batches::Batching;
+        use crate::measure::command::{PlacementRecords, TreeCounterSource, TreeHardware};
+        use crate::measure::recording::CommandEnd;
+        use crate::study::Progress;
+        struct Quiet;
+        impl Progress for Quiet {
+            fn update(&mut self, _: &str) {}
+            fn done(&mut self) {}
+        }
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/kvm-guest-2cpu");
+        let topology = crate::probe::probe(Some(root.as_path()), None).unwrap();
+        let options = SweepStudyOptions {
+            rule: GateRule {
+                threshold: 0.15,
+                min_reps: 6,
+                max_reps: 12,
+                batching: Batching {
+                    batches: 1,
+                    max_batches: 1,
+                    gap: std::time::Duration::ZERO,
+                },
+            },
+            skip_gate: true,
+            order: SweepOrder::CoresFirst,
+            steps: None,
+            reps: 3,
+            cv_bar: 0.05,
+            tolerance: 1e-4,
+            strict: false,
+            measure: MeasureOptions {
+                kernel: "mul".into(),
+                rep_length: std::time::Duration::from_millis(50),
+                warmups: 1,
+                hardware_counters: false,
+            },
+            command: None,
+        };
+        let command = CommandSweepOptions {
+            argv: ["xz", "-T{threads}", "--cpus={cpus}"]
+                .iter()
+                .map(Into::into)
+                .collect(),
+            prepare: None,
+            output: Output::Discard,
+            warmups: 1,
+            ignore_failure: false,
+        };
+        let mut seen = Vec::new();
+        let mut no_engine: LazyMeasure<'_, crate::measure::EngineSession> =
+            LazyMeasure::new(|| anyhow::bail!("the command sweep started the engine"));
+        let outcome = command_sweep_study(
+            &topology,
+            &options,
+            &command,
+            &mut no_engine,
+            &mut Quiet,
+            |argv, cpus| {
+                seen.push(argv.to_vec());
+                Ok(CommandSample {
+                    wall_ns: 2_000_000_000 / cpus.len() as u64,
+                    task_clock_ns: 0,
+                    context_switches: 0,
+                    migrations: Some(0),
+                    counters: TreeCounterSource::PerfInherit,
+                    hardware: TreeHardware::not_recorded(),
+                    end: CommandEnd::Exited { code: 0 },
+                    placement: PlacementRecords::Unavailable {
+                        reason: "not recorded".into(),
+                    },
+                })
+            },
+        )
+        .unwrap();
+        let RunOutcome::Studied(result) = outcome else {
+            panic!("no gate was asked for");
+        };
+        assert_eq!(seen.len(), 2 * (1 + 3), "two steps, a warm-up and 3 rounds");
+        assert_eq!(seen[0], ["xz", "-T1", "--cpus=0"]);
+        assert_eq!(seen[1], ["xz", "-T2", "--cpus=0-1"]);
+        let speedup = result.judged.steps[1].speedup.as_ref().unwrap().value;
+        assert!((speedup - 2.0).abs() < 1e-9, "{speedup}");
+        let swept = result.command.as_ref().unwrap();
+        assert_eq!(swept.argv, ["xz", "-T{threads}", "--cpus={cpus}"]);
+        assert_eq!(swept.reps[1].arm, CommandArm::Step(2));
+        assert!(result.work.is_none() && result.setup.is_none());
+        assert_eq!(result.workload(), "xz -T{threads} --cpus={cpus}");
     }
 }

@@ -11,10 +11,10 @@ pub fn sweep(result: &SweepResult) -> String {
     let judged = &result.judged;
     m.info(
         "placement_study_sweep_info",
-        "The order the CPUs were added in, and the kernel (the workload).",
+        "The order the CPUs were added in, and the kernel or COMMAND line (the workload).",
         &[
             ("order", &result.plan.order_name),
-            ("workload", &result.options.kernel),
+            ("workload", &result.workload()),
         ],
     );
     m.gauge(
