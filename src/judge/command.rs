@@ -578,7 +578,7 @@ fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::command::{CommandSample, TreeCounterSource, TreeHardware};
+    use crate::measure::command::CommandSample;
     use crate::measure::recording::{CommandEnd, Recording, SchedEvent, SchedEventKind};
     use crate::plan::Arm;
     use crate::probe::CoreKind;
@@ -592,18 +592,7 @@ mod tests {
             round,
             warmup: round == 0,
             failed: false,
-            sample: CommandSample {
-                wall_ns: wall_ms * 1_000_000,
-                task_clock_ns: 0,
-                context_switches: 0,
-                migrations: Some(0),
-                counters: TreeCounterSource::PerfInherit,
-                hardware: TreeHardware::not_recorded(),
-                end: CommandEnd::Exited { code: 0 },
-                placement: PlacementRecords::Unavailable {
-                    reason: "not recorded".into(),
-                },
-            },
+            sample: CommandSample::of_wall(wall_ms * 1_000_000),
         }
     }
 

@@ -450,9 +450,7 @@ mod tests {
 
     #[test]
     fn an_arm_whose_every_repetition_failed_has_no_number_and_invalidates() {
-        use crate::measure::command::{
-            CommandSample, PlacementRecords, TreeCounterSource, TreeHardware,
-        };
+        use crate::measure::command::CommandSample;
         use crate::measure::recording::CommandEnd;
         let same = CommandArm::Placement(Arm::SameCpu);
         let rep = |round, failed| CommandRep {
@@ -461,16 +459,10 @@ mod tests {
             warmup: round == 0,
             failed,
             sample: CommandSample {
-                wall_ns: 1,
-                task_clock_ns: 1,
-                context_switches: 0,
-                migrations: Some(0),
-                counters: TreeCounterSource::PerfInherit,
-                hardware: TreeHardware::not_recorded(),
                 end: CommandEnd::Exited {
                     code: i32::from(failed),
                 },
-                placement: PlacementRecords::not_saved(),
+                ..CommandSample::of_wall(1)
             },
         };
         // A kept warm-up is no number either.
@@ -537,10 +529,7 @@ mod tests {
 
     use crate::judge::command::command_arm_stats;
     use crate::measure::GroupTimes;
-    use crate::measure::command::{
-        CommandSample, EventCount, PlacementRecords, PmuCounts, TreeCounterSource,
-    };
-    use crate::measure::recording::CommandEnd;
+    use crate::measure::command::{CommandSample, EventCount, PmuCounts};
 
     const ONE: CommandArm = CommandArm::Placement(Arm::OnePerCore);
     const PACKED: CommandArm = CommandArm::Placement(Arm::SiblingPacked);
@@ -584,14 +573,8 @@ mod tests {
             warmup: false,
             failed: false,
             sample: CommandSample {
-                wall_ns: 1_000_000,
-                task_clock_ns: 1_000_000,
-                context_switches: 0,
-                migrations: Some(0),
-                counters: TreeCounterSource::PerfInherit,
                 hardware,
-                end: CommandEnd::Exited { code: 0 },
-                placement: PlacementRecords::not_saved(),
+                ..CommandSample::of_wall(1_000_000)
             },
         }
     }

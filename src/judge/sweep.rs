@@ -3,7 +3,7 @@
 //! and the knees where the curve bends.
 //!
 //! Every round measured every step and every CPU's pinned baseline back to
-//! back, so ratios pair by round ([`Ratio::paired`], `hybrid`'s) and the
+//! back, so ratios pair by round (`Ratio::paired`, `hybrid`'s) and the
 //! host's drift cancels inside each pair. Step 1 is the first CPU's
 //! baseline: the unit of every speedup, gain and ceiling ("fastest-class
 //! CPUs" when the order starts with the fastest class, as by default).
@@ -784,10 +784,8 @@ mod tests {
     fn a_command_sweep_pairs_its_steps_by_round_without_a_ceiling() {
         use crate::cpuset::CpuSet;
         use crate::judge::command::{RoundShare, arm_residency};
-        use crate::measure::command::{
-            CommandSample, PlacementRecords, TreeCounterSource, TreeHardware,
-        };
-        use crate::measure::recording::CommandEnd;
+        use crate::measure::command::CommandSample;
+
         use crate::plan::command::CommandPlacement;
         let plan = SweepPlan {
             steps: vec![1, 2],
@@ -799,18 +797,7 @@ mod tests {
             round,
             warmup: round == 0,
             failed,
-            sample: CommandSample {
-                wall_ns: (ms * 1e6) as u64,
-                task_clock_ns: 0,
-                context_switches: 0,
-                migrations: Some(0),
-                counters: TreeCounterSource::PerfInherit,
-                hardware: TreeHardware::not_recorded(),
-                end: CommandEnd::Exited { code: 0 },
-                placement: PlacementRecords::Unavailable {
-                    reason: "not recorded".into(),
-                },
-            },
+            sample: CommandSample::of_wall((ms * 1e6) as u64),
         };
         let mut reps = Vec::new();
         for round in 0..9 {

@@ -318,6 +318,27 @@ pub enum PlacementRecords {
     Unavailable { reason: String },
 }
 
+#[cfg(test)]
+impl CommandSample {
+    /// A repetition that took `wall_ns`, all of it on a CPU, and exited 0,
+    /// with nothing else recorded: what the unit tests of the layers above
+    /// judge, their own fields set by struct update.
+    pub fn of_wall(wall_ns: u64) -> CommandSample {
+        CommandSample {
+            wall_ns,
+            task_clock_ns: wall_ns,
+            context_switches: 0,
+            migrations: Some(0),
+            counters: TreeCounterSource::PerfInherit,
+            hardware: TreeHardware::not_recorded(),
+            end: CommandEnd::Exited { code: 0 },
+            placement: PlacementRecords::Unavailable {
+                reason: "not recorded".into(),
+            },
+        }
+    }
+}
+
 impl PlacementRecords {
     /// A repetition read back from a saved document.
     pub fn not_saved() -> PlacementRecords {

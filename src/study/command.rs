@@ -252,7 +252,7 @@ pub fn run_rounds(
 mod tests {
     use super::*;
     use crate::cpuset::CpuSet;
-    use crate::measure::command::{PlacementRecords, TreeCounterSource, TreeHardware};
+
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
     use crate::plan::command::CommandArm;
@@ -276,16 +276,8 @@ mod tests {
 
     fn sample(code: i32) -> CommandSample {
         CommandSample {
-            wall_ns: 1_000,
-            task_clock_ns: 900,
-            context_switches: 1,
-            migrations: Some(0),
-            counters: TreeCounterSource::PerfInherit,
-            hardware: TreeHardware::not_recorded(),
             end: CommandEnd::Exited { code },
-            placement: PlacementRecords::Unavailable {
-                reason: "not recorded".into(),
-            },
+            ..CommandSample::of_wall(1_000)
         }
     }
 

@@ -26,7 +26,7 @@ use crate::probe::Topology;
 use crate::report;
 use crate::report::units::count;
 use crate::saved::{
-    CommandSweep, DocumentHead, DocumentKind, HybridWork, SweepOptions, SweepResult,
+    CommandSweep, DocumentHead, DocumentKind, GateResult, HybridWork, SweepOptions, SweepResult,
 };
 use anyhow::Result;
 use std::ffi::OsString;
@@ -90,6 +90,31 @@ pub fn round_cost(plan: &SweepPlan) -> f64 {
     baselines + steps
 }
 
+/// The planned steps and the gate's result (`None` with `--skip-gate`)
+/// a sweep goes on with.
+type PlannedAndGated = (SweepPlan, Option<GateResult>);
+
+/// Both sweeps' start: the steps planned from `--order` and `--steps` (a
+/// usage error where they cannot be), then the gate unless skipped;
+/// `Break` with the gate's result where it stops the study.
+fn planned_and_gated<M: Measure>(
+    topology: &Topology,
+    options: &SweepStudyOptions,
+    gate_measure: &mut LazyMeasure<'_, M>,
+    progress: &mut dyn Progress,
+) -> Result<ControlFlow<Box<GateResult>, PlannedAndGated>> {
+    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
+        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
+    let gated = gate_first(
+        topology,
+        &options.rule,
+        options.skip_gate,
+        gate_measure,
+        progress,
+    )?;
+    Ok(gated.map_continue(|gate| (plan, gate)))
+}
+
 /// Runs the sweep on the CPUs of `topology` this process may use: the
 /// gate first (unless skipped) on `gate_measure`, started from the
 /// options' own repetition length, then the sweep on `measure`, started
@@ -101,19 +126,11 @@ pub fn sweep_study<M: Measure>(
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome<SweepResult>> {
-    let head = head(DocumentKind::Sweep, topology);
-    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
-        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
-    let gate = match gate_first(
-        topology,
-        &options.rule,
-        options.skip_gate,
-        gate_measure,
-        progress,
-    )? {
-        ControlFlow::Continue(gate) => gate,
+    let (plan, gate) = match planned_and_gated(topology, options, gate_measure, progress)? {
+        ControlFlow::Continue(planned) => planned,
         ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
+    let head = head(DocumentKind::Sweep, topology);
     let measure = measure.get()?;
     let setup = measure.setup().clone();
     let largest = plan.steps.last().copied().unwrap_or(1);
@@ -210,19 +227,11 @@ pub fn command_sweep_study<M: Measure>(
     progress: &mut dyn Progress,
     mut run_once: impl FnMut(&[OsString], &CpuSet) -> Result<CommandSample>,
 ) -> Result<RunOutcome<SweepResult>> {
-    let head = head(DocumentKind::Sweep, topology);
-    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
-        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
-    let gate = match gate_first(
-        topology,
-        &options.rule,
-        options.skip_gate,
-        gate_measure,
-        progress,
-    )? {
-        ControlFlow::Continue(gate) => gate,
+    let (plan, gate) = match planned_and_gated(topology, options, gate_measure, progress)? {
+        ControlFlow::Continue(planned) => planned,
         ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
+    let head = head(DocumentKind::Sweep, topology);
     let placements: Vec<CommandPlacement> = plan
         .steps
         .iter()
@@ -364,8 +373,7 @@ mod tests {
     #[test]
     fn a_command_sweep_runs_each_step_with_its_threads_and_cpus() {
         use crate::judge::batches::Batching;
-        use crate::measure::command::{PlacementRecords, TreeCounterSource, TreeHardware};
-        use crate::measure::recording::CommandEnd;
+
         use crate::study::Progress;
         struct Quiet;
         impl Progress for Quiet {
@@ -422,18 +430,7 @@ mod tests {
             &mut Quiet,
             |argv, cpus| {
                 seen.push(argv.to_vec());
-                Ok(CommandSample {
-                    wall_ns: 2_000_000_000 / cpus.len() as u64,
-                    task_clock_ns: 0,
-                    context_switches: 0,
-                    migrations: Some(0),
-                    counters: TreeCounterSource::PerfInherit,
-                    hardware: TreeHardware::not_recorded(),
-                    end: CommandEnd::Exited { code: 0 },
-                    placement: PlacementRecords::Unavailable {
-                        reason: "not recorded".into(),
-                    },
-                })
+                Ok(CommandSample::of_wall(2_000_000_000 / cpus.len() as u64))
             },
         )
         .unwrap();
