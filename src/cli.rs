@@ -366,6 +366,9 @@ pub struct RunArgs {
     /// With --sweep: the worker counts to measure, comma-separated (step 1 is always measured) [default: every count].
     #[arg(long, value_delimiter = ',', value_name = "K,...")]
     pub steps: Vec<usize>,
+    /// With --sweep: measure only the first CPU alone (step 1), not every CPU of the largest step; no step then has a ceiling or an efficiency, and a round costs far less (the per-CPU runs are the longest of a round).
+    #[arg(long)]
+    pub no_ceiling: bool,
     /// The command to run under each arm, with its arguments, after --; {threads} and {cpus} in them become T and the arm's CPU list.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,

@@ -125,10 +125,10 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             let source = source(&args.source)?;
             let study = if args.sweep {
                 RunStudy::Sweep(sweep_study(&args, &outputs)?)
-            } else if args.order.is_some() || !args.steps.is_empty() {
+            } else if let Some(flag) = sweep_only_flag(&args) {
                 bail!(
-                    "--order and --steps are for a sweep: add --sweep (`run --sweep --order \
-                     cores-first --steps 1,2,4`)"
+                    "{flag} is for a sweep: add --sweep (`run --sweep --order cores-first \
+                     --steps 1,2,4`)"
                 );
             } else if args.command.is_empty() {
                 RunStudy::Kernel(kernel_study(&args)?)
@@ -279,6 +279,17 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
     })
 }
 
+/// The first option given that only a sweep takes.
+fn sweep_only_flag(args: &cli::RunArgs) -> Option<&'static str> {
+    [
+        (args.order.is_some(), "--order"),
+        (!args.steps.is_empty(), "--steps"),
+        (args.no_ceiling, "--no-ceiling"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
 /// `run --sweep`: the kernel's thread-count sweep, or with `-- COMMAND`
 /// the command's. The options of the other `run` studies are refused,
 /// naming what a sweep takes instead.
@@ -356,6 +367,7 @@ fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptio
             .as_deref()
             .map_or(Ok(SweepOrder::CoresFirst), sweep_order)?,
         steps,
+        per_cpu_baselines: !args.no_ceiling,
         reps: in_range("--reps", args.reps, 2..=MAX_REPS)?,
         cv_bar: fraction("--cv-bar", &args.quotable.cv_bar)?,
         tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,

@@ -111,7 +111,11 @@ fn out_of_range_values_name_the_option_and_the_range() {
         ),
         (
             &["run", "--steps", "1,2"][..],
-            "--order and --steps are for a sweep: add --sweep",
+            "--steps is for a sweep: add --sweep",
+        ),
+        (
+            &["run", "--no-ceiling", "--", "true"][..],
+            "--no-ceiling is for a sweep: add --sweep",
         ),
         (
             &["run", "--sweep", "--steps", "0"][..],

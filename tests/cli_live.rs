@@ -721,7 +721,8 @@ fn a_sweep_measures_every_step_and_report_re_renders_it() {
 
 /// `run --sweep -- COMMAND` on this machine's CPUs: step k runs the
 /// command with `{threads}` k (k busy loops) confined to the first k CPUs
-/// of the order, every step in every round; `report` re-renders it.
+/// of the order, and each other CPU runs it alone with `{threads}` 1 (the
+/// ceiling), every arm in every round; `report` re-renders it.
 #[test]
 fn a_command_sweep_runs_each_step_with_its_thread_count() {
     let _cpus = crate::common::cpus_to_myself();
@@ -757,13 +758,16 @@ fn a_command_sweep_runs_each_step_with_its_thread_count() {
     let cpus = document["plan"]["order"].as_array().unwrap().len();
     let steps = document["steps"].as_array().unwrap();
     assert_eq!(steps.len(), cpus, "every count from 1 to the CPUs");
-    assert!(steps[0]["ceiling"].is_null());
-    assert!(document["ceiling_unavailable"].is_string());
-    // Each round ran every step once, in order.
+    assert!(steps[1]["ceiling"].is_number(), "{}", steps[1]);
+    assert!(document["ceiling_unavailable"].is_null());
+    assert_eq!(document["cpu_speeds"].as_array().unwrap().len(), cpus);
+    // Each round ran step 1, every other CPU alone, then steps 2 and up.
     let reps = document["command"]["reps"].as_array().unwrap();
-    assert_eq!(reps.len(), 3 * cpus);
+    assert_eq!(reps.len(), 3 * (2 * cpus - 1));
+    let second = document["plan"]["order"][1]["cpu"].as_u64().unwrap();
     assert_eq!(reps[0]["arm"], "step:1");
-    assert_eq!(reps[1]["arm"], "step:2");
+    assert_eq!(reps[1]["arm"], format!("cpu:{second}"));
+    assert_eq!(reps[cpus]["arm"], "step:2");
     assert!(document["samples"].as_array().unwrap().is_empty());
     assert!(stdout.contains("COMMAND: sh -c"), "{stdout}");
     let report = placement_study(&["report", saved.to_str().unwrap()]);

@@ -329,8 +329,9 @@ fn the_control_is_judged_on_tsc_because_core_cycles_miss_the_wait() {
 }
 
 /// A COMMAND sweep recorded on this project's 2-vCPU guest (xz -1
-/// -T{threads}, 10 rounds): its saved repetitions and residency judge to
-/// the saved steps, knees and validity again.
+/// -T{threads}, 10 rounds, each CPU alone with -T1 for the ceiling): its
+/// saved repetitions and residency judge to the saved steps, CPU speeds,
+/// knees and validity again.
 #[test]
 fn a_recorded_command_sweep_judges_to_its_saved_curve() {
     use placement_study::judge::sweep::{SweepRules, judge_command_sweep};
@@ -348,10 +349,15 @@ fn a_recorded_command_sweep_judges_to_its_saved_curve() {
     };
     let judged = judge_command_sweep(&command.reps, &sweep.plan, &command.residency, &rules);
     assert_eq!(judged.steps, sweep.judged.steps);
+    assert_eq!(judged.cpu_speeds, sweep.judged.cpu_speeds);
     assert_eq!(judged.knees, sweep.judged.knees);
     assert_eq!(judged.valid, sweep.judged.valid);
     let step2 = &judged.steps[1];
     let speedup = step2.speedup.as_ref().unwrap();
     assert!(speedup.value > 1.5 && speedup.value < 2.0, "{speedup:?}");
     assert_eq!(step2.wall_ms.as_ref().unwrap().reps, 10);
+    // Two CPUs alike alone: a ceiling near 2, the speedup under it.
+    let ceiling = step2.ceiling.unwrap();
+    assert!(ceiling > 1.8 && ceiling < 2.2, "{ceiling}");
+    assert!(step2.efficiency.unwrap() < 1.0);
 }

@@ -44,6 +44,10 @@ pub enum CheckName {
     StepCvBar(usize),
     /// `run --sweep -- COMMAND`: step K kept a repetition.
     StepRepetitions(usize),
+    /// `run --sweep -- COMMAND`: the CV bar of CPU N alone (`cv-bar cpu:N`).
+    AloneCvBar(u32),
+    /// `run --sweep -- COMMAND`: CPU N alone kept a repetition.
+    AloneRepetitions(u32),
     /// `run -- COMMAND`: every thread of the tree ran only on its arm's CPUs.
     PlacementHeld,
     /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
@@ -61,6 +65,7 @@ impl CheckName {
             CommandArm::Placement(arm) => CheckName::CvBar(arm),
             CommandArm::Class(index) => CheckName::ClassCvBar(index),
             CommandArm::Step(workers) => CheckName::StepCvBar(workers),
+            CommandArm::Alone(cpu) => CheckName::AloneCvBar(cpu),
         }
     }
 
@@ -70,6 +75,7 @@ impl CheckName {
             CommandArm::Placement(arm) => CheckName::Repetitions(arm),
             CommandArm::Class(index) => CheckName::ClassRepetitions(index),
             CommandArm::Step(workers) => CheckName::StepRepetitions(workers),
+            CommandArm::Alone(cpu) => CheckName::AloneRepetitions(cpu),
         }
     }
 }
@@ -87,6 +93,8 @@ impl fmt::Display for CheckName {
             CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
             CheckName::StepCvBar(workers) => write!(f, "cv-bar step:{workers}"),
             CheckName::StepRepetitions(workers) => write!(f, "repetitions step:{workers}"),
+            CheckName::AloneCvBar(cpu) => write!(f, "cv-bar cpu:{cpu}"),
+            CheckName::AloneRepetitions(cpu) => write!(f, "repetitions cpu:{cpu}"),
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
             CheckName::OtherLoad(arm) => write!(f, "other-load {arm}"),
@@ -127,10 +135,13 @@ impl std::str::FromStr for CheckName {
     }
 }
 
-/// The arm named `class:N` or `step:K` in the check name `text`; `None`
-/// for any other arm (a placement, parsed as the kernel study's).
+/// The arm named `class:N`, `step:K` or `cpu:N` in the check name `text`;
+/// `None` for any other arm (a placement, parsed as the kernel study's).
 fn command_arm(arm: &str, text: &str) -> Result<Option<CommandArm>, String> {
-    if !(arm.starts_with("class:") || arm.starts_with("step:")) {
+    if !["class:", "step:", "cpu:"]
+        .iter()
+        .any(|prefix| arm.starts_with(prefix))
+    {
         return Ok(None);
     }
     arm.parse()

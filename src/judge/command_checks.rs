@@ -735,10 +735,14 @@ mod tests {
             "cv-bar step:2",
             "repetitions step:4",
             "other-load step:3",
+            "cv-bar cpu:5",
+            "repetitions cpu:12",
+            "other-load cpu:1",
         ] {
             let parsed: CheckName = name.parse().unwrap();
             assert_eq!(parsed.to_string(), name);
         }
         assert!("cv-bar class:x".parse::<CheckName>().is_err());
+        assert!("cv-bar cpu:-1".parse::<CheckName>().is_err());
     }
 }

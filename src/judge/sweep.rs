@@ -153,18 +153,7 @@ pub fn judge_sweep(
     };
     let first = plan.order.first().map_or(0, |c| c.cpu);
     let unit = baseline(first);
-    let cpu_speeds: Vec<CpuSpeed> = plan
-        .baseline_cpus()
-        .into_iter()
-        .map(|cpu| {
-            let times = baseline(cpu);
-            CpuSpeed {
-                cpu,
-                wall_ms: spread(&times.values().copied().collect::<Vec<_>>()),
-                speed: Ratio::paired(&unit, &times),
-            }
-        })
-        .collect();
+    let cpu_speeds = cpu_speeds(plan, &unit, baseline);
     let step_times: Vec<BTreeMap<usize, f64>> = plan
         .steps
         .iter()
@@ -205,7 +194,7 @@ pub fn judge_sweep(
             .all(|s| s.busy_mhz.is_none())
             .then(|| why_cycles_uncounted(setup)),
         noise_floor: noise_floor(&unit),
-        ceiling_unavailable: None,
+        ceiling_unavailable: ceiling_unavailable(plan),
         knee_fraction: KNEE_FRACTION,
         valid: judge_run(&all_checks, rules.strict).is_valid() && (!rules.strict || all_quotable),
         steps,
@@ -217,14 +206,43 @@ pub fn judge_sweep(
     }
 }
 
-/// Why a COMMAND sweep has no ceiling.
-pub const COMMAND_CEILING_UNAVAILABLE: &str = "not measured: a COMMAND sweep runs no single-thread baseline on each CPU of the order, \
+/// Why a sweep's steps have no ceiling: `--no-ceiling` measured no CPU
+/// alone but the first.
+pub const NO_CEILING: &str = "not measured: --no-ceiling ran no CPU alone but the first (step 1), \
      so speedups are against the first CPU alone and no ceiling is claimed";
+
+fn ceiling_unavailable(plan: &SweepPlan) -> Option<String> {
+    (!plan.per_cpu_baselines).then(|| NO_CEILING.into())
+}
+
+/// Each CPU of [`SweepPlan::baseline_cpus`] alone: its wall time and its
+/// speed in first-CPU units, paired by round with `unit` (step 1's times
+/// by round); `alone` gives a CPU's times by round.
+fn cpu_speeds(
+    plan: &SweepPlan,
+    unit: &BTreeMap<usize, f64>,
+    alone: impl Fn(u32) -> BTreeMap<usize, f64>,
+) -> Vec<CpuSpeed> {
+    plan.baseline_cpus()
+        .into_iter()
+        .map(|cpu| {
+            let times = alone(cpu);
+            CpuSpeed {
+                cpu,
+                wall_ms: spread(&times.values().copied().collect::<Vec<_>>()),
+                speed: Ratio::paired(unit, &times),
+            }
+        })
+        .collect()
+}
 
 /// Judges `run --sweep -- COMMAND`: step k's repetitions are the arm
 /// `step:k` ([`CommandArm::Step`]), step 1 the command with `{threads}` 1
-/// on the first CPU. Every round ran every step, so speedups and gains
-/// pair by round as the kernel sweep's. The checks are the command
+/// on the first CPU, and each other CPU of the largest step alone is the
+/// arm `cpu:N` ([`CommandArm::Alone`], `{threads}` 1), whose speeds add up
+/// to each step's ceiling as the kernel's baselines do. Every round ran
+/// every arm, so speedups, gains and speeds pair by round as the kernel
+/// sweep's. The checks are the command
 /// study's placement-held, multiplexing and other-load per step
 /// (`residency`, one per step); same-work is not one of them: the command
 /// with `{threads}` k does its own amount of synchronisation and
@@ -237,17 +255,24 @@ pub fn judge_command_sweep(
     residency: &[ArmResidency],
     rules: &SweepRules,
 ) -> SweepJudgement {
+    let times_of = |arm: CommandArm| -> BTreeMap<usize, f64> {
+        reps.iter()
+            .filter(|r| r.arm == arm && !r.warmup && !r.failed)
+            .map(|r| (r.round, r.sample.wall_ns as f64 / 1e6))
+            .collect()
+    };
     let step_times: Vec<BTreeMap<usize, f64>> = plan
         .steps
         .iter()
-        .map(|&k| {
-            reps.iter()
-                .filter(|r| r.arm == CommandArm::Step(k) && !r.warmup && !r.failed)
-                .map(|r| (r.round, r.sample.wall_ns as f64 / 1e6))
-                .collect()
-        })
+        .map(|&k| times_of(CommandArm::Step(k)))
         .collect();
-    let steps = curve(plan, &step_times, &[], rules.cv_bar, |k, stats| {
+    let unit = times_of(CommandArm::Step(1));
+    let first = plan.order.first().map_or(0, |c| c.cpu);
+    let cpu_speeds = cpu_speeds(plan, &unit, |cpu| match cpu == first {
+        true => unit.clone(),
+        false => times_of(CommandArm::Alone(cpu)),
+    });
+    let steps = curve(plan, &step_times, &cpu_speeds, rules.cv_bar, |k, stats| {
         let beside_load = residency
             .iter()
             .any(|r| r.arm == CommandArm::Step(k) && !r.other_load_over_bar.is_empty());
@@ -264,14 +289,14 @@ pub fn judge_command_sweep(
             "not measured: a COMMAND sweep counts the tree's cycles, not each CPU's busy clock"
                 .into(),
         ),
-        ceiling_unavailable: Some(COMMAND_CEILING_UNAVAILABLE.into()),
-        noise_floor: step_times.first().and_then(noise_floor),
+        ceiling_unavailable: ceiling_unavailable(plan),
+        noise_floor: noise_floor(&unit),
         knee_fraction: KNEE_FRACTION,
         valid: command_checks::command_valid(&all_checks, rules.strict)
             && (!rules.strict || all_quotable),
         knees: knees(&steps),
         steps,
-        cpu_speeds: Vec::new(),
+        cpu_speeds,
         checks: all_checks,
         excluded: Vec::new(),
         invariance_spread: None,
@@ -718,6 +743,7 @@ mod tests {
                 },
             ],
             steps: vec![1, 2, 4],
+            per_cpu_baselines: true,
         }
     }
 
@@ -777,11 +803,12 @@ mod tests {
         assert!(judged.noise_floor.is_some());
     }
 
-    /// Step 2 of a command runs in 1/1.8 of step 1's time, each round's
-    /// drift shared by both steps; a failed repetition is left out and a
-    /// step beside other load is not quotable.
+    /// Step 2 of a command runs in 1/1.8 of step 1's time and the command
+    /// alone on CPU 1 at 0.9 of CPU 0's speed, each round's drift shared by
+    /// every arm; a failed repetition is left out and a step beside other
+    /// load is not quotable.
     #[test]
-    fn a_command_sweep_pairs_its_steps_by_round_without_a_ceiling() {
+    fn a_command_sweep_pairs_its_steps_and_cpus_alone_by_round() {
         use crate::cpuset::CpuSet;
         use crate::judge::command::{RoundShare, arm_residency};
         use crate::measure::command::CommandSample;
@@ -803,6 +830,10 @@ mod tests {
         for round in 0..9 {
             let drift = wobble(round);
             reps.push(rep(1, round, 1000.0 * drift, false));
+            reps.push(CommandRep {
+                arm: CommandArm::Alone(1),
+                ..rep(1, round, 1000.0 / 0.9 * drift, false)
+            });
             reps.push(rep(2, round, 1000.0 / 1.8 * drift, false));
         }
         // A failed step 2 far off the curve: left out, not a speedup.
@@ -829,9 +860,14 @@ mod tests {
             "warm-up and failure left out"
         );
         assert!(step2.quotable);
-        assert_eq!(step2.ceiling, None);
-        assert!(judged.cpu_speeds.is_empty());
-        assert!(judged.ceiling_unavailable.is_some());
+        assert!(
+            close(step2.ceiling.unwrap(), 1.9),
+            "CPU 0's 1 and CPU 1's 0.9"
+        );
+        assert!(close(step2.efficiency.unwrap(), 1.8 / 1.9));
+        let speed = |i: usize| judged.cpu_speeds[i].speed.as_ref().unwrap().value;
+        assert!(close(speed(0), 1.0) && close(speed(1), 0.9));
+        assert_eq!(judged.ceiling_unavailable, None);
         assert!(judged.knees.is_empty());
         assert!(judged.noise_floor.is_some());
         assert!(judged.valid, "{:?}", judged.checks);
@@ -853,5 +889,19 @@ mod tests {
                 .iter()
                 .any(|c| c.name == CheckName::OtherLoad(CommandArm::Step(2)))
         );
+
+        // --no-ceiling: CPU 1 alone was not run, so no step has a ceiling.
+        let first_alone = SweepPlan {
+            per_cpu_baselines: false,
+            ..plan
+        };
+        let reps: Vec<CommandRep> = reps
+            .into_iter()
+            .filter(|r| r.arm != CommandArm::Alone(1))
+            .collect();
+        let judged = judge_command_sweep(&reps, &first_alone, &residency, &RULES);
+        assert_eq!(judged.steps[1].ceiling, None);
+        assert_eq!(judged.cpu_speeds.len(), 1, "step 1 alone");
+        assert_eq!(judged.ceiling_unavailable.as_deref(), Some(NO_CEILING));
     }
 }

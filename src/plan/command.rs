@@ -110,6 +110,10 @@ pub enum CommandArm {
     /// sweep's order, `{threads}` K (planned by the sweep, not by
     /// [`command_plan`]).
     Step(usize),
+    /// `cpu:N` of `run --sweep -- COMMAND`: the command with `{threads}` 1
+    /// alone on CPU N, a per-CPU baseline the sweep's ceiling adds up
+    /// (planned by the sweep, as [`CommandArm::Step`]).
+    Alone(u32),
 }
 
 /// The arms where `--arms` is not given: as the kernel study's.
@@ -124,6 +128,7 @@ impl fmt::Display for CommandArm {
             CommandArm::Placement(arm) => write!(f, "{arm}"),
             CommandArm::Class(index) => write!(f, "class:{index}"),
             CommandArm::Step(workers) => write!(f, "step:{workers}"),
+            CommandArm::Alone(cpu) => write!(f, "cpu:{cpu}"),
         }
     }
 }
@@ -142,6 +147,11 @@ impl std::str::FromStr for CommandArm {
                 .parse()
                 .map(CommandArm::Step)
                 .map_err(|_| format!("arm '{text}': a sweep's step is `step:K`, K its CPU count"));
+        }
+        if let Some(cpu) = text.strip_prefix("cpu:") {
+            return cpu.parse().map(CommandArm::Alone).map_err(|_| {
+                format!("arm '{text}': a sweep's CPU alone is `cpu:N`, N the CPU's number")
+            });
         }
         match text.parse::<Arm>() {
             Ok(arm) if super::RUN_ARMS.contains(&arm) => Ok(CommandArm::Placement(arm)),
@@ -285,8 +295,8 @@ pub fn command_plan(
                     bail!("arm '{other}' belongs to the gate or another study, not to a command")
                 }
                 CommandArm::Class(index) => class_cpus(topology, index, threads)?,
-                CommandArm::Step(_) => {
-                    bail!("arm '{arm}' is a sweep's step: `run --sweep -- COMMAND` plans it")
+                CommandArm::Step(_) | CommandArm::Alone(_) => {
+                    bail!("arm '{arm}' is a sweep's: `run --sweep -- COMMAND` plans it")
                 }
             };
             Ok(CommandPlacement { arm, cpus })

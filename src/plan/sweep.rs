@@ -86,6 +86,16 @@ pub struct SweepPlan {
     pub order: Vec<SweepCpu>,
     /// The steps measured: worker counts, ascending, starting at 1.
     pub steps: Vec<usize>,
+    /// Every CPU of the largest step is measured alone, so each step has a
+    /// ceiling; false with `--no-ceiling`, which measures the first CPU
+    /// alone only (step 1).
+    #[serde(default = "every_cpu_alone_by_default")]
+    pub per_cpu_baselines: bool,
+}
+
+/// Sweeps saved before `--no-ceiling` measured every CPU alone.
+fn every_cpu_alone_by_default() -> bool {
+    true
 }
 
 impl SweepPlan {
@@ -113,18 +123,24 @@ impl SweepPlan {
     }
 
     /// The CPUs that get a single-worker baseline: every CPU of the largest
-    /// step (the ceiling adds up their speeds).
+    /// step (the ceiling adds up their speeds), or the first alone (step 1)
+    /// without [`SweepPlan::per_cpu_baselines`].
     pub fn baseline_cpus(&self) -> Vec<u32> {
-        self.step_cpus(self.steps.last().copied().unwrap_or(1))
+        match self.per_cpu_baselines {
+            true => self.step_cpus(self.steps.last().copied().unwrap_or(1)),
+            false => self.step_cpus(1),
+        }
     }
 }
 
 /// Plans a sweep over the allowed CPUs of `topology` in `order`, measuring
-/// `steps` (default: every count from 1 to all the order's CPUs).
+/// `steps` (default: every count from 1 to all the order's CPUs), and every
+/// CPU alone where `per_cpu_baselines` (the ceiling).
 pub fn sweep_plan(
     topology: &Topology,
     order: &SweepOrder,
     steps: Option<&[usize]>,
+    per_cpu_baselines: bool,
 ) -> Result<SweepPlan> {
     let cpus = ordered_cpus(topology, order)?;
     let steps = match steps {
@@ -157,6 +173,7 @@ pub fn sweep_plan(
         order_name: order.name(),
         order: label(topology, &cpus),
         steps,
+        per_cpu_baselines,
     })
 }
 
@@ -280,6 +297,7 @@ mod tests {
             &fixture("alderlake-i5-12600K"),
             &SweepOrder::CoresFirst,
             None,
+            true,
         )
         .unwrap();
         assert_eq!(
@@ -306,18 +324,30 @@ mod tests {
             &fixture("alderlake-i5-12600K"),
             &SweepOrder::SiblingsFirst,
             Some(&[2, 4]),
+            true,
         )
         .unwrap();
         assert_eq!(order(&plan)[..5], [0, 1, 2, 3, 4]);
         assert_eq!(plan.steps, [1, 2, 4], "step 1 is always measured");
         assert_eq!(plan.step_cpus(4), [0, 1, 2, 3]);
         assert_eq!(plan.baseline_cpus(), [0, 1, 2, 3]);
+        let first_alone = SweepPlan {
+            per_cpu_baselines: false,
+            ..plan
+        };
+        assert_eq!(first_alone.baseline_cpus(), [0], "--no-ceiling");
     }
 
     /// Packages take turns, so the second CPU is in the other package.
     #[test]
     fn spread_alternates_packages() {
-        let plan = sweep_plan(&fixture("server-2s-xeon-8462Y"), &SweepOrder::Spread, None).unwrap();
+        let plan = sweep_plan(
+            &fixture("server-2s-xeon-8462Y"),
+            &SweepOrder::Spread,
+            None,
+            true,
+        )
+        .unwrap();
         assert_eq!(order(&plan)[..4], [0, 32, 1, 33]);
         assert!(matches!(
             plan.order[1].added,
@@ -333,22 +363,23 @@ mod tests {
     #[test]
     fn a_list_is_kept_in_its_order_and_checked() {
         let topology = fixture("alderlake-i5-12600K");
-        let plan = sweep_plan(&topology, &SweepOrder::List(vec![12, 0, 1]), None).unwrap();
+        let plan = sweep_plan(&topology, &SweepOrder::List(vec![12, 0, 1]), None, true).unwrap();
         assert_eq!(order(&plan), [12, 0, 1]);
         assert!(matches!(
             plan.order[2].added,
             Added::SmtSibling { of: 0, .. }
         ));
-        let twice = sweep_plan(&topology, &SweepOrder::List(vec![0, 0]), None).unwrap_err();
+        let twice = sweep_plan(&topology, &SweepOrder::List(vec![0, 0]), None, true).unwrap_err();
         assert!(
             twice.to_string().contains("CPU 0 is listed twice"),
             "{twice}"
         );
-        let absent = sweep_plan(&topology, &SweepOrder::List(vec![0, 99]), None).unwrap_err();
+        let absent = sweep_plan(&topology, &SweepOrder::List(vec![0, 99]), None, true).unwrap_err();
         assert!(absent.to_string().contains("CPU 99 is not one"), "{absent}");
-        let too_many = sweep_plan(&topology, &SweepOrder::CoresFirst, Some(&[17])).unwrap_err();
+        let too_many =
+            sweep_plan(&topology, &SweepOrder::CoresFirst, Some(&[17]), true).unwrap_err();
         assert!(too_many.to_string().contains("--steps 17"), "{too_many}");
-        let one = sweep_plan(&topology, &SweepOrder::List(vec![0]), None).unwrap_err();
+        let one = sweep_plan(&topology, &SweepOrder::List(vec![0]), None, true).unwrap_err();
         assert!(one.to_string().contains("two CPUs"), "{one}");
     }
 }

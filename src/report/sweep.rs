@@ -47,14 +47,19 @@ pub fn render(result: &SweepResult, view: &View) -> String {
         .map(|c| c.cpu.to_string())
         .collect();
     let first = result.plan.order.first().map_or(0, |c| c.cpu);
+    let each_alone = judged.cpu_speeds.len() > 1;
     let work = match (&result.command, &result.work, &result.setup) {
         (Some(command), _, _) => format!(
             "order {} (CPUs {}); COMMAND: {}, with {{threads}} k and confined to the step's \
              CPUs; step 1 is the command with {{threads}} 1 on CPU {first} alone, the unit of \
-             every speedup and gain",
+             every speedup and gain{}",
             result.plan.order_name,
             order.join(", "),
             command.argv.join(" "),
+            match each_alone {
+                true => "; every other CPU runs it alone with {threads} 1, for the ceiling",
+                false => "",
+            }
         ),
         (None, Some(work), Some(setup)) => format!(
             "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
@@ -73,9 +78,9 @@ pub fn render(result: &SweepResult, view: &View) -> String {
         ),
     };
     let _ = writeln!(out, "{}", view.wrap(&work, 2));
-    let interleaved = match result.command {
-        Some(_) => "every step interleaved by round",
-        None => "every step and every CPU's baseline interleaved by round",
+    let interleaved = match each_alone {
+        true => "every step and every CPU alone interleaved by round",
+        false => "every step interleaved by round",
     };
     let times = format!(
         "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after {}; \

@@ -37,6 +37,7 @@ use crate::plan::command::{
     CommandArm, CommandPlacement, Units, command_plan, default_command_arms, substitute,
 };
 use crate::probe::Topology;
+use crate::report::units::count;
 use crate::saved::{CommandOptions, CommandResult, DocumentHead, DocumentKind};
 
 /// The command study's checked options (what `run -- COMMAND` was asked
@@ -114,13 +115,19 @@ pub fn command_study<M: Measure>(
         ControlFlow::Continue(gate) => gate,
         ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
-    let recorded = run_rounds(&plan.placements, options.rounds, progress, |placement| {
-        if let Some(prepare) = &options.prepare {
-            run_prepare(prepare)?;
-        }
-        let argv = substitute(&options.argv, plan.threads, &placement.cpus);
-        run_once(&argv, &placement.cpus)
-    })?;
+    let recorded = run_rounds(
+        &plan.placements,
+        options.rounds,
+        "run",
+        progress,
+        |placement| {
+            if let Some(prepare) = &options.prepare {
+                run_prepare(prepare)?;
+            }
+            let argv = substitute(&options.argv, plan.threads, &placement.cpus);
+            run_once(&argv, &placement.cpus)
+        },
+    )?;
     let stats = command_arm_stats(&recorded.reps, &arms, baseline, options.units.as_ref());
     let residency: Vec<ArmResidency> = plan
         .placements
@@ -198,21 +205,34 @@ pub struct CommandRounds {
 
 /// Runs `options.warmups + options.rounds` rounds of `placements` with
 /// `run_once` (the measurement of one repetition in one arm; the live one
-/// is [`crate::measure::command::run_once`] with the arm's argv).
+/// is [`crate::measure::command::run_once`] with the arm's argv). The
+/// progress line, led by `study`, says what a round runs until the first
+/// round has shown what one costs, then the time left.
 pub fn run_rounds(
     placements: &[CommandPlacement],
     options: RoundsOptions,
+    study: &str,
     progress: &mut dyn Progress,
     mut run_once: impl FnMut(&CommandPlacement) -> Result<CommandSample>,
 ) -> Result<CommandRounds> {
     let mut recorded = CommandRounds::default();
-    'rounds: for round in 0..options.warmups + options.rounds {
+    let total = options.warmups + options.rounds;
+    let began = std::time::Instant::now();
+    'rounds: for round in 0..total {
         let warmup = round < options.warmups;
+        let eta = match round {
+            0 => format!(
+                " ({} a round, {} in all; the time left follows from the first round)",
+                count(placements.len(), "run"),
+                count(total, "round")
+            ),
+            done => super::time_left(began, done, total),
+        };
         progress.update(&if warmup {
-            format!("run: warm-up {}/{}", round + 1, options.warmups)
+            format!("{study}: warm-up {}/{}{eta}", round + 1, options.warmups)
         } else {
             format!(
-                "run: round {}/{}",
+                "{study}: round {}/{}{eta}",
                 round + 1 - options.warmups,
                 options.rounds
             )
@@ -297,7 +317,8 @@ mod tests {
             rounds: 2,
             ignore_failure: false,
         };
-        let rounds = run_rounds(&placements(), options, &mut Quiet, |_| Ok(sample(0))).unwrap();
+        let rounds =
+            run_rounds(&placements(), options, "run", &mut Quiet, |_| Ok(sample(0))).unwrap();
         let order: Vec<(String, usize, bool)> = rounds
             .reps
             .iter()
@@ -320,15 +341,20 @@ mod tests {
             rounds: 2,
             ignore_failure: false,
         };
-        let error =
-            run_rounds(&placements(), options, &mut Quiet, |_| Err(failing(1))).unwrap_err();
+        let error = run_rounds(&placements(), options, "run", &mut Quiet, |_| {
+            Err(failing(1))
+        })
+        .unwrap_err();
         assert!(
             error.to_string().contains("exited with status 1"),
             "{error}"
         );
 
         options.ignore_failure = true;
-        let rounds = run_rounds(&placements(), options, &mut Quiet, |_| Err(failing(1))).unwrap();
+        let rounds = run_rounds(&placements(), options, "run", &mut Quiet, |_| {
+            Err(failing(1))
+        })
+        .unwrap();
         assert_eq!(rounds.reps.len(), 4);
         assert!(rounds.reps.iter().all(|r| r.failed));
     }
@@ -340,7 +366,7 @@ mod tests {
             rounds: 1,
             ignore_failure: true,
         };
-        let error = run_rounds(&placements(), options, &mut Quiet, |_| {
+        let error = run_rounds(&placements(), options, "run", &mut Quiet, |_| {
             Err(anyhow::anyhow!("fork for COMMAND: out of memory"))
         })
         .unwrap_err();

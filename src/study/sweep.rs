@@ -41,6 +41,9 @@ pub struct SweepStudyOptions {
     pub order: SweepOrder,
     /// The worker counts to measure; `None`: every count.
     pub steps: Option<Vec<usize>>,
+    /// Measure every CPU of the largest step alone, for each step's
+    /// ceiling; false with `--no-ceiling` (the first CPU alone only).
+    pub per_cpu_baselines: bool,
     pub reps: usize,
     pub cv_bar: f64,
     pub tolerance: f64,
@@ -103,8 +106,13 @@ fn planned_and_gated<M: Measure>(
     gate_measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
 ) -> Result<ControlFlow<Box<GateResult>, PlannedAndGated>> {
-    let plan = sweep_plan(topology, &options.order, options.steps.as_deref())
-        .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
+    let plan = sweep_plan(
+        topology,
+        &options.order,
+        options.steps.as_deref(),
+        options.per_cpu_baselines,
+    )
+    .map_err(|e| crate::exit::UsageError(format!("{e:#}")))?;
     let gated = gate_first(
         topology,
         &options.rule,
@@ -214,11 +222,13 @@ pub fn sweep_study<M: Measure>(
 
 /// Runs `run --sweep -- COMMAND` on the CPUs of `topology` this process
 /// may use: the gate first (unless skipped), then warm-ups and rounds of
-/// the command study's ([`run_rounds`]), each round running every step
-/// once, in order: step k is the command with `{threads}` k confined to
-/// the first k CPUs of the order. No per-CPU baseline is run, so there is
-/// no ceiling ([`judge_command_sweep`]). `run_once` runs an argv once on
-/// a CPU set (the live one is [`crate::measure::command::run_once`]).
+/// the command study's ([`run_rounds`]), each round running every arm
+/// once, in the kernel sweep's order: step 1 (the command with `{threads}`
+/// 1 on the first CPU of the order), every other CPU of the largest step
+/// alone (`{threads}` 1, for the ceiling; none with `--no-ceiling`), then
+/// step k, the command with `{threads}` k confined to the first k CPUs of
+/// the order ([`judge_command_sweep`]). `run_once` runs an argv once on a
+/// CPU set (the live one is [`crate::measure::command::run_once`]).
 pub fn command_sweep_study<M: Measure>(
     topology: &Topology,
     options: &SweepStudyOptions,
@@ -232,20 +242,13 @@ pub fn command_sweep_study<M: Measure>(
         ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
     let head = head(DocumentKind::Sweep, topology);
-    let placements: Vec<CommandPlacement> = plan
-        .steps
-        .iter()
-        .map(|&k| CommandPlacement {
-            arm: CommandArm::Step(k),
-            cpus: CpuSet::from_cpus(plan.step_cpus(k)),
-        })
-        .collect();
+    let placements = command_placements(&plan);
     let rounds = RoundsOptions {
         warmups: command.warmups,
         rounds: options.reps,
         ignore_failure: command.ignore_failure,
     };
-    let recorded = run_rounds(&placements, rounds, progress, |placement| {
+    let recorded = run_rounds(&placements, rounds, "sweep", progress, |placement| {
         if let Some(prepare) = &command.prepare {
             run_prepare(prepare)?;
         }
@@ -305,6 +308,25 @@ pub fn command_sweep_study<M: Measure>(
     })))
 }
 
+/// A COMMAND sweep's arms in the order a round runs them: step 1, every
+/// other CPU of [`SweepPlan::baseline_cpus`] alone, then steps 2 and up.
+fn command_placements(plan: &SweepPlan) -> Vec<CommandPlacement> {
+    let step = |k: usize| CommandPlacement {
+        arm: CommandArm::Step(k),
+        cpus: CpuSet::from_cpus(plan.step_cpus(k)),
+    };
+    let alone = plan
+        .baseline_cpus()
+        .into_iter()
+        .skip(1)
+        .map(|cpu| CommandPlacement {
+            arm: CommandArm::Alone(cpu),
+            cpus: CpuSet::from_cpus([cpu]),
+        });
+    let steps = plan.steps.iter().skip(1).map(|&k| step(k));
+    std::iter::once(step(1)).chain(alone).chain(steps).collect()
+}
+
 /// One round, in order: every CPU's baseline (all `items` on one pinned
 /// worker; the first CPU's is step 1), then steps 2 and up sharing the
 /// same `items` by work stealing, each pinned and then unpinned.
@@ -348,7 +370,13 @@ mod tests {
             order_name: "cores-first".into(),
             order: (0..4).map(cpu).collect(),
             steps: vec![1, 2, 4],
+            per_cpu_baselines: true,
         };
+        let first_alone = SweepPlan {
+            per_cpu_baselines: false,
+            ..plan.clone()
+        };
+        assert_eq!(round_cost(&first_alone), 4.0 + 2.0 * (2.0 + 1.0));
         assert_eq!(round_cost(&plan), 4.0 * 4.0 + 2.0 * (2.0 + 1.0));
         let parts = round_parts(&plan, 200);
         let arms: Vec<(Arm, usize)> = parts.iter().map(|(p, _)| (p.arm, p.cpus.len())).collect();
@@ -397,6 +425,7 @@ mod tests {
             skip_gate: true,
             order: SweepOrder::CoresFirst,
             steps: None,
+            per_cpu_baselines: true,
             reps: 3,
             cv_bar: 0.05,
             tolerance: 1e-4,
@@ -437,14 +466,25 @@ mod tests {
         let RunOutcome::Studied(result) = outcome else {
             panic!("no gate was asked for");
         };
-        assert_eq!(seen.len(), 2 * (1 + 3), "two steps, a warm-up and 3 rounds");
+        assert_eq!(
+            seen.len(),
+            3 * (1 + 3),
+            "two steps and CPU 1 alone, a warm-up and 3 rounds"
+        );
         assert_eq!(seen[0], ["xz", "-T1", "--cpus=0"]);
-        assert_eq!(seen[1], ["xz", "-T2", "--cpus=0-1"]);
+        assert_eq!(seen[1], ["xz", "-T1", "--cpus=1"], "CPU 1 alone");
+        assert_eq!(seen[2], ["xz", "-T2", "--cpus=0-1"]);
         let speedup = result.judged.steps[1].speedup.as_ref().unwrap().value;
         assert!((speedup - 2.0).abs() < 1e-9, "{speedup}");
         let swept = result.command.as_ref().unwrap();
         assert_eq!(swept.argv, ["xz", "-T{threads}", "--cpus={cpus}"]);
-        assert_eq!(swept.reps[1].arm, CommandArm::Step(2));
+        assert_eq!(swept.reps[1].arm, CommandArm::Alone(1));
+        assert_eq!(swept.reps[2].arm, CommandArm::Step(2));
+        let ceiling = result.judged.steps[1].ceiling.unwrap();
+        assert!(
+            (ceiling - 2.0).abs() < 1e-9,
+            "both CPUs alone alike: {ceiling}"
+        );
         assert!(result.work.is_none() && result.setup.is_none());
         assert_eq!(result.workload(), "xz -T{threads} --cpus={cpus}");
     }
