@@ -4,6 +4,7 @@ pub mod command;
 pub mod compare;
 pub mod csv;
 pub mod document;
+pub mod figure;
 pub mod fleet;
 pub mod gate;
 pub mod hybrid;
