@@ -11,6 +11,8 @@
 //! Every figure carries its title, and a line that names its units, its
 //! clock and its n ([`Svg::heading`]).
 
+pub mod bars;
+
 use std::fmt::Write;
 
 /// The Okabe–Ito palette: eight colours that stay apart for people with the
