@@ -837,10 +837,15 @@ fn sweep_second_cpu_is_worth_its_measured_speed() {
             .as_f64()
             .unwrap_or_else(|| panic!("{what} is not a number\n{run}"))
     };
+    // The cap is a most, not a share the host owes: on a busy host vCPU 1
+    // gets less (0.368 in a CI run whose guest suite took twice its usual
+    // time), and what the test checks is that the gain and the ceiling
+    // follow the speed measured, whatever it is, so long as the CPU is
+    // clearly the slower one.
     let speed = number(&json["cpu_speeds"][1]["speed"]["value"], "vCPU 1's speed");
     assert!(
-        (0.4..=0.67).contains(&speed),
-        "vCPU 1's speed {speed:.3}, expected a clearly slower CPU (0.4 to 0.67; 0.46 nominal)\n{run}"
+        (0.2..=0.67).contains(&speed),
+        "vCPU 1's speed {speed:.3}, expected a clearly slower CPU (0.2 to 0.67; 0.46 nominal)\n{run}"
     );
     let step = sweep_step(&json, 2, &run);
     let gain = number(&step["marginal_gain"]["value"], "gain");
