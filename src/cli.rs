@@ -506,6 +506,9 @@ pub struct ObserveArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub prom: PromArgs,
+    /// Write the schedule as Chrome trace-event JSON to FILE ("-" for standard output), for Perfetto's UI or chrome://tracing.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// Follow this running process: its threads, and their children from now on.
     #[arg(long, value_name = "PID")]
     pub pid: Option<u32>,
@@ -554,6 +557,9 @@ pub struct ReportArgs {
     /// Write one saved result as Prometheus metrics to FILE ("-" for standard output), atomically.
     #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
     pub prom: Option<PathBuf>,
+    /// Write one saved observe result's schedule as Chrome trace-event JSON to FILE ("-" for standard output), for Perfetto's UI or chrome://tracing.
+    #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
+    pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
     /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input

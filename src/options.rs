@@ -89,7 +89,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
         cli::Command::Topology(args) => Command::Topology(TopologyCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, None, &[])?,
+            outputs: outputs(&args.output, None, None, &[])?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
         cli::Command::Gate(args) => {
@@ -98,7 +98,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 source: source(&args.source)?,
                 measure: measure(&args.measure)?,
                 rule: gate_rule(&args.rule)?,
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, &[])?,
                 quiet: args.quiet,
             })
         }
@@ -116,12 +116,12 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .transpose()?,
                     measure: measure(&args.gate.measure)?,
                 },
-                outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), &[])?,
+                outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), None, &[])?,
                 quiet: args.gate.quiet,
             })
         }
         cli::Command::Run(args) => {
-            let outputs = outputs(&args.output, args.prom.prom.as_ref(), &[])?;
+            let outputs = outputs(&args.output, args.prom.prom.as_ref(), None, &[])?;
             let source = source(&args.source)?;
             let study = if args.sweep {
                 RunStudy::Sweep(sweep_study(&args, &outputs)?)
@@ -158,12 +158,17 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     strict: args.quotable.strict,
                     measure: measure(&args.measure)?,
                 },
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, &[])?,
             })
         }
         cli::Command::Observe(args) => Command::Observe(ObserveCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, args.prom.prom.as_ref(), &[])?,
+            outputs: outputs(
+                &args.output,
+                args.prom.prom.as_ref(),
+                args.trace.as_ref(),
+                &[],
+            )?,
             study: observe(args)?,
         }),
         cli::Command::Report(args) => {
@@ -183,7 +188,15 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                      each host's metrics into that host's own node_exporter folder"
                 );
             }
-            let outputs = outputs(&args.output(), args.prom.as_ref(), &args.files)?;
+            if args.trace.is_some() && args.files.len() > 1 {
+                bail!("--trace: a trace is of one observation; name one observe FILE");
+            }
+            let outputs = outputs(
+                &args.output(),
+                args.prom.as_ref(),
+                args.trace.as_ref(),
+                &args.files,
+            )?;
             // `--fleet`'s hosts are checked here, before any input is read.
             let fleet = match (args.fleet, &args.hosts) {
                 (false, _) => None,
@@ -833,12 +846,13 @@ fn quiet_beside_metrics(command: &str, quiet: bool, prom: &cli::PromArgs) -> Res
     Ok(())
 }
 
-/// The `--json`, `--json-line`, `--csv` and `--prom` targets, checked
-/// now: they exist or can be created, are not the same, and (for
+/// The `--json`, `--json-line`, `--csv`, `--prom` and `--trace` targets,
+/// checked now: they exist or can be created, are not the same, and (for
 /// `report`) are none of the inputs.
 fn outputs(
     args: &OutputArgs,
     prom: Option<&std::path::PathBuf>,
+    trace: Option<&std::path::PathBuf>,
     inputs: &[std::path::PathBuf],
 ) -> Result<Outputs> {
     let target =
@@ -861,6 +875,7 @@ fn outputs(
         json_line: target("--json-line", args.json_line.as_ref())?,
         csv: target("--csv", args.csv.as_ref())?,
         prom: target("--prom", prom)?,
+        trace: target("--trace", trace)?,
         wide: args.view.wide,
         charset: locale_charset(),
     };
@@ -869,6 +884,7 @@ fn outputs(
         ("--json-line", &outputs.json_line),
         ("--csv", &outputs.csv),
         ("--prom", &outputs.prom),
+        ("--trace", &outputs.trace),
     ]
     .into_iter()
     .filter_map(|(name, target)| Some((name, target.as_ref()?)))

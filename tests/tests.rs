@@ -39,4 +39,5 @@ mod stop_signals;
 mod study_replay;
 mod table_width;
 mod topology_fixtures;
+mod trace;
 mod unprivileged;

@@ -17,8 +17,9 @@ use crate::measure::stop;
 use crate::probe::snapshot::names_document;
 use crate::probe::{self, CpuidSource, SysfsRoot, Topology};
 use crate::report::document::Document;
+use crate::report::trace::chrome_trace;
 use crate::report::view::{Charset, View};
-use crate::saved::{OutputTarget, load_snapshot, write_all_to, write_stdout};
+use crate::saved::{ObserveResult, OutputTarget, load_snapshot, write_all_to, write_stdout};
 use crate::study::Progress;
 use anyhow::Result;
 use serde::Serialize;
@@ -115,6 +116,9 @@ pub struct Outputs {
     pub csv: Option<OutputTarget>,
     /// `--prom`: node_exporter textfile-collector metrics.
     pub prom: Option<OutputTarget>,
+    /// `--trace` (`observe`, and `report` of an observe document): the
+    /// schedule as Chrome trace-event JSON.
+    pub trace: Option<OutputTarget>,
     /// `--wide`: every column of every table.
     pub wide: bool,
     /// The locale's charset: the human view in UTF-8 or in ASCII.
@@ -211,12 +215,27 @@ impl Outputs {
         View::for_terminal(columns, self.wide, self.charset)
     }
 
+    /// `--trace`, when it was asked for: `result`'s schedule as Chrome
+    /// trace-event JSON ([`chrome_trace`]).
+    pub fn write_trace(&self, result: &ObserveResult) -> Result<()> {
+        match &self.trace {
+            Some(target) => target.write(chrome_trace(result).as_bytes()),
+            None => Ok(()),
+        }
+    }
+
     /// Does a result file go to standard output?
     fn carry_stdout(&self) -> bool {
-        [&self.json, &self.json_line, &self.csv, &self.prom]
-            .into_iter()
-            .flatten()
-            .any(OutputTarget::is_stdout)
+        [
+            &self.json,
+            &self.json_line,
+            &self.csv,
+            &self.prom,
+            &self.trace,
+        ]
+        .into_iter()
+        .flatten()
+        .any(OutputTarget::is_stdout)
     }
 }
 

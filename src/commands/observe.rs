@@ -22,6 +22,7 @@ pub fn run(command: &ObserveCommand) -> Result<Outcome> {
         &mut PerfRecorder,
         &mut TerminalProgress::default(),
     )?;
+    command.outputs.write_trace(&result)?;
     command.outputs.emit(&result)?;
     // The command's own status comes first: an observed command that ran
     // to its end is complete whatever signal the observer saw.

@@ -2,11 +2,12 @@
 //! hosts; with `--fleet`, sum up a fleet's results.
 
 use super::Outputs;
-use crate::exit::Outcome;
+use crate::escape::escape_path;
+use crate::exit::{Outcome, UsageError};
 use crate::report::compare::{self, HostSummary};
 use crate::report::document;
 use crate::report::fleet::{self, Fleet, FleetOptions};
-use crate::saved::load;
+use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
@@ -30,8 +31,20 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?;
     let outputs = &command.outputs;
     if let [saved] = documents.as_slice() {
-        // `--prom` names one file (checked in the options).
+        // `--prom` and `--trace` name one file (checked in the options).
         let document = document::of(saved);
+        if outputs.trace.is_some() {
+            let SavedDocument::Observe(observed) = saved else {
+                return Err(UsageError(format!(
+                    "report {} --trace: it is a {} document; only an observe document has a \
+                     trace (the schedule it recorded)",
+                    escape_path(&command.files[0]),
+                    document.head().kind
+                ))
+                .into());
+            };
+            outputs.write_trace(observed)?;
+        }
         outputs.emit_as(&document.render(&outputs.view()), document, saved)?;
     } else {
         let hosts: Vec<HostSummary> = command

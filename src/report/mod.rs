@@ -15,6 +15,7 @@ pub mod run;
 pub mod sweep;
 pub mod table;
 pub mod topology;
+pub mod trace;
 pub mod units;
 pub mod view;
 pub mod warnings;

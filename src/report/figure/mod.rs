@@ -12,6 +12,7 @@
 //! clock and its n ([`Svg::heading`]).
 
 pub mod bars;
+pub mod observe;
 
 use std::fmt::Write;
 
