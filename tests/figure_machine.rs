@@ -5,6 +5,7 @@
 //! twice.
 
 use crate::conformance::Corpus;
+use placement_study::judge::pairs::PairStatus;
 use placement_study::probe::probe;
 use placement_study::report::figure::{command, pairs, run, topology};
 use placement_study::saved::{SavedDocument, TopologyResult, load};
@@ -109,4 +110,57 @@ fn real_machines_draw_readable_small_and_stable() {
             );
         }
     }
+}
+
+/// The pairs heatmap: each pair measured as a pair is two cells (above and
+/// below the diagonal), each published sibling pair is outlined, and the
+/// pairs only inferred carry a dot.
+#[test]
+fn the_pairs_heatmap_draws_measured_cells_outlines_and_inferred_dots() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/results/pairs-guest-16-vcpus-group-testing.json");
+    let SavedDocument::Pairs(result) = load(&path).unwrap() else {
+        panic!("not a pairs document");
+    };
+    let figure = pairs::figure(&result);
+    let measured: std::collections::BTreeSet<(u32, u32)> = result
+        .comparisons
+        .iter()
+        .filter(|record| record.comparison.against.len() == 1 && record.estimate.is_some())
+        .map(|record| {
+            let (probe, other) = (
+                record.comparison.probe,
+                record.comparison.against.first().unwrap(),
+            );
+            (probe.min(other), probe.max(other))
+        })
+        .collect();
+    assert!(!measured.is_empty());
+    assert_eq!(
+        figure.matches("<title>CPUs ").count(),
+        2 * measured.len(),
+        "two cells per measured pair"
+    );
+    let published_pairs: usize = result
+        .map
+        .published
+        .iter()
+        .map(|group| group.len() * (group.len() - 1))
+        .sum();
+    assert_eq!(
+        figure
+            .matches("fill=\"none\" stroke=\"#E69F00\" stroke-width=\"2\"")
+            .count(),
+        published_pairs + 1,
+        "each published pair's two cells outlined, and the legend's swatch"
+    );
+    let inferred = result
+        .map
+        .pairs
+        .iter()
+        .filter(|finding| finding.comparison.is_none())
+        .filter(|finding| matches!(finding.measured, PairStatus::Shares | PairStatus::Apart))
+        .count();
+    assert!(inferred > 0, "the fixture has pairs it inferred");
+    assert!(figure.matches("<circle").count() >= 2 * inferred);
 }
