@@ -20,6 +20,7 @@ mod conformance_cpuid;
 mod conformance_sysfs;
 mod cpuid_fixtures;
 mod cpuset_props;
+mod figure_machine;
 mod fleet_report;
 mod hostile_text;
 mod judge_samples;

@@ -48,20 +48,28 @@ pub fn measured<'a>(
         .collect()
 }
 
-/// Median over a per-repetition quantity that is the mean over workers.
-fn per_rep_mean(
+/// Per repetition, the mean over its workers of `per_worker`: the values an
+/// arm's median of that quantity (and a figure's interval of it) is taken
+/// over. A repetition where some worker lacks the value gives none.
+pub fn per_rep_means(
     reps: &[&RepSample],
     per_worker: impl Fn(&crate::measure::WorkerSample) -> Option<f64>,
-) -> Option<Spread> {
-    let values: Vec<f64> = reps
-        .iter()
+) -> Vec<f64> {
+    reps.iter()
         .filter_map(|rep| {
             let v: Vec<f64> = rep.workers.iter().filter_map(&per_worker).collect();
             (v.len() == rep.workers.len() && !v.is_empty())
                 .then(|| v.iter().sum::<f64>() / v.len() as f64)
         })
-        .collect();
-    spread(&values)
+        .collect()
+}
+
+/// Median over a per-repetition quantity that is the mean over workers.
+fn per_rep_mean(
+    reps: &[&RepSample],
+    per_worker: impl Fn(&crate::measure::WorkerSample) -> Option<f64>,
+) -> Option<Spread> {
+    spread(&per_rep_means(reps, per_worker))
 }
 
 /// Computes an arm's statistics over `reps` (already filtered to measured

@@ -76,7 +76,7 @@ pub struct CommandArmStats {
 }
 
 /// The kept repetitions' wall times of `arm`, by round.
-fn wall_by_round(reps: &[CommandRep], arm: CommandArm) -> Vec<(usize, f64)> {
+pub fn wall_by_round(reps: &[CommandRep], arm: CommandArm) -> Vec<(usize, f64)> {
     reps.iter()
         .filter(|r| r.arm == arm && !r.warmup && !r.failed)
         .map(|r| (r.round, r.sample.wall_ns as f64 / 1e9))

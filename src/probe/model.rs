@@ -5,6 +5,7 @@
 
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -105,6 +106,21 @@ impl Summary {
             None => "unknown",
         }
     }
+}
+
+/// `cpus` by package, then by core within it, each in ascending order: the
+/// nesting the topology view and the machine figure draw.
+pub fn cores_by_package(cpus: &[CpuEntry]) -> BTreeMap<usize, BTreeMap<usize, Vec<&CpuEntry>>> {
+    let mut packages: BTreeMap<usize, BTreeMap<usize, Vec<&CpuEntry>>> = BTreeMap::new();
+    for cpu in cpus {
+        packages
+            .entry(cpu.package)
+            .or_default()
+            .entry(cpu.core)
+            .or_default()
+            .push(cpu);
+    }
+    packages
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -165,7 +165,7 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
 }
 
 /// Why an arm of a command study is marked.
-const NOT_QUOTABLE: &str = "* not quotable: its CV is above the bar, under 2 repetitions were \
+pub const NOT_QUOTABLE: &str = "* not quotable: its CV is above the bar, under 2 repetitions were \
                             measured, or other load shared its cores (see Checks)";
 
 /// With `--units`: each arm's median wall time per unit, all in one time

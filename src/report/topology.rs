@@ -43,16 +43,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
     let _ = writeln!(out, "{}", view.wrap(&counts, 2));
     let _ = writeln!(out, "structure from {}", s.structure_from);
 
-    let mut packages: BTreeMap<usize, BTreeMap<usize, Vec<&crate::probe::CpuEntry>>> =
-        BTreeMap::new();
-    for cpu in &topology.cpus {
-        packages
-            .entry(cpu.package)
-            .or_default()
-            .entry(cpu.core)
-            .or_default()
-            .push(cpu);
-    }
+    let packages = crate::probe::cores_by_package(&topology.cpus);
     // A mask is a word of 8 hex digits per 32 CPUs: on a large machine each
     // core's line would be a screenful of zeros. The lists say the same,
     // and `taskset -c` takes them.

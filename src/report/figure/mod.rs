@@ -12,7 +12,12 @@
 //! clock and its n ([`Svg::heading`]).
 
 pub mod bars;
+pub mod command;
+pub mod machine;
 pub mod observe;
+pub mod pairs;
+pub mod run;
+pub mod topology;
 
 use std::fmt::Write;
 
@@ -244,6 +249,19 @@ impl Svg {
         self.text_styled(x, y, size, anchor, false, text);
     }
 
+    /// `text` in `colour` (a faint CPU's number, a label on a dark chip).
+    pub fn text_in(&mut self, x: f64, y: f64, size: f64, anchor: Anchor, colour: &str, text: &str) {
+        let _ = writeln!(
+            self.body,
+            "<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"{}\" fill=\"{colour}\">{}</text>",
+            num(x),
+            num(y),
+            num(size),
+            anchor.name(),
+            xml_text(text)
+        );
+    }
+
     /// The same, in bold where `bold`.
     pub fn text_styled(
         &mut self,
@@ -282,6 +300,42 @@ impl Svg {
             body = self.body,
         )
     }
+}
+
+/// Draws a legend from (x, y) down within `width`: one entry per line, a
+/// swatch of its colour (none where `None`) and its words, wrapped to the
+/// width. Returns the y below it.
+pub fn legend(
+    svg: &mut Svg,
+    x: f64,
+    y: f64,
+    width: f64,
+    entries: &[(Option<&str>, String)],
+) -> f64 {
+    let size = TEXT - 1.0;
+    let columns = ((width - 18.0) / text_width("m", size)).max(10.0) as usize;
+    let mut y = y;
+    for (colour, text) in entries {
+        if let Some(colour) = colour {
+            svg.rect(x, y, 12.0, 12.0, Paint::fill(colour));
+        }
+        for line in crate::report::units::wrap_words(text, columns, columns) {
+            svg.text(x + 18.0, y + 10.5, size, Anchor::Start, &line);
+            y += size + 5.0;
+        }
+        y += 2.0;
+    }
+    y
+}
+
+/// `lines` of a heading broken between words to fit `width` (at the size
+/// [`Svg::heading`] writes them), so a long banner stays in the figure.
+pub fn heading_lines(lines: &[String], width: f64) -> Vec<String> {
+    let columns = ((width - 20.0) / text_width("m", TEXT - 1.0)).max(20.0) as usize;
+    lines
+        .iter()
+        .flat_map(|line| crate::report::units::wrap_words(line, columns, columns))
+        .collect()
 }
 
 /// A coordinate or size as written: one decimal, without a trailing ".0"
