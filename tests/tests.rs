@@ -20,6 +20,7 @@ mod conformance_cpuid;
 mod conformance_sysfs;
 mod cpuid_fixtures;
 mod cpuset_props;
+mod figures;
 mod fleet_report;
 mod hostile_text;
 mod judge_samples;

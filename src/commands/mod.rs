@@ -20,7 +20,7 @@ use crate::report::document::Document;
 use crate::report::view::{Charset, View};
 use crate::saved::{OutputTarget, load_snapshot, write_all_to, write_stdout};
 use crate::study::Progress;
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
@@ -115,6 +115,8 @@ pub struct Outputs {
     pub csv: Option<OutputTarget>,
     /// `--prom`: node_exporter textfile-collector metrics.
     pub prom: Option<OutputTarget>,
+    /// `--svg`: the document drawn as one figure.
+    pub svg: Option<OutputTarget>,
     /// `--wide`: every column of every table.
     pub wide: bool,
     /// The locale's charset: the human view in UTF-8 or in ASCII.
@@ -123,8 +125,9 @@ pub struct Outputs {
 
 impl Outputs {
     /// Writes everything that was asked for of `document`: its metrics,
-    /// its JSON (pretty and one line), its CSV, then its human view (see
-    /// [`Outputs::write`]). Each rendering is made only when asked for.
+    /// its JSON (pretty and one line), its CSV, its figure, then its human
+    /// view (see [`Outputs::write`]). Each rendering is made only when
+    /// asked for.
     pub fn emit<D: Document + Serialize>(&self, document: &D) -> Result<()> {
         self.emit_as(&document.render(&self.view()), document, document)
     }
@@ -140,7 +143,19 @@ impl Outputs {
         if let Some(target) = &self.prom {
             target.write(document.metrics().as_bytes())?;
         }
-        self.write(human, saved, || document.csv())
+        self.write_files(saved, || document.csv())?;
+        // The figure comes after the files a study cannot do without: a
+        // kind that has none yet leaves them written.
+        if let Some(target) = &self.svg {
+            let Some(figure) = document.figure() else {
+                bail!(
+                    "--svg: a {} result has no figure yet; leave --svg out",
+                    document.head().kind
+                );
+            };
+            target.write(figure.as_bytes())?;
+        }
+        self.write_human(human)
     }
 
     /// Writes the result files that were asked for (the document as JSON
@@ -153,6 +168,13 @@ impl Outputs {
         document: &impl Serialize,
         csv: impl FnOnce() -> String,
     ) -> Result<()> {
+        self.write_files(document, csv)?;
+        self.write_human(human)
+    }
+
+    /// Writes the document as JSON (pretty and one line) and its CSV,
+    /// where they were asked for.
+    fn write_files(&self, document: &impl Serialize, csv: impl FnOnce() -> String) -> Result<()> {
         if let Some(target) = &self.json {
             target.write(to_json(document)?.as_bytes())?;
         }
@@ -162,7 +184,7 @@ impl Outputs {
         if let Some(target) = &self.csv {
             target.write(csv().as_bytes())?;
         }
-        self.write_human(human)
+        Ok(())
     }
 
     /// Writes the human view, after every result file: to stdout, or to
@@ -213,10 +235,16 @@ impl Outputs {
 
     /// Does a result file go to standard output?
     fn carry_stdout(&self) -> bool {
-        [&self.json, &self.json_line, &self.csv, &self.prom]
-            .into_iter()
-            .flatten()
-            .any(OutputTarget::is_stdout)
+        [
+            &self.json,
+            &self.json_line,
+            &self.csv,
+            &self.prom,
+            &self.svg,
+        ]
+        .into_iter()
+        .flatten()
+        .any(OutputTarget::is_stdout)
     }
 }
 

@@ -299,6 +299,10 @@ impl Document for CommandResult {
         crate::report::prom::command(self)
     }
 
+    fn figure(&self) -> Option<String> {
+        None // another part of issue 26 draws it (`report::figure::command`)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_command(file, self)
     }

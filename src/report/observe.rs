@@ -531,6 +531,10 @@ impl Document for ObserveResult {
         crate::report::prom::observe(self)
     }
 
+    fn figure(&self) -> Option<String> {
+        None // another part of issue 26 draws it (`report::figure::observe`)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_observe(file, self)
     }

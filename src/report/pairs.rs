@@ -399,6 +399,10 @@ impl Document for PairsResult {
         crate::report::prom::pairs(self)
     }
 
+    fn figure(&self) -> Option<String> {
+        None // another part of issue 26 draws it (`report::figure::pairs`)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_pairs(file, self)
     }

@@ -282,6 +282,10 @@ impl Document for RunResult {
         crate::report::prom::run(self)
     }
 
+    fn figure(&self) -> Option<String> {
+        None // another part of issue 26 draws it (`report::figure::run`)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_run(file, self)
     }

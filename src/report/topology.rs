@@ -330,6 +330,10 @@ impl Document for TopologyResult {
         crate::report::prom::topology(self)
     }
 
+    fn figure(&self) -> Option<String> {
+        None // another part of issue 26 draws it (`report::figure::topology`)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_topology(file, self)
     }
