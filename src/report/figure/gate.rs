@@ -63,17 +63,21 @@ pub fn figure(result: &GateResult) -> String {
         .count();
     let mut about = vec![
         format!(
-            "penalty: the siblings' cost over the cost {}, per paired round, minus 1 (%); \
-             costs in {} per byte ({} clock)",
+            "penalty: the siblings' cost over the cost {}, per paired round, minus 1 (%)",
             baseline.describe(),
+        ),
+        format!(
+            "costs in {} per byte ({} clock)",
             setup.clock.unit(),
             setup.clock.as_str()
         ),
         format!(
-            "n = {kept} paired rounds kept, {noisy} left out as host noise, in {} batch{}; \
-             threshold {}",
-            rows.len(),
-            if rows.len() == 1 { "" } else { "es" },
+            "n = {kept} paired rounds kept, {noisy} left out as host noise{}; threshold {}",
+            match result.batches.len() {
+                0 => String::new(),
+                1 => ", in 1 batch".into(),
+                batches => format!(", in {batches} batches"),
+            },
             percent(result.threshold)
         ),
     ];
@@ -102,7 +106,7 @@ pub fn figure(result: &GateResult) -> String {
     };
     let plot_top = top + 16.0;
     let bottom = plot_top + (rows.len() + 1) as f64 * ROW_HEIGHT;
-    let below_axis = grid(&mut svg, &x, None, (plot_top, bottom), percent);
+    let below_axis = grid(&mut svg, (&x, 6), None, (plot_top, bottom), percent);
     svg.line(
         x.at(0.0),
         plot_top,
@@ -154,15 +158,20 @@ pub fn figure(result: &GateResult) -> String {
         TEXT,
         Anchor::End,
         true,
-        "all batches",
+        "pooled",
     );
     if let (Some(penalty), Some(ci95)) = (result.penalty, &result.ci95) {
         estimate_mark(&mut svg, &x, pooled_middle, penalty, ci95);
+        // Beside the interval, on the side with room.
+        let (at, anchor) = match x.at(penalty) > (x.start + x.end) / 2.0 {
+            true => (x.at(ci95.low) - 8.0, Anchor::End),
+            false => (x.at(ci95.high) + 8.0, Anchor::Start),
+        };
         svg.text(
-            x.at(ci95.high) + 8.0,
+            at,
             pooled_middle - 6.0,
             TEXT - 1.0,
-            Anchor::Start,
+            anchor,
             &format!(
                 "{} [{}, {}]",
                 percent(penalty),
@@ -205,8 +214,8 @@ pub fn figure(result: &GateResult) -> String {
         TEXT - 1.0,
         Anchor::Start,
         &format!(
-            "left out as host noise: its baseline more than {:.0} % off the batch's median, or \
-             an arm's workers {:.0} points further apart than usual",
+            "left out as host noise: baseline over {:.0} % off its batch's median, or workers \
+             {:.0} points more uneven than usual",
             NOISY_BASELINE * 100.0,
             UNEVEN_WORKERS * 100.0
         ),

@@ -34,8 +34,9 @@ pub fn figure(result: &HybridResult) -> String {
         .max()
         .unwrap_or(0);
     let mut about = vec![
-        "busy and idle: each worker's median per round, wall time on CLOCK_MONOTONIC, ms; \
-         speeds and speedups in units of the fastest class alone, 95 % intervals paired by \
+        "busy and idle: each worker's median per round, ms; wall time on CLOCK_MONOTONIC"
+            .to_owned(),
+        "speeds and speedups: in units of the fastest class alone, 95 % intervals paired by \
          round"
             .to_owned(),
         format!(
@@ -155,7 +156,7 @@ fn worker_bars(svg: &mut Svg, result: &HybridResult, y: f64) -> f64 {
         .iter()
         .map(|s| (s.worker_rows.len() + 1) as f64 * row + ROW_GAP)
         .sum();
-    let below = grid(svg, &x, None, (top, top + height), |tick| {
+    let below = grid(svg, (&x, 6), None, (top, top + height), |tick| {
         format!("{tick:.0}")
     });
     let mut y = top;

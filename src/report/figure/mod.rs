@@ -376,18 +376,19 @@ impl Scale {
     }
 }
 
-/// A plot's grid: a faint vertical line at each of `x`'s ticks from `top`
-/// to `bottom`, labelled below it (`label` writes a tick), and the axis
-/// line along the bottom; the same for `y` where given (horizontal lines,
-/// labelled on the left). Returns the y below the x labels.
+/// A plot's grid: a faint vertical line at each of about `x_ticks` of
+/// `x`'s ticks from `top` to `bottom`, labelled below it (`label` writes a
+/// tick), and the axis line along the bottom; the same for `y` where given
+/// (horizontal lines, labelled on the left). Returns the y below the x
+/// labels.
 pub fn grid(
     svg: &mut Svg,
-    x: &Scale,
+    (x, x_ticks): (&Scale, usize),
     y: Option<&Scale>,
     (top, bottom): (f64, f64),
     label: impl Fn(f64) -> String,
 ) -> f64 {
-    for tick in x.ticks(6) {
+    for tick in x.ticks(x_ticks) {
         svg.line(
             x.at(tick),
             top,

@@ -133,7 +133,7 @@ pub fn figure(result: &SweepResult) -> String {
     if !result.head.complete {
         about.push("incomplete: a stop signal ended the sweep; the rounds done are drawn".into());
     }
-    let top = svg.heading(&about) + 10.0;
+    let top = svg.heading(&about) + 22.0;
 
     let most = result
         .plan
@@ -168,7 +168,13 @@ pub fn figure(result: &SweepResult) -> String {
         end: top,
     };
     let bottom = top + PLOT_HEIGHT;
-    let below = grid(&mut svg, &x, Some(&y), (top, bottom), num);
+    let below = grid(
+        &mut svg,
+        (&x, 6.min(most as usize)),
+        Some(&y),
+        (top, bottom),
+        num,
+    );
 
     // The ideal: k workers, k times as fast.
     svg.line(
@@ -238,8 +244,8 @@ pub fn figure(result: &SweepResult) -> String {
         "workers k: one per CPU, the first k CPUs of the order",
     );
     svg.text(
-        16.0,
-        (top + bottom) / 2.0,
+        x.start,
+        top - 10.0,
         TEXT - 1.0,
         Anchor::Middle,
         "speedup (×)",
@@ -258,18 +264,20 @@ fn step_mark(svg: &mut Svg, x: &Scale, y: &Scale, step: &StepStats) {
     };
     let colour = if step.quotable { MEASURED } else { UNQUOTABLE };
     let at_x = x.at(step.workers as f64);
+    // Smaller where the steps crowd (hundreds of CPUs), so each stays apart.
+    let radius = ((x.at(1.0) - x.at(0.0)) / 2.0).clamp(1.5, 4.0);
     if let (Some(low), Some(high)) = (speedup.ci95_low, speedup.ci95_high) {
         let whisker = Paint::stroke(colour, 1.5);
         svg.line(at_x, y.at(low), at_x, y.at(high), whisker);
         for end in [low, high] {
-            svg.line(at_x - 4.0, y.at(end), at_x + 4.0, y.at(end), whisker);
+            svg.line(at_x - radius, y.at(end), at_x + radius, y.at(end), whisker);
         }
     }
     let dot = match step.quotable {
         true => Paint::fill(MEASURED),
         false => Paint::fill("#FFFFFF").outlined(UNQUOTABLE, 1.5),
     };
-    svg.circle(at_x, y.at(speedup.value), 4.0, dot);
+    svg.circle(at_x, y.at(speedup.value), radius, dot);
 }
 
 /// The lines' and markers' legend, from `y` down; returns the y below it.
