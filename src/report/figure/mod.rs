@@ -224,27 +224,23 @@ impl Svg {
 
     /// A line through `points`, in order.
     pub fn polyline(&mut self, points: &[(f64, f64)], paint: Paint<'_>) {
-        let points: Vec<String> = points
-            .iter()
-            .map(|(x, y)| format!("{},{}", num(*x), num(*y)))
-            .collect();
-        let _ = writeln!(
-            self.body,
-            "<polyline points=\"{}\"{}/>",
-            points.join(" "),
-            paint.attributes()
-        );
+        self.through("polyline", points, paint);
     }
 
     /// A closed shape through `points`: a marker (triangle, diamond).
     pub fn polygon(&mut self, points: &[(f64, f64)], paint: Paint<'_>) {
+        self.through("polygon", points, paint);
+    }
+
+    /// An element `tag` (`polyline`, `polygon`) through `points`.
+    fn through(&mut self, tag: &str, points: &[(f64, f64)], paint: Paint<'_>) {
         let points: Vec<String> = points
             .iter()
             .map(|(x, y)| format!("{},{}", num(*x), num(*y)))
             .collect();
         let _ = writeln!(
             self.body,
-            "<polygon points=\"{}\"{}/>",
+            "<{tag} points=\"{}\"{}/>",
             points.join(" "),
             paint.attributes()
         );
