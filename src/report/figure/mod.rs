@@ -12,10 +12,11 @@
 //! clock and its n ([`Svg::heading`]).
 //!
 //! The charts are drawn with these pieces rather than `plotters`: its SVG
-//! backend without a font library still lays text out by its own
-//! estimates and writes its own element order and number format, so it
-//! would add a dependency and a second look without sparing the markers,
-//! tooltips and legends every figure here draws anyway.
+//! backend alone (no font library) builds and repeats its bytes, but it
+//! writes a bare 400 × 300 chart in 21 kB (a line per mesh step), rescales
+//! text sizes (15 becomes 12.096774193548388), has no tooltips, and would
+//! give the line charts a second look beside [`bars`] without sparing the
+//! markers and legends they draw anyway.
 
 pub mod bars;
 pub mod gate;
