@@ -177,6 +177,9 @@ pub struct OutputArgs {
     /// Write the result as CSV to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the result as an SVG figure to FILE ("-" for standard output), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
 }
@@ -274,7 +277,7 @@ pub struct GateArgs {
     #[command(flatten)]
     pub prom: PromArgs,
     /// Print only the verdict word (`--prom FILE` may still write metrics).
-    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv"])]
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
     pub quiet: bool,
 }
 
@@ -560,6 +563,9 @@ pub struct ReportArgs {
     /// Write one saved observe result's schedule as Chrome trace-event JSON to FILE ("-" for standard output), for Perfetto's UI or chrome://tracing.
     #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
     pub trace: Option<PathBuf>,
+    /// Write one saved result as an SVG figure to OUT ("-" for standard output), atomically.
+    #[arg(long, value_name = "OUT")]
+    pub svg: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
     /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input
@@ -575,6 +581,7 @@ impl ReportArgs {
             json: self.json.clone(),
             json_line: self.json_line.clone(),
             csv: self.csv.clone(),
+            svg: self.svg.clone(),
             view: self.view.clone(),
         }
     }

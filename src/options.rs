@@ -182,6 +182,12 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
                 bail!("report: \"-\" (standard input) can be named only once");
             }
+            if args.svg.is_some() && (args.fleet || args.files.len() > 1) {
+                bail!(
+                    "--svg: a figure draws one saved result; name one FILE, without --fleet \
+                     (write each file's figure with its own `report FILE --svg OUT`)"
+                );
+            }
             if args.prom.is_some() && args.files.len() > 1 {
                 bail!(
                     "--prom: a textfile folder holds one host's metrics; name one FILE, and write \
@@ -534,6 +540,7 @@ fn command_output(arg: Option<cli::CommandOutputArg>, outputs: &Outputs) -> Resu
         ("--json-line", &outputs.json_line),
         ("--csv", &outputs.csv),
         ("--prom", &outputs.prom),
+        ("--svg", &outputs.svg),
     ];
     for (option, study_output) in study_outputs {
         if let Some(OutputTarget::File { real: other, .. }) = study_output
@@ -846,8 +853,8 @@ fn quiet_beside_metrics(command: &str, quiet: bool, prom: &cli::PromArgs) -> Res
     Ok(())
 }
 
-/// The `--json`, `--json-line`, `--csv`, `--prom` and `--trace` targets,
-/// checked now: they exist or can be created, are not the same, and (for
+/// The `--json`, `--json-line`, `--csv`, `--prom`, `--trace` and `--svg`
+/// targets, checked now: they exist or can be created, are not the same, and (for
 /// `report`) are none of the inputs.
 fn outputs(
     args: &OutputArgs,
@@ -876,6 +883,7 @@ fn outputs(
         csv: target("--csv", args.csv.as_ref())?,
         prom: target("--prom", prom)?,
         trace: target("--trace", trace)?,
+        svg: target("--svg", args.svg.as_ref())?,
         wide: args.view.wide,
         charset: locale_charset(),
     };
@@ -885,6 +893,7 @@ fn outputs(
         ("--csv", &outputs.csv),
         ("--prom", &outputs.prom),
         ("--trace", &outputs.trace),
+        ("--svg", &outputs.svg),
     ]
     .into_iter()
     .filter_map(|(name, target)| Some((name, target.as_ref()?)))

@@ -21,6 +21,7 @@ mod conformance_sysfs;
 mod cpuid_fixtures;
 mod cpuset_props;
 mod figure_machine;
+mod figures;
 mod fleet_report;
 mod hostile_text;
 mod judge_samples;

@@ -119,6 +119,8 @@ pub struct Outputs {
     /// `--trace` (`observe`, and `report` of an observe document): the
     /// schedule as Chrome trace-event JSON.
     pub trace: Option<OutputTarget>,
+    /// `--svg`: the document drawn as one figure.
+    pub svg: Option<OutputTarget>,
     /// `--wide`: every column of every table.
     pub wide: bool,
     /// The locale's charset: the human view in UTF-8 or in ASCII.
@@ -127,8 +129,9 @@ pub struct Outputs {
 
 impl Outputs {
     /// Writes everything that was asked for of `document`: its metrics,
-    /// its JSON (pretty and one line), its CSV, then its human view (see
-    /// [`Outputs::write`]). Each rendering is made only when asked for.
+    /// its JSON (pretty and one line), its CSV, its figure, then its human
+    /// view (see [`Outputs::write`]). Each rendering is made only when
+    /// asked for.
     pub fn emit<D: Document + Serialize>(&self, document: &D) -> Result<()> {
         self.emit_as(&document.render(&self.view()), document, document)
     }
@@ -144,7 +147,11 @@ impl Outputs {
         if let Some(target) = &self.prom {
             target.write(document.metrics().as_bytes())?;
         }
-        self.write(human, saved, || document.csv())
+        self.write_files(saved, || document.csv())?;
+        if let Some(target) = &self.svg {
+            target.write(document.figure().as_bytes())?;
+        }
+        self.write_human(human)
     }
 
     /// Writes the result files that were asked for (the document as JSON
@@ -157,6 +164,13 @@ impl Outputs {
         document: &impl Serialize,
         csv: impl FnOnce() -> String,
     ) -> Result<()> {
+        self.write_files(document, csv)?;
+        self.write_human(human)
+    }
+
+    /// Writes the document as JSON (pretty and one line) and its CSV,
+    /// where they were asked for.
+    fn write_files(&self, document: &impl Serialize, csv: impl FnOnce() -> String) -> Result<()> {
         if let Some(target) = &self.json {
             target.write(to_json(document)?.as_bytes())?;
         }
@@ -166,7 +180,7 @@ impl Outputs {
         if let Some(target) = &self.csv {
             target.write(csv().as_bytes())?;
         }
-        self.write_human(human)
+        Ok(())
     }
 
     /// Writes the human view, after every result file: to stdout, or to
@@ -232,6 +246,7 @@ impl Outputs {
             &self.csv,
             &self.prom,
             &self.trace,
+            &self.svg,
         ]
         .into_iter()
         .flatten()

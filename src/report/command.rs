@@ -299,6 +299,10 @@ impl Document for CommandResult {
         crate::report::prom::command(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::command::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_command(file, self)
     }

@@ -27,6 +27,10 @@ pub trait Document {
     /// `--prom`: node_exporter textfile metrics.
     fn metrics(&self) -> String;
 
+    /// `--svg`: the document drawn as one SVG figure
+    /// ([`crate::report::figure`]).
+    fn figure(&self) -> String;
+
     /// The document in one row of `report A B` and `report --fleet`;
     /// `file` names where it was read.
     fn summary(&self, file: String) -> HostSummary;

@@ -385,6 +385,10 @@ impl Document for GateResult {
         }
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::gate::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_gate(file, self)
     }

@@ -538,6 +538,10 @@ impl Document for HybridResult {
         crate::report::prom::hybrid(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::hybrid::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_hybrid(file, self)
     }

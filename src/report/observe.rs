@@ -531,6 +531,10 @@ impl Document for ObserveResult {
         crate::report::prom::observe(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::observe::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_observe(file, self)
     }

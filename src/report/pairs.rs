@@ -399,6 +399,10 @@ impl Document for PairsResult {
         crate::report::prom::pairs(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::pairs::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_pairs(file, self)
     }

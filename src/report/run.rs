@@ -282,6 +282,10 @@ impl Document for RunResult {
         crate::report::prom::run(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::run::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_run(file, self)
     }

@@ -330,6 +330,10 @@ impl Document for SweepResult {
         crate::report::prom::sweep(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::sweep::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_sweep(file, self)
     }

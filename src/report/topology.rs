@@ -321,6 +321,10 @@ impl Document for TopologyResult {
         crate::report::prom::topology(self)
     }
 
+    fn figure(&self) -> String {
+        crate::report::figure::topology::figure(self)
+    }
+
     fn summary(&self, file: String) -> HostSummary {
         crate::report::compare::of_topology(file, self)
     }

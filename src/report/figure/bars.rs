@@ -21,11 +21,35 @@ pub struct Bar {
 const BAR_HEIGHT: f64 = 18.0;
 const BAR_GAP: f64 = 8.0;
 
+/// A value every bar is read against (a ceiling, a limit): a dashed line
+/// across the bars, named at its top.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    pub value: f64,
+    pub label: String,
+}
+
 /// Draws `bars` from (x, y) down, `width` wide in all: labels on the left,
 /// bars from zero, whiskers, the value after each bar, and a labelled axis
 /// below (`axis`: what the values are, their unit and clock). Returns the
 /// y below the axis label.
 pub fn horizontal_bars(svg: &mut Svg, x: f64, y: f64, width: f64, axis: &str, bars: &[Bar]) -> f64 {
+    horizontal_bars_marked(svg, x, y, width, axis, bars, None)
+}
+
+/// [`horizontal_bars`], with `mark` drawn across them where given (the
+/// scale reaches it), its label above the first bar.
+pub fn horizontal_bars_marked(
+    svg: &mut Svg,
+    x: f64,
+    y: f64,
+    width: f64,
+    axis: &str,
+    bars: &[Bar],
+    mark: Option<&Mark>,
+) -> f64 {
+    // The mark's label sits above the bars.
+    let y = y + if mark.is_some() { TEXT + 6.0 } else { 0.0 };
     let label_width = bars
         .iter()
         .map(|b| text_width(&b.label, TEXT))
@@ -41,6 +65,7 @@ pub fn horizontal_bars(svg: &mut Svg, x: f64, y: f64, width: f64, axis: &str, ba
     let top = bars
         .iter()
         .map(|b| b.interval.map_or(b.value, |(_, high)| high.max(b.value)))
+        .chain(mark.map(|m| m.value))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.05 } else { 1.0 };
@@ -88,6 +113,17 @@ pub fn horizontal_bars(svg: &mut Svg, x: f64, y: f64, width: f64, axis: &str, ba
             Anchor::Start,
             &bar.value_text,
         );
+    }
+    if let Some(mark) = mark {
+        let at_mark = at(mark.value);
+        svg.line(
+            at_mark,
+            y - 4.0,
+            at_mark,
+            bottom,
+            Paint::stroke(INK, 1.5).dashed(),
+        );
+        svg.text(at_mark, y - 8.0, TEXT - 1.0, Anchor::Middle, &mark.label);
     }
     svg.line(
         plot_x,
@@ -158,5 +194,24 @@ mod tests {
         );
         assert!(out.contains(">200 ms<") && out.contains(">100 ms<"));
         assert!(out.contains("wall time, ms (CLOCK_MONOTONIC)"));
+    }
+
+    /// A mark beyond every bar widens the scale to reach it, and is named.
+    #[test]
+    fn a_mark_is_drawn_across_the_bars() {
+        let draw = |mark: Option<&Mark>| {
+            let mut svg = Svg::new(400.0, 200.0, "bars");
+            let bars = [bar("stealing", 1.0, true)];
+            horizontal_bars_marked(&mut svg, 10.0, 10.0, 380.0, "speedup", &bars, mark);
+            svg.finish()
+        };
+        let ceiling = Mark {
+            value: 2.0,
+            label: "ceiling 2.00×".into(),
+        };
+        let marked = draw(Some(&ceiling));
+        assert!(marked.contains(">ceiling 2.00×<"));
+        assert!(marked.contains("stroke-dasharray"));
+        assert_ne!(marked, draw(None));
     }
 }
