@@ -68,6 +68,15 @@ pub struct CommandSweepOptions {
 }
 
 impl SweepStudyOptions {
+    /// What both sweeps' judgements are asked for.
+    fn rules(&self) -> SweepRules {
+        SweepRules {
+            cv_bar: self.cv_bar,
+            tolerance: self.tolerance,
+            strict: self.strict,
+        }
+    }
+
     /// The engine's options: its passes calibrated to one item.
     pub fn engine(&self) -> MeasureOptions {
         MeasureOptions {
@@ -177,12 +186,7 @@ pub fn sweep_study<M: Measure>(
     }
     progress.done();
 
-    let rules = SweepRules {
-        cv_bar: options.cv_bar,
-        tolerance: options.tolerance,
-        strict: options.strict,
-    };
-    let judged = judge_sweep(&recorded.samples, &plan, &setup, &rules);
+    let judged = judge_sweep(&recorded.samples, &plan, &setup, &options.rules());
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(Warning::about_setup(&setup));
     if let Some(signal) = recorded.stopped {
@@ -259,12 +263,7 @@ pub fn command_sweep_study<M: Measure>(
         .iter()
         .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus, options.cv_bar))
         .collect();
-    let rules = SweepRules {
-        cv_bar: options.cv_bar,
-        tolerance: options.tolerance,
-        strict: options.strict,
-    };
-    let judged = judge_command_sweep(&recorded.reps, &plan, &residency, &rules);
+    let judged = judge_command_sweep(&recorded.reps, &plan, &residency, &options.rules());
     let mut warnings = Warning::about_machine(topology);
     if let Some(signal) = recorded.stopped {
         warnings.insert(0, Warning::Incomplete(signal));
