@@ -16,7 +16,7 @@ use placement_study::measure::command::{
 use placement_study::measure::launch::HeldCommand;
 use placement_study::measure::recorder::TreeRecords;
 use placement_study::measure::recording::CommandEnd;
-use placement_study::probe::{CoreKind, CpuEntry};
+use placement_study::probe::CpuEntry;
 
 fn argv(words: &[&str]) -> Vec<OsString> {
     words.iter().map(Into::into).collect()
@@ -280,17 +280,7 @@ fn a_stranger_busy_on_a_watched_sibling_is_other_load() {
     };
     let topology: Vec<CpuEntry> = [home, sibling]
         .into_iter()
-        .map(|cpu| CpuEntry {
-            cpu,
-            core: 0,
-            package: 0,
-            die: None,
-            cluster: None,
-            siblings: CpuSet::from_cpus([home, sibling]),
-            class: CoreKind::Uniform,
-            allowed: true,
-            apic_id: None,
-        })
+        .map(|cpu| CpuEntry::on_core(cpu, 0, 0, CpuSet::from_cpus([home, sibling])))
         .collect();
     let threads = tree_threads(&records).unwrap();
     let on_cpu_ms: f64 = threads.iter().map(|t| t.on_cpu_ms).sum();

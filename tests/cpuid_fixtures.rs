@@ -36,17 +36,7 @@ fn dump_error(dir: &Path) -> String {
 
 /// A sysfs-style entry, as the sysfs prober would build it.
 fn sysfs_entry(cpu: u32, core: usize, siblings: CpuSet) -> CpuEntry {
-    CpuEntry {
-        cpu,
-        core,
-        package: 0,
-        die: None,
-        cluster: None,
-        siblings,
-        class: CoreKind::Uniform,
-        allowed: true,
-        apic_id: None,
-    }
+    CpuEntry::on_core(cpu, core, 0, siblings)
 }
 
 #[test]

@@ -581,7 +581,6 @@ mod tests {
     use crate::measure::command::CommandSample;
     use crate::measure::recording::{CommandEnd, Recording, SchedEvent, SchedEventKind};
     use crate::plan::Arm;
-    use crate::probe::CoreKind;
 
     const ONE: CommandArm = CommandArm::Placement(Arm::OnePerCore);
     const SAME: CommandArm = CommandArm::Placement(Arm::SameCpu);
@@ -737,16 +736,8 @@ mod tests {
             .iter()
             .enumerate()
             .flat_map(|(core, siblings)| {
-                siblings.iter().map(move |&cpu| CpuEntry {
-                    cpu,
-                    core,
-                    package: 0,
-                    die: None,
-                    cluster: None,
-                    siblings: CpuSet::from_cpus(siblings.iter().copied()),
-                    class: CoreKind::Uniform,
-                    allowed: true,
-                    apic_id: None,
+                siblings.iter().map(move |&cpu| {
+                    CpuEntry::on_core(cpu, core, 0, CpuSet::from_cpus(siblings.iter().copied()))
                 })
             })
             .collect();

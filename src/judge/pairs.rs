@@ -298,7 +298,25 @@ pub fn judge_map(
     let group_of = |cpu: u32| measured.iter().find(|g| g.contains(cpu));
     let published_together =
         |a: u32, b: u32| published.iter().any(|g| g.contains(a) && g.contains(b));
-
+    // Sharing is an equivalence, so the direct pairs between two measured
+    // groups answer for every pair across them: one measured apart decides
+    // them all apart; otherwise one left inconclusive leaves them all
+    // undecided (a CPU whose pair with a probe straddled may share with the
+    // probe's whole group, however settled the search calls it).
+    let between = |a: u32, b: u32| -> Option<Contention> {
+        let (ga, gb) = (group_of(a)?, group_of(b)?);
+        let across = |&(x, y): &(u32, u32)| {
+            (ga.contains(x) && gb.contains(y)) || (ga.contains(y) && gb.contains(x))
+        };
+        let outcomes: Vec<Contention> = direct
+            .iter()
+            .filter(|(pair, _)| across(pair))
+            .map(|(_, r)| r.outcome)
+            .collect();
+        [Contention::Apart, Contention::Inconclusive]
+            .into_iter()
+            .find(|wanted| outcomes.contains(wanted))
+    };
     let mut notes = Vec::new();
     let mut pairs = Vec::new();
     let cpus = tested.cpus();
@@ -317,9 +335,12 @@ pub fn judge_map(
                     PairStatus::Inconclusive
                 }
                 _ if together => PairStatus::Shares,
-                Some(Contention::Inconclusive) => PairStatus::Inconclusive,
-                _ if settled.contains(a) || settled.contains(b) => PairStatus::Apart,
-                _ => PairStatus::NotMeasured,
+                _ => match between(a, b) {
+                    Some(Contention::Apart) => PairStatus::Apart,
+                    Some(_) => PairStatus::Inconclusive,
+                    None if settled.contains(a) || settled.contains(b) => PairStatus::Apart,
+                    None => PairStatus::NotMeasured,
+                },
             };
             let published = published_together(a, b);
             let relation = match (published, status) {
@@ -602,6 +623,36 @@ mod tests {
             finding(0, 3).is_none(),
             "cleared by a set: apart, not listed"
         );
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
+    }
+
+    #[test]
+    fn a_member_of_the_group_decides_an_inconclusive_pair() {
+        // 0-2 stayed inconclusive; group testing measured 2 against 0's
+        // sibling 1, whose answer is the group's.
+        let tested = set(&[0, 1, 2]);
+        let published = [set(&[0, 1]), set(&[2])];
+        let mut records = vec![
+            record(1, 0, &[1], Contention::Shares),
+            record(2, 0, &[2], Contention::Inconclusive),
+            record(3, 1, &[2], Contention::Apart),
+        ];
+        let judged = judge_map(&tested, &published, &records, &tested);
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Agree);
+        assert_eq!(map_text(&judged.measured), "0-1 / 2");
+        // Left inconclusive with 0, 2 is undecided with 0's sibling 1 too,
+        // though the search settled every CPU.
+        records[2].outcome = Contention::Inconclusive;
+        let judged = judge_map(&tested, &published, &records, &tested);
+        let one_two = judged.pairs.iter().find(|p| p.cpus == [1, 2]).unwrap();
+        assert_eq!(one_two.measured, PairStatus::Inconclusive);
+        assert_eq!(judged.cpus[1].undecided, set(&[2]));
+        assert_eq!(map_verdict(&judged, true, true), MapVerdict::Inconclusive);
+        records[2].outcome = Contention::Shares;
+        let judged = judge_map(&tested, &published, &records, &tested);
+        assert_eq!(map_text(&judged.measured), "0-2");
+        let zero_two = judged.pairs.iter().find(|p| p.cpus == [0, 2]).unwrap();
+        assert_eq!(zero_two.measured, PairStatus::Shares);
         assert_eq!(map_verdict(&judged, true, true), MapVerdict::Differ);
     }
 

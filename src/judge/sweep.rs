@@ -85,6 +85,27 @@ pub struct Knee {
     pub marginal_gain: f64,
     /// What was added there.
     pub added: Vec<Added>,
+    /// Whether the gain's 95 % interval lies wholly below the fraction, so
+    /// that the host's noise cannot have made the knee. False where the
+    /// interval reaches the fraction, or where there is none (under six
+    /// rounds): the text says the knee is unclear, never that it is there.
+    /// Files saved before this field judged by the point alone.
+    #[serde(default = "clear_in_files_before_intervals")]
+    pub clear: bool,
+}
+
+fn clear_in_files_before_intervals() -> bool {
+    true
+}
+
+/// Which side of the knee fraction a step's gain is on, by its interval.
+fn clearly_below(gain: &Gain) -> bool {
+    gain.ci95_high.is_some_and(|high| high < KNEE_FRACTION)
+}
+
+/// The gain's interval wholly at or above the fraction.
+fn clearly_above(gain: &Gain) -> bool {
+    gain.ci95_low.is_some_and(|low| low >= KNEE_FRACTION)
 }
 
 /// Everything a sweep's samples say.
@@ -93,6 +114,11 @@ pub struct SweepJudgement {
     pub steps: Vec<StepStats>,
     pub cpu_speeds: Vec<CpuSpeed>,
     pub knees: Vec<Knee>,
+    /// Steps whose gain is at or above the fraction while its 95 %
+    /// interval reaches below it (or has none): "no knee" cannot be said
+    /// of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclear_steps: Vec<usize>,
     /// The fraction [`KNEE_FRACTION`] the knees were found with.
     pub knee_fraction: f64,
     /// Step 1 against itself: the half-width of the distribution-free
@@ -176,6 +202,7 @@ pub fn judge_sweep(
         stats.busy_mhz = busy_mhz(&kept, &step_cpus(k));
     });
     let knees = knees(&steps);
+    let unclear_steps = unclear_steps(&steps);
     let (invariance, invariance_spread) = checks::invariance(
         samples,
         rules.tolerance,
@@ -200,6 +227,7 @@ pub fn judge_sweep(
         steps,
         cpu_speeds,
         knees,
+        unclear_steps,
         checks: all_checks,
         excluded,
         invariance_spread,
@@ -295,6 +323,7 @@ pub fn judge_command_sweep(
         valid: command_checks::command_valid(&all_checks, rules.strict)
             && (!rules.strict || all_quotable),
         knees: knees(&steps),
+        unclear_steps: unclear_steps(&steps),
         steps,
         cpu_speeds,
         checks: all_checks,
@@ -417,11 +446,24 @@ pub fn knees(steps: &[StepStats]) -> Vec<Knee> {
                 workers: step.workers,
                 marginal_gain: gain.value,
                 added: step.added.clone(),
+                clear: clearly_below(gain),
             });
             below_since = Some(step);
         }
     }
     found
+}
+
+/// The steps whose gain is at or above [`KNEE_FRACTION`] but not clearly:
+/// [`SweepJudgement::unclear_steps`].
+pub fn unclear_steps(steps: &[StepStats]) -> Vec<usize> {
+    steps
+        .iter()
+        .filter_map(|step| {
+            let gain = step.marginal_gain.as_ref()?;
+            (gain.value >= KNEE_FRACTION && !clearly_above(gain)).then_some(step.workers)
+        })
+        .collect()
 }
 
 /// The kinds of `added`, without which CPU: a new core, a sibling, …
@@ -592,6 +634,37 @@ mod tests {
         let found: Vec<usize> = knees(&steps).iter().map(|k| k.workers).collect();
         assert_eq!(found, [3, 4]);
         assert!(knees(&steps[..2]).is_empty());
+    }
+
+    /// A knee is clear only where the gain's whole interval is below the
+    /// fraction; a gain above it whose interval reaches below is unclear,
+    /// and without an interval (under six rounds) nothing is clear.
+    #[test]
+    fn a_knee_is_clear_only_when_its_interval_is_below_the_fraction() {
+        let core = Added::NewCore { class: Uniform };
+        let with_interval = |workers, value, low, high| {
+            let mut s = step(workers, Some(value), core.clone());
+            s.marginal_gain = Some(Gain {
+                value,
+                ci95_low: Some(low),
+                ci95_high: Some(high),
+            });
+            s
+        };
+        let first = step(1, None, Added::First { class: Uniform });
+        // The failing CI boot: -0.004 with no interval (four rounds).
+        let noisy = [first.clone(), step(2, Some(-0.004), core.clone())];
+        assert!(!knees(&noisy)[0].clear);
+        let straddling = [first.clone(), with_interval(2, 0.40, -0.12, 0.77)];
+        assert!(!knees(&straddling)[0].clear);
+        let below = [first.clone(), with_interval(2, 0.20, 0.05, 0.35)];
+        assert!(knees(&below)[0].clear);
+        assert!(unclear_steps(&below).is_empty());
+        let above_but_wide = [first.clone(), with_interval(2, 0.60, 0.30, 0.90)];
+        assert!(knees(&above_but_wide).is_empty());
+        assert_eq!(unclear_steps(&above_but_wide), [2]);
+        let clearly_above = [first, with_interval(2, 0.90, 0.80, 1.00)];
+        assert!(unclear_steps(&clearly_above).is_empty());
     }
 
     #[test]

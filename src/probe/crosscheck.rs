@@ -152,16 +152,13 @@ mod tests {
     /// Four CPUs on two cores (0+2, 1+3), as sysfs and CPUID both say.
     fn machine() -> (Vec<CpuEntry>, CpuidReport) {
         let entries = (0..4)
-            .map(|cpu| CpuEntry {
-                cpu,
-                core: (cpu % 2) as usize,
-                package: 0,
-                die: None,
-                cluster: None,
-                siblings: CpuSet::from_cpus([cpu % 2, cpu % 2 + 2]),
-                class: CoreKind::Uniform,
-                allowed: true,
-                apic_id: None,
+            .map(|cpu| {
+                CpuEntry::on_core(
+                    cpu,
+                    (cpu % 2) as usize,
+                    0,
+                    CpuSet::from_cpus([cpu % 2, cpu % 2 + 2]),
+                )
             })
             .collect();
         let per_cpu = (0..4)

@@ -260,16 +260,10 @@ fn entries_from_sibling_sets(sets: &[SiblingSets], online: &CpuSet) -> Vec<CpuEn
     sets.iter()
         .enumerate()
         .map(|(i, s)| CpuEntry {
-            cpu: s.cpu,
-            core: core_numbers[i],
-            package: package_numbers[i],
             die: die_numbers.as_ref().map(|numbers| numbers[i]),
             cluster: cluster_numbers.as_ref().map(|numbers| numbers[i]),
-            siblings: s.core.clone(),
-            // Set by label_classes once the classes are known.
-            class: CoreKind::Uniform,
-            allowed: true,
-            apic_id: None,
+            // Uniform until label_classes knows the classes.
+            ..CpuEntry::on_core(s.cpu, core_numbers[i], package_numbers[i], s.core.clone())
         })
         .collect()
 }

@@ -144,6 +144,25 @@ pub struct CpuEntry {
     pub apic_id: Option<u32>,
 }
 
+impl CpuEntry {
+    /// An allowed uniform-class CPU on `core` of `package`, sharing it with
+    /// `siblings`, with no die, cluster or APIC id: what a machine drawn
+    /// from a saved document (or built in a test) knows of a CPU.
+    pub fn on_core(cpu: u32, core: usize, package: usize, siblings: CpuSet) -> CpuEntry {
+        CpuEntry {
+            cpu,
+            core,
+            package,
+            die: None,
+            cluster: None,
+            siblings,
+            class: CoreKind::Uniform,
+            allowed: true,
+            apic_id: None,
+        }
+    }
+}
+
 /// The CPUs of one kind of core.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CoreClass {

@@ -257,32 +257,76 @@ fn busy_line(judged: &SweepJudgement) -> String {
     }
 }
 
-/// The knees, one sentence each, or that there is none.
+/// The knees, one sentence each, or that there is none; a knee or a step
+/// whose gain's interval reaches across the fraction is named unclear.
 fn knees_text(judged: &SweepJudgement) -> String {
     if judged.steps.iter().all(|s| s.marginal_gain.is_none()) {
         return "unknown: no marginal gain was measured".into();
     }
-    if judged.knees.is_empty() {
-        return format!(
-            "none: every added CPU gained {:.2} of the first CPU or more",
-            judged.knee_fraction
-        );
-    }
-    judged
+    let fraction = judged.knee_fraction;
+    let mut lines: Vec<String> = judged
         .knees
         .iter()
-        .map(|knee| knee_sentence(knee, judged.knee_fraction))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .map(|knee| knee_sentence(knee, judged))
+        .collect();
+    if !judged.unclear_steps.is_empty() {
+        lines.push(format!(
+            "unclear at {}: the gain is {fraction:.2} or more, but its 95 % interval {} \
+             below {fraction:.2} ({})",
+            unclear_list(&judged.unclear_steps),
+            if judged.unclear_steps.len() == 1 {
+                "reaches"
+            } else {
+                "reach"
+            },
+            MORE_EVIDENCE
+        ));
+    }
+    if lines.is_empty() {
+        return format!("none: every added CPU gained {fraction:.2} of the first CPU or more");
+    }
+    lines.join("\n")
 }
 
-fn knee_sentence(knee: &Knee, fraction: f64) -> String {
-    format!(
-        "at {} the gain falls to {:.2} of the first CPU (below {fraction:.2}): added {}",
+/// How a user turns an unclear knee into a clear answer.
+const MORE_EVIDENCE: &str = "noise: more --reps, or a quieter machine, decide it";
+
+/// "2 workers", "2, 3 and 4 workers".
+fn unclear_list(workers: &[usize]) -> String {
+    let numbers: Vec<String> = workers.iter().map(usize::to_string).collect();
+    let listed = match numbers.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => numbers.join(""),
+    };
+    let unit = if workers.len() == 1 && workers[0] == 1 {
+        "worker"
+    } else {
+        "workers"
+    };
+    format!("{listed} {unit}")
+}
+
+fn knee_sentence(knee: &Knee, judged: &SweepJudgement) -> String {
+    let fraction = judged.knee_fraction;
+    let interval = judged
+        .steps
+        .iter()
+        .find(|s| s.workers == knee.workers)
+        .map(|s| gain(&s.marginal_gain))
+        .unwrap_or_else(|| format!("{:.2}", Fixed(knee.marginal_gain)));
+    let sentence = format!(
+        "at {} the gain falls to {interval} of the first CPU (below {fraction:.2}): added {}",
         count(knee.workers, "worker"),
-        Fixed(knee.marginal_gain),
         added_text(&knee.added)
-    )
+    );
+    if knee.clear {
+        sentence
+    } else {
+        format!(
+            "{sentence}; unclear: the interval reaches {fraction:.2}, or there is none under six \
+             rounds ({MORE_EVIDENCE})"
+        )
+    }
 }
 
 /// The sentence printed first: the largest step's speedup and efficiency,
@@ -299,10 +343,16 @@ pub fn sentence(judged: &SweepJudgement) -> String {
             speedup / c * 100.0
         )
     });
-    let knee = judged.knees.first().map_or_else(
-        || "no knee".to_string(),
-        |k| format!("first knee at {}: {}", k.workers, added_text(&k.added)),
-    );
+    let knee = match judged.knees.first() {
+        Some(k) if k.clear => format!("first knee at {}: {}", k.workers, added_text(&k.added)),
+        Some(k) => format!(
+            "maybe a knee at {} (unclear: noise): {}",
+            k.workers,
+            added_text(&k.added)
+        ),
+        None if judged.unclear_steps.is_empty() => "no knee".to_string(),
+        None => "no clear knee (noise)".to_string(),
+    };
     format!(
         "sweep: with {}, {:.2}× the first CPU alone{ceiling}; {knee}",
         count(last.workers, "worker"),

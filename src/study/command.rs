@@ -18,7 +18,7 @@ use std::ops::ControlFlow;
 use anyhow::Result;
 
 use super::run::{RunOutcome, gate_first};
-use super::{LazyMeasure, Progress, head};
+use super::{LazyMeasure, Progress, finished_head, head};
 use crate::cpuset::CpuSet;
 use crate::exit::UsageError;
 use crate::judge::command::command_arm_stats;
@@ -38,7 +38,7 @@ use crate::plan::command::{
 };
 use crate::probe::Topology;
 use crate::report::units::count;
-use crate::saved::{CommandOptions, CommandResult, DocumentHead, DocumentKind};
+use crate::saved::{CommandOptions, CommandResult, DocumentKind};
 
 /// The command study's checked options (what `run -- COMMAND` was asked
 /// for).
@@ -144,14 +144,8 @@ pub fn command_study<M: Measure>(
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
-    if let Some(signal) = recorded.stopped {
-        warnings.insert(0, Warning::Incomplete(signal));
-    }
     Ok(RunOutcome::Studied(Box::new(CommandResult {
-        head: DocumentHead {
-            complete: recorded.stopped.is_none(),
-            ..head
-        },
+        head: finished_head(head, recorded.stopped, &mut warnings),
         gated: gate.is_some(),
         gate,
         cpus: topology.cpus.clone(),

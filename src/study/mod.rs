@@ -31,6 +31,8 @@ pub mod snapshot;
 pub mod sweep;
 pub mod topology;
 
+use crate::judge::warnings::Warning;
+use crate::measure::stop::StopSignal;
 use crate::measure::{Measure, RepOutcome};
 use crate::plan::Placement;
 use crate::plan::hybrid::SharedWork;
@@ -51,6 +53,22 @@ fn host_name() -> String {
 /// started now.
 fn head(kind: DocumentKind, topology: &Topology) -> DocumentHead {
     DocumentHead::new(kind, topology, host_name(), unix_now())
+}
+
+/// A study's head once its rounds are over: incomplete where a stop
+/// signal ended them, and the signal then leads `warnings`.
+fn finished_head(
+    head: DocumentHead,
+    stopped: Option<StopSignal>,
+    warnings: &mut Vec<Warning>,
+) -> DocumentHead {
+    if let Some(signal) = stopped {
+        warnings.insert(0, Warning::Incomplete(signal));
+    }
+    DocumentHead {
+        complete: stopped.is_none(),
+        ..head
+    }
 }
 
 /// Seconds since the Unix epoch, now.
@@ -103,7 +121,7 @@ pub struct Recorded {
     /// Every repetition, warm-ups included (marked), in the order measured.
     pub samples: Vec<crate::measure::RepSample>,
     /// The signal that stopped the study, once one did.
-    pub stopped: Option<crate::measure::stop::StopSignal>,
+    pub stopped: Option<StopSignal>,
 }
 
 impl Recorded {

@@ -3,7 +3,7 @@
 //! validity checks that decide whether the numbers may be quoted.
 
 use super::gate::gate_session;
-use super::{LazyMeasure, Progress, Recorded, head};
+use super::{LazyMeasure, Progress, Recorded, finished_head, head};
 use crate::exit::UsageError;
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::checks::{self, excluded_reps};
@@ -13,7 +13,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
-use crate::saved::{DocumentHead, DocumentKind, GateResult, RunOptions, RunResult};
+use crate::saved::{DocumentKind, GateResult, RunOptions, RunResult};
 use anyhow::Result;
 use std::ops::ControlFlow;
 
@@ -153,14 +153,8 @@ pub fn run_study<M: Measure>(
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(Warning::about_setup(&setup));
     warnings.extend(chosen.left_out.map(Warning::ArmsLeftOut));
-    if let Some(signal) = recorded.stopped {
-        warnings.insert(0, Warning::Incomplete(signal));
-    }
     Ok(RunOutcome::Studied(Box::new(RunResult {
-        head: DocumentHead {
-            complete: recorded.stopped.is_none(),
-            ..head
-        },
+        head: finished_head(head, recorded.stopped, &mut warnings),
         gated: gate.is_some(),
         gate,
         cpus: topology.cpus.clone(),

@@ -8,16 +8,17 @@
 
 use super::command::{RoundsOptions, run_rounds};
 use super::run::{RunOutcome, gate_first};
-use super::{LazyMeasure, Progress, Recorded, head};
+use super::{LazyMeasure, Progress, Recorded, finished_head, head};
 use crate::cpuset::CpuSet;
 use crate::judge::command::{ArmResidency, arm_residency};
 use crate::judge::gate::GateRule;
 use crate::judge::sweep::judge_command_sweep;
-use crate::judge::sweep::{SweepRules, judge_sweep};
+use crate::judge::sweep::{SweepJudgement, SweepRules, judge_sweep};
 use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandSample, Output};
 use crate::measure::prepare::run_prepare;
-use crate::measure::{Measure, MeasureOptions};
+use crate::measure::stop::StopSignal;
+use crate::measure::{Measure, MeasureOptions, MeasurementSetup, RepSample};
 use crate::plan::Placement;
 use crate::plan::command::{CommandArm, CommandPlacement, substitute};
 use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
@@ -189,15 +190,15 @@ pub fn sweep_study<M: Measure>(
     let judged = judge_sweep(&recorded.samples, &plan, &setup, &options.rules());
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(Warning::about_setup(&setup));
-    if let Some(signal) = recorded.stopped {
-        warnings.insert(0, Warning::Incomplete(signal));
-    }
-    Ok(RunOutcome::Studied(Box::new(SweepResult {
-        head: DocumentHead {
-            complete: recorded.stopped.is_none(),
-            ..head
-        },
-        sentence: report::sweep::sentence(&judged),
+    let finished = Finished {
+        head,
+        stopped: recorded.stopped,
+        warnings,
+        gate,
+        plan,
+        judged,
+    };
+    Ok(finished.into_document(SweepParts {
         options: SweepOptions {
             reps: options.reps,
             warmups: setup.warmups,
@@ -208,20 +209,57 @@ pub fn sweep_study<M: Measure>(
             strict: options.strict,
             skip_gate: options.skip_gate,
         },
-        gated: gate.is_some(),
-        gate,
         work: Some(HybridWork {
             items,
             passes_per_item: setup.passes,
             item_bytes: setup.bytes_per_worker,
         }),
-        plan,
-        judged,
         setup: Some(setup),
         command: None,
-        warnings,
         samples: recorded.samples,
-    })))
+    }))
+}
+
+/// What both sweeps have once their rounds are over.
+struct Finished {
+    head: DocumentHead,
+    stopped: Option<StopSignal>,
+    warnings: Vec<Warning>,
+    gate: Option<GateResult>,
+    plan: SweepPlan,
+    judged: SweepJudgement,
+}
+
+/// What a kernel sweep's document holds and a COMMAND sweep's does not,
+/// or the other way round.
+struct SweepParts {
+    options: SweepOptions,
+    work: Option<HybridWork>,
+    setup: Option<MeasurementSetup>,
+    command: Option<CommandSweep>,
+    samples: Vec<RepSample>,
+}
+
+impl Finished {
+    /// The sweep's document: incomplete where a stop signal ended the
+    /// rounds, with its sentence from the judgement.
+    fn into_document(self, parts: SweepParts) -> RunOutcome<SweepResult> {
+        let mut warnings = self.warnings;
+        RunOutcome::Studied(Box::new(SweepResult {
+            head: finished_head(self.head, self.stopped, &mut warnings),
+            sentence: report::sweep::sentence(&self.judged),
+            options: parts.options,
+            gated: self.gate.is_some(),
+            gate: self.gate,
+            work: parts.work,
+            plan: self.plan,
+            judged: self.judged,
+            setup: parts.setup,
+            command: parts.command,
+            warnings,
+            samples: parts.samples,
+        }))
+    }
 }
 
 /// Runs `run --sweep -- COMMAND` on the CPUs of `topology` this process
@@ -264,16 +302,15 @@ pub fn command_sweep_study<M: Measure>(
         .map(|placement| arm_residency(&recorded.reps, placement, &topology.cpus, options.cv_bar))
         .collect();
     let judged = judge_command_sweep(&recorded.reps, &plan, &residency, &options.rules());
-    let mut warnings = Warning::about_machine(topology);
-    if let Some(signal) = recorded.stopped {
-        warnings.insert(0, Warning::Incomplete(signal));
-    }
-    Ok(RunOutcome::Studied(Box::new(SweepResult {
-        head: DocumentHead {
-            complete: recorded.stopped.is_none(),
-            ..head
-        },
-        sentence: report::sweep::sentence(&judged),
+    let finished = Finished {
+        head,
+        stopped: recorded.stopped,
+        warnings: Warning::about_machine(topology),
+        gate,
+        plan,
+        judged,
+    };
+    Ok(finished.into_document(SweepParts {
         options: SweepOptions {
             reps: options.reps,
             warmups: command.warmups,
@@ -284,11 +321,7 @@ pub fn command_sweep_study<M: Measure>(
             strict: options.strict,
             skip_gate: options.skip_gate,
         },
-        gated: gate.is_some(),
-        gate,
-        plan,
         work: None,
-        judged,
         setup: None,
         command: Some(CommandSweep {
             argv: command
@@ -302,9 +335,8 @@ pub fn command_sweep_study<M: Measure>(
             residency,
             reps: recorded.reps,
         }),
-        warnings,
         samples: Vec::new(),
-    })))
+    }))
 }
 
 /// A COMMAND sweep's arms in the order a round runs them: step 1, every

@@ -10,19 +10,12 @@ const MS: u64 = 1_000_000;
 fn cpus() -> Vec<CpuEntry> {
     (0..3)
         .map(|cpu| CpuEntry {
-            cpu,
-            core: cpu as usize,
-            package: 0,
-            die: None,
-            cluster: None,
-            siblings: CpuSet::from_cpus([cpu]),
             class: if cpu < 2 {
                 CoreKind::Performance
             } else {
                 CoreKind::Efficiency
             },
-            allowed: true,
-            apic_id: None,
+            ..CpuEntry::on_core(cpu, cpu as usize, 0, CpuSet::from_cpus([cpu]))
         })
         .collect()
 }

@@ -127,7 +127,8 @@ pub(crate) fn of_sweep(file: String, sweep: &SweepResult) -> HostSummary {
                 .iter()
                 .map(|k| {
                     let added: Vec<String> = k.added.iter().map(|a| a.describe()).collect();
-                    (k.workers, added.join("; "))
+                    let unclear = if k.clear { "" } else { " (unclear)" };
+                    (k.workers, format!("{}{unclear}", added.join("; ")))
                 })
                 .collect(),
         },

@@ -109,6 +109,7 @@ fn a_sweep_row_gives_its_curve_and_knees() {
         workers: knee_at,
         marginal_gain: 0.2,
         added: sweep.judged.steps[1].added.clone(),
+        clear: true,
     });
     let summary = document::of(&saved).summary("sweep.json".into());
     assert!(summary.ungated(), "a sweep with --skip-gate is ungated");

@@ -556,17 +556,12 @@ mod tests {
                 let first = ((package * cores + core) * threads) as u32;
                 let siblings = CpuSet::from_cpus(first..first + threads as u32);
                 for thread in 0..threads {
-                    out.push(CpuEntry {
-                        cpu: first + thread as u32,
-                        core: package * cores + core,
+                    out.push(CpuEntry::on_core(
+                        first + thread as u32,
+                        package * cores + core,
                         package,
-                        die: None,
-                        cluster: None,
-                        siblings: siblings.clone(),
-                        class: CoreKind::Uniform,
-                        allowed: true,
-                        apic_id: None,
-                    });
+                        siblings.clone(),
+                    ));
                 }
             }
         }

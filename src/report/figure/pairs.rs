@@ -9,7 +9,7 @@ use crate::cpuset::CpuSet;
 use crate::judge::gate::Interval;
 use crate::judge::pairs::{CpuRelation, PairStatus};
 use crate::plan::pairs::Contention;
-use crate::probe::{CoreKind, CpuEntry};
+use crate::probe::CpuEntry;
 use crate::report::units::percent_change;
 use crate::saved::PairsResult;
 use std::collections::BTreeMap;
@@ -189,17 +189,7 @@ fn published_machine(result: &PairsResult) -> Vec<CpuEntry> {
                     .unwrap_or((map.published.len() + cpu as usize, CpuSet::from_cpus([cpu]))),
                 Some(_) => (cpu as usize, CpuSet::from_cpus([cpu])),
             };
-            CpuEntry {
-                cpu,
-                core,
-                package: 0,
-                die: None,
-                cluster: None,
-                siblings,
-                class: CoreKind::Uniform,
-                allowed: true,
-                apic_id: None,
-            }
+            CpuEntry::on_core(cpu, core, 0, siblings)
         })
         .collect()
 }

@@ -222,7 +222,8 @@ pub fn figure(result: &SweepResult) -> String {
             TEXT - 1.0,
             anchor,
             &format!(
-                "knee at {}: {:+.2} per added CPU ({})",
+                "{} at {}: {:+.2} per added CPU ({})",
+                if knee.clear { "knee" } else { "unclear knee" },
                 knee.workers,
                 knee.marginal_gain,
                 kinds.join(", ")

@@ -87,9 +87,17 @@ pub fn sweep(result: &SweepResult) -> String {
     }
     m.gauge(
         "placement_study_sweep_knees",
-        "Steps at which the marginal gain fell below the knee fraction.",
+        "Steps at which the marginal gain fell clearly below the knee fraction (its 95 % \
+         interval wholly below).",
         &[],
-        count_value(judged.knees.len()),
+        count_value(judged.knees.iter().filter(|k| k.clear).count()),
+    );
+    m.gauge(
+        "placement_study_sweep_unclear_steps",
+        "Steps whose marginal gain's 95 % interval reaches across the knee fraction (or has \
+         none): neither a knee nor no knee can be said there.",
+        &[],
+        count_value(judged.knees.iter().filter(|k| !k.clear).count() + judged.unclear_steps.len()),
     );
     m.checks(
         "placement_study_sweep_check_status",
