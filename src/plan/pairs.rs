@@ -336,10 +336,14 @@ impl PairSearch {
 mod tests {
     use super::*;
 
-    /// Runs a search to its end against a machine whose groups are
-    /// `groups`; a set shares with the probe when it holds one of its group.
-    fn search(cpus: u32, groups: &[&[u32]], kind: SearchKind) -> (Vec<Comparison>, CpuSet) {
-        let group_of = |cpu: u32| groups.iter().find(|g| g.contains(&cpu)).copied();
+    /// Runs a search over CPUs 0..`cpus` to its end, each comparison
+    /// answered by `answer` (given the comparisons asked before it): what
+    /// was asked, in order, and the CPUs settled.
+    fn run_search(
+        cpus: u32,
+        kind: SearchKind,
+        mut answer: impl FnMut(&Comparison, &[Comparison]) -> Contention,
+    ) -> (Vec<Comparison>, CpuSet) {
         let mut search = PairSearch::new(&CpuSet::from_cpus(0..cpus), kind);
         let mut asked = Vec::new();
         loop {
@@ -348,18 +352,27 @@ mod tests {
                 break;
             }
             for comparison in batch {
-                let shares = group_of(comparison.probe)
-                    .is_some_and(|g| comparison.against.iter().any(|c| g.contains(&c)));
-                let outcome = if shares {
-                    Contention::Shares
-                } else {
-                    Contention::Apart
-                };
+                let outcome = answer(&comparison, &asked);
                 search.record(&comparison, outcome);
                 asked.push(comparison);
             }
         }
         (asked, search.settled())
+    }
+
+    /// Runs a search to its end against a machine whose groups are
+    /// `groups`; a set shares with the probe when it holds one of its group.
+    fn search(cpus: u32, groups: &[&[u32]], kind: SearchKind) -> (Vec<Comparison>, CpuSet) {
+        let group_of = |cpu: u32| groups.iter().find(|g| g.contains(&cpu)).copied();
+        run_search(cpus, kind, |comparison, _| {
+            let shares = group_of(comparison.probe)
+                .is_some_and(|g| comparison.against.iter().any(|c| g.contains(&c)));
+            if shares {
+                Contention::Shares
+            } else {
+                Contention::Apart
+            }
+        })
     }
 
     #[test]
@@ -422,28 +435,15 @@ mod tests {
     fn an_inconclusive_pair_is_measured_against_other_members_of_the_group() {
         // Ten CPUs, 1-9 on one core; the pair 1-7 straddles every time it
         // is measured with CPU 1, and CPU 7 answers clearly beside others.
-        let mut search = PairSearch::new(&CpuSet::from_cpus(0..10), SearchKind::GroupTesting);
-        let mut asked = Vec::new();
-        loop {
-            let batch = search.next_batch();
-            if batch.is_empty() {
-                break;
+        let (asked, settled) = run_search(10, SearchKind::GroupTesting, |comparison, asked| {
+            let earlier_sevens = asked.iter().filter(|c| c.pair() == Some(7)).count();
+            match (comparison.probe, comparison.against.cpus()) {
+                (0, _) => Contention::Apart,
+                // With 1, then with the first other member.
+                (_, [7]) if earlier_sevens < 2 => Contention::Inconclusive,
+                _ => Contention::Shares,
             }
-            for comparison in batch {
-                let earlier_sevens = asked
-                    .iter()
-                    .filter(|c: &&Comparison| c.pair() == Some(7))
-                    .count();
-                let outcome = match (comparison.probe, comparison.against.cpus()) {
-                    (0, _) => Contention::Apart,
-                    // With 1, then with the first other member.
-                    (_, [7]) if earlier_sevens < 2 => Contention::Inconclusive,
-                    _ => Contention::Shares,
-                };
-                search.record(&comparison, outcome);
-                asked.push(comparison);
-            }
-        }
+        });
         let partners: Vec<u32> = asked
             .iter()
             .filter(|c| c.pair() == Some(7))
@@ -456,33 +456,25 @@ mod tests {
             asked.iter().all(|c| c.probe != 7),
             "7 joined 1's group, so it is never a probe of its own"
         );
-        assert_eq!(search.settled(), CpuSet::from_cpus(0..10));
+        assert_eq!(settled, CpuSet::from_cpus(0..10));
     }
 
     #[test]
     fn an_inconclusive_pair_is_rechecked_at_most_twice() {
-        let mut search = PairSearch::new(&CpuSet::from_cpus(0..10), SearchKind::GroupTesting);
         let mut rechecks = 0;
-        loop {
-            let batch = search.next_batch();
-            if batch.is_empty() {
-                break;
+        let (_, settled) = run_search(10, SearchKind::GroupTesting, |comparison, _| {
+            match (comparison.probe, comparison.against.cpus()) {
+                (0, _) => Contention::Apart,
+                (probe, [7]) => {
+                    rechecks += usize::from(probe != 1);
+                    Contention::Inconclusive
+                }
+                (7, _) => Contention::Apart,
+                _ => Contention::Shares,
             }
-            for comparison in batch {
-                let outcome = match (comparison.probe, comparison.against.cpus()) {
-                    (0, _) => Contention::Apart,
-                    (_, [7]) => {
-                        rechecks += usize::from(comparison.probe != 1);
-                        Contention::Inconclusive
-                    }
-                    (7, _) => Contention::Apart,
-                    _ => Contention::Shares,
-                };
-                search.record(&comparison, outcome);
-            }
-        }
+        });
         assert_eq!(rechecks, RECHECKS);
-        assert_eq!(search.settled(), CpuSet::from_cpus(0..10));
+        assert_eq!(settled, CpuSet::from_cpus(0..10));
     }
 
     #[test]
