@@ -7,9 +7,10 @@ use crate::exit::{Outcome, UsageError};
 use crate::report::compare::{self, HostSummary};
 use crate::report::document;
 use crate::report::fleet::{self, Fleet, FleetOptions};
+use crate::report::html::{self, PageEntry};
 use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub struct ReportCommand {
     /// Saved files, "-" for standard input (at most once); with `--fleet`,
@@ -30,6 +31,18 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         .map(|path| load(path))
         .collect::<Result<Vec<_>>>()?;
     let outputs = &command.outputs;
+    if let Some(target) = &outputs.html {
+        let entries: Vec<PageEntry> = command
+            .files
+            .iter()
+            .zip(&documents)
+            .map(|(path, saved)| PageEntry {
+                file: file_name(path),
+                document: document::of(saved),
+            })
+            .collect();
+        target.write(html::page(&entries).as_bytes())?;
+    }
     if let [saved] = documents.as_slice() {
         // `--prom` and `--trace` name one file (checked in the options).
         let document = document::of(saved);
@@ -60,6 +73,15 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// The name a page gives the file at `path`: its last component, so the
+/// page reads the same wherever the files were, or "standard input".
+fn file_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        return "standard input".into();
+    }
+    escape_path(path.file_name().map_or(path, Path::new))
 }
 
 /// `report --fleet`: whatever the hosts sent, missing and broken hosts
