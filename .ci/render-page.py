@@ -114,17 +114,17 @@ def unfilter(kind, line, previous, bpp):
             out[channel::bpp] = bytes(map(operator.and_, sums, itertools.repeat(255)))
         return bytes(out)
     out = bytearray(line)
-    for i in range(len(out)):
-        left = out[i - bpp] if i >= bpp else 0
-        up = previous[i]
-        if kind == 3:
-            out[i] = (out[i] + ((left + up) >> 1)) & 255
-        else:
-            upper_left = previous[i - bpp] if i >= bpp else 0
-            p = left + up - upper_left
-            pa, pb, pc = abs(p - left), abs(p - up), abs(p - upper_left)
-            best = left if pa <= pb and pa <= pc else up if pb <= pc else upper_left
-            out[i] = (out[i] + best) & 255
+    if kind == 3:
+        for i in range(len(out)):
+            left = out[i - bpp] if i >= bpp else 0
+            out[i] = (out[i] + ((left + previous[i]) >> 1)) & 255
+        return bytes(out)
+    for i in range(bpp):
+        out[i] = (out[i] + previous[i]) & 255
+    for i in range(bpp, len(out)):
+        a, b, c = out[i - bpp], previous[i], previous[i - bpp]
+        pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - c - c)
+        out[i] = (out[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
     return bytes(out)
 
 

@@ -241,8 +241,9 @@ fn report_writes_the_page_to_a_file_or_standard_output() {
     assert!(String::from_utf8_lossy(&to_stdout.stderr).contains("one-per-core"));
 }
 
-/// What `--html` refuses, each in one line: `--fleet`, an output that is
-/// an input, and a file that cannot be read (as `report` says it).
+/// What `--html` refuses, each in one line and writing nothing: `--fleet`,
+/// a `--trace` of a document that has none, an output that is an input,
+/// and a file that cannot be read (as `report` says it).
 #[test]
 fn report_html_refuses_in_one_line() {
     let a = run_fixture(TWO_HOSTS_RUNS[0]);
@@ -251,8 +252,9 @@ fn report_html_refuses_in_one_line() {
     let out = out.to_str().unwrap();
     let missing = folder.path().join("missing.json");
     let missing = missing.to_str().unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (&["report", "--fleet", &a, "--html", out], "--html"),
+        (&["report", &a, "--trace", "-", "--html", out], "--trace"),
         (&["report", &a, "--html", &a], "one of the files to read"),
         (&["report", &a, missing, "--html", out], "missing.json"),
     ];

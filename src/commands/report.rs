@@ -31,18 +31,6 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         .map(|path| load(path))
         .collect::<Result<Vec<_>>>()?;
     let outputs = &command.outputs;
-    if let Some(target) = &outputs.html {
-        let entries: Vec<PageEntry> = command
-            .files
-            .iter()
-            .zip(&documents)
-            .map(|(path, saved)| PageEntry {
-                file: file_name(path),
-                document: document::of(saved),
-            })
-            .collect();
-        target.write(html::page(&entries).as_bytes())?;
-    }
     if let [saved] = documents.as_slice() {
         // `--prom` and `--trace` name one file (checked in the options).
         let document = document::of(saved);
@@ -58,6 +46,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             };
             outputs.write_trace(observed)?;
         }
+        write_page(command, &documents)?;
         outputs.emit_as(&document.render(&outputs.view()), document, saved)?;
     } else {
         let hosts: Vec<HostSummary> = command
@@ -66,6 +55,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             .zip(&documents)
             .map(|(path, saved)| document::of(saved).summary(path.display().to_string()))
             .collect();
+        write_page(command, &documents)?;
         outputs.write(
             &(compare::render(&hosts, &outputs.view()) + "\n"),
             &hosts,
@@ -73,6 +63,25 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// `--html`, when it was asked for: one page of every document read,
+/// written once nothing can refuse them any more (a `--trace` of another
+/// kind), before the other result files.
+fn write_page(command: &ReportCommand, documents: &[SavedDocument]) -> Result<()> {
+    let Some(target) = &command.outputs.html else {
+        return Ok(());
+    };
+    let entries: Vec<PageEntry> = command
+        .files
+        .iter()
+        .zip(documents)
+        .map(|(path, saved)| PageEntry {
+            file: file_name(path),
+            document: document::of(saved),
+        })
+        .collect();
+    target.write(html::page(&entries).as_bytes())
 }
 
 /// The name a page gives the file at `path`: its last component, so the
