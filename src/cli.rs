@@ -566,6 +566,9 @@ pub struct ReportArgs {
     /// Write one saved result as an SVG figure to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
+    /// Write every FILE as one self-contained HTML page (figures, tables, checks, notes; hosts side by side) to OUT ("-" for standard output), atomically.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
     /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input

@@ -89,7 +89,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
         cli::Command::Topology(args) => Command::Topology(TopologyCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, None, None, &[])?,
+            outputs: outputs(&args.output, None, None, None, &[])?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
         cli::Command::Gate(args) => {
@@ -98,7 +98,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 source: source(&args.source)?,
                 measure: measure(&args.measure)?,
                 rule: gate_rule(&args.rule)?,
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
                 quiet: args.quiet,
             })
         }
@@ -116,12 +116,18 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .transpose()?,
                     measure: measure(&args.gate.measure)?,
                 },
-                outputs: outputs(&args.gate.output, args.gate.prom.prom.as_ref(), None, &[])?,
+                outputs: outputs(
+                    &args.gate.output,
+                    args.gate.prom.prom.as_ref(),
+                    None,
+                    None,
+                    &[],
+                )?,
                 quiet: args.gate.quiet,
             })
         }
         cli::Command::Run(args) => {
-            let outputs = outputs(&args.output, args.prom.prom.as_ref(), None, &[])?;
+            let outputs = outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?;
             let source = source(&args.source)?;
             let study = if args.sweep {
                 RunStudy::Sweep(sweep_study(&args, &outputs)?)
@@ -158,7 +164,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     strict: args.quotable.strict,
                     measure: measure(&args.measure)?,
                 },
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, &[])?,
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
             })
         }
         cli::Command::Observe(args) => Command::Observe(ObserveCommand {
@@ -167,6 +173,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 &args.output,
                 args.prom.prom.as_ref(),
                 args.trace.as_ref(),
+                None,
                 &[],
             )?,
             study: observe(args)?,
@@ -188,6 +195,12 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                      (write each file's figure with its own `report FILE --svg OUT`)"
                 );
             }
+            if args.html.is_some() && args.fleet {
+                bail!(
+                    "--html: a page shows each saved FILE whole, --fleet sums a fleet up in one \
+                     table; drop --fleet to put the files on one page"
+                );
+            }
             if args.prom.is_some() && args.files.len() > 1 {
                 bail!(
                     "--prom: a textfile folder holds one host's metrics; name one FILE, and write \
@@ -201,6 +214,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 &args.output(),
                 args.prom.as_ref(),
                 args.trace.as_ref(),
+                args.html.as_ref(),
                 &args.files,
             )?;
             // `--fleet`'s hosts are checked here, before any input is read.
@@ -853,13 +867,14 @@ fn quiet_beside_metrics(command: &str, quiet: bool, prom: &cli::PromArgs) -> Res
     Ok(())
 }
 
-/// The `--json`, `--json-line`, `--csv`, `--prom`, `--trace` and `--svg`
-/// targets, checked now: they exist or can be created, are not the same, and (for
+/// The `--json`, `--json-line`, `--csv`, `--prom`, `--trace`, `--svg` and
+/// `--html` targets, checked now: they exist or can be created, are not the same, and (for
 /// `report`) are none of the inputs.
 fn outputs(
     args: &OutputArgs,
     prom: Option<&std::path::PathBuf>,
     trace: Option<&std::path::PathBuf>,
+    html: Option<&std::path::PathBuf>,
     inputs: &[std::path::PathBuf],
 ) -> Result<Outputs> {
     let target =
@@ -884,6 +899,7 @@ fn outputs(
         prom: target("--prom", prom)?,
         trace: target("--trace", trace)?,
         svg: target("--svg", args.svg.as_ref())?,
+        html: target("--html", html)?,
         wide: args.view.wide,
         charset: locale_charset(),
     };
@@ -894,6 +910,7 @@ fn outputs(
         ("--prom", &outputs.prom),
         ("--trace", &outputs.trace),
         ("--svg", &outputs.svg),
+        ("--html", &outputs.html),
     ]
     .into_iter()
     .filter_map(|(name, target)| Some((name, target.as_ref()?)))

@@ -25,12 +25,12 @@ const FIGURES: &str = "tests/figures";
 /// The most a figure may weigh: one of a 256-CPU machine included.
 const MOST_BYTES: usize = 1 << 20;
 
-fn repository() -> &'static Path {
+pub(crate) fn repository() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every saved result, in name order.
-fn fixtures() -> Vec<PathBuf> {
+pub(crate) fn fixtures() -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = fs::read_dir(repository().join(RESULTS))
         .expect("the fixtures folder")
         .map(|entry| entry.expect("a fixture").path())
@@ -120,7 +120,9 @@ fn every_figure_has_a_title_and_its_n() {
     }
 }
 
-fn placement_study(args: &[&str]) -> std::process::Output {
+/// Runs the binary in the repository, in a C.UTF-8 locale and an
+/// otherwise empty environment.
+pub(crate) fn placement_study(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_placement-study"))
         .args(args)
         .current_dir(repository())

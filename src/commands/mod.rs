@@ -121,6 +121,9 @@ pub struct Outputs {
     pub trace: Option<OutputTarget>,
     /// `--svg`: the document drawn as one figure.
     pub svg: Option<OutputTarget>,
+    /// `--html` (`report` only): one self-contained page of every document
+    /// read ([`crate::report::html`]).
+    pub html: Option<OutputTarget>,
     /// `--wide`: every column of every table.
     pub wide: bool,
     /// The locale's charset: the human view in UTF-8 or in ASCII.
@@ -247,6 +250,7 @@ impl Outputs {
             &self.prom,
             &self.trace,
             &self.svg,
+            &self.html,
         ]
         .into_iter()
         .flatten()

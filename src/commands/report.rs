@@ -7,9 +7,10 @@ use crate::exit::{Outcome, UsageError};
 use crate::report::compare::{self, HostSummary};
 use crate::report::document;
 use crate::report::fleet::{self, Fleet, FleetOptions};
+use crate::report::html::{self, PageEntry};
 use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub struct ReportCommand {
     /// Saved files, "-" for standard input (at most once); with `--fleet`,
@@ -45,6 +46,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             };
             outputs.write_trace(observed)?;
         }
+        write_page(command, &documents)?;
         outputs.emit_as(&document.render(&outputs.view()), document, saved)?;
     } else {
         let hosts: Vec<HostSummary> = command
@@ -53,6 +55,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             .zip(&documents)
             .map(|(path, saved)| document::of(saved).summary(path.display().to_string()))
             .collect();
+        write_page(command, &documents)?;
         outputs.write(
             &(compare::render(&hosts, &outputs.view()) + "\n"),
             &hosts,
@@ -60,6 +63,34 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// `--html`, when it was asked for: one page of every document read,
+/// written once nothing can refuse them any more (a `--trace` of another
+/// kind), before the other result files.
+fn write_page(command: &ReportCommand, documents: &[SavedDocument]) -> Result<()> {
+    let Some(target) = &command.outputs.html else {
+        return Ok(());
+    };
+    let entries: Vec<PageEntry> = command
+        .files
+        .iter()
+        .zip(documents)
+        .map(|(path, saved)| PageEntry {
+            file: file_name(path),
+            document: document::of(saved),
+        })
+        .collect();
+    target.write(html::page(&entries).as_bytes())
+}
+
+/// The name a page gives the file at `path`: its last component, so the
+/// page reads the same wherever the files were, or "standard input".
+fn file_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        return "standard input".into();
+    }
+    escape_path(path.file_name().map_or(path, Path::new))
 }
 
 /// `report --fleet`: whatever the hosts sent, missing and broken hosts

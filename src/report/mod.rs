@@ -7,6 +7,7 @@ pub mod document;
 pub mod figure;
 pub mod fleet;
 pub mod gate;
+pub mod html;
 pub mod hybrid;
 pub mod observe;
 pub mod pairs;

@@ -1,7 +1,7 @@
 //! Horizontal bars with 95 % whiskers: one bar per arm, class or scheme,
 //! the value at its end, and an axis from zero that names its unit.
 
-use super::{Anchor, FAINT, INK, Paint, Svg, TEXT, UNQUOTABLE, num, text_width, ticks};
+use super::{Anchor, FAINT, INK, Paint, Svg, TEXT, UNQUOTABLE, text_width, ticks};
 
 /// One bar.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,14 +72,19 @@ pub fn horizontal_bars_marked(
     let at = |value: f64| plot_x + value.clamp(0.0, top) / top * plot_width;
     let bottom = y + bars.len() as f64 * (BAR_HEIGHT + BAR_GAP);
 
-    for tick in ticks(0.0, top, 5) {
+    let tick_values = ticks(0.0, top, 5);
+    let step = match tick_values.as_slice() {
+        [first, second, ..] => second - first,
+        _ => top,
+    };
+    for tick in tick_values {
         svg.line(at(tick), y, at(tick), bottom, Paint::stroke(FAINT, 1.0));
         svg.text(
             at(tick),
             bottom + 14.0,
             TEXT - 2.0,
             Anchor::Middle,
-            &num_label(tick),
+            &tick_label(tick, step),
         );
     }
     for (i, bar) in bars.iter().enumerate() {
@@ -142,12 +147,19 @@ pub fn horizontal_bars_marked(
     bottom + 40.0
 }
 
-/// A tick's label: as written in the figure, without needless decimals.
-fn num_label(value: f64) -> String {
-    if value.abs() >= 100.0 {
-        format!("{value:.0}")
+/// A tick's label, with as many decimals as the ticks' `step` needs to
+/// tell them apart: 0, 0.02, 0.04 (not 0, 0.0, 0.0), 0, 0.5, 1, and 0, 20,
+/// 40; "0" and whole ticks without needless decimals.
+fn tick_label(value: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).max(0.0) as usize
     } else {
-        num(value)
+        0
+    };
+    let label = format!("{value:.decimals$}");
+    match label.split_once('.') {
+        Some((whole, part)) if part.bytes().all(|b| b == b'0') => whole.to_owned(),
+        _ => label,
     }
 }
 
@@ -194,6 +206,19 @@ mod tests {
         );
         assert!(out.contains(">200 ms<") && out.contains(">100 ms<"));
         assert!(out.contains("wall time, ms (CLOCK_MONOTONIC)"));
+    }
+
+    /// Ticks under 0.1 keep the decimals that tell them apart.
+    #[test]
+    fn tick_labels_take_their_decimals_from_the_step() {
+        let labels = |top: f64| -> Vec<String> {
+            let values = ticks(0.0, top, 5);
+            let step = values[1] - values[0];
+            values.iter().map(|v| tick_label(*v, step)).collect()
+        };
+        assert_eq!(labels(0.09), ["0", "0.02", "0.04", "0.06", "0.08"]);
+        assert_eq!(labels(1.2), ["0", "0.5", "1"]);
+        assert_eq!(labels(250.0), ["0", "50", "100", "150", "200", "250"]);
     }
 
     /// A mark beyond every bar widens the scale to reach it, and is named.

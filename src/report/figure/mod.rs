@@ -29,6 +29,7 @@ pub mod run;
 pub mod sweep;
 pub mod topology;
 
+use crate::escape::one_line;
 use std::fmt::Write;
 
 /// The Okabe–Ito palette: eight colours that stay apart for people with the
@@ -168,12 +169,16 @@ impl Svg {
         self.height = height;
     }
 
-    /// The title in bold at the top left, then one smaller line per entry
-    /// of `about` (units, clock, n, what is marked); returns the y below
-    /// them, where the drawing starts.
+    /// The title in bold at the top left, cut with "…" where it would run
+    /// past the figure's right edge (a long COMMAND; the `<title>` keeps it
+    /// whole), then one smaller line per entry of `about` (units, clock,
+    /// n, what is marked); returns the y below them, where the drawing
+    /// starts.
     pub fn heading(&mut self, about: &[String]) -> f64 {
-        let title = self.title.clone();
-        self.text_styled(10.0, 20.0, TEXT + 3.0, Anchor::Start, true, &title);
+        let size = TEXT + 3.0;
+        let columns = ((self.width - 20.0) / text_width("m", size)).max(1.0) as usize;
+        let title = one_line(&self.title, columns);
+        self.text_styled(10.0, 20.0, size, Anchor::Start, true, &title);
         let mut y = 20.0;
         for line in about {
             y += TEXT + 4.0;
@@ -500,6 +505,24 @@ pub fn ticks(low: f64, high: f64, count: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A title wider than the figure is cut with "…" where it is drawn,
+    /// and kept whole in `<title>`.
+    #[test]
+    fn a_long_title_is_cut_to_the_figure() {
+        let title = format!("Sweep of `{}` on vm", "x".repeat(200));
+        let mut svg = Svg::new(300.0, 100.0, &title);
+        svg.heading(&[]);
+        let out = svg.finish();
+        let drawn = out
+            .split("font-weight=\"bold\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</text>").next())
+            .expect("the drawn title");
+        assert!(drawn.ends_with('…'), "{drawn}");
+        assert!(text_width(drawn, TEXT + 3.0) <= 300.0 - 20.0, "{drawn}");
+        assert!(out.contains(&format!("<title>{}</title>", xml_text(&title))));
+    }
 
     #[test]
     fn numbers_are_written_one_way() {
