@@ -771,3 +771,57 @@ fn pdsh_topology_gives_the_fleets_inventory() {
     );
     assert!(shown.contains("OUTLIER"), "{shown}");
 }
+
+/// A host an upgrade left behind is reported with the version that wrote
+/// its document: a table of hosts per version when they differ (none when
+/// every host runs one), and each row's `tool_version`.
+#[test]
+fn a_host_left_on_an_older_version_is_reported_with_it() {
+    let mut old = recorded_gate("guest-virtual");
+    old["host"] = "node3".into();
+    old["tool_version"] = "0.0.9".into();
+    let lines = format!(
+        "node1: {}\nnode2: {}\nnode3: {old}\n",
+        gate_line("node1"),
+        gate_line("node2")
+    );
+    let output = report(&["-"], lines.as_bytes());
+    let view = text(&output.stdout);
+    assert!(view.contains("placement-study version"), "{view}");
+    let versions: Vec<Vec<&str>> = view
+        .lines()
+        .map(|line| {
+            line.split('│')
+                .map(str::trim)
+                .filter(|cell| !cell.is_empty())
+                .collect()
+        })
+        .filter(|cells: &Vec<&str>| cells.len() == 2 && cells[0].starts_with('0'))
+        .collect();
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(versions, [vec![version, "2"], vec!["0.0.9", "1"]], "{view}");
+
+    let output = report(&["--json", "-"], lines.as_bytes());
+    let rows: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let shown: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row["host"].as_str().unwrap(),
+                row["tool_version"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [("node1", version), ("node2", version), ("node3", "0.0.9")]
+    );
+
+    let one_version = format!("node1: {}\n", gate_line("node1"));
+    let output = report(&["-"], one_version.as_bytes());
+    let view = text(&output.stdout);
+    assert!(!view.contains("placement-study version"), "{view}");
+}

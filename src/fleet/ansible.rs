@@ -71,12 +71,16 @@ pub(super) struct AnsibleResult {
     rc: Option<Value>,
     unreachable: Option<IgnoredAny>,
     failed: Option<IgnoredAny>,
+    /// Alone with `msg` in the result of a task its `task_timeout` ended
+    /// (ansible-core 2.14: "The command action failed to execute in the
+    /// expected time frame (5) and was terminated").
+    changed: Option<IgnoredAny>,
 }
 
 impl AnsibleResult {
     /// `bytes` as an Ansible result, when they are one JSON object of that
     /// shape: no `kind`, and either the command's `stdout` or Ansible's
-    /// `msg` with `unreachable`, `failed` or an `rc`. Anything else (a
+    /// `msg` with `unreachable`, `failed`, `changed` or an `rc`. Anything else (a
     /// placement-study document, even a damaged one without its `kind`, or
     /// lines of documents) is left to be read as it always was.
     pub(super) fn of(bytes: &[u8]) -> Option<AnsibleResult> {
@@ -85,7 +89,10 @@ impl AnsibleResult {
         }
         let result: AnsibleResult = serde_json::from_slice(bytes).ok()?;
         let failed = result.msg.is_some()
-            && (result.unreachable.is_some() || result.failed.is_some() || result.rc.is_some());
+            && (result.unreachable.is_some()
+                || result.failed.is_some()
+                || result.changed.is_some()
+                || result.rc.is_some());
         (result.kind.is_none() && (result.stdout.is_some() || failed)).then_some(result)
     }
 

@@ -30,9 +30,18 @@ impl<T> Gathering<T> {
             };
             found |= match classify(line, bare) {
                 Line::Engine { host, message } => {
-                    self.host(host).engine = Some(Broken {
-                        source,
-                        reason: message,
+                    // Every message, in order: pdsh says "command timeout"
+                    // and then the exit status of the ssh it killed.
+                    let engine = &mut self.host(host).engine;
+                    *engine = Some(match engine.take() {
+                        Some(earlier) => Broken {
+                            reason: format!("{}; {message}", earlier.reason),
+                            ..earlier
+                        },
+                        None => Broken {
+                            source,
+                            reason: message,
+                        },
                     });
                     true
                 }

@@ -13,8 +13,9 @@
 //! * **one Ansible result**, the file that `ansible --tree FOLDER` writes
 //!   for each host: a JSON object with no `kind`, holding the command's
 //!   `stdout` (the host's lines: documents and anything else), or Ansible's
-//!   `msg` about a host that did not run it (`unreachable`, `failed`, or
-//!   the `rc` of a module that never started). The host is the file's name,
+//!   `msg` about a host that did not run it (`unreachable`, `failed`, the
+//!   `rc` of a module that never started, or `changed` alone when its
+//!   `task_timeout` ended it). The host is the file's name,
 //!   as Ansible names it; without a document the reason is Ansible's
 //!   message or the exit code, with the last line of `stderr` (else of
 //!   `stdout`). Any other object without `kind` is a damaged document;
@@ -23,7 +24,8 @@
 //!   bare line `{…}` (what `--json-line` writes) is a document of the host
 //!   named inside it, else of the file. The engines' own lines about a host
 //!   (`pdsh@head: HOST: ssh exited with exit code 255`, `clush: HOST:
-//!   command timeout`) are kept as that host's engine message. Anything
+//!   command timeout`) are kept as that host's engine message, all of
+//!   them in order (a timeout, then the killed ssh's exit). Anything
 //!   else is ignored: the human view may be mixed in with `2>&1`. Engines
 //!   prefix every line, so in an input with a bare document line (`gate
 //!   --json-line - 2>&1`, Ansible's output) a `word: text` line is that
@@ -258,7 +260,8 @@ struct Sent<T> {
     /// Candidate lines that did not parse: the count, and the last error.
     unreadable: usize,
     parse_error: Option<Broken>,
-    /// The engine's last message about the host.
+    /// The engine's messages about the host, in order, joined by "; ";
+    /// where the first was printed.
     engine: Option<Broken>,
     /// The host's last line that was neither a document nor a candidate.
     last_line: Option<Broken>,

@@ -30,11 +30,12 @@ fn hosts_gather_their_documents_and_the_reason_they_have_none() {
     let gate = gate_line("inside");
     let text = format!(
         "a: {gate}\na: human view\nb: {gate}\nb: {gate}\nb: {{\"kind\nc: Permission denied\n\
-         pdsh@head: c: ssh exited with exit code 255\nd:\nd: {{\ne: last words\n"
+         pdsh@head: c: ssh exited with exit code 255\nd:\nd: {{\ne: last words\n\
+         pdsh@head: f: command timeout\npdsh@head: f: ssh exited with exit code 255\n"
     );
     let hosts = gather(&text);
     let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
-    assert_eq!(names, ["a", "b", "c", "d", "e"]);
+    assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
     // The engine's label names the host, not the document's field.
     assert_eq!(hosts[0].documents.len(), 1);
     assert_eq!(hosts[0].documents[0].source.line, Some(1));
@@ -52,6 +53,12 @@ fn hosts_gather_their_documents_and_the_reason_they_have_none() {
         hosts[4].broken.as_ref().unwrap().source.to_string(),
         "in:10"
     );
+    // The timeout, then the exit status of the ssh it killed.
+    assert_eq!(
+        reason(5),
+        "pdsh@head: command timeout; pdsh@head: ssh exited with exit code 255"
+    );
+    assert_eq!(hosts[5].broken.as_ref().unwrap().source.line, Some(11));
 }
 
 #[test]
@@ -148,10 +155,20 @@ fn ansible_tree_files_are_the_hosts_they_are_named_after() {
             "tree/n7",
             serde_json::to_string_pretty(&serde_json::json!({"rc": 0, "stdout": gate})).unwrap(),
         ),
+        // Ended by its task_timeout (ansible-core 2.14's file, whole).
+        (
+            "tree/n8",
+            serde_json::json!({
+                "changed": false,
+                "msg": "The command action failed to execute in the expected time frame (5) \
+                        and was terminated",
+            })
+            .to_string(),
+        ),
     ]);
     let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
     // The file names the host, not the document's own `host` field.
-    assert_eq!(names, ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]);
+    assert_eq!(names, ["n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"]);
     assert_eq!(hosts[0].documents[0].replaced, 1);
     assert_eq!(hosts[0].documents[0].source.to_string(), "tree/n1");
     assert_eq!(hosts[6].documents[0].kind, DocumentKind::Gate);
@@ -171,6 +188,11 @@ fn ansible_tree_files_are_the_hosts_they_are_named_after() {
         reason(5).starts_with("tree/n6: not a placement-study JSON file"),
         "{}",
         reason(5)
+    );
+    assert_eq!(
+        reason(7),
+        "ansible: The command action failed to execute in the expected time frame (5) and \
+         was terminated"
     );
 }
 

@@ -45,6 +45,8 @@ pub struct FleetOptions {
 pub struct Answer {
     summary: HostSummary,
     hypervisor: String,
+    /// The placement-study version that wrote the document.
+    tool_version: String,
 }
 
 /// Summarises one document as it is read (the `keep` of
@@ -52,10 +54,12 @@ pub struct Answer {
 pub fn answer(origin: &Origin, saved: SavedDocument) -> Answer {
     let document = document::of(&saved);
     let summary = document.summary(origin.to_string());
-    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), &document.head().evidence);
+    let head = document.head();
+    let hypervisor = hypervisor_label(summary.hypervisor.as_deref(), &head.evidence);
     Answer {
         summary,
         hypervisor,
+        tool_version: head.tool_version.clone(),
     }
 }
 
@@ -123,6 +127,9 @@ pub struct FleetResult {
     /// The hypervisor's name ("KVM"), or its CPUID signature; "none" on
     /// bare metal, "unknown" when not recorded.
     pub hypervisor: String,
+    /// The placement-study version that wrote the document: a host left
+    /// behind by an upgrade says so.
+    pub tool_version: String,
     /// Why the row is flagged: a penalty or a shape far from its CPU
     /// model's, sibling maps that differ, an incomplete or invalid result,
     /// failed checks.
@@ -159,6 +166,7 @@ struct FlatRow<'a> {
     penalty: Cow<'a, GatePenalty>,
     model: Option<&'a str>,
     hypervisor: Option<&'a str>,
+    tool_version: Option<&'a str>,
     cpus: Option<usize>,
     cores: Option<usize>,
     /// pairs: the published and measured sibling maps.
@@ -185,6 +193,7 @@ impl FleetRow {
         let Answer {
             summary,
             hypervisor,
+            tool_version,
         } = answer;
         let failed_checks: Vec<String> = summary
             .failed_checks()
@@ -210,6 +219,7 @@ impl FleetRow {
                 source,
                 summary,
                 hypervisor,
+                tool_version,
                 outliers,
                 notes: Vec::new(),
             })),
@@ -280,6 +290,7 @@ impl FleetRow {
             ),
             model: summary.and_then(|s| s.model.as_deref()),
             hypervisor: result.map(|r| r.hypervisor.as_str()),
+            tool_version: result.map(|r| r.tool_version.as_str()),
             cpus: summary.and_then(|s| s.cpus),
             cores: summary.and_then(|s| s.cores),
             map: summary.and_then(HostSummary::map),
@@ -323,6 +334,8 @@ pub struct Fleet {
     pub models: Vec<(String, usize)>,
     /// Hosts per hypervisor, most first.
     pub hypervisors: Vec<(String, usize)>,
+    /// Hosts per placement-study version, most first.
+    pub versions: Vec<(String, usize)>,
 }
 
 impl Fleet {
@@ -396,6 +409,7 @@ impl Fleet {
             verdicts: verdicts(&rows),
             models: per_host(&rows, |r| r.summary.model.clone()),
             hypervisors: per_host(&rows, |r| Some(r.hypervisor.clone())),
+            versions: per_host(&rows, |r| Some(r.tool_version.clone())),
             hosts: by_status.len(),
             answered,
             broken,
@@ -609,11 +623,14 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         }
         let _ = write!(out, "\n{}\n", fitted(table, &[2, 3], view));
     }
-    for (heading, counts) in [
-        ("CPU model", &fleet.models),
-        ("hypervisor", &fleet.hypervisors),
+    // The versions only when the hosts run more than one: a host an
+    // upgrade left behind.
+    for (heading, counts, least) in [
+        ("CPU model", &fleet.models, 1),
+        ("hypervisor", &fleet.hypervisors, 1),
+        ("placement-study version", &fleet.versions, 2),
     ] {
-        if counts.is_empty() {
+        if counts.len() < least {
             continue;
         }
         let mut table = Builder::default();
@@ -826,7 +843,7 @@ pub fn json_lines(fleet: &Fleet) -> Result<String> {
 pub const CSV_HEADER: &str = concat!(
     "host,file,line,status,reason,kind,verdict,penalty,",
     compare::penalty_csv_columns!(),
-    ",model,hypervisor,cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,\
+    ",model,hypervisor,tool_version,cpus,cores,map_verdict,published_map,measured_map,outliers,complete,valid,\
      gated,failed_checks,notes"
 );
 
@@ -841,7 +858,7 @@ pub fn csv(fleet: &Fleet) -> String {
         let map = row.map;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quoted(row.host),
             text(row.source.map(|s| s.file.as_str())),
             opt(row.source.and_then(|s| s.line)),
@@ -857,6 +874,7 @@ pub fn csv(fleet: &Fleet) -> String {
             row.penalty.csv_cells(),
             text(row.model),
             text(row.hypervisor),
+            text(row.tool_version),
             opt(row.cpus),
             opt(row.cores),
             map.map(|m| m.verdict.as_str()).unwrap_or_default(),

@@ -84,6 +84,7 @@ fn gate_row(host: &str, penalty: f64) -> FleetRow {
             },
             summary,
             hypervisor: "QEMU TCG".into(),
+            tool_version: "0.1.0".into(),
             outliers: Vec::new(),
             notes: Vec::new(),
         })),
@@ -200,6 +201,7 @@ fn both_csvs_carry_the_penalty_columns() {
         verdicts: Vec::new(),
         models: Vec::new(),
         hypervisors: Vec::new(),
+        versions: Vec::new(),
     };
     let csv = csv(&fleet);
     let line = csv.lines().nth(1).unwrap();
