@@ -24,6 +24,7 @@ mod figure_machine;
 mod figures;
 mod fleet_report;
 mod hostile_text;
+mod hypervisor_fixtures;
 mod judge_samples;
 mod layering;
 mod man_flags;
