@@ -37,11 +37,14 @@ const PACKAGE_ORDER: [&str; 4] = [
 /// snapshot of a large machine could disagree on every CPU).
 const MAX_NOTES: usize = 16;
 
-/// One note per online CPU whose list and mask of a set disagree. Which
-/// pairs a kernel writes is read from the first CPU's listing, as the
-/// prober learns its files (every CPU folder has the same ones).
+/// One note per online CPU whose list and mask of a set disagree, in a
+/// snapshot. Which pairs a kernel writes is read from the first CPU's
+/// listing, as the prober learns its files (every CPU folder has the same
+/// ones). The running kernel prints both from one cpumask, so the live
+/// system is not read twice over.
 pub fn list_mask_notes(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<String>> {
-    let Some(first) = online.iter().next() else {
+    let first = online.iter().next();
+    let Some(first) = first.filter(|_| !root.is_live()) else {
         return Ok(Vec::new());
     };
     let listed = root.list_dir(&format!("{CPU_DIR}/cpu{first}/topology"))?;
@@ -86,25 +89,25 @@ pub fn list_mask_notes(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<String>>
 fn disagreement(root: &SysfsRoot, dir: &str, list: &str, mask: &str) -> Result<Option<String>> {
     let list_file = format!("{dir}/{list}");
     let mask_file = format!("{dir}/{mask}");
-    let (Some(list_text), Some(mask_text)) =
-        (root.read_text(&list_file)?, root.read_text(&mask_file)?)
-    else {
-        return Ok(None);
-    };
     // The file the prober used was read already (an unreadable one failed
     // the probe); the other one's parse error is the disagreement.
-    let read = |file: &str, form| {
-        root.read_cpuset(&[(file, form)])
-            .map(|set| set.unwrap_or_default().to_string())
-            .unwrap_or_else(|_| "no CPU set".into())
+    let list_set = root.read_cpuset(&[(&list_file, SetForm::List)]);
+    let mask_set = root.read_cpuset(&[(&mask_file, SetForm::Mask)]);
+    match (&list_set, &mask_set) {
+        (Ok(None), _) | (_, Ok(None)) => return Ok(None),
+        (Ok(Some(list_set)), Ok(Some(mask_set))) if list_set == mask_set => return Ok(None),
+        _ => {}
+    }
+    let mask_says = match mask_set {
+        Ok(set) => set.unwrap_or_default().to_string(),
+        Err(_) => "no CPU set".into(),
     };
-    let (list_set, mask_set) = (
-        read(&list_file, SetForm::List),
-        read(&mask_file, SetForm::Mask),
-    );
-    Ok((list_set != mask_set).then(|| {
-        format!("{list} says {list_text} but its {mask} mask {mask_text} says {mask_set}")
-    }))
+    let text = |file: &str| -> Result<String> { Ok(root.read_text(file)?.unwrap_or_default()) };
+    Ok(Some(format!(
+        "{list} says {} but its {mask} mask {} says {mask_says}",
+        text(&list_file)?,
+        text(&mask_file)?
+    )))
 }
 
 #[cfg(test)]
