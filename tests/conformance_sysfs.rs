@@ -40,6 +40,23 @@ fn compare(row: &Row, topology: &Topology) -> Vec<String> {
     check("cores", summary.cores.to_string());
     check("threads_per_core", summary.threads_per_core.clone());
     check("core_classes", summary.core_classes.to_string());
+    // The cpuinfo flag as a hypervisor source says it ("n/a" rows have no
+    // flags line, and so no such source).
+    let flag = topology
+        .environment
+        .hypervisor_sources
+        .iter()
+        .find(|source| source.file == "/proc/cpuinfo")
+        .and_then(|source| source.guest);
+    check(
+        "hypervisor_flag",
+        match flag {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "none read",
+        }
+        .to_owned(),
+    );
     match row.get("class_sets") {
         "-" if summary.core_classes != 1 => mismatches.push(format!(
             "class_sets: expected 1 class, got {}",

@@ -602,6 +602,9 @@ fn evidence_document() -> Value {
         "dmi_vendor": null,
         "dmi_product": null,
         "crosscheck": {"agrees": true, "mismatches": []},
+        "hypervisor_sources": [
+            {"file": "/sys/class/dmi/id/sys_vendor", "says": "QEMU", "names": "QEMU", "guest": true},
+        ],
     })
 }
 
@@ -642,6 +645,15 @@ fn the_schemas_bite() {
     let errors = violations("gate.schema.json#/$defs/Evidence", &evidence);
     assert!(
         errors.iter().any(|e| e.starts_with("at /crosscheck:")),
+        "{errors:?}"
+    );
+    let mut source = evidence_document();
+    source["hypervisor_sources"][0]["guest"] = json!("yes");
+    let errors = violations("gate.schema.json#/$defs/Evidence", &source);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("at /hypervisor_sources/0/guest:")),
         "{errors:?}"
     );
     let mut extra = topology;

@@ -25,6 +25,7 @@ mod figures;
 mod fleet_report;
 mod hostile_text;
 mod html;
+mod hypervisor_fixtures;
 mod judge_samples;
 mod layering;
 mod man_flags;

@@ -7,13 +7,13 @@ use placement_study::probe::{ClassSource, CoreKind, Topology, probe};
 use placement_study::report::view::View;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/sysfs")
         .join(name)
 }
 
-fn probe_fixture(name: &str) -> Topology {
+pub(crate) fn probe_fixture(name: &str) -> Topology {
     probe(Some(&fixture(name)), None).unwrap_or_else(|e| panic!("probing {name}: {e:#}"))
 }
 

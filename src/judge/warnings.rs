@@ -7,8 +7,8 @@
 use crate::judge::batches::HostNoise;
 use crate::measure::stop::StopSignal;
 use crate::measure::{ClockKind, MeasurementSetup, SoftwareCounters};
-use crate::probe::Topology;
 use crate::probe::environment::CPU_PMU_PREFIXES;
+use crate::probe::{Topology, hypervisor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -21,6 +21,8 @@ pub enum Warning {
     Hypervisor(String),
     /// Only the cpuinfo flag says this is a VM.
     HypervisorFlag,
+    /// Two sources of hypervisor evidence disagree: which, and what each says.
+    HypervisorEvidence(String),
     /// One CPUID/sysfs disagreement, naming the CPUs.
     CpuidSysfsMismatch(String),
     /// The kernel's sibling lists overlap or are asymmetric; how the probe
@@ -66,13 +68,28 @@ impl Warning {
     pub fn about_machine(topology: &Topology) -> Vec<Warning> {
         let mut out = Vec::new();
         let environment = &topology.environment;
+        let cpuid = topology.cpuid.as_ref();
+        let identity = hypervisor::identity(
+            cpuid.map(|cpuid| cpuid.hypervisor_bit),
+            cpuid.and_then(|cpuid| cpuid.hypervisor_name.as_deref()),
+            &environment.hypervisor_sources,
+        );
         if let Some(name) = &topology.summary.hypervisor {
             out.push(Warning::Hypervisor(name.clone()));
         } else if environment.hypervisor_flag == Some(true) {
             out.push(Warning::HypervisorFlag);
         } else if let Some(board) = environment.virtual_board() {
             out.push(Warning::Hypervisor(format!("{board}, by its device tree")));
+        } else if let Some(vendor) = &identity.vendor {
+            let by = identity.named_by.join(", ");
+            out.push(Warning::Hypervisor(format!("{vendor}, named by {by}")));
         }
+        out.extend(
+            identity
+                .disagreements
+                .into_iter()
+                .map(Warning::HypervisorEvidence),
+        );
         if let Some(why) = &topology.summary.structure_unknown {
             out.push(Warning::UnknownStructure(why.clone()));
         }
@@ -143,6 +160,11 @@ impl fmt::Display for Warning {
             Warning::HypervisorFlag => f.write_str(
                 "the kernel reports the hypervisor CPU flag: this is a virtual machine; \
                  its sibling map may be fiction (run `placement-study gate`)",
+            ),
+            Warning::HypervisorEvidence(what) => write!(
+                f,
+                "the hypervisor evidence disagrees: {what}; identity is evidence only, \
+                 a measurement (`placement-study gate`) decides"
             ),
             Warning::CpuidSysfsMismatch(what) => write!(f, "CPUID and sysfs disagree: {what}"),
             Warning::SiblingMap(what) => {

@@ -6,6 +6,7 @@
 
 use crate::cpuset::{CpuSet, parse_list};
 use crate::input::ReadLimit;
+use crate::probe::hypervisor;
 use crate::probe::model::{CorePmu, Environment};
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::{Context, Result, anyhow, bail};
@@ -50,6 +51,7 @@ pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment
         },
         dmi_vendor: root.read_value("sys/class/dmi/id/sys_vendor")?,
         dmi_product: root.read_value("sys/class/dmi/id/product_name")?,
+        hypervisor_sources: hypervisor::read_sources(root, cpuinfo.has_flag("hypervisor"))?,
         model_name: cpuinfo.model_name,
         devicetree_compatible: read_devicetree_compatible(root)?,
     })

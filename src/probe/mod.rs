@@ -15,6 +15,8 @@ pub mod classes;
 pub mod cpuid;
 pub mod crosscheck;
 pub mod environment;
+pub mod hypervisor;
+pub mod list_mask;
 pub mod midr;
 pub mod model;
 pub mod recording;
@@ -165,7 +167,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
             &cpus,
             &classes,
             allowed_count,
-            report.as_ref(),
+            (report.as_ref(), &environment),
             "sysfs",
             sibling_map.cores_unknown,
         ),
@@ -176,7 +178,11 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
         cpuid: report,
         midr,
         crosscheck,
-        sibling_map_notes: sibling_map.notes,
+        sibling_map_notes: [
+            sibling_map.notes,
+            list_mask::list_mask_notes(root, &online)?,
+        ]
+        .concat(),
     })
 }
 
@@ -201,7 +207,14 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
             cpuid: Some(source.to_string()),
             cpuid_absent: None,
         },
-        summary: summarize(&cpus, &classes, online.len(), Some(&report), "cpuid", None),
+        summary: summarize(
+            &cpus,
+            &classes,
+            online.len(),
+            (Some(&report), &Environment::default()),
+            "cpuid",
+            None,
+        ),
         cpus,
         classes,
         caches: Vec::new(),
@@ -307,7 +320,7 @@ fn summarize(
     cpus: &[CpuEntry],
     classes: &[CoreClass],
     allowed: usize,
-    report: Option<&CpuidReport>,
+    (report, environment): (Option<&CpuidReport>, &Environment),
     structure_from: &str,
     structure_unknown: Option<String>,
 ) -> Summary {
@@ -337,9 +350,20 @@ fn summarize(
                 .clone()
                 .or_else(|| report.hypervisor_bit.then(|| "unknown".to_owned()))
         }),
+        hypervisor_vendor: hypervisor_vendor(report, environment),
         structure_from: structure_from.to_owned(),
         structure_unknown,
     }
+}
+
+/// The hypervisor CPUID and the files agree on (see [`hypervisor::identity`]).
+fn hypervisor_vendor(report: Option<&CpuidReport>, environment: &Environment) -> Option<String> {
+    hypervisor::identity(
+        report.map(|report| report.hypervisor_bit),
+        report.and_then(|report| report.hypervisor_name.as_deref()),
+        &environment.hypervisor_sources,
+    )
+    .vendor
 }
 
 /// "2" when every core has two threads; "mixed(6x2,8x1)" (cores x threads,

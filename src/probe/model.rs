@@ -4,6 +4,7 @@
 //! [`TOPOLOGY_SCHEMA_VERSION`].
 
 use crate::cpuset::CpuSet;
+use crate::probe::hypervisor::HypervisorSource;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,8 +39,10 @@ pub struct Topology {
     /// sets that overlap without being equal, e.g. "CPU 3's core_cpus_list
     /// lists CPU 4, but CPU 4's does not list CPU 3: treated as one core
     /// (CPUs 3-4)". Such CPUs are merged into one core (or package), so
-    /// `cpus` never puts a CPU in two. Empty for a sane kernel, and in
-    /// files saved before this field existed.
+    /// `cpus` never puts a CPU in two. Also a CPU whose list and mask of
+    /// one set disagree, naming both and the file used (see
+    /// [`list_mask`](crate::probe::list_mask)). Empty for a sane kernel,
+    /// and in files saved before this field existed.
     #[serde(default)]
     pub sibling_map_notes: Vec<String>,
 }
@@ -87,6 +90,13 @@ pub struct Summary {
     /// or "unknown" when only the hypervisor bit is set; `None` on bare metal
     /// or when CPUID was not read.
     pub hypervisor: Option<String>,
+    /// The hypervisor every source that names one agrees on (CPUID and the
+    /// files of `environment.hypervisor_sources`), by lscpu's vendor name:
+    /// "KVM", "Xen", "Microsoft", "VMware", "IBM", "pHyp", ...; `None`
+    /// when none names one or they disagree, and in files saved before it.
+    /// Evidence only: it decides no verdict.
+    #[serde(default)]
+    pub hypervisor_vendor: Option<String>,
     /// Where the CPU/core/package structure came from: "sysfs" or "cpuid".
     pub structure_from: String,
     /// Why which CPUs share a core is unknown (some CPU's core sibling set
@@ -236,6 +246,11 @@ pub struct Environment {
     /// with a device tree): "linux,dummy-virt" is QEMU's virt machine.
     #[serde(default)]
     pub devicetree_compatible: Option<String>,
+    /// What each file that can name a hypervisor says (see
+    /// [`hypervisor`](crate::probe::hypervisor)); empty in files saved
+    /// before it.
+    #[serde(default)]
+    pub hypervisor_sources: Vec<HypervisorSource>,
 }
 
 /// The device tree `compatible` of QEMU's `-M virt` board.

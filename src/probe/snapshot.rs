@@ -17,6 +17,7 @@
 use crate::cpuset::CpuSet;
 use crate::input::{Folder, is_absent, kind_of, read_bounded, read_bounded_in};
 use crate::probe::environment::CPUINFO_LIMIT;
+use crate::probe::hypervisor::{DMI_FILES, SOURCE_FILES};
 use crate::probe::sysfs::{ATTRIBUTE_LIMIT, SysfsRoot, online_cpus};
 use anyhow::{Context, Result, bail};
 use std::fs;
@@ -49,9 +50,6 @@ const FILES: &[&str] = &[
     "proc/sys/kernel/osrelease",
     "proc/sys/kernel/perf_event_paranoid",
     "proc/self/status",
-    "sys/class/dmi/id/sys_vendor",
-    "sys/class/dmi/id/product_name",
-    "sys/firmware/devicetree/base/compatible",
 ];
 
 /// Entries of sysfs folders that are never topology and can be huge or
@@ -248,8 +246,16 @@ pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
     for tree in TREES {
         copied += copy_tree(&from.join(tree), &to.join(tree))?;
     }
-    for file in FILES {
+    // The hypervisor evidence: DMI names, the device tree, lparcfg,
+    // sysinfo, /sys/hypervisor and /proc/xen (see `hypervisor`).
+    let evidence = DMI_FILES.iter().chain(&SOURCE_FILES);
+    for file in FILES.iter().chain(evidence) {
         copied += copy_file(&from.join(file), &to.join(file))?;
+    }
+    // /proc/xen says "a Xen domain" by existing, empty or not.
+    if from.join("proc/xen").is_dir() {
+        let xen = to.join("proc/xen");
+        fs::create_dir_all(&xen).with_context(|| format!("{}: cannot create", xen.display()))?;
     }
     copied += save_pmu_devices(from, to)?;
     Ok(copied)

@@ -8,6 +8,7 @@ use crate::judge::gate::{Estimate, MeanBased, UNEVEN_WORKERS, Verdict};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
+use crate::probe::hypervisor::{self, HypervisorSource, Identity};
 use crate::probe::{Crosscheck, virtual_board};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
@@ -243,6 +244,27 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         e.dmi_vendor.as_deref().unwrap_or("unknown"),
         e.dmi_product.as_deref().unwrap_or("unknown")
     ));
+    if !e.hypervisor_sources.is_empty() {
+        let identity = hypervisor::identity(
+            e.cpuid_hypervisor_bit,
+            e.cpuid_hypervisor_name.as_deref(),
+            &e.hypervisor_sources,
+        );
+        // The cpuinfo flag, the DMI vendor and product and the device
+        // tree's compatible have their lines above.
+        let shown_above = [
+            "/proc/cpuinfo",
+            "/sys/class/dmi/id/sys_vendor",
+            "/sys/class/dmi/id/product_name",
+            "/sys/firmware/devicetree/base/compatible",
+        ];
+        let others: Vec<&HypervisorSource> = e
+            .hypervisor_sources
+            .iter()
+            .filter(|source| !shown_above.contains(&source.file.as_str()))
+            .collect();
+        lines.extend(hypervisor_lines(&identity, &others));
+    }
     let left_out = |c: &Crosscheck| {
         c.not_compared
             .as_ref()
@@ -259,6 +281,36 @@ pub fn evidence_lines(e: &Evidence) -> Vec<String> {
         (None, Some(_)) => "no CPUID/sysfs cross-check: the sibling map is sysfs's alone".into(),
         (None, None) => "CPUID/sysfs cross-check not made".into(),
     });
+    lines
+}
+
+/// What the hypervisor evidence comes to (the hypervisor every source
+/// that names one agrees on, and each disagreement), then what each of
+/// `sources` says.
+pub fn hypervisor_lines(identity: &Identity, sources: &[&HypervisorSource]) -> Vec<String> {
+    let named = match (&identity.vendor, identity.named_by.is_empty()) {
+        (Some(vendor), _) => format!(
+            "hypervisor named: {vendor}, by {}",
+            identity.named_by.join(", ")
+        ),
+        (None, true) => "hypervisor named: none".into(),
+        (None, false) => "hypervisor named: none, the sources disagree".into(),
+    };
+    let mut lines = vec![named];
+    lines.extend(
+        identity
+            .disagreements
+            .iter()
+            .map(|what| format!("disagreeing: {what}")),
+    );
+    for source in sources {
+        let verdict = match (&source.names, source.guest) {
+            (Some(names), _) => format!(" (names {names})"),
+            (None, Some(false)) => " (no guest)".into(),
+            (None, _) => String::new(),
+        };
+        lines.push(format!("{}: {}{verdict}", source.file, source.says));
+    }
     lines
 }
 
@@ -395,5 +447,80 @@ impl Document for GateResult {
 
     fn outcome(&self) -> Outcome {
         Outcome::Verdict(self.verdict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(
+        file: &str,
+        says: &str,
+        names: Option<&str>,
+        guest: Option<bool>,
+    ) -> HypervisorSource {
+        HypervisorSource {
+            file: file.into(),
+            says: says.into(),
+            names: names.map(str::to_owned),
+            guest,
+        }
+    }
+
+    #[test]
+    fn evidence_shows_each_source_the_lines_above_do_not() {
+        let evidence = Evidence {
+            cpuid_hypervisor_bit: Some(false),
+            cpuid_hypervisor_signature: None,
+            cpuid_hypervisor_name: None,
+            cpuinfo_hypervisor_flag: Some(false),
+            dmi_vendor: Some("VMware, Inc.".into()),
+            dmi_product: Some("VMware7,1".into()),
+            crosscheck: None,
+            cpuid_absent: None,
+            devicetree_compatible: None,
+            hypervisor_sources: vec![
+                source("/proc/cpuinfo", "no hypervisor flag", None, Some(false)),
+                source(
+                    "/sys/class/dmi/id/sys_vendor",
+                    "VMware, Inc.",
+                    Some("VMware"),
+                    Some(true),
+                ),
+                source(
+                    "/sys/class/dmi/id/bios_vendor",
+                    "VMware, Inc.",
+                    Some("VMware"),
+                    Some(true),
+                ),
+            ],
+        };
+        let lines = evidence_lines(&evidence);
+        let hypervisor: Vec<&str> = lines
+            .iter()
+            .map(String::as_str)
+            .skip_while(|line| !line.starts_with("hypervisor named"))
+            .take(4)
+            .collect();
+        assert_eq!(
+            hypervisor,
+            [
+                "hypervisor named: VMware, by /sys/class/dmi/id/sys_vendor, /sys/class/dmi/id/bios_vendor",
+                "disagreeing: the CPUID hypervisor bit is clear and /proc/cpuinfo says no \
+                 hypervisor flag, but /sys/class/dmi/id/sys_vendor names VMware",
+                "/sys/class/dmi/id/bios_vendor: VMware, Inc. (names VMware)",
+                "CPUID/sysfs cross-check not made",
+            ]
+        );
+        let old = Evidence {
+            hypervisor_sources: Vec::new(),
+            ..evidence
+        };
+        assert!(
+            !evidence_lines(&old)
+                .iter()
+                .any(|line| line.starts_with("hypervisor named"))
+        );
     }
 }

@@ -5,9 +5,10 @@ use crate::cpuset::{CpuSet, format_mask};
 use crate::exit::Outcome;
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
-use crate::probe::{Cache, Topology};
+use crate::probe::{Cache, Topology, hypervisor};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
+use crate::report::gate::hypervisor_lines;
 use crate::report::units::{bytes, cores, count};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, TopologyResult};
@@ -245,6 +246,20 @@ pub fn render(topology: &Topology, view: &View) -> String {
         };
         let line = format!("  crosscheck      {verdict}");
         let _ = writeln!(out, "{}", view.wrap(&line, 18));
+    }
+
+    if !env.hypervisor_sources.is_empty() || topology.cpuid.is_some() {
+        let _ = writeln!(out, "\nHypervisor evidence (shown, never deciding)");
+        let cpuid = topology.cpuid.as_ref();
+        let identity = hypervisor::identity(
+            cpuid.map(|cpuid| cpuid.hypervisor_bit),
+            cpuid.and_then(|cpuid| cpuid.hypervisor_name.as_deref()),
+            &env.hypervisor_sources,
+        );
+        let sources: Vec<_> = env.hypervisor_sources.iter().collect();
+        for line in hypervisor_lines(&identity, &sources) {
+            let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+        }
     }
 
     let warnings = Warning::about_machine(topology);

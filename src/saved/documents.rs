@@ -23,6 +23,7 @@ use crate::plan::hybrid::HybridPlan;
 use crate::plan::pairs::SearchKind;
 use crate::plan::sweep::SweepPlan;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
+use crate::probe::hypervisor::HypervisorSource;
 use crate::probe::recording::Recording;
 use crate::probe::{
     Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, ProbeSource, Summary, Topology,
@@ -93,6 +94,10 @@ pub struct Evidence {
     /// QEMU's virt machine); `None` without a device tree.
     #[serde(default)]
     pub devicetree_compatible: Option<String>,
+    /// What each file that can name a hypervisor says (the topology's
+    /// `environment.hypervisor_sources`); empty in files before it.
+    #[serde(default)]
+    pub hypervisor_sources: Vec<HypervisorSource>,
 }
 
 impl Evidence {
@@ -109,6 +114,7 @@ impl Evidence {
             crosscheck: topology.crosscheck.clone(),
             cpuid_absent: topology.source.cpuid_absent.clone(),
             devicetree_compatible: topology.environment.devicetree_compatible.clone(),
+            hypervisor_sources: topology.environment.hypervisor_sources.clone(),
         }
     }
 }

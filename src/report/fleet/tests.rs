@@ -38,6 +38,7 @@ fn no_signature_is_bare_metal_only_when_the_cpu_says_so() {
         crosscheck: None,
         cpuid_absent: None,
         devicetree_compatible: None,
+        hypervisor_sources: Vec::new(),
     };
     assert_eq!(
         hypervisor_label(Some("KVMKVMKVM"), &evidence(Some(true), None)),

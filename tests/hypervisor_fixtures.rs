@@ -1,0 +1,261 @@
+//! The hypervisor evidence on hand-written guests (`fixtures/sysfs/*`, each
+//! README naming the real machine's published files it follows): every
+//! file source, what it says and what it names, the hypervisor the summary
+//! names, the notes where the evidence disagrees, and a snapshot folder of
+//! each that carries the same evidence. Also a CPU whose sibling list and
+//! mask disagree.
+
+use crate::topology_fixtures::{fixture, probe_fixture};
+use placement_study::judge::warnings::Warning;
+use placement_study::probe::hypervisor::HypervisorSource;
+use placement_study::probe::snapshot::copy_topology_files;
+use placement_study::probe::{Topology, probe};
+
+/// Each source as (file, says, names, guest).
+fn sources(topology: &Topology) -> Vec<(&str, &str, Option<&str>, Option<bool>)> {
+    topology
+        .environment
+        .hypervisor_sources
+        .iter()
+        .map(|s: &HypervisorSource| {
+            (
+                s.file.as_str(),
+                s.says.as_str(),
+                s.names.as_deref(),
+                s.guest,
+            )
+        })
+        .collect()
+}
+
+/// The notes about the machine, as the views print them.
+fn notes(topology: &Topology) -> Vec<String> {
+    Warning::about_machine(topology)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn disagreement_notes(topology: &Topology) -> Vec<String> {
+    notes(topology)
+        .into_iter()
+        .filter(|note| note.starts_with("the hypervisor evidence disagrees"))
+        .collect()
+}
+
+const GUESTS: [&str; 6] = [
+    "xen-hvm-guest",
+    "vmware-guest",
+    "hyperv-guest",
+    "zvm-guest-s390x",
+    "powervm-lpar-ppc64le",
+    "vmware-dmi-no-hypervisor-flag",
+];
+
+#[test]
+fn xen_guest_is_named_by_every_xen_file() {
+    let t = probe_fixture("xen-hvm-guest");
+    assert_eq!(
+        sources(&t),
+        [
+            ("/proc/cpuinfo", "hypervisor flag set", None, Some(true)),
+            ("/sys/hypervisor/type", "xen", Some("Xen"), Some(true)),
+            ("/sys/class/dmi/id/product_name", "HVM domU", None, None),
+            (
+                "/sys/class/dmi/id/sys_vendor",
+                "Xen",
+                Some("Xen"),
+                Some(true)
+            ),
+            (
+                "/sys/class/dmi/id/bios_vendor",
+                "Xen",
+                Some("Xen"),
+                Some(true)
+            ),
+            (
+                "/proc/xen",
+                "a Xen domain (no control_d: a guest)",
+                Some("Xen"),
+                Some(true)
+            ),
+        ]
+    );
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("Xen"));
+    assert_eq!(t.summary.hypervisor, None, "no CPUID was read");
+    assert!(disagreement_notes(&t).is_empty());
+}
+
+#[test]
+fn vmware_guest_is_named_by_its_dmi() {
+    let t = probe_fixture("vmware-guest");
+    assert_eq!(
+        sources(&t),
+        [
+            ("/proc/cpuinfo", "hypervisor flag set", None, Some(true)),
+            (
+                "/sys/class/dmi/id/product_name",
+                "VMware Virtual Platform",
+                Some("VMware"),
+                Some(true)
+            ),
+            (
+                "/sys/class/dmi/id/sys_vendor",
+                "VMware, Inc.",
+                Some("VMware"),
+                Some(true)
+            ),
+            (
+                "/sys/class/dmi/id/board_vendor",
+                "Intel Corporation",
+                None,
+                None
+            ),
+            (
+                "/sys/class/dmi/id/bios_vendor",
+                "Phoenix Technologies LTD",
+                None,
+                None
+            ),
+        ]
+    );
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("VMware"));
+    assert!(disagreement_notes(&t).is_empty());
+}
+
+#[test]
+fn hyper_v_guest_is_microsoft_as_lscpu_names_it() {
+    let t = probe_fixture("hyperv-guest");
+    let named: Vec<_> = sources(&t)
+        .into_iter()
+        .filter(|(file, ..)| file.starts_with("/sys/class/dmi/"))
+        .map(|(file, _, names, _)| (file, names))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("/sys/class/dmi/id/product_name", Some("Microsoft")),
+            ("/sys/class/dmi/id/sys_vendor", Some("Microsoft")),
+            ("/sys/class/dmi/id/board_vendor", Some("Microsoft")),
+            ("/sys/class/dmi/id/bios_vendor", Some("Microsoft")),
+        ]
+    );
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("Microsoft"));
+    assert!(disagreement_notes(&t).is_empty());
+}
+
+#[test]
+fn zvm_guest_is_named_by_sysinfo() {
+    let t = probe_fixture("zvm-guest-s390x");
+    assert_eq!(
+        sources(&t),
+        [("/proc/sysinfo", "z/VM 6.1.0", Some("IBM"), Some(true))],
+        "s390's cpuinfo has no flags line"
+    );
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("IBM"));
+    assert_eq!((t.summary.cpus, t.summary.cores), (2, 2));
+    assert!(
+        notes(&t).iter().any(
+            |note| note.starts_with("running under a hypervisor (IBM, named by /proc/sysinfo)")
+        ),
+        "{:?}",
+        notes(&t)
+    );
+}
+
+#[test]
+fn powervm_partition_is_named_by_its_device_tree() {
+    let t = probe_fixture("powervm-lpar-ppc64le");
+    assert_eq!(
+        sources(&t),
+        [
+            (
+                "/sys/firmware/devicetree/base/ibm,partition-name",
+                "partition \"lpar05\"",
+                Some("pHyp"),
+                Some(true)
+            ),
+            (
+                "/proc/ppc64/lparcfg",
+                "a POWER logical partition, partition_id 5, shared processors",
+                None,
+                Some(true)
+            ),
+        ]
+    );
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("pHyp"));
+    assert_eq!((t.summary.cpus, t.summary.cores), (8, 2));
+    assert_eq!(t.summary.threads_per_core, "4");
+}
+
+#[test]
+fn vmware_dmi_without_the_hypervisor_flag_disagrees() {
+    let t = probe_fixture("vmware-dmi-no-hypervisor-flag");
+    let first = &t.environment.hypervisor_sources[0];
+    assert_eq!(
+        (first.file.as_str(), first.says.as_str(), first.guest),
+        ("/proc/cpuinfo", "no hypervisor flag", Some(false))
+    );
+    // Every source that names one names VMware: identity is unambiguous,
+    // and the flag's disagreement is a note.
+    assert_eq!(t.summary.hypervisor_vendor.as_deref(), Some("VMware"));
+    assert_eq!(
+        disagreement_notes(&t),
+        [
+            "the hypervisor evidence disagrees: /proc/cpuinfo says no hypervisor flag, but \
+          /sys/class/dmi/id/product_name names VMware; identity is evidence only, a \
+          measurement (`placement-study gate`) decides"
+        ]
+    );
+}
+
+#[test]
+fn bare_metal_fixtures_name_no_hypervisor() {
+    for name in [
+        "laptop-i5-11300H",
+        "server-2s-xeon-8462Y",
+        "alderlake-i5-12600K",
+    ] {
+        let t = probe_fixture(name);
+        assert_eq!(t.summary.hypervisor_vendor, None, "{name}");
+        assert!(disagreement_notes(&t).is_empty(), "{name}");
+    }
+}
+
+/// A folder snapshot of each guest (the files `snapshot DIR` copies) says
+/// what the guest's own folder says, source by source.
+#[test]
+fn a_snapshot_folder_carries_every_source() {
+    let scratch = tempfile::tempdir().unwrap();
+    for name in GUESTS {
+        let copy = scratch.path().join(name);
+        copy_topology_files(&fixture(name), &copy).unwrap();
+        let copied = probe(Some(&copy), None).unwrap();
+        let original = probe_fixture(name);
+        assert_eq!(
+            copied.environment.hypervisor_sources, original.environment.hypervisor_sources,
+            "{name}"
+        );
+        assert_eq!(
+            copied.summary.hypervisor_vendor,
+            original.summary.hypervisor_vendor
+        );
+    }
+}
+
+#[test]
+fn a_list_and_mask_that_disagree_are_noted() {
+    let t = probe_fixture("list-mask-disagree");
+    assert_eq!(
+        t.sibling_map_notes,
+        [
+            "CPU 1's core_siblings_list says 0-3 but its core_siblings mask 00000003 says 0-1; \
+             package_cpus_list was used",
+            "CPU 3's core_cpus_list says 2-3 but its core_cpus mask 00000009 says 0,3; \
+             core_cpus_list was used",
+        ]
+    );
+    // The lists were used: the cores are the lists' cores.
+    assert_eq!(t.cpus[3].siblings.to_string(), "2-3");
+    assert_eq!((t.summary.cores, t.summary.packages), (2, 1));
+}
