@@ -1070,3 +1070,122 @@ fn a_command_arm_watches_the_siblings_its_topology_names() {
         .unwrap_err();
     assert!(reason.contains("no core sibling set"), "{reason}");
 }
+
+/// Each node of a probed machine: (node, CPUs, MemTotal KiB, distances).
+fn nodes(topology: &Topology) -> Vec<(u32, CpuSet, Option<u64>, Vec<u32>)> {
+    topology
+        .nodes
+        .iter()
+        .map(|node| {
+            (
+                node.node,
+                node.cpus.clone(),
+                node.memory_kib,
+                node.distances.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Sub-NUMA clustering: two nodes in each of two packages, 11 within a
+/// package and 20 across.
+#[test]
+fn xeon_with_snc2_has_two_nodes_per_package() {
+    let t = probe_fixture("server-2s-xeon-4314-snc2");
+    assert_eq!(
+        (t.summary.cpus, t.summary.packages, t.summary.cores),
+        (64, 2, 32)
+    );
+    let halves = |from: u32| set((from..from + 8).chain(from + 32..from + 40));
+    assert_eq!(
+        nodes(&t),
+        vec![
+            (0, halves(0), Some(65_280_724), vec![10, 11, 20, 20]),
+            (1, halves(8), Some(66_036_932), vec![11, 10, 20, 20]),
+            (2, halves(16), Some(66_036_928), vec![20, 20, 10, 11]),
+            (3, halves(24), Some(66_023_384), vec![20, 20, 11, 10]),
+        ]
+    );
+    for cpu in &t.cpus {
+        let node = t.node_of(cpu.cpu).unwrap();
+        assert_eq!(cpu.package, node as usize / 2, "CPU {}", cpu.cpu);
+    }
+    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
+}
+
+/// NPS4: four nodes in one package.
+#[test]
+fn epyc_in_nps4_has_four_nodes_in_one_package() {
+    let t = probe_fixture("epyc-7543-nps4");
+    assert_eq!(
+        (t.summary.cpus, t.summary.packages, t.summary.cores),
+        (64, 1, 32)
+    );
+    let quarter = |from: u32| set((from..from + 8).chain(from + 32..from + 40));
+    assert_eq!(
+        nodes(&t),
+        vec![
+            (0, quarter(0), Some(65_828_016), vec![10, 11, 12, 12]),
+            (1, quarter(8), Some(66_058_152), vec![11, 10, 12, 12]),
+            (2, quarter(16), Some(66_058_152), vec![12, 12, 10, 11]),
+            (3, quarter(24), Some(66_044_716), vec![12, 12, 11, 10]),
+        ]
+    );
+    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
+}
+
+/// A CXL expander: a node with memory and no CPU, farther than local DRAM.
+#[test]
+fn a_memory_only_node_has_memory_and_no_cpus() {
+    let t = probe_fixture("xeon-cxl-memory-node");
+    assert_eq!(
+        nodes(&t),
+        vec![
+            (0, set(0..24), Some(130_563_416), vec![10, 21]),
+            (1, set([]), Some(134_217_728), vec![21, 10]),
+        ]
+    );
+    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("node 1  memory  128.0 GiB  no CPUs"),
+        "{text}"
+    );
+}
+
+/// A machine without node files has no nodes, and says so.
+#[test]
+fn a_machine_without_node_files_has_no_nodes() {
+    let t = probe_fixture("laptop-i5-11300H");
+    assert!(t.nodes.is_empty() && t.node_notes.is_empty());
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(text.contains("none: no NUMA node files"), "{text}");
+}
+
+/// Node lists that overlap, and a CPU in no node, each a note naming the
+/// CPUs, in the view's notes too.
+#[test]
+fn overlapping_node_lists_and_a_cpu_in_no_node_are_noted() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("machine");
+    copy_tree(&fixture("epyc-7543-nps4"), &root);
+    let node = root.join("sys/devices/system/node");
+    std::fs::write(node.join("node1/cpulist"), "7-15,40-47\n").unwrap();
+    std::fs::write(node.join("node3/cpulist"), "24-30,56-63\n").unwrap();
+    let t = probe(Some(&root), None).unwrap();
+    assert_eq!(
+        t.node_notes,
+        [
+            "CPU 7 is in the cpulist of nodes 0 and 1: node lists should not overlap; \
+             each CPU is counted in its lowest node",
+            "online CPU 31 is in no node's cpulist",
+        ]
+    );
+    assert_eq!(t.node_of(7), Some(0));
+    assert_eq!(t.node_of(31), None);
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("the kernel's NUMA node files disagree: CPU 7"),
+        "{text}"
+    );
+}

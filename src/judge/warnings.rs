@@ -26,6 +26,9 @@ pub enum Warning {
     /// The kernel's sibling lists overlap or are asymmetric; how the probe
     /// repaired them, naming the CPUs.
     SiblingMap(String),
+    /// The NUMA node files disagree (lists that overlap, a CPU in no
+    /// node, …); what they say, naming the CPUs or nodes.
+    NodeFiles(String),
     /// Which CPUs share a core is unknown; why (the missing files).
     UnknownStructure(String),
     /// No hardware PMU is registered; measurements fall back to this clock.
@@ -83,6 +86,7 @@ impl Warning {
                 .cloned()
                 .map(Warning::SiblingMap),
         );
+        out.extend(topology.node_notes.iter().cloned().map(Warning::NodeFiles));
         if let Some(cross) = &topology.crosscheck {
             out.extend(
                 cross
@@ -148,6 +152,7 @@ impl fmt::Display for Warning {
             Warning::SiblingMap(what) => {
                 write!(f, "the kernel's sibling map is inconsistent: {what}")
             }
+            Warning::NodeFiles(what) => write!(f, "the kernel's NUMA node files disagree: {what}"),
             Warning::UnknownStructure(why) => write!(
                 f,
                 "the machine's structure is unknown: {why}; SMT can be neither confirmed nor ruled out"

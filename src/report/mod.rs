@@ -8,6 +8,7 @@ pub mod figure;
 pub mod fleet;
 pub mod gate;
 pub mod hybrid;
+pub mod nodes;
 pub mod observe;
 pub mod pairs;
 pub mod prom;
