@@ -46,6 +46,8 @@ pub enum Warning {
     RestrictedAffinity { allowed: usize, online: usize },
     /// A study left out arms it cannot place here: which, and why.
     ArmsLeftOut(String),
+    /// A study's arms span NUMA nodes: why (no node has the cores).
+    ArmsSpanNodes(String),
     /// The host was noisy while the comparison was measured (see
     /// [`HostNoise::is_high`]).
     NoisyHost(HostNoise),
@@ -167,7 +169,7 @@ impl fmt::Display for Warning {
                 ticks.unit()
             ),
             Warning::ThreadAccounting(reason) => f.write_str(reason),
-            Warning::ArmsLeftOut(note) => f.write_str(note),
+            Warning::ArmsLeftOut(note) | Warning::ArmsSpanNodes(note) => f.write_str(note),
             Warning::TurboOn(source, ticks) => write!(
                 f,
                 "turbo is on ({source}): core cycles and {} differ; disable it for stable numbers",

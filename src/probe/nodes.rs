@@ -11,10 +11,10 @@
 //! folder has no nodes, which is no error; files that contradict each
 //! other become notes naming the CPUs or nodes, never a guess.
 
-use crate::cpuset::{CpuSet, excerpt};
+use crate::cpuset::{CpuSet, excerpt, numbered_cpu};
 use crate::probe::model::NumaNode;
 use crate::probe::sysfs::{SetFiles, SetForm, SysfsRoot};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use std::collections::BTreeMap;
 
 /// The node folder, relative to the root.
@@ -125,25 +125,11 @@ pub fn read_nodes(root: &SysfsRoot, online: &CpuSet) -> Result<NodeMap> {
 }
 
 /// `N` from a `nodeN` folder name; `None` for the other entries (`online`,
-/// `has_cpu`, `power`, …). An error for a number past `u32`.
+/// `has_cpu`, `power`, …). Node numbers are written as CPU numbers are
+/// (and the kernel keeps them below its CPU limit); an error past it.
 fn node_number(root: &SysfsRoot, name: &str) -> Result<Option<u32>> {
-    let Some(digits) = name.strip_prefix("node") else {
-        return Ok(None);
-    };
-    let canonical = !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'));
-    if !canonical {
-        return Ok(None);
-    }
-    match digits.parse() {
-        Ok(node) => Ok(Some(node)),
-        Err(_) => bail!(
-            "{}: {}: node number past the limit (a corrupt snapshot?)",
-            root.name(NODE_DIR),
-            excerpt(name)
-        ),
-    }
+    numbered_cpu(name, "node")
+        .map_err(|why| anyhow!("{}: {why} (a corrupt snapshot?)", root.name(NODE_DIR)))
 }
 
 /// A node list file (`online`, `has_cpu`, `has_memory`: `0-3,8`), its
