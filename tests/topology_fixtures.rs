@@ -1087,51 +1087,62 @@ fn nodes(topology: &Topology) -> Vec<(u32, CpuSet, Option<u64>, Vec<u32>)> {
         .collect()
 }
 
-/// Sub-NUMA clustering: two nodes in each of two packages, 11 within a
-/// package and 20 across.
+/// Several nodes to a package, node by node: sub-NUMA clustering (two
+/// nodes in each of two packages, 11 within a package and 20 across) and
+/// an EPYC in NPS4 (four nodes in one package, 11 beside and 12 across).
 #[test]
-fn xeon_with_snc2_has_two_nodes_per_package() {
-    let t = probe_fixture("server-2s-xeon-4314-snc2");
-    assert_eq!(
-        (t.summary.cpus, t.summary.packages, t.summary.cores),
-        (64, 2, 32)
-    );
-    let halves = |from: u32| set((from..from + 8).chain(from + 32..from + 40));
-    assert_eq!(
-        nodes(&t),
-        vec![
-            (0, halves(0), Some(65_280_724), vec![10, 11, 20, 20]),
-            (1, halves(8), Some(66_036_932), vec![11, 10, 20, 20]),
-            (2, halves(16), Some(66_036_928), vec![20, 20, 10, 11]),
-            (3, halves(24), Some(66_023_384), vec![20, 20, 11, 10]),
-        ]
-    );
-    for cpu in &t.cpus {
-        let node = t.node_of(cpu.cpu).unwrap();
-        assert_eq!(cpu.package, node as usize / 2, "CPU {}", cpu.cpu);
+fn several_nodes_to_a_package_read_node_by_node() {
+    // Each node: 8 cores from `first` and their siblings, 32 CPUs on.
+    let node_cpus = |first: u32| set((first..first + 8).chain(first + 32..first + 40));
+    let machines = [
+        (
+            "server-2s-xeon-4314-snc2",
+            2,
+            [65_280_724, 66_036_932, 66_036_928, 66_023_384],
+            [
+                [10, 11, 20, 20],
+                [11, 10, 20, 20],
+                [20, 20, 10, 11],
+                [20, 20, 11, 10],
+            ],
+        ),
+        (
+            "epyc-7543-nps4",
+            1,
+            [65_828_016, 66_058_152, 66_058_152, 66_044_716],
+            [
+                [10, 11, 12, 12],
+                [11, 10, 12, 12],
+                [12, 12, 10, 11],
+                [12, 12, 11, 10],
+            ],
+        ),
+    ];
+    for (name, packages, memory, distances) in machines {
+        let t = probe_fixture(name);
+        assert_eq!(
+            (t.summary.cpus, t.summary.packages),
+            (64, packages),
+            "{name}"
+        );
+        let expected: Vec<_> = (0..4u32)
+            .map(|n| {
+                let i = n as usize;
+                (n, node_cpus(8 * n), Some(memory[i]), distances[i].to_vec())
+            })
+            .collect();
+        assert_eq!(nodes(&t), expected, "{name}");
+        for cpu in &t.cpus {
+            let node = t.node_of(cpu.cpu).unwrap();
+            assert_eq!(
+                cpu.package,
+                node as usize * packages / 4,
+                "{name} CPU {}",
+                cpu.cpu
+            );
+        }
+        assert!(t.node_notes.is_empty(), "{name}: {:?}", t.node_notes);
     }
-    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
-}
-
-/// NPS4: four nodes in one package.
-#[test]
-fn epyc_in_nps4_has_four_nodes_in_one_package() {
-    let t = probe_fixture("epyc-7543-nps4");
-    assert_eq!(
-        (t.summary.cpus, t.summary.packages, t.summary.cores),
-        (64, 1, 32)
-    );
-    let quarter = |from: u32| set((from..from + 8).chain(from + 32..from + 40));
-    assert_eq!(
-        nodes(&t),
-        vec![
-            (0, quarter(0), Some(65_828_016), vec![10, 11, 12, 12]),
-            (1, quarter(8), Some(66_058_152), vec![11, 10, 12, 12]),
-            (2, quarter(16), Some(66_058_152), vec![12, 12, 10, 11]),
-            (3, quarter(24), Some(66_044_716), vec![12, 12, 11, 10]),
-        ]
-    );
-    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
 }
 
 /// A CXL expander: a node with memory and no CPU, farther than local DRAM.
@@ -1151,6 +1162,13 @@ fn a_memory_only_node_has_memory_and_no_cpus() {
         text.contains("node 1  memory  128.0 GiB  no CPUs"),
         "{text}"
     );
+    // A file saved before nodes were read still reads, with none.
+    let mut older = serde_json::to_value(&t).expect("serializes");
+    let fields = older.as_object_mut().expect("an object");
+    fields.remove("nodes");
+    fields.remove("node_notes");
+    let back: Topology = serde_json::from_value(older).expect("reads without nodes");
+    assert!(back.nodes.is_empty() && back.node_notes.is_empty());
 }
 
 /// A machine without node files has no nodes, and says so.

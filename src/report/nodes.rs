@@ -31,7 +31,11 @@ pub fn section(topology: &Topology, view: &View) -> String {
         );
         lines.push(view.wrap(&line, 30 + name_width));
     }
-    lines.extend(distance_matrix(&topology.nodes));
+    lines.extend(
+        distance_matrix(&topology.nodes, view.width)
+            .iter()
+            .map(|line| view.wrap(line, 4)),
+    );
     lines.join("\n")
 }
 
@@ -49,7 +53,9 @@ fn memory(kib: Option<u64>) -> String {
 
 /// "node distances:", a header row of node numbers and a row per node, as
 /// `numactl -H` prints them; nothing where no node has a distance file.
-fn distance_matrix(nodes: &[NumaNode]) -> Vec<String> {
+/// A matrix wider than `width` (a machine of dozens of nodes) is left out
+/// for a line naming its distinct distances: the JSON has every one.
+fn distance_matrix(nodes: &[NumaNode], width: usize) -> Vec<String> {
     if nodes.iter().all(|node| node.distances.is_empty()) {
         return Vec::new();
     }
@@ -67,6 +73,20 @@ fn distance_matrix(nodes: &[NumaNode]) -> Vec<String> {
             .trim_end()
             .to_string()
     };
+    if 8 + (widest + 1) * nodes.len() > width {
+        let distinct: std::collections::BTreeSet<u32> = nodes
+            .iter()
+            .flat_map(|node| node.distances.iter().copied())
+            .collect();
+        let values: Vec<String> = distinct.iter().map(u32::to_string).collect();
+        return vec![format!(
+            "  node distances: {} x {} left out, wider than the view; its values are {} \
+             (every one in --json, nodes[].distances)",
+            nodes.len(),
+            nodes.len(),
+            values.join(", ")
+        )];
+    }
     let mut lines = vec!["  node distances:".to_string()];
     lines.push(row(
         "node".into(),
@@ -111,7 +131,7 @@ mod tests {
             node(2, &[], Some(0), &[21, 10]),
         ];
         assert_eq!(
-            distance_matrix(&nodes),
+            distance_matrix(&nodes, 80),
             [
                 "  node distances:",
                 "  node    0   2",
@@ -119,6 +139,13 @@ mod tests {
                 "  2:     21  10",
             ]
         );
-        assert!(distance_matrix(&[node(0, &[0], None, &[])]).is_empty());
+        assert!(distance_matrix(&[node(0, &[0], None, &[])], 80).is_empty());
+        assert_eq!(
+            distance_matrix(&nodes, 14),
+            [
+                "  node distances: 2 x 2 left out, wider than the view; its values are 10, 21 \
+              (every one in --json, nodes[].distances)"
+            ]
+        );
     }
 }

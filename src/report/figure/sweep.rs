@@ -327,3 +327,22 @@ fn legend(svg: &mut Svg, result: &SweepResult, y: f64) -> f64 {
     }
     y + 20.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::CoreKind::Uniform;
+
+    /// A new core in a node no earlier CPU is in has a marker of its own.
+    #[test]
+    fn a_core_in_another_node_is_a_kind_of_its_own() {
+        let in_node = |node| Added::NewCore {
+            class: Uniform,
+            node,
+        };
+        assert_eq!(Kind::of(&in_node(None)), Kind::NewCore);
+        assert_eq!(Kind::of(&in_node(Some(1))), Kind::OtherNode);
+        assert_eq!(Kind::OtherNode.name(), "core in another node");
+        assert_ne!(Kind::OtherNode.colour(), Kind::NewCore.colour());
+    }
+}
