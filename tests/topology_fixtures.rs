@@ -1201,6 +1201,8 @@ fn overlapping_node_lists_and_a_cpu_in_no_node_are_noted() {
     );
     assert_eq!(t.node_of(7), Some(0));
     assert_eq!(t.node_of(31), None);
+    let by_cpu = t.nodes_by_cpu();
+    assert_eq!((by_cpu.get(&7), by_cpu.get(&31)), (Some(&0), None));
     let text = placement_study::report::topology::render(&t, &View::default());
     assert!(
         text.contains("the kernel's NUMA node files disagree: CPU 7"),

@@ -212,7 +212,8 @@ fn ordered_cpus(topology: &Topology, order: &SweepOrder) -> Result<Vec<u32>> {
     // A core's place among the cores of one class in its package and NUMA
     // node (the package, on a machine without nodes): the i-th core of
     // each node before the (i+1)-th of any.
-    let node = |cpu: &crate::probe::CpuEntry| topology.node_of(cpu.cpu);
+    let nodes = topology.nodes_by_cpu();
+    let node = |cpu: &crate::probe::CpuEntry| nodes.get(&cpu.cpu).copied();
     let place_in_node = |cpu: &crate::probe::CpuEntry| {
         let mut cores: Vec<usize> = allowed
             .iter()
@@ -280,6 +281,8 @@ fn ordered_cpus(topology: &Topology, order: &SweepOrder) -> Result<Vec<u32>> {
 /// What each CPU of `cpus` adds to the ones before it.
 fn label(topology: &Topology, cpus: &[u32]) -> Vec<SweepCpu> {
     let entry = |cpu: u32| topology.cpus.iter().find(|c| c.cpu == cpu);
+    let nodes = topology.nodes_by_cpu();
+    let mut nodes_before = std::collections::BTreeSet::new();
     let mut before: Vec<&crate::probe::CpuEntry> = Vec::new();
     cpus.iter()
         .filter_map(|&cpu| entry(cpu))
@@ -298,11 +301,13 @@ fn label(topology: &Topology, cpus: &[u32]) -> Vec<SweepCpu> {
                     package: this.package,
                 }
             } else {
-                let node = topology
-                    .node_of(this.cpu)
-                    .filter(|&node| !before.iter().any(|c| topology.node_of(c.cpu) == Some(node)));
+                let node = nodes
+                    .get(&this.cpu)
+                    .copied()
+                    .filter(|node| !nodes_before.contains(node));
                 Added::NewCore { class, node }
             };
+            nodes_before.extend(nodes.get(&this.cpu).copied());
             before.push(this);
             SweepCpu {
                 cpu: this.cpu,

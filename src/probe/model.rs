@@ -64,6 +64,18 @@ impl Topology {
             .map(|node| node.node)
     }
 
+    /// Every listed CPU's node, as [`Topology::node_of`] says it, read in
+    /// one pass: for the planners, which ask of every CPU over and over.
+    pub fn nodes_by_cpu(&self) -> BTreeMap<u32, u32> {
+        let mut nodes = BTreeMap::new();
+        for node in &self.nodes {
+            for cpu in node.cpus.iter() {
+                nodes.entry(cpu).or_insert(node.node);
+            }
+        }
+        nodes
+    }
+
     /// The CPU's name for a header: CPUID's brand string, else the cores
     /// the MIDR names ("ARM Neoverse-N1 r3p1"), else cpuinfo's model name.
     pub fn cpu_name(&self) -> Option<String> {
