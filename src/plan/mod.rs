@@ -176,16 +176,26 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
 
 /// Largest even worker count that both one-per-core (N cores) and
 /// sibling-packed (N/2 cores with two threads) can place within one class and
-/// package; `None` when no group has a core with two allowed threads.
+/// package, and within one NUMA node where a node has two such workers'
+/// cores (so the default stays in a node, as [`run_arms`] places it);
+/// `None` when no group has a core with two allowed threads.
 pub fn default_workers(topology: &Topology) -> Option<usize> {
-    usable_cores(topology)
+    let placeable = |cores: &[UsableCore]| {
+        let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
+        Some((cores.len().min(2 * smt_cores)) & !1).filter(|n| *n >= 2)
+    };
+    let groups = usable_cores(topology);
+    let nodes = topology.nodes_by_cpu();
+    let within_a_node = groups
         .values()
-        .map(|cores| {
-            let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
-            (cores.len().min(2 * smt_cores)) & !1
+        .flat_map(|cores| {
+            topology
+                .nodes
+                .iter()
+                .filter_map(|node| placeable(&cores_in_node(&nodes, cores, node.node)))
         })
-        .filter(|n| *n >= 2)
-        .max()
+        .max();
+    within_a_node.or_else(|| groups.values().filter_map(|cores| placeable(cores)).max())
 }
 
 /// `run`'s arms where `--arms` is not given: one-per-core against
@@ -361,11 +371,12 @@ pub struct RunPlan {
     pub placements: Vec<Placement>,
 }
 
-/// The cores of `cores` (one class and package) in NUMA node `node`.
-fn cores_in_node(topology: &Topology, cores: &[UsableCore], node: u32) -> Vec<UsableCore> {
+/// The cores of `cores` (one class and package) in NUMA node `node`, by
+/// their first thread's node in `nodes` ([`Topology::nodes_by_cpu`]).
+fn cores_in_node(nodes: &BTreeMap<u32, u32>, cores: &[UsableCore], node: u32) -> Vec<UsableCore> {
     cores
         .iter()
-        .filter(|core| topology.node_of(core.threads[0]) == Some(node))
+        .filter(|core| nodes.get(&core.threads[0]) == Some(&node))
         .cloned()
         .collect()
 }
@@ -393,9 +404,10 @@ fn choose_cores(
     needed_cores: usize,
     fits: impl Fn(&Vec<UsableCore>) -> bool,
 ) -> Option<ChosenCores> {
+    let nodes = topology.nodes_by_cpu();
     for (&(class, package), cores) in groups {
         for node in &topology.nodes {
-            let within = cores_in_node(topology, cores, node.node);
+            let within = cores_in_node(&nodes, cores, node.node);
             if fits(&within) {
                 return Some(ChosenCores {
                     class,
@@ -544,6 +556,17 @@ mod tests {
         let plan = command::command_plan(&topology, Some(12), &arms).unwrap();
         assert_eq!(plan.node, None);
         assert!(plan.spans_nodes.is_some());
+    }
+
+    /// The default worker count fits one node where one node can hold it.
+    #[test]
+    fn the_default_workers_fit_one_node() {
+        assert_eq!(
+            default_workers(&fixture("server-2s-xeon-4314-snc2")),
+            Some(8)
+        );
+        assert_eq!(default_workers(&fixture("epyc-7543-nps4")), Some(8));
+        assert_eq!(default_workers(&fixture("server-2s-xeon-8462Y")), Some(32));
     }
 
     /// Without node files nothing changes and nothing is said.
