@@ -1094,41 +1094,38 @@ fn nodes(topology: &Topology) -> Vec<(u32, CpuSet, Option<u64>, Vec<u32>)> {
 fn several_nodes_to_a_package_read_node_by_node() {
     // Each node: 8 cores from `first` and their siblings, 32 CPUs on.
     let node_cpus = |first: u32| set((first..first + 8).chain(first + 32..first + 40));
+    // Each machine: its packages, each node's MemTotal, and the distance
+    // to the node paired with it (0-1, 2-3) and to the others.
     let machines = [
         (
             "server-2s-xeon-4314-snc2",
             2,
             [65_280_724, 66_036_932, 66_036_928, 66_023_384],
-            [
-                [10, 11, 20, 20],
-                [11, 10, 20, 20],
-                [20, 20, 10, 11],
-                [20, 20, 11, 10],
-            ],
+            (11, 20),
         ),
         (
             "epyc-7543-nps4",
             1,
             [65_828_016, 66_058_152, 66_058_152, 66_044_716],
-            [
-                [10, 11, 12, 12],
-                [11, 10, 12, 12],
-                [12, 12, 10, 11],
-                [12, 12, 11, 10],
-            ],
+            (11, 12),
         ),
     ];
-    for (name, packages, memory, distances) in machines {
+    for (name, packages, memory, (paired, across)) in machines {
         let t = probe_fixture(name);
         assert_eq!(
             (t.summary.cpus, t.summary.packages),
             (64, packages),
             "{name}"
         );
+        let distance = |from: u32, to: u32| match (from, to) {
+            _ if from == to => 10,
+            _ if from / 2 == to / 2 => paired,
+            _ => across,
+        };
         let expected: Vec<_> = (0..4u32)
             .map(|n| {
-                let i = n as usize;
-                (n, node_cpus(8 * n), Some(memory[i]), distances[i].to_vec())
+                let distances = (0..4).map(|to| distance(n, to)).collect();
+                (n, node_cpus(8 * n), Some(memory[n as usize]), distances)
             })
             .collect();
         assert_eq!(nodes(&t), expected, "{name}");
