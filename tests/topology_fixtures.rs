@@ -1070,3 +1070,139 @@ fn a_command_arm_watches_the_siblings_its_topology_names() {
         .unwrap_err();
     assert!(reason.contains("no core sibling set"), "{reason}");
 }
+
+/// Each node of a probed machine: (node, CPUs, MemTotal KiB, distances).
+fn nodes(topology: &Topology) -> Vec<(u32, CpuSet, Option<u64>, Vec<u32>)> {
+    topology
+        .nodes
+        .iter()
+        .map(|node| {
+            (
+                node.node,
+                node.cpus.clone(),
+                node.memory_kib,
+                node.distances.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Several nodes to a package, node by node: sub-NUMA clustering (two
+/// nodes in each of two packages, 11 within a package and 20 across) and
+/// an EPYC in NPS4 (four nodes in one package, 11 beside and 12 across).
+#[test]
+fn several_nodes_to_a_package_read_node_by_node() {
+    // Each node: 8 cores from `first` and their siblings, 32 CPUs on.
+    let node_cpus = |first: u32| set((first..first + 8).chain(first + 32..first + 40));
+    // Each machine: its packages, each node's MemTotal, and the distance
+    // to the node paired with it (0-1, 2-3) and to the others.
+    let machines = [
+        (
+            "server-2s-xeon-4314-snc2",
+            2,
+            [65_280_724, 66_036_932, 66_036_928, 66_023_384],
+            (11, 20),
+        ),
+        (
+            "epyc-7543-nps4",
+            1,
+            [65_828_016, 66_058_152, 66_058_152, 66_044_716],
+            (11, 12),
+        ),
+    ];
+    for (name, packages, memory, (paired, across)) in machines {
+        let t = probe_fixture(name);
+        assert_eq!(
+            (t.summary.cpus, t.summary.packages),
+            (64, packages),
+            "{name}"
+        );
+        let distance = |from: u32, to: u32| match (from, to) {
+            _ if from == to => 10,
+            _ if from / 2 == to / 2 => paired,
+            _ => across,
+        };
+        let expected: Vec<_> = (0..4u32)
+            .map(|n| {
+                let distances = (0..4).map(|to| distance(n, to)).collect();
+                (n, node_cpus(8 * n), Some(memory[n as usize]), distances)
+            })
+            .collect();
+        assert_eq!(nodes(&t), expected, "{name}");
+        for cpu in &t.cpus {
+            let node = t.node_of(cpu.cpu).unwrap();
+            assert_eq!(
+                cpu.package,
+                node as usize * packages / 4,
+                "{name} CPU {}",
+                cpu.cpu
+            );
+        }
+        assert!(t.node_notes.is_empty(), "{name}: {:?}", t.node_notes);
+    }
+}
+
+/// A CXL expander: a node with memory and no CPU, farther than local DRAM.
+#[test]
+fn a_memory_only_node_has_memory_and_no_cpus() {
+    let t = probe_fixture("xeon-cxl-memory-node");
+    assert_eq!(
+        nodes(&t),
+        vec![
+            (0, set(0..24), Some(130_563_416), vec![10, 21]),
+            (1, set([]), Some(134_217_728), vec![21, 10]),
+        ]
+    );
+    assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("node 1  memory  128.0 GiB  no CPUs"),
+        "{text}"
+    );
+    // A file saved before nodes were read still reads, with none.
+    let mut older = serde_json::to_value(&t).expect("serializes");
+    let fields = older.as_object_mut().expect("an object");
+    fields.remove("nodes");
+    fields.remove("node_notes");
+    let back: Topology = serde_json::from_value(older).expect("reads without nodes");
+    assert!(back.nodes.is_empty() && back.node_notes.is_empty());
+}
+
+/// A machine without node files has no nodes, and says so.
+#[test]
+fn a_machine_without_node_files_has_no_nodes() {
+    let t = probe_fixture("laptop-i5-11300H");
+    assert!(t.nodes.is_empty() && t.node_notes.is_empty());
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(text.contains("none: no NUMA node files"), "{text}");
+}
+
+/// Node lists that overlap, and a CPU in no node, each a note naming the
+/// CPUs, in the view's notes too.
+#[test]
+fn overlapping_node_lists_and_a_cpu_in_no_node_are_noted() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("machine");
+    copy_tree(&fixture("epyc-7543-nps4"), &root);
+    let node = root.join("sys/devices/system/node");
+    std::fs::write(node.join("node1/cpulist"), "7-15,40-47\n").unwrap();
+    std::fs::write(node.join("node3/cpulist"), "24-30,56-63\n").unwrap();
+    let t = probe(Some(&root), None).unwrap();
+    assert_eq!(
+        t.node_notes,
+        [
+            "CPU 7 is in the cpulist of nodes 0 and 1: node lists should not overlap; \
+             each CPU is counted in its lowest node",
+            "online CPU 31 is in no node's cpulist",
+        ]
+    );
+    assert_eq!(t.node_of(7), Some(0));
+    assert_eq!(t.node_of(31), None);
+    let by_cpu = t.nodes_by_cpu();
+    assert_eq!((by_cpu.get(&7), by_cpu.get(&31)), (Some(&0), None));
+    let text = placement_study::report::topology::render(&t, &View::default());
+    assert!(
+        text.contains("the kernel's NUMA node files disagree: CPU 7"),
+        "{text}"
+    );
+}

@@ -600,9 +600,15 @@ mod tests {
             .zip(gains)
             .map(|(&k, gain)| {
                 let added = if k <= 4 {
-                    Added::NewCore { class: Performance }
+                    Added::NewCore {
+                        class: Performance,
+                        node: None,
+                    }
                 } else {
-                    Added::NewCore { class: Efficiency }
+                    Added::NewCore {
+                        class: Efficiency,
+                        node: None,
+                    }
                 };
                 step(k, gain.map(|g| g.value), added)
             })
@@ -615,7 +621,10 @@ mod tests {
     /// different kind added while still below is another.
     #[test]
     fn a_knee_is_where_the_gain_falls_or_the_kind_changes() {
-        let core = Added::NewCore { class: Uniform };
+        let core = Added::NewCore {
+            class: Uniform,
+            node: None,
+        };
         let sibling = |of| Added::SmtSibling { class: Uniform, of };
         let steps = [
             step(1, None, Added::First { class: Uniform }),
@@ -641,7 +650,10 @@ mod tests {
     /// and without an interval (under six rounds) nothing is clear.
     #[test]
     fn a_knee_is_clear_only_when_its_interval_is_below_the_fraction() {
-        let core = Added::NewCore { class: Uniform };
+        let core = Added::NewCore {
+            class: Uniform,
+            node: None,
+        };
         let with_interval = |workers, value, low, high| {
             let mut s = step(workers, Some(value), core.clone());
             s.marginal_gain = Some(Gain {
@@ -798,7 +810,10 @@ mod tests {
                 },
                 SweepCpu {
                     cpu: 1,
-                    added: Added::NewCore { class: Uniform },
+                    added: Added::NewCore {
+                        class: Uniform,
+                        node: None,
+                    },
                 },
                 SweepCpu {
                     cpu: 2,

@@ -28,6 +28,9 @@ pub enum Warning {
     /// The kernel's sibling lists overlap or are asymmetric; how the probe
     /// repaired them, naming the CPUs.
     SiblingMap(String),
+    /// The NUMA node files disagree (lists that overlap, a CPU in no
+    /// node, …); what they say, naming the CPUs or nodes.
+    NodeFiles(String),
     /// Which CPUs share a core is unknown; why (the missing files).
     UnknownStructure(String),
     /// No hardware PMU is registered; measurements fall back to this clock.
@@ -45,6 +48,8 @@ pub enum Warning {
     RestrictedAffinity { allowed: usize, online: usize },
     /// A study left out arms it cannot place here: which, and why.
     ArmsLeftOut(String),
+    /// A study's arms span NUMA nodes: why (no node has the cores).
+    ArmsSpanNodes(String),
     /// The host was noisy while the comparison was measured (see
     /// [`HostNoise::is_high`]).
     NoisyHost(HostNoise),
@@ -100,6 +105,7 @@ impl Warning {
                 .cloned()
                 .map(Warning::SiblingMap),
         );
+        out.extend(topology.node_notes.iter().cloned().map(Warning::NodeFiles));
         if let Some(cross) = &topology.crosscheck {
             out.extend(
                 cross
@@ -170,6 +176,7 @@ impl fmt::Display for Warning {
             Warning::SiblingMap(what) => {
                 write!(f, "the kernel's sibling map is inconsistent: {what}")
             }
+            Warning::NodeFiles(what) => write!(f, "the kernel's NUMA node files disagree: {what}"),
             Warning::UnknownStructure(why) => write!(
                 f,
                 "the machine's structure is unknown: {why}; SMT can be neither confirmed nor ruled out"
@@ -184,7 +191,7 @@ impl fmt::Display for Warning {
                 ticks.unit()
             ),
             Warning::ThreadAccounting(reason) => f.write_str(reason),
-            Warning::ArmsLeftOut(note) => f.write_str(note),
+            Warning::ArmsLeftOut(note) | Warning::ArmsSpanNodes(note) => f.write_str(note),
             Warning::TurboOn(source, ticks) => write!(
                 f,
                 "turbo is on ({source}): core cycles and {} differ; disable it for stable numbers",

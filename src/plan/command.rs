@@ -92,7 +92,7 @@ pub struct Units {
     pub name: String,
 }
 
-use super::{Arm, UsableCore, default_workers, usable_cores};
+use super::{Arm, UsableCore, choose_cores, default_workers, usable_cores};
 use crate::cpuset::CpuSet;
 use crate::probe::{CoreKind, Topology};
 
@@ -192,6 +192,14 @@ pub struct CommandPlan {
     /// share.
     pub class: CoreKind,
     pub package: usize,
+    /// The NUMA node they share; absent (not written) on a machine without
+    /// nodes, and where no node has the cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    /// Why the arms span NUMA nodes (a warning of the run, saved with its
+    /// words), where the machine has several and no node has the cores.
+    #[serde(skip)]
+    pub spans_nodes: Option<String>,
     pub placements: Vec<CommandPlacement>,
 }
 
@@ -256,7 +264,7 @@ pub fn command_plan(
         let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
         cores.len() >= needed_cores && (!packed || smt_cores >= threads / 2)
     };
-    let Some(((class, package), cores)) = groups.iter().find(|(_, cores)| fits(cores)) else {
+    let Some(chosen) = choose_cores(topology, &groups, needed_cores, fits) else {
         let largest = groups.values().map(Vec::len).max().unwrap_or(0);
         if packed {
             bail!(
@@ -271,6 +279,7 @@ pub fn command_plan(
              (largest group: {largest}); lower --threads or drop one-per-core from --arms"
         );
     };
+    let cores = &chosen.cores;
     let placements = arms
         .iter()
         .map(|&arm| {
@@ -304,8 +313,10 @@ pub fn command_plan(
         .collect::<Result<_>>()?;
     Ok(CommandPlan {
         threads,
-        class: *class,
-        package: *package,
+        class: chosen.class,
+        package: chosen.package,
+        node: chosen.node,
+        spans_nodes: chosen.spans_nodes,
         placements,
     })
 }

@@ -176,16 +176,26 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
 
 /// Largest even worker count that both one-per-core (N cores) and
 /// sibling-packed (N/2 cores with two threads) can place within one class and
-/// package; `None` when no group has a core with two allowed threads.
+/// package, and within one NUMA node where a node has two such workers'
+/// cores (so the default stays in a node, as [`run_arms`] places it);
+/// `None` when no group has a core with two allowed threads.
 pub fn default_workers(topology: &Topology) -> Option<usize> {
-    usable_cores(topology)
+    let placeable = |cores: &[UsableCore]| {
+        let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
+        Some((cores.len().min(2 * smt_cores)) & !1).filter(|n| *n >= 2)
+    };
+    let groups = usable_cores(topology);
+    let nodes = topology.nodes_by_cpu();
+    let within_a_node = groups
         .values()
-        .map(|cores| {
-            let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
-            (cores.len().min(2 * smt_cores)) & !1
+        .flat_map(|cores| {
+            topology
+                .nodes
+                .iter()
+                .filter_map(|node| placeable(&cores_in_node(&nodes, cores, node.node)))
         })
-        .filter(|n| *n >= 2)
-        .max()
+        .max();
+    within_a_node.or_else(|| groups.values().filter_map(|cores| placeable(cores)).max())
 }
 
 /// `run`'s arms where `--arms` is not given: one-per-core against
@@ -344,12 +354,86 @@ fn arms_without_structure(
     })
 }
 
-/// The study's arms, all placed within one class and package.
+/// The study's arms, all placed within one class and package, and within
+/// one NUMA node where one has the cores.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunPlan {
     pub class: CoreKind,
     pub package: usize,
+    /// The NUMA node every pinned worker is in; absent (not written) on a
+    /// machine without nodes, and where no node has the cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    /// Why the arms span NUMA nodes, where the machine has several and no
+    /// node has the cores (a warning of the run; saved with its words).
+    #[serde(skip)]
+    pub spans_nodes: Option<String>,
     pub placements: Vec<Placement>,
+}
+
+/// The cores of `cores` (one class and package) in NUMA node `node`, by
+/// their first thread's node in `nodes` ([`Topology::nodes_by_cpu`]).
+fn cores_in_node(nodes: &BTreeMap<u32, u32>, cores: &[UsableCore], node: u32) -> Vec<UsableCore> {
+    cores
+        .iter()
+        .filter(|core| nodes.get(&core.threads[0]) == Some(&node))
+        .cloned()
+        .collect()
+}
+
+/// The cores a study's arms are placed on: one class and package, and
+/// one NUMA node where one has the cores.
+struct ChosenCores {
+    class: CoreKind,
+    package: usize,
+    /// In order of their lowest CPU.
+    cores: Vec<UsableCore>,
+    /// The node they are all in; `None` without nodes, or where they span.
+    node: Option<u32>,
+    /// Why they span nodes, where the machine has several.
+    spans_nodes: Option<String>,
+}
+
+/// The first (class, package) group with a NUMA node whose cores `fit`,
+/// narrowed to that node; else the first group whose cores fit, with why
+/// its cores span nodes where the machine has several. `needed_cores` is
+/// what the arms need, for that note; `None` when no group fits.
+fn choose_cores(
+    topology: &Topology,
+    groups: &BTreeMap<(CoreKind, usize), Vec<UsableCore>>,
+    needed_cores: usize,
+    fits: impl Fn(&Vec<UsableCore>) -> bool,
+) -> Option<ChosenCores> {
+    let nodes = topology.nodes_by_cpu();
+    for (&(class, package), cores) in groups {
+        for node in &topology.nodes {
+            let within = cores_in_node(&nodes, cores, node.node);
+            if fits(&within) {
+                return Some(ChosenCores {
+                    class,
+                    package,
+                    cores: within,
+                    node: Some(node.node),
+                    spans_nodes: None,
+                });
+            }
+        }
+    }
+    let (&(class, package), cores) = groups.iter().find(|(_, cores)| fits(cores))?;
+    let spans_nodes = (topology.nodes.len() > 1).then(|| {
+        format!(
+            "the arms span NUMA nodes: no node of package {package} has the {needed_cores} \
+             cores they need, so their workers' memory is not all local (lower the worker \
+             count to fit one node)"
+        )
+    });
+    Some(ChosenCores {
+        class,
+        package,
+        cores: cores.clone(),
+        node: None,
+        spans_nodes,
+    })
 }
 
 /// Builds the placements for the requested arms, all within one class and
@@ -377,7 +461,7 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<Run
         let smt_cores = cores.iter().filter(|c| c.threads.len() >= 2).count();
         cores.len() >= needed_cores && (!needs_pairs || smt_cores >= workers / 2)
     };
-    let Some(((class, package), cores)) = groups.iter().find(|(_, cores)| fits(cores)) else {
+    let Some(chosen) = choose_cores(topology, &groups, needed_cores, fits) else {
         let best = groups.values().map(|c| c.len()).max().unwrap_or(0);
         if needs_pairs {
             bail!(
@@ -392,6 +476,7 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<Run
              (largest group: {best}); lower --workers or drop one-per-core from --arms"
         );
     };
+    let cores = &chosen.cores;
     let one_per_core: Vec<u32> = cores.iter().take(workers).map(|c| c.threads[0]).collect();
     let packed: Vec<u32> = cores
         .iter()
@@ -412,8 +497,10 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<Run
         })
         .collect();
     Ok(RunPlan {
-        class: *class,
-        package: *package,
+        class: chosen.class,
+        package: chosen.package,
+        node: chosen.node,
+        spans_nodes: chosen.spans_nodes,
         placements,
     })
 }
@@ -425,3 +512,67 @@ pub const RUN_ARMS: [Arm; 4] = [
     Arm::Unpinned,
     Arm::SameCpu,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::fixture;
+
+    /// Sub-NUMA clustering: 8 workers fit one node (8 cores); 16 fit the
+    /// package only, and the plan says its arms span nodes.
+    #[test]
+    fn arms_stay_within_one_node_where_one_has_the_cores() {
+        let topology = fixture("server-2s-xeon-4314-snc2");
+        let arms = [Arm::OnePerCore, Arm::SiblingPacked];
+        let plan = run_arms(&topology, 8, &arms).unwrap();
+        assert_eq!(
+            (plan.package, plan.node, plan.spans_nodes),
+            (0, Some(0), None)
+        );
+        for placement in &plan.placements {
+            for cpu in placement.cpus.iter().flatten() {
+                assert_eq!(topology.node_of(*cpu), Some(0), "{placement:?}");
+            }
+        }
+        let plan = run_arms(&topology, 16, &arms).unwrap();
+        assert_eq!((plan.package, plan.node), (0, None));
+        let why = plan.spans_nodes.unwrap();
+        assert!(
+            why.contains("no node of package 0 has the 16 cores"),
+            "{why}"
+        );
+    }
+
+    /// A command's arms keep to one node as the kernel study's do.
+    #[test]
+    fn a_commands_arms_stay_within_one_node_too() {
+        let topology = fixture("epyc-7543-nps4");
+        let arms = [
+            command::CommandArm::Placement(Arm::OnePerCore),
+            command::CommandArm::Placement(Arm::SiblingPacked),
+        ];
+        let plan = command::command_plan(&topology, Some(8), &arms).unwrap();
+        assert_eq!((plan.node, plan.spans_nodes), (Some(0), None));
+        let plan = command::command_plan(&topology, Some(12), &arms).unwrap();
+        assert_eq!(plan.node, None);
+        assert!(plan.spans_nodes.is_some());
+    }
+
+    /// The default worker count fits one node where one node can hold it.
+    #[test]
+    fn the_default_workers_fit_one_node() {
+        assert_eq!(
+            default_workers(&fixture("server-2s-xeon-4314-snc2")),
+            Some(8)
+        );
+        assert_eq!(default_workers(&fixture("epyc-7543-nps4")), Some(8));
+        assert_eq!(default_workers(&fixture("server-2s-xeon-8462Y")), Some(32));
+    }
+
+    /// Without node files nothing changes and nothing is said.
+    #[test]
+    fn a_machine_without_nodes_is_planned_by_package() {
+        let plan = run_arms(&fixture("laptop-i5-11300H"), 2, &[Arm::OnePerCore]).unwrap();
+        assert_eq!((plan.node, plan.spans_nodes), (None, None));
+    }
+}

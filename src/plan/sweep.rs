@@ -19,8 +19,9 @@ pub enum SweepOrder {
     /// Each core's every thread before the next core (classes fastest
     /// first): what packing siblings buys.
     SiblingsFirst,
-    /// One thread of each core, taking packages in turn, then the siblings:
-    /// the cross-package cost early.
+    /// One thread of each core, taking packages and the NUMA nodes within
+    /// them in turn, then the siblings: the cross-package and cross-node
+    /// costs early.
     Spread,
     /// The CPUs as listed.
     List(Vec<u32>),
@@ -48,8 +49,14 @@ impl SweepOrder {
 pub enum Added {
     /// The first CPU: the baseline of every speedup.
     First { class: CoreKind },
-    /// A core none of the earlier CPUs is on, in a package one of them is in.
-    NewCore { class: CoreKind },
+    /// A core none of the earlier CPUs is on, in a package one of them is
+    /// in; `node`: the NUMA node it is in, where none of the earlier CPUs
+    /// is in that node (absent, and not written, otherwise).
+    NewCore {
+        class: CoreKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<u32>,
+    },
     /// A hardware thread of a core an earlier CPU (`of`) is on.
     SmtSibling { class: CoreKind, of: u32 },
     /// A core in a package none of the earlier CPUs is in.
@@ -61,7 +68,11 @@ impl Added {
     pub fn describe(&self) -> String {
         match self {
             Added::First { class } => format!("first CPU ({class})"),
-            Added::NewCore { class } => format!("new {class} core"),
+            Added::NewCore { class, node: None } => format!("new {class} core"),
+            Added::NewCore {
+                class,
+                node: Some(node),
+            } => format!("new {class} core, a CPU in another node (node {node})"),
             Added::SmtSibling { of, .. } => format!("SMT sibling of CPU {of}"),
             Added::OtherPackage { class, package } => {
                 format!("{class} core in package {package}")
@@ -178,7 +189,7 @@ pub fn sweep_plan(
 }
 
 /// Where a CPU goes in an order: sorted ascending, the first field first.
-type OrderKey = (usize, usize, usize, usize, u32);
+type OrderKey = (usize, usize, usize, usize, usize, u32);
 
 /// The allowed CPUs in `order`: each CPU with its core, class rank and
 /// package, sorted as the order says.
@@ -198,17 +209,32 @@ fn ordered_cpus(topology: &Topology, order: &SweepOrder) -> Result<Vec<u32>> {
             .filter(|c| c.core == cpu.core && c.cpu < cpu.cpu)
             .count()
     };
-    // Each package's place among the cores of one class: the i-th core of
-    // each package before the (i+1)-th of any.
-    let place_in_package = |cpu: &crate::probe::CpuEntry| {
+    // A core's place among the cores of one class in its package and NUMA
+    // node (the package, on a machine without nodes): the i-th core of
+    // each node before the (i+1)-th of any.
+    let nodes = topology.nodes_by_cpu();
+    let node = |cpu: &crate::probe::CpuEntry| nodes.get(&cpu.cpu).copied();
+    let place_in_node = |cpu: &crate::probe::CpuEntry| {
         let mut cores: Vec<usize> = allowed
             .iter()
-            .filter(|c| c.package == cpu.package && c.class == cpu.class)
+            .filter(|c| c.package == cpu.package && c.class == cpu.class && node(c) == node(cpu))
             .map(|c| c.core)
             .collect();
         cores.sort_unstable();
         cores.dedup();
         cores.iter().position(|&c| c == cpu.core).unwrap_or(0)
+    };
+    // The node's place among the nodes of its package: each package's first
+    // node, then each package's second, …
+    let node_in_package = |cpu: &crate::probe::CpuEntry| {
+        let mut nodes: Vec<Option<u32>> = allowed
+            .iter()
+            .filter(|c| c.package == cpu.package)
+            .map(|c| node(c))
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes.iter().position(|&n| n == node(cpu)).unwrap_or(0)
     };
     if let SweepOrder::List(list) = order {
         for (i, &cpu) in list.iter().enumerate() {
@@ -231,16 +257,19 @@ fn ordered_cpus(topology: &Topology, order: &SweepOrder) -> Result<Vec<u32>> {
         .iter()
         .filter_map(|c| {
             let key = match order {
-                SweepOrder::CoresFirst => (thread(c), rank(c.class), c.core, 0, c.cpu),
-                SweepOrder::SiblingsFirst => (rank(c.class), c.core, thread(c), 0, c.cpu),
+                SweepOrder::CoresFirst => (thread(c), rank(c.class), c.core, 0, 0, c.cpu),
+                SweepOrder::SiblingsFirst => (rank(c.class), c.core, thread(c), 0, 0, c.cpu),
                 SweepOrder::Spread => (
                     thread(c),
                     rank(c.class),
-                    place_in_package(c),
+                    place_in_node(c),
+                    node_in_package(c),
                     c.package,
                     c.cpu,
                 ),
-                SweepOrder::List(list) => (list.iter().position(|&l| l == c.cpu)?, 0, 0, 0, c.cpu),
+                SweepOrder::List(list) => {
+                    (list.iter().position(|&l| l == c.cpu)?, 0, 0, 0, 0, c.cpu)
+                }
             };
             Some((key, c.cpu))
         })
@@ -252,6 +281,8 @@ fn ordered_cpus(topology: &Topology, order: &SweepOrder) -> Result<Vec<u32>> {
 /// What each CPU of `cpus` adds to the ones before it.
 fn label(topology: &Topology, cpus: &[u32]) -> Vec<SweepCpu> {
     let entry = |cpu: u32| topology.cpus.iter().find(|c| c.cpu == cpu);
+    let nodes = topology.nodes_by_cpu();
+    let mut nodes_before = std::collections::BTreeSet::new();
     let mut before: Vec<&crate::probe::CpuEntry> = Vec::new();
     cpus.iter()
         .filter_map(|&cpu| entry(cpu))
@@ -270,8 +301,13 @@ fn label(topology: &Topology, cpus: &[u32]) -> Vec<SweepCpu> {
                     package: this.package,
                 }
             } else {
-                Added::NewCore { class }
+                let node = nodes
+                    .get(&this.cpu)
+                    .copied()
+                    .filter(|node| !nodes_before.contains(node));
+                Added::NewCore { class, node }
             };
+            nodes_before.extend(nodes.get(&this.cpu).copied());
             before.push(this);
             SweepCpu {
                 cpu: this.cpu,
@@ -307,8 +343,20 @@ mod tests {
         assert_eq!(plan.steps, (1..=16).collect::<Vec<_>>());
         use crate::probe::CoreKind::{Efficiency, Performance};
         assert_eq!(plan.order[0].added, Added::First { class: Performance });
-        assert_eq!(plan.order[1].added, Added::NewCore { class: Performance });
-        assert_eq!(plan.order[6].added, Added::NewCore { class: Efficiency });
+        assert_eq!(
+            plan.order[1].added,
+            Added::NewCore {
+                class: Performance,
+                node: None
+            }
+        );
+        assert_eq!(
+            plan.order[6].added,
+            Added::NewCore {
+                class: Efficiency,
+                node: None
+            }
+        );
         assert_eq!(
             plan.order[10].added,
             Added::SmtSibling {
@@ -357,6 +405,42 @@ mod tests {
         assert!(matches!(
             plan.order[64].added,
             Added::SmtSibling { of: 0, .. }
+        ));
+    }
+
+    /// With sub-NUMA clustering, packages and then the nodes within them
+    /// take turns; a core in a node no earlier CPU is in says so.
+    #[test]
+    fn spread_alternates_packages_then_nodes() {
+        let topology = fixture("server-2s-xeon-4314-snc2");
+        let plan = sweep_plan(&topology, &SweepOrder::Spread, None, true).unwrap();
+        let nodes: Vec<Option<u32>> = order(&plan)[..8]
+            .iter()
+            .map(|&cpu| topology.node_of(cpu))
+            .collect();
+        assert_eq!(
+            nodes,
+            [0, 2, 1, 3, 0, 2, 1, 3].map(Some),
+            "{:?}",
+            order(&plan)
+        );
+        assert_eq!(order(&plan)[..4], [0, 16, 8, 24]);
+        assert!(matches!(
+            plan.order[1].added,
+            Added::OtherPackage { package: 1, .. }
+        ));
+        assert_eq!(
+            plan.order[2].added.describe(),
+            "new uniform core, a CPU in another node (node 1)"
+        );
+        assert!(matches!(
+            plan.order[4].added,
+            Added::NewCore { node: None, .. }
+        ));
+        let cores_first = sweep_plan(&topology, &SweepOrder::CoresFirst, None, true).unwrap();
+        assert!(matches!(
+            cores_first.order[8].added,
+            Added::NewCore { node: Some(1), .. }
         ));
     }
 

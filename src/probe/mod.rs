@@ -19,6 +19,7 @@ pub mod hypervisor;
 pub mod list_mask;
 pub mod midr;
 pub mod model;
+pub mod nodes;
 pub mod recording;
 pub mod sibling_map;
 pub mod snapshot;
@@ -136,6 +137,7 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
     let midr = midr::read_midr(root, &online)?;
     let classes = classes::core_classes(Some(root), &online, report.as_ref(), midr.as_ref())?;
     let caches = caches::read_caches(root, sets)?;
+    let node_map = nodes::read_nodes(root, &online)?;
     // arm64 cpuinfo has no `model name`: the MIDR names the CPU instead.
     if environment.model_name.is_none() {
         environment.model_name = midr.as_ref().map(MidrReport::cores);
@@ -183,6 +185,8 @@ fn probe_sysfs(root: &SysfsRoot, cpuid_source: Option<&CpuidSource>) -> Result<T
             list_mask::list_mask_notes(root, &online)?,
         ]
         .concat(),
+        nodes: node_map.nodes,
+        node_notes: node_map.notes,
     })
 }
 
@@ -223,6 +227,8 @@ fn probe_cpuid_dump(source: &CpuidSource) -> Result<Topology> {
         midr: None,
         crosscheck: None,
         sibling_map_notes: Vec::new(),
+        nodes: Vec::new(),
+        node_notes: Vec::new(),
     })
 }
 

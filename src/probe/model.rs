@@ -45,9 +45,40 @@ pub struct Topology {
     /// and in files saved before this field existed.
     #[serde(default)]
     pub sibling_map_notes: Vec<String>,
+    /// The NUMA nodes, ascending by node number: empty where the machine
+    /// (or snapshot) has no node files, and in files saved before this
+    /// field existed.
+    #[serde(default)]
+    pub nodes: Vec<NumaNode>,
+    /// One line per disagreement in the node files, naming the CPUs or
+    /// nodes: CPUs two nodes list, online CPUs no node lists, `has_cpu` or
+    /// `has_memory` against a node's own files. Empty for a sane kernel.
+    #[serde(default)]
+    pub node_notes: Vec<String>,
 }
 
 impl Topology {
+    /// The node of `cpu`: the lowest node whose CPU list has it; `None`
+    /// without nodes, or for a CPU no node lists.
+    pub fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.nodes
+            .iter()
+            .find(|node| node.cpus.contains(cpu))
+            .map(|node| node.node)
+    }
+
+    /// Every listed CPU's node, as [`Topology::node_of`] says it, read in
+    /// one pass: for the planners, which ask of every CPU over and over.
+    pub fn nodes_by_cpu(&self) -> BTreeMap<u32, u32> {
+        let mut nodes = BTreeMap::new();
+        for node in &self.nodes {
+            for cpu in node.cpus.iter() {
+                nodes.entry(cpu).or_insert(node.node);
+            }
+        }
+        nodes
+    }
+
     /// The CPU's name for a header: CPUID's brand string, else the cores
     /// the MIDR names ("ARM Neoverse-N1 r3p1"), else cpuinfo's model name.
     pub fn cpu_name(&self) -> Option<String> {
@@ -56,6 +87,23 @@ impl Topology {
             .or_else(|| self.midr.as_ref().map(MidrReport::cores))
             .or_else(|| self.environment.model_name.clone())
     }
+}
+
+/// One NUMA node, as `numactl -H` shows it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NumaNode {
+    /// The kernel's node number (`nodeN`): numbers may have gaps.
+    pub node: u32,
+    /// Its CPUs as its `cpulist` (or `cpumap`) says, offline ones
+    /// included; empty for a node of memory alone (CXL, HBM).
+    pub cpus: CpuSet,
+    /// `MemTotal` of its `meminfo`, in KiB: 0 for a memoryless node;
+    /// `None` where the file is absent.
+    pub memory_kib: Option<u64>,
+    /// Its `distance` file: the relative cost of reaching each node's
+    /// memory from here, in the order of `nodes` (10: its own). Empty
+    /// where the file is absent.
+    pub distances: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

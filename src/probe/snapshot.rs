@@ -18,6 +18,7 @@ use crate::cpuset::CpuSet;
 use crate::input::{Folder, is_absent, kind_of, read_bounded, read_bounded_in};
 use crate::probe::environment::CPUINFO_LIMIT;
 use crate::probe::hypervisor::{DMI_FILES, SOURCE_FILES};
+use crate::probe::nodes::{NODE_DIR, NODE_SET_FILES, PER_NODE_FILES};
 use crate::probe::sysfs::{ATTRIBUTE_LIMIT, SysfsRoot, online_cpus};
 use anyhow::{Context, Result, bail};
 use std::fs;
@@ -258,6 +259,7 @@ pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
         fs::create_dir_all(&xen).with_context(|| format!("{}: cannot create", xen.display()))?;
     }
     copied += save_pmu_devices(from, to)?;
+    copied += save_node_files(from, to)?;
     Ok(copied)
 }
 
@@ -382,6 +384,32 @@ fn save_pmu_devices(from: &Path, snapshot: &Path) -> Result<usize> {
     Ok(copied)
 }
 
+/// Copies the NUMA node files the probe reads: the node-wide lists and
+/// each `nodeN`'s CPUs, distances and meminfo (not the whole folder: its
+/// memory blocks, hugepages and access classes are many and no topology).
+fn save_node_files(from: &Path, snapshot: &Path) -> Result<usize> {
+    let Ok(entries) = fs::read_dir(from.join(NODE_DIR)) else {
+        return Ok(0);
+    };
+    let mut copied = 0;
+    for file in NODE_SET_FILES {
+        let relative = Path::new(NODE_DIR).join(file);
+        copied += copy_file(&from.join(&relative), &snapshot.join(&relative))?;
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("node") {
+            continue;
+        }
+        let to = snapshot.join(NODE_DIR).join(&name);
+        fs::create_dir_all(&to).with_context(|| format!("{}: cannot create", to.display()))?;
+        for file in PER_NODE_FILES {
+            copied += copy_file(&entry.path().join(file), &to.join(file))?;
+        }
+    }
+    Ok(copied)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,6 +432,18 @@ mod tests {
         );
         assert!(!partial.exists());
         assert!(target.join("someone's").exists());
+    }
+
+    /// A folder snapshot of a machine with nodes probes to the same nodes.
+    #[test]
+    fn the_node_files_are_copied() {
+        let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/epyc-7543-nps4");
+        let dir = tempfile::tempdir().unwrap();
+        copy_topology_files(&machine, dir.path()).unwrap();
+        let nodes = |root: &Path| crate::probe::probe(Some(root), None).unwrap().nodes;
+        let copied = nodes(dir.path());
+        assert_eq!(copied.len(), 4);
+        assert_eq!(copied, nodes(&machine));
     }
 
     #[test]

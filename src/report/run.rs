@@ -42,12 +42,17 @@ pub fn render(result: &RunResult, view: &View) -> String {
     let host = host_line(&result.head);
     let _ = writeln!(out, "{}", view.wrap(&host, 2));
     let setup = format!(
-        "{} per arm on {} cores of package {}; kernel {} ({} instructions/byte by \
+        "{} per arm on {} cores of package {}{}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
          {} after {}, arms interleaved",
         count(result.options.workers, "worker"),
         result.plan.class,
         result.plan.package,
+        result
+            .plan
+            .node
+            .map(|node| format!(", NUMA node {node}"))
+            .unwrap_or_default(),
         result.setup.kernel,
         result.setup.kernel_instructions_per_byte,
         result.setup.kernel_port_bound_cycles_per_byte,
@@ -292,5 +297,27 @@ impl Document for RunResult {
 
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.valid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saved::{SavedDocument, load};
+
+    /// The setup line names the NUMA node the arms were placed in, where
+    /// the plan has one, and says nothing of nodes where it has none.
+    #[test]
+    fn the_setup_names_the_node_of_the_arms() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/results/run-vm-skip-gate.json");
+        let Ok(SavedDocument::Run(mut result)) = load(&path) else {
+            panic!("{} is a run", path.display());
+        };
+        let view = View::default();
+        assert!(!render(&result, &view).contains("NUMA node"));
+        result.plan.node = Some(1);
+        let text = render(&result, &view);
+        assert!(text.contains("package 0, NUMA node 1;"), "{text}");
     }
 }

@@ -84,6 +84,8 @@ pub fn render(topology: &Topology, view: &View) -> String {
         let _ = writeln!(out, "{}", view.wrap(&note, 2));
     }
 
+    let _ = writeln!(out, "\n{}", crate::report::nodes::section(topology, view));
+
     if topology.classes.len() > 1 {
         let _ = writeln!(out, "\nCore classes");
         for class in &topology.classes {

@@ -26,7 +26,8 @@ use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
 use crate::probe::hypervisor::HypervisorSource;
 use crate::probe::recording::Recording;
 use crate::probe::{
-    Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, ProbeSource, Summary, Topology,
+    Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, NumaNode, ProbeSource,
+    Summary, Topology,
 };
 use serde::{Deserialize, Serialize};
 
@@ -645,6 +646,13 @@ pub struct TopologyResult {
     /// Problems in the kernel's sibling sets, one line each.
     #[serde(default)]
     pub sibling_map_notes: Vec<String>,
+    /// The NUMA nodes (see [`Topology::nodes`]); empty in files saved
+    /// before they were read.
+    #[serde(default)]
+    pub nodes: Vec<NumaNode>,
+    /// Disagreements in the node files, one line each.
+    #[serde(default)]
+    pub node_notes: Vec<String>,
 }
 
 impl TopologyResult {
@@ -662,6 +670,8 @@ impl TopologyResult {
             midr: topology.midr,
             crosscheck: topology.crosscheck,
             sibling_map_notes: topology.sibling_map_notes,
+            nodes: topology.nodes,
+            node_notes: topology.node_notes,
         }
     }
 
@@ -679,6 +689,8 @@ impl TopologyResult {
             midr: self.midr.clone(),
             crosscheck: self.crosscheck.clone(),
             sibling_map_notes: self.sibling_map_notes.clone(),
+            nodes: self.nodes.clone(),
+            node_notes: self.node_notes.clone(),
         }
     }
 }

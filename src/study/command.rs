@@ -144,6 +144,7 @@ pub fn command_study<M: Measure>(
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
+    warnings.extend(plan.spans_nodes.clone().map(Warning::ArmsSpanNodes));
     Ok(RunOutcome::Studied(Box::new(CommandResult {
         head: finished_head(head, recorded.stopped, &mut warnings),
         gated: gate.is_some(),

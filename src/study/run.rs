@@ -153,6 +153,7 @@ pub fn run_study<M: Measure>(
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(Warning::about_setup(&setup));
     warnings.extend(chosen.left_out.map(Warning::ArmsLeftOut));
+    warnings.extend(run_plan.spans_nodes.clone().map(Warning::ArmsSpanNodes));
     Ok(RunOutcome::Studied(Box::new(RunResult {
         head: finished_head(head, recorded.stopped, &mut warnings),
         gated: gate.is_some(),

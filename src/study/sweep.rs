@@ -395,7 +395,10 @@ mod tests {
     fn a_round_costs_every_baseline_and_every_step() {
         let cpu = |cpu| SweepCpu {
             cpu,
-            added: Added::NewCore { class: Uniform },
+            added: Added::NewCore {
+                class: Uniform,
+                node: None,
+            },
         };
         let plan = SweepPlan {
             order_name: "cores-first".into(),

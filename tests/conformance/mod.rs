@@ -43,7 +43,8 @@ impl Corpus {
     /// the corpus is present, so a bad manifest is a failed test.
     pub fn read_manifest(&self, file_name: &str) -> Vec<Row> {
         let path = self.dir.join(file_name);
-        let text = std::fs::read_to_string(&path)
+        let text = self
+            .read_text(file_name)
             .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
         let mut lines = text.lines();
         let header: Vec<&str> = lines
@@ -73,6 +74,12 @@ impl Corpus {
             .collect();
         assert!(!rows.is_empty(), "{}: no rows", path.display());
         rows
+    }
+
+    /// The text of a corpus file, named relative to the corpus as the
+    /// manifests name them (`linux/NAME.console`: lstopo's output).
+    pub fn read_text(&self, relative: &str) -> std::io::Result<String> {
+        std::fs::read_to_string(self.dir.join(relative))
     }
 
     /// Extracts `tarball` (a manifest path, relative to the corpus) into a

@@ -27,20 +27,23 @@ enum Kind {
     NewCore,
     SmtSibling,
     OtherPackage,
+    OtherNode,
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [
+    const ALL: [Kind; 5] = [
         Kind::First,
         Kind::NewCore,
         Kind::SmtSibling,
         Kind::OtherPackage,
+        Kind::OtherNode,
     ];
 
     fn of(added: &Added) -> Kind {
         match added {
             Added::First { .. } => Kind::First,
-            Added::NewCore { .. } => Kind::NewCore,
+            Added::NewCore { node: None, .. } => Kind::NewCore,
+            Added::NewCore { node: Some(_), .. } => Kind::OtherNode,
             Added::SmtSibling { .. } => Kind::SmtSibling,
             Added::OtherPackage { .. } => Kind::OtherPackage,
         }
@@ -52,6 +55,7 @@ impl Kind {
             Kind::NewCore => "new core",
             Kind::SmtSibling => "SMT sibling",
             Kind::OtherPackage => "core in another package",
+            Kind::OtherNode => "core in another node",
         }
     }
 
@@ -61,11 +65,12 @@ impl Kind {
             Kind::NewCore => PALETTE[0],
             Kind::SmtSibling => PALETTE[1],
             Kind::OtherPackage => PALETTE[3],
+            Kind::OtherNode => PALETTE[5],
         }
     }
 
     /// Its marker, `size` across, centred on (x, y): a circle, a square,
-    /// a triangle, a diamond.
+    /// a triangle, a diamond, a triangle pointing down.
     fn draw(self, svg: &mut Svg, x: f64, y: f64, size: f64) {
         let paint = Paint::fill(self.colour());
         let half = size / 2.0;
@@ -78,6 +83,10 @@ impl Kind {
             ),
             Kind::OtherPackage => svg.polygon(
                 &[(x, y - half), (x + half, y), (x, y + half), (x - half, y)],
+                paint,
+            ),
+            Kind::OtherNode => svg.polygon(
+                &[(x - half, y - half), (x + half, y - half), (x, y + half)],
                 paint,
             ),
         }
@@ -301,10 +310,39 @@ fn legend(svg: &mut Svg, result: &SweepResult, y: f64) -> f64 {
     let mut x = LEFT;
     svg.text(x, y + 4.0, TEXT - 1.0, Anchor::Start, "added CPU:");
     x += 74.0;
-    for kind in Kind::ALL {
+    // A core in another node is named only where the sweep added one: most
+    // machines have one node a package.
+    let other_node = result
+        .plan
+        .order
+        .iter()
+        .any(|cpu| Kind::of(&cpu.added) == Kind::OtherNode);
+    for kind in Kind::ALL
+        .into_iter()
+        .filter(|&kind| kind != Kind::OtherNode || other_node)
+    {
         kind.draw(svg, x + 5.0, y, 9.0);
         svg.text(x + 14.0, y + 4.0, TEXT - 1.0, Anchor::Start, kind.name());
         x += 14.0 + super::text_width(kind.name(), TEXT - 1.0) + 18.0;
     }
     y + 20.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::CoreKind::Uniform;
+
+    /// A new core in a node no earlier CPU is in has a marker of its own.
+    #[test]
+    fn a_core_in_another_node_is_a_kind_of_its_own() {
+        let in_node = |node| Added::NewCore {
+            class: Uniform,
+            node,
+        };
+        assert_eq!(Kind::of(&in_node(None)), Kind::NewCore);
+        assert_eq!(Kind::of(&in_node(Some(1))), Kind::OtherNode);
+        assert_eq!(Kind::OtherNode.name(), "core in another node");
+        assert_ne!(Kind::OtherNode.colour(), Kind::NewCore.colour());
+    }
 }
