@@ -448,17 +448,20 @@ fn hybrid_measures_a_slow_second_core() {
             tolerance * 100.0
         );
     };
-    // The cap makes vCPU 1 about 2.17x slower on an idle host; other load
-    // on host CPU 0 slows vCPU 0 too and has measured ratios down to 1.76
-    // in CI (and up to 2.18). The band is a clearly slower class; the
+    // The cap makes vCPU 1 about 2.17x slower on an idle host. CI's host
+    // runs each of its CPUs at 0.6 to 0.95 of its speed, switching every
+    // 0.2-2 s, independently (a pinned spin loop, 20 s): vCPU 0 and vCPU 1
+    // each see either state, so the ratio moves by up to 0.95 / 0.6 either
+    // way, 1.37 to 3.43. Measured in CI: 1.76 to 2.18, and 2.634. The band
+    // is a clearly slower class within what the host can deliver; the
     // numbers derived from it below are checked against the ratio this run
     // measured, since that is the slowdown the host delivered.
     let slow = &json["speed_classes"][1];
     assert_eq!(slow["measured_cpus"], serde_json::json!([1]), "{run}");
     let ratio = number(&slow["slowdown"]["value"], "speed ratio");
     assert!(
-        (1.5..=2.5).contains(&ratio),
-        "speed ratio {ratio:.3}, expected a clearly slower vCPU 1 (1.5 to 2.5; 2.17 nominal)\n{run}"
+        (1.5..=3.5).contains(&ratio),
+        "speed ratio {ratio:.3}, expected a clearly slower vCPU 1 (1.5 to 3.5; 2.17 nominal)\n{run}"
     );
     let ceiling = number(&json["ceiling"], "ceiling");
     within(
