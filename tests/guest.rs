@@ -954,12 +954,14 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
         "speed {speed:.3}, gain {gain:.3} [{}, {}], ceiling {ceiling:.3}, noise floor {floor:.3}",
         step["marginal_gain"]["ci95_low"], step["marginal_gain"]["ci95_high"]
     );
-    // The cap is a most, not a share the host owes: what is checked is that
-    // the sweep follows the speed it measured, so long as the CPU is
-    // clearly the slower one.
+    // The cap is a most, not a share the host owes, and each host CPU runs
+    // at 0.6 to 0.95 of its speed by turns (see hybrid_measures_a_slow_
+    // second_core): 0.46 moves to 0.29-0.73. What is checked is that the
+    // sweep follows the speed it measured, so long as the CPU is clearly
+    // the slower one.
     assert!(
-        (0.2..=0.67).contains(&speed),
-        "vCPU 1's speed {speed:.3}, expected a clearly slower CPU (0.2 to 0.67; 0.46 \
+        (0.2..=0.75).contains(&speed),
+        "vCPU 1's speed {speed:.3}, expected a clearly slower CPU (0.2 to 0.75; 0.46 \
          nominal)\n{run}"
     );
     // The ceiling is 1 plus vCPU 1's speed by construction: this checks
