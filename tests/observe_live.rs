@@ -158,8 +158,24 @@ fn a_thousand_threads_keep_the_seconds_asked_for() {
         "--json",
         "-",
     ]);
-    assert_succeeded(&output);
     let json = observed(&output);
+    // What this checks is the seconds, and that the observation says what
+    // it is. With 1024 threads on two CPUs, many start or end between the
+    // context-switch records and the task-clock reads: in one CI run 582
+    // threads ran and Σ residency came out 2.67 % above Σ task-clock, over
+    // the 1 % bar, and the product said so (exit 6, INVALID, the
+    // reconciliation named). Valid, or invalid for exactly that reason.
+    if output.status.code() != Some(0) {
+        assert_eq!(
+            output.status.code(),
+            Some(6),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(json["valid"], false);
+        let problems = json["problems"].to_string();
+        assert!(problems.contains("task-clock"), "{problems}");
+    }
     // Not every thread need have run: 1024 on two CPUs for half a second.
     assert!(!json["threads"].as_array().unwrap().is_empty());
     let wall = json["wall_ms"].as_f64().unwrap();
