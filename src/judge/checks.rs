@@ -673,12 +673,29 @@ pub fn excluded_reps(reps: &[RepSample]) -> Vec<ExcludedRep> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::CounterValues;
 
     fn worker(worker: usize, cpu: u32, instructions: Option<u64>) -> WorkerSample {
-        let mut sample = WorkerSample::pinned_for_test(worker, cpu, 1_000);
-        sample.counters.cycles = instructions.map(|_| 1_000);
-        sample.counters.instructions = instructions;
-        sample
+        WorkerSample {
+            worker,
+            pinned_cpu: Some(cpu),
+            cpu_start: cpu,
+            cpu_end: cpu,
+            bytes: 1000,
+            busy_ns: 1_000,
+            tsc_ticks: 1_000,
+            barrier_wait_ns: 0,
+            counters: CounterValues {
+                cycles: instructions.map(|_| 1_000),
+                instructions,
+                task_clock_ns: 1_000,
+                time_enabled_ns: 1_000,
+                time_running_ns: 1_000,
+                ..CounterValues::default()
+            },
+            checksum: 0,
+            items: None,
+        }
     }
 
     fn rep(arm: Arm, rep: usize, warmup: bool, workers: Vec<WorkerSample>) -> RepSample {

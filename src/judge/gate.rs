@@ -193,11 +193,7 @@ pub fn paired_costs(
         else {
             continue;
         };
-        let treated_cost = match baseline_arm {
-            Arm::Alone => probe_cost(t, b, clock),
-            _ => rep_cost(t, clock),
-        };
-        if let (Some(t_cost), Some(b_cost)) = (treated_cost, rep_cost(b, clock)) {
+        if let (Some(t_cost), Some(b_cost)) = (rep_cost(t, clock), rep_cost(b, clock)) {
             paired.treated.push(t_cost);
             paired.baseline.push(b_cost);
             paired.reps.push(index);
@@ -206,33 +202,6 @@ pub fn paired_costs(
         }
     }
     paired
-}
-
-/// The treated repetition's cost as a baseline of one worker alone sees
-/// it: the mean over the treated workers pinned where the baseline's worker
-/// ran (the probe), not over every treated worker. On a host with one core
-/// the siblings are measured against one worker alone on that core; the
-/// other sibling's own cost says how fast its CPU is, not what sharing
-/// costs the probe. CI's 2-CPU host runs each CPU at 0.6 to 0.95 of its
-/// speed, switching every 0.2-2 s, independently (measured with a pinned
-/// spin loop), and a one-core guest whose two vCPUs had a host CPU each
-/// read +38.5 % and +47.1 % over two boots (threshold 40 %) when both
-/// workers' mean was set against one worker. `pairs` measures its probe
-/// alone the same way.
-/// `None` where no treated worker ran on the baseline's CPUs.
-fn probe_cost(treated: &RepSample, baseline: &RepSample, clock: ClockKind) -> Option<f64> {
-    let probe_cpus: Vec<u32> = baseline
-        .workers
-        .iter()
-        .filter_map(|w| w.pinned_cpu)
-        .collect();
-    let costs: Vec<f64> = treated
-        .workers
-        .iter()
-        .filter(|w| w.pinned_cpu.is_some_and(|cpu| probe_cpus.contains(&cpu)))
-        .map(|w| worker_cost_per_byte(w, clock))
-        .collect::<Option<_>>()?;
-    (!costs.is_empty()).then(|| costs.iter().sum::<f64>() / costs.len() as f64)
 }
 
 /// The accepted ratio of same-CPU to alone cost for the control.
@@ -333,7 +302,6 @@ pub fn control_check(same_cpu: &[f64], alone: &[f64], tick_clock: ClockKind) -> 
 mod tests {
     use super::*;
     use crate::judge::checks::CheckStatus;
-    use crate::measure::WorkerSample;
 
     #[test]
     fn control_accepts_about_twice_the_cost() {
@@ -360,43 +328,6 @@ mod tests {
             control_check(&[1.0], &[0.0], ClockKind::Tsc).status,
             CheckStatus::Unavailable
         );
-    }
-
-    /// One worker alone on CPU 0 against the siblings on CPUs 0 and 1,
-    /// with CPU 1 running 1.6× slower for a reason of its own: against one
-    /// worker alone only the probe on CPU 0 is compared, so no penalty; the
-    /// separate-cores baseline still compares every worker.
-    #[test]
-    fn against_one_worker_alone_only_the_probe_is_compared() {
-        let rep = |arm, workers: &[(u32, u64)]| RepSample {
-            arm,
-            rep: 1,
-            warmup: false,
-            workers: workers
-                .iter()
-                .enumerate()
-                .map(|(i, &(cpu, ticks))| WorkerSample::pinned_for_test(i, cpu, ticks))
-                .collect(),
-            wall_ns: 1_000,
-            dispatcher_task_clock_ns: 0,
-        };
-        let siblings = rep(Arm::Siblings, &[(0, 1_000), (1, 1_600)]);
-        let alone = rep(Arm::Alone, &[(0, 1_000)]);
-        let paired = paired_costs(
-            &[siblings.clone(), alone],
-            Arm::Siblings,
-            Arm::Alone,
-            ClockKind::Tsc,
-        );
-        assert_eq!((paired.treated, paired.baseline), (vec![1.0], vec![1.0]));
-        let separate = rep(Arm::Separate, &[(2, 1_000), (3, 1_000)]);
-        let paired = paired_costs(
-            &[siblings, separate],
-            Arm::Siblings,
-            Arm::Separate,
-            ClockKind::Tsc,
-        );
-        assert_eq!((paired.treated, paired.baseline), (vec![1.3], vec![1.0]));
     }
 
     #[test]

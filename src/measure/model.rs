@@ -287,33 +287,6 @@ pub struct WorkerSample {
     pub items: Option<ItemCounts>,
 }
 
-#[cfg(test)]
-impl WorkerSample {
-    /// A worker pinned to `cpu` that stayed there, processed 1000 bytes in
-    /// `tsc_ticks` and counted only software events: the judges' tests
-    /// build their recorded samples from it.
-    pub fn pinned_for_test(worker: usize, cpu: u32, tsc_ticks: u64) -> WorkerSample {
-        WorkerSample {
-            worker,
-            pinned_cpu: Some(cpu),
-            cpu_start: cpu,
-            cpu_end: cpu,
-            bytes: 1000,
-            busy_ns: 1_000,
-            tsc_ticks,
-            barrier_wait_ns: 0,
-            counters: CounterValues {
-                task_clock_ns: 1_000,
-                time_enabled_ns: 1_000,
-                time_running_ns: 1_000,
-                ..CounterValues::default()
-            },
-            checksum: 0,
-            items: None,
-        }
-    }
-}
-
 /// What one worker did of a repetition's shared items.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemCounts {
