@@ -18,8 +18,9 @@
 //!
 //! A test that expects a definite gate, pairs or hybrid verdict boots
 //! through [`boot_expecting`]: until the verdicts are robust to a noisy
-//! host, an inconclusive run (exit 5) boots the guest once more, saying
-//! why; a wrong verdict fails at once, as does a second failure.
+//! host, an inconclusive run (exit 5) boots the guest again (up to three
+//! boots in all), saying why; a wrong verdict fails at once, as does a
+//! third inconclusive boot.
 //!
 //! The `pairs_` tests check the measured sibling map against the sharing the
 //! pins create: agreed, fake and hidden siblings, and placements drawn at
