@@ -137,6 +137,8 @@ pub enum Command {
     Gate(GateArgs),
     /// Measure which CPUs really share a core, and compare that map with the published one.
     Pairs(PairsArgs),
+    /// Measure the one-way cache-line latency between every pair of CPUs, and compare its domains with the published ones.
+    Latency(LatencyArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
     Run(Box<RunArgs>),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
@@ -293,6 +295,28 @@ pub struct PairsArgs {
     /// Stop measuring after this long, checked between rounds: seconds, or a number with s, m or h (90, 5m).
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Samples of 1000 round trips per pair (3 to 10000; the 10th percentile is the pair's latency).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub samples: usize,
+    /// Wall-time bound of one sample in milliseconds (1 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    pub sample_ms: u64,
+    /// Stop measuring after this long, checked between pairs: seconds, or a number with s, m or h (90, 5m).
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
+    /// Print only the verdict word (`--prom FILE` may still write metrics).
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
+    pub quiet: bool,
 }
 
 /// A study arm, as `--arms` names it.

@@ -12,6 +12,7 @@ use crate::cli::{
 use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
+use crate::commands::latency::LatencyCommand;
 use crate::commands::observe::ObserveCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
@@ -42,6 +43,7 @@ use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
 use crate::study::command::{CommandStudyOptions, RoundsOptions};
 use crate::study::hybrid::HybridStudyOptions;
+use crate::study::latency::LatencyStudyOptions;
 use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
@@ -77,6 +79,12 @@ pub const HYBRID_REP_MS: RangeInclusive<u64> = 50..=10_000;
 /// `--time-budget`: a second to a week.
 pub const TIME_BUDGET: RangeInclusive<Duration> =
     Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+
+/// `latency --samples`: enough for a 10th percentile, at most 10000.
+pub const LATENCY_SAMPLES: RangeInclusive<usize> = 3..=10_000;
+/// `latency --sample-ms`: a millisecond (longer than any cache-line
+/// transfer's thousand round trips) to ten seconds.
+pub const LATENCY_SAMPLE_MS: RangeInclusive<u64> = 1..=10_000;
 
 /// `observe --seconds`: a tenth of a second to a week.
 pub const OBSERVE_SECONDS: RangeInclusive<Duration> =
@@ -124,6 +132,27 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.gate.quiet,
+            })
+        }
+        cli::Command::Latency(args) => {
+            quiet_beside_metrics("latency", args.quiet, &args.prom)?;
+            Command::Latency(LatencyCommand {
+                source: source(&args.source)?,
+                study: LatencyStudyOptions {
+                    samples: in_range("--samples", args.samples, LATENCY_SAMPLES)?,
+                    sample_bound: Duration::from_millis(in_range(
+                        "--sample-ms",
+                        args.sample_ms,
+                        LATENCY_SAMPLE_MS,
+                    )?),
+                    time_budget: args
+                        .time_budget
+                        .as_deref()
+                        .map(|text| duration("--time-budget", text, TIME_BUDGET))
+                        .transpose()?,
+                },
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                quiet: args.quiet,
             })
         }
         cli::Command::Run(args) => {

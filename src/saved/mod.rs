@@ -27,9 +27,9 @@ pub mod output;
 
 pub use documents::{
     CommandOptions, CommandResult, CommandSweep, DocumentKind, Evidence, GateResult, HybridOptions,
-    HybridResult, HybridWork, ObserveMode, ObserveOptions, ObserveResult, PairsEffort,
-    PairsOptions, PairsResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult,
-    SweepOptions, SweepResult, TopologyResult,
+    HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult, ObserveMode,
+    ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
+    RunOptions, RunResult, SnapshotResult, SweepOptions, SweepResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};

@@ -13,7 +13,7 @@
 //! transient slowdown of the host spoils one round of several comparisons
 //! rather than every round of one.
 
-use super::{LazyMeasure, Progress, Recorded, head};
+use super::{LazyMeasure, Progress, Recorded, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
 use crate::judge::batches::{Evidence, HostNoise, Next};
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
@@ -28,7 +28,7 @@ use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, PairsEffort, PairsOptions, PairsResult};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::time::{Duration, Instant};
 
 /// What `pairs` was asked for, checked.
@@ -52,19 +52,7 @@ pub fn pairs_study<M: Measure>(
     progress: &mut dyn Progress,
 ) -> Result<PairsResult> {
     let head = head(DocumentKind::Pairs, topology);
-    let tested: CpuSet = topology
-        .cpus
-        .iter()
-        .filter(|c| c.allowed)
-        .map(|c| c.cpu)
-        .collect();
-    if tested.len() < 2 {
-        bail!(
-            "pairs needs at least two CPUs to compare, and this process may run on {} ({tested}); \
-             widen its CPU affinity (taskset, cpuset)",
-            tested.len()
-        );
-    }
+    let tested = two_or_more_allowed(topology, "pairs", "to compare")?;
     let measure = measure.get()?;
     let published = published_groups(&tested, topology.cpus.iter().map(|c| (c.cpu, &c.siblings)));
     let kind = SearchKind::for_cpus(tested.len(), options.exhaustive);
