@@ -137,6 +137,8 @@ pub enum Command {
     Gate(GateArgs),
     /// Measure which CPUs really share a core, and compare that map with the published one.
     Pairs(PairsArgs),
+    /// Measure the one-way cache-line latency between every pair of CPUs, and compare its domains with the published ones.
+    Latency(LatencyArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
     Run(Box<RunArgs>),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
@@ -288,11 +290,49 @@ pub struct PairsArgs {
     #[command(flatten)]
     pub gate: GateArgs,
     /// Measure every pair of CPUs (the default up to 8 CPUs; above, group testing).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "first_pass")]
     pub exhaustive: bool,
+    /// Find candidate sets first by a faster pass (`latency`: its default samples, time-slice bound and pairs at once), then search only within them: every sibling is still confirmed by a co-location penalty; CPUs of different sets are apart by latency.
+    #[arg(long, value_name = "PASS")]
+    pub first_pass: Option<FirstPassArg>,
     /// Stop measuring after this long, checked between rounds: seconds, or a number with s, m or h (90, 5m).
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Samples of 1000 round trips per pair (3 to 10000; the 10th percentile is the pair's latency).
+    #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLES, value_name = "N")]
+    pub samples: usize,
+    /// Wall-time bound of one sample in milliseconds (1 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
+    #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLE_MS, value_name = "MS")]
+    pub sample_ms: u64,
+    /// Take every sample of every pair: no early stop once a pair's latency has settled (after 10 samples, within half a cluster gap of its first half's).
+    #[arg(long)]
+    pub all_samples: bool,
+    /// Pairs measured at once, on disjoint CPUs (1 to 4096; default: half the CPUs), while a first round measured both ways shows they do not disturb each other.
+    #[arg(long, value_name = "N")]
+    pub parallel: Option<usize>,
+    /// Stop measuring after this long, checked between pairs: seconds, or a number with s, m or h (90, 5m).
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
+    /// Print only the verdict word (`--prom FILE` may still write metrics).
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
+    pub quiet: bool,
+}
+
+/// A first pass of `pairs`, as `--first-pass` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FirstPassArg {
+    /// The cache-line latency of every pair (`placement-study latency`).
+    Latency,
 }
 
 /// A study arm, as `--arms` names it.

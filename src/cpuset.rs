@@ -93,6 +93,13 @@ impl CpuSet {
     pub fn last(&self) -> Option<u32> {
         self.0.last().copied()
     }
+    /// Every pair of its CPUs, the lower first, in order: 0-1, 0-2, 1-2.
+    pub fn pairs(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
+        let cpus = &self.0;
+        cpus.iter()
+            .enumerate()
+            .flat_map(move |(i, &a)| cpus[i + 1..].iter().map(move |&b| [a, b]))
+    }
     /// The CPUs of `self` also in `other`. When `other` is one unbroken
     /// range holding all of `self` (the online CPUs nearly always are), the
     /// answer is `self` itself, shared, in constant time: probing

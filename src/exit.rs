@@ -16,7 +16,7 @@ pub enum Outcome {
     Success,
     /// The gate's verdict, from `gate`, or from `run` stopping at its gate.
     Verdict(Verdict),
-    /// `pairs`: the measured sibling map against the published one.
+    /// `pairs` and `latency`: the measured map against the published one.
     Map(MapVerdict),
     /// `hybrid`: a valid study; the measured classes against the published.
     Classes(ClassVerdict),
@@ -85,7 +85,7 @@ impl Outcome {
 pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (
         0,
-        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; hybrid: a valid study whose measured classes agree with the published ones; observe --pid or --kernel: a valid observation",
+        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; latency: the measured domains agree with the published ones at every level; hybrid: a valid study whose measured classes agree with the published ones; observe --pid or --kernel: a valid observation",
     ),
     (
         ERROR,
@@ -97,7 +97,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         3,
-        "gate and run (stopped at its gate): virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); hybrid: the measured core classes differ from the published ones",
+        "gate and run (stopped at its gate): virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); latency: the domains differ at some level (fake or hidden pairs); hybrid: the measured core classes differ from the published ones",
     ),
     (
         4,
@@ -105,7 +105,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
     (
         5,
-        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); hybrid: a baseline CPU without a measured round",
+        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); latency: inconclusive (a pair not measured, the control or pinning failed); hybrid: a baseline CPU without a measured round",
     ),
     (
         6,

@@ -12,6 +12,7 @@ use crate::cli::{
 use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
+use crate::commands::latency::LatencyCommand;
 use crate::commands::observe::ObserveCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
@@ -42,6 +43,7 @@ use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
 use crate::study::command::{CommandStudyOptions, RoundsOptions};
 use crate::study::hybrid::HybridStudyOptions;
+use crate::study::latency::{DEFAULT_SAMPLE_MS, DEFAULT_SAMPLES, LatencyStudyOptions};
 use crate::study::observe::ObserveStudyOptions;
 use crate::study::pairs::PairsStudyOptions;
 use crate::study::run::StudyOptions;
@@ -77,6 +79,15 @@ pub const HYBRID_REP_MS: RangeInclusive<u64> = 50..=10_000;
 /// `--time-budget`: a second to a week.
 pub const TIME_BUDGET: RangeInclusive<Duration> =
     Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+
+/// `latency --samples`: enough for a 10th percentile, at most 10000.
+pub const LATENCY_SAMPLES: RangeInclusive<usize> = 3..=10_000;
+/// `latency --parallel`: pairs at once, one at least; 4096 pairs is 8192
+/// CPUs, the most the project has probed.
+pub const LATENCY_PARALLEL: RangeInclusive<usize> = 1..=4096;
+/// `latency --sample-ms`: a millisecond (longer than any cache-line
+/// transfer's thousand round trips) to ten seconds.
+pub const LATENCY_SAMPLE_MS: RangeInclusive<u64> = 1..=10_000;
 
 /// `observe --seconds`: a tenth of a second to a week.
 pub const OBSERVE_SECONDS: RangeInclusive<Duration> =
@@ -115,6 +126,15 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .map(|text| duration("--time-budget", text, TIME_BUDGET))
                         .transpose()?,
                     measure: measure(&args.gate.measure)?,
+                    first_pass: args.first_pass.map(|cli::FirstPassArg::Latency| {
+                        LatencyStudyOptions {
+                            samples: DEFAULT_SAMPLES,
+                            sample_bound: Duration::from_millis(DEFAULT_SAMPLE_MS),
+                            time_budget: None,
+                            early_stop: true,
+                            parallel: None,
+                        }
+                    }),
                 },
                 outputs: outputs(
                     &args.gate.output,
@@ -124,6 +144,32 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.gate.quiet,
+            })
+        }
+        cli::Command::Latency(args) => {
+            quiet_beside_metrics("latency", args.quiet, &args.prom)?;
+            Command::Latency(LatencyCommand {
+                source: source(&args.source)?,
+                study: LatencyStudyOptions {
+                    samples: in_range("--samples", args.samples, LATENCY_SAMPLES)?,
+                    sample_bound: Duration::from_millis(in_range(
+                        "--sample-ms",
+                        args.sample_ms,
+                        LATENCY_SAMPLE_MS,
+                    )?),
+                    time_budget: args
+                        .time_budget
+                        .as_deref()
+                        .map(|text| duration("--time-budget", text, TIME_BUDGET))
+                        .transpose()?,
+                    early_stop: !args.all_samples,
+                    parallel: args
+                        .parallel
+                        .map(|n| in_range("--parallel", n, LATENCY_PARALLEL))
+                        .transpose()?,
+                },
+                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                quiet: args.quiet,
             })
         }
         cli::Command::Run(args) => {

@@ -26,6 +26,13 @@
 //! pins create: agreed, fake and hidden siblings, and placements drawn at
 //! random on every run (all pairs on 6 vCPUs, group testing on 10).
 //!
+//! The `latency_` tests read the cache-line latency matrix of the same
+//! placements: stacked vCPUs (`PIN=0,0,1,1`) found and agreed where the
+//! guest publishes them as siblings, the crossed map for `PIN=0,1,0,1`, and
+//! a random placement of 10 vCPUs recovered; and
+//! `pairs_first_pass_latency_…` confirms a latency pass's sets with
+//! penalties.
+//!
 //! The `observe_` tests follow unpinned work in [`NO_SMT_GUEST`] on host
 //! CPUs 0 and 1: a CPU-bound command, one moved by `taskset` on a known
 //! schedule, a pipeline of two processes, and two busy threads on the
@@ -567,18 +574,33 @@ fn busy_ratios(json: &serde_json::Value, arm: &str) -> Vec<String> {
 /// at once are slower), too close to the default 15 % to decide in few
 /// repetitions, so the suite draws the line at 50 %.
 const PAIRS: &[&str] = &["pairs", "--json", "--threshold", "50%"];
+/// [`PAIRS`] with the latency pass first.
+const PAIRS_LATENCY_FIRST: &[&str] = &[
+    "pairs",
+    "--json",
+    "--threshold",
+    "50%",
+    "--first-pass",
+    "latency",
+];
 
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn pairs_agree_when_guest_siblings_share_a_host_cpu() {
-    let run = boot_pairs(SMT_GUEST, SIBLINGS_SHARE_A_HOST_CPU, "agree", 0);
+    let run = boot_pairs(SMT_GUEST, SIBLINGS_SHARE_A_HOST_CPU, "agree", 0, PAIRS);
     assert_pairs(&run, SIBLINGS_SHARE_A_HOST_CPU);
 }
 
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn pairs_finds_fake_siblings_when_guest_siblings_are_on_separate_host_cpus() {
-    let run = boot_pairs(SMT_GUEST, SIBLINGS_ON_SEPARATE_HOST_CPUS, "differ", 3);
+    let run = boot_pairs(
+        SMT_GUEST,
+        SIBLINGS_ON_SEPARATE_HOST_CPUS,
+        "differ",
+        3,
+        PAIRS,
+    );
     assert_pairs(&run, SIBLINGS_ON_SEPARATE_HOST_CPUS);
     assert_eq!(run.json()["map"]["cpus"][0]["fake"], serde_json::json!([1]));
 }
@@ -586,7 +608,7 @@ fn pairs_finds_fake_siblings_when_guest_siblings_are_on_separate_host_cpus() {
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn pairs_finds_hidden_siblings_on_a_guest_that_claims_no_smt() {
-    let run = boot_pairs(NO_SMT_GUEST, "0,0", "differ", 3);
+    let run = boot_pairs(NO_SMT_GUEST, "0,0", "differ", 3, PAIRS);
     assert_pairs(&run, "0,0");
     assert_eq!(run.json()["map"]["cpus"][1]["relation"], "hidden-siblings");
 }
@@ -598,7 +620,7 @@ fn pairs_finds_hidden_siblings_on_a_guest_that_claims_no_smt() {
 fn pairs_finds_a_random_placement_of_six_vcpus() {
     let pin = random_pin("PAIRS_PIN_6", 6);
     let published = [vec![0, 1], vec![2, 3], vec![4, 5]];
-    boot_random_placement("6,sockets=1,cores=3,threads=2", &pin, &published);
+    boot_random_placement("6,sockets=1,cores=3,threads=2", &pin, &published, PAIRS);
 }
 
 /// The same above the all-pairs limit, so the group-testing search runs:
@@ -608,8 +630,67 @@ fn pairs_finds_a_random_placement_of_six_vcpus() {
 fn pairs_group_testing_finds_a_random_placement_of_ten_vcpus() {
     let pin = random_pin("PAIRS_PIN_10", 10);
     let published: Vec<Vec<u32>> = (0..10).map(|cpu| vec![cpu]).collect();
-    let run = boot_random_placement("10,sockets=1,cores=10,threads=1", &pin, &published);
+    let run = boot_random_placement("10,sockets=1,cores=10,threads=1", &pin, &published, PAIRS);
     assert_eq!(run.json()["search"], "group-testing", "search\n{run}");
+}
+
+/// The same with `--first-pass latency`: the latency pass's stacked sets
+/// are the placement, and every sibling is still confirmed by a penalty.
+/// `PAIRS_LATENCY_PIN_10=…` replays a draw.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn pairs_first_pass_latency_finds_a_random_placement_of_ten_vcpus() {
+    let pin = random_pin("PAIRS_LATENCY_PIN_10", 10);
+    let published: Vec<Vec<u32>> = (0..10).map(|cpu| vec![cpu]).collect();
+    let run = boot_random_placement(
+        "10,sockets=1,cores=10,threads=1",
+        &pin,
+        &published,
+        PAIRS_LATENCY_FIRST,
+    );
+    let json = run.json();
+    assert_eq!(json["search"], "latency-domains", "search\n{run}");
+    let first_pass = &json["first_pass"];
+    assert!(first_pass["unused"].is_null(), "first pass unused\n{run}");
+    let sets: Vec<Vec<u32>> = first_pass["candidate_sets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no first_pass.candidate_sets\n{run}"))
+        .iter()
+        .map(|set| serde_json::from_value(set["cpus"].clone()).unwrap())
+        .collect();
+    assert_eq!(sets, groups_of_pin(&pin), "candidate sets\n{run}");
+    // Every measured sibling confirmed by a comparison of two workers: the
+    // pairs measured sharing link exactly the measured groups.
+    let mut confirmed: Vec<Vec<u32>> = (0..10).map(|cpu| vec![cpu]).collect();
+    for record in json["comparisons"].as_array().into_iter().flatten() {
+        let against: Vec<u32> = serde_json::from_value(record["against"].clone()).unwrap();
+        if let ([other], "shares") = (against.as_slice(), record["outcome"].as_str().unwrap()) {
+            let probe = record["probe"].as_u64().unwrap() as u32;
+            let a = confirmed.iter().position(|g| g.contains(&probe)).unwrap();
+            let b = confirmed.iter().position(|g| g.contains(other)).unwrap();
+            if a != b {
+                let moved = confirmed.remove(a.max(b));
+                confirmed[a.min(b)].extend(moved);
+            }
+        }
+    }
+    for group in &mut confirmed {
+        group.sort();
+    }
+    confirmed.sort();
+    assert_eq!(
+        confirmed,
+        groups_of_pin(&pin),
+        "groups confirmed pair by pair\n{run}"
+    );
+    println!(
+        "guest: first pass: {} pairs, {:.1} s of {:.1} s measuring",
+        first_pass["pairs_measured"],
+        first_pass["seconds"].as_f64().unwrap_or_default(),
+        json["effort"]["measuring_seconds"]
+            .as_f64()
+            .unwrap_or_default()
+    );
 }
 
 /// `vcpus` host CPUs (0 or 1) drawn from the clock, or the replayed `var`.
@@ -652,13 +733,13 @@ fn groups_of_pin(pin: &str) -> Vec<Vec<u32>> {
 /// Boots `pairs` on guest `smp` with `pin`, which the published map
 /// agrees with only where the pins make exactly its groups, and checks
 /// the measured map is the sharing the pins create.
-fn boot_random_placement(smp: &str, pin: &str, published: &[Vec<u32>]) -> GuestRun {
+fn boot_random_placement(smp: &str, pin: &str, published: &[Vec<u32>], args: &[&str]) -> GuestRun {
     let (verdict, code) = if groups_of_pin(pin) == published {
         ("agree", 0)
     } else {
         ("differ", 3)
     };
-    let run = boot_pairs(smp, pin, verdict, code);
+    let run = boot_pairs(smp, pin, verdict, code, args);
     let undecided = undecided_cpus(&run, pin);
     if undecided.is_empty() {
         assert_pairs(&run, pin);
@@ -672,7 +753,7 @@ fn boot_random_placement(smp: &str, pin: &str, published: &[Vec<u32>]) -> GuestR
         "guest: booting once more: PIN={pin}'s map left CPUs {undecided:?} undecided (a noisy \
          host)"
     );
-    let run = boot_pairs(smp, pin, verdict, code);
+    let run = boot_pairs(smp, pin, verdict, code, args);
     assert_pairs(&run, pin);
     run
 }
@@ -708,11 +789,11 @@ fn undecided_cpus(run: &GuestRun, pin: &str) -> Vec<u32> {
     undecided
 }
 
-/// Boots [`PAIRS`] on guest `smp` with `pin` until it reaches `verdict`
-/// with exit `code` (an inconclusive map boots once more).
-fn boot_pairs(smp: &str, pin: &str, verdict: &str, code: i32) -> GuestRun {
+/// Boots `pairs` `args` on guest `smp` with `pin` until it reaches
+/// `verdict` with exit `code` (an inconclusive map boots once more).
+fn boot_pairs(smp: &str, pin: &str, verdict: &str, code: i32, args: &[&str]) -> GuestRun {
     let guest = Guest::new();
-    boot_expecting(verdict, code, || guest.boot(smp, Some(pin), PAIRS))
+    boot_expecting(verdict, code, || guest.boot(smp, Some(pin), args))
 }
 
 /// The run's measured map is the sharing `pin` creates; the control and
@@ -1534,4 +1615,117 @@ fn observe_two_busy_threads_on_a_slow_second_core() {
     let rows = json["timeline"].as_array().map_or(0, Vec::len);
     assert!((4..=5).contains(&rows), "timeline rows {rows}\n{run}");
     println!("guest: observe two threads, vCPU 1 at 46 %: per-vCPU shares {shares:.3?}");
+}
+
+/// `latency --json` in a guest, with its defaults: a stacked pair ends after
+/// three samples at the bound, the others once their latency settles.
+const LATENCY: &[&str] = &["latency", "--json"];
+
+/// Boots [`LATENCY`] on guest `smp` with `pin` until it reaches `verdict`
+/// with exit `code`, and checks what every run must show: the control and
+/// pinning passed, every pair measured, and the stacked pairs exactly the
+/// vCPUs `pin` puts on one host CPU.
+fn boot_latency(smp: &str, pin: &str, verdict: &str, code: i32) -> GuestRun {
+    let guest = Guest::new();
+    let run = boot_expecting(verdict, code, || guest.boot(smp, Some(pin), LATENCY));
+    let json = run.json();
+    assert_eq!(json["control_check"]["status"], "passed", "control\n{run}");
+    // Pairs beside each other on stacked vCPUs disturb each other: the
+    // parallel check must have caught that wherever pairs ran at once.
+    if let Some(status) = json["parallel_check"]["status"].as_str() {
+        assert!(
+            status == "failed" || !groups_of_pin(pin).iter().any(|g| g.len() > 1),
+            "parallel check {status} on a guest with stacked vCPUs\n{run}"
+        );
+    }
+    assert_eq!(json["pinning"]["status"], "passed", "pinning\n{run}");
+    assert_eq!(
+        json["effort"]["pairs_measured"], json["effort"]["all_pairs"],
+        "pairs measured\n{run}"
+    );
+    let mut expected: Vec<[u32; 2]> = Vec::new();
+    for group in groups_of_pin(pin) {
+        for (i, &a) in group.iter().enumerate() {
+            expected.extend(group[i + 1..].iter().map(|&b| [a, b]));
+        }
+    }
+    expected.sort();
+    let clusters = json["judgement"]["clusters"].as_array().unwrap();
+    let stacked: Vec<[u32; 2]> = clusters
+        .iter()
+        .find(|c| c["class"] == "stacked")
+        .map(|c| serde_json::from_value(c["pairs"].clone()).unwrap())
+        .unwrap_or_default();
+    assert_eq!(stacked, expected, "stacked pairs\n{run}");
+    let smt = smt_level(&json);
+    let measured: Vec<Vec<u32>> = serde_json::from_value(smt["map"]["measured"].clone()).unwrap();
+    assert_eq!(measured, groups_of_pin(pin), "measured siblings\n{run}");
+    println!(
+        "guest: latency PIN={pin}: {:.1} s measuring, classes {}, gaps {}",
+        json["effort"]["measuring_seconds"]
+            .as_f64()
+            .unwrap_or_default(),
+        clusters
+            .iter()
+            .map(|c| format!("{}:{}..{} ns", c["class"], c["low_ns"], c["high_ns"]))
+            .collect::<Vec<_>>()
+            .join(" "),
+        json["judgement"]["gaps"]
+    );
+    run
+}
+
+/// The thread-sibling level of a `latency` document.
+fn smt_level(json: &serde_json::Value) -> &serde_json::Value {
+    json["judgement"]["levels"]
+        .as_array()
+        .and_then(|levels| levels.iter().find(|l| l["level"] == "smt-siblings"))
+        .unwrap_or_else(|| panic!("no smt-siblings level in {json}"))
+}
+
+/// The pairs of the thread-sibling level related as `relation`.
+fn smt_pairs(json: &serde_json::Value, relation: &str) -> Vec<serde_json::Value> {
+    let pairs = smt_level(json)["map"]["pairs"].as_array().unwrap();
+    let related = pairs.iter().filter(|p| p["relation"] == relation);
+    related.map(|p| p["cpus"].clone()).collect()
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn latency_finds_stacked_vcpus_agreed_where_guest_siblings_share_a_host_cpu() {
+    let run = boot_latency(SMT_GUEST, SIBLINGS_SHARE_A_HOST_CPU, "agree", 0);
+    let json = run.json();
+    let agreed = smt_pairs(&json, "agreed");
+    assert_eq!(
+        agreed,
+        [serde_json::json!([0, 1]), serde_json::json!([2, 3])]
+    );
+}
+
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn latency_finds_the_crossed_map_when_guest_siblings_are_on_separate_host_cpus() {
+    let run = boot_latency(SMT_GUEST, SIBLINGS_ON_SEPARATE_HOST_CPUS, "differ", 3);
+    let json = run.json();
+    let (fake, hidden) = (smt_pairs(&json, "fake"), smt_pairs(&json, "hidden"));
+    assert_eq!(fake, [serde_json::json!([0, 1]), serde_json::json!([2, 3])]);
+    assert_eq!(
+        hidden,
+        [serde_json::json!([0, 2]), serde_json::json!([1, 3])]
+    );
+}
+
+/// 10 vCPUs published as 10 cores, placed at random on the two host CPUs:
+/// the stacked pairs are the placement. `LATENCY_PIN_10=…` replays a draw.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn latency_finds_a_random_placement_of_ten_vcpus() {
+    let pin = random_pin("LATENCY_PIN_10", 10);
+    let stacked_somewhere = groups_of_pin(&pin).iter().any(|g| g.len() > 1);
+    let (verdict, code) = if stacked_somewhere {
+        ("differ", 3)
+    } else {
+        ("agree", 0)
+    };
+    boot_latency("10,sockets=1,cores=10,threads=1", &pin, verdict, code);
 }

@@ -59,6 +59,7 @@ fn rendered() -> Vec<Rendered> {
             SavedDocument::Run(_) => "run",
             SavedDocument::Command(_) => "command",
             SavedDocument::Pairs(_) => "pairs",
+            SavedDocument::Latency(_) => "latency",
             SavedDocument::Hybrid(_) => "hybrid",
             SavedDocument::Sweep(_) => "sweep",
             SavedDocument::Observe(_) => "observe",
@@ -75,7 +76,7 @@ fn rendered() -> Vec<Rendered> {
     assert_eq!(
         kinds,
         BTreeSet::from([
-            "command", "gate", "hybrid", "observe", "pairs", "run", "sweep", "topology"
+            "command", "gate", "hybrid", "latency", "observe", "pairs", "run", "sweep", "topology"
         ]),
         "fixtures/results/ must hold a result of every kind"
     );

@@ -168,6 +168,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
         "run" => Some("run.schema.json"),
         "command" => Some("command.schema.json"),
         "pairs" => Some("pairs.schema.json"),
+        "latency" => Some("latency.schema.json"),
         "hybrid" => Some("hybrid.schema.json"),
         "sweep" => Some("sweep.schema.json"),
         "observe" => Some("observe.schema.json"),
@@ -382,7 +383,7 @@ fn saved_results_validate() {
             let kind = name.split_once('-').map_or("", |(kind, _)| kind);
             let schema = saved_kind_schema(kind).unwrap_or_else(|| {
                 panic!(
-                    "{name}: name a saved result KIND-*.json, KIND one of topology, gate, run, command, pairs, hybrid, observe"
+                    "{name}: name a saved result KIND-*.json, KIND one of topology, gate, run, command, pairs, latency, hybrid, observe"
                 )
             });
             assert_eq!(document["kind"], kind, "{name}: its kind is not its name's");
@@ -393,7 +394,7 @@ fn saved_results_validate() {
             }
         })
         .collect();
-    for kind in ["pairs", "observe", "command"] {
+    for kind in ["pairs", "latency", "observe", "command"] {
         let schema = saved_kind_schema(kind).unwrap();
         assert!(
             cases.iter().any(|case| case.schema == schema),
@@ -413,6 +414,20 @@ fn pairs_document_validates() {
     assert_valid(&[Case {
         what: "pairs --json".into(),
         schema: "pairs.schema.json",
+        document,
+    }]);
+}
+
+#[test]
+fn latency_document_validates() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    // Exit codes 0, 3, 5 are the map verdicts.
+    let document = binary_json(&["latency", "--samples", "5", "--json"], &[0, 3, 5]);
+    assert_valid(&[Case {
+        what: "latency --json".into(),
+        schema: "latency.schema.json",
         document,
     }]);
 }

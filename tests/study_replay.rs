@@ -762,6 +762,7 @@ fn pairs_options(exhaustive: bool, time_budget: Option<Duration>) -> PairsStudyO
             warmups: 2,
             hardware_counters: false,
         },
+        first_pass: None,
     }
 }
 

@@ -160,7 +160,7 @@ fn wide_shows_the_full_column_set() {
                 "│ instructions ",
                 "│ idle at barrier ms ",
             ],
-            SavedDocument::Command(_) => &[],
+            SavedDocument::Command(_) | SavedDocument::Latency(_) => &[],
             SavedDocument::Pairs(_) => &["│ alone TSC/B (CV) ", "│ beside TSC/B (CV) ", "│ reps "],
             SavedDocument::Hybrid(_) => &["│ min–max ", "│ slower by ", "│ reps "],
             SavedDocument::Sweep(_) => &["│ min–max ", "│ busy MHz ", "│ CPUs ", "│ unpinned "],

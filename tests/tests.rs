@@ -27,6 +27,7 @@ mod hostile_text;
 mod html;
 mod hypervisor_fixtures;
 mod judge_samples;
+mod latency_live;
 mod layering;
 mod man_flags;
 mod measure_live;

@@ -5,6 +5,7 @@
 pub mod completions;
 pub mod gate;
 pub mod hybrid;
+pub mod latency;
 pub mod observe;
 pub mod pairs;
 pub mod report;
@@ -34,6 +35,7 @@ pub enum Command {
     Snapshot(snapshot::SnapshotCommand),
     Gate(gate::GateCommand),
     Pairs(pairs::PairsCommand),
+    Latency(latency::LatencyCommand),
     Run(run::RunCommand),
     Hybrid(hybrid::HybridCommand),
     Observe(observe::ObserveCommand),
@@ -48,6 +50,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Snapshot(command) => snapshot::run(&command),
         Command::Gate(command) => gate::run(&command),
         Command::Pairs(command) => pairs::run(&command),
+        Command::Latency(command) => latency::run(&command),
         Command::Run(command) => run::run(&command),
         Command::Hybrid(command) => hybrid::run(&command),
         Command::Observe(command) => observe::run(&command),

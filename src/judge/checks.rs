@@ -33,6 +33,8 @@ pub enum CheckName {
     Repetitions(Arm),
     /// The gate's same-CPU control.
     Control,
+    /// `latency`: pairs measured at once agreed with the same pairs alone.
+    Parallel,
     /// `run -- COMMAND`: the CV bar of a `class:N` arm (its placement arms
     /// use [`CheckName::CvBar`]; see [`CheckName::cv_bar_of`]).
     ClassCvBar(usize),
@@ -89,6 +91,7 @@ impl fmt::Display for CheckName {
             CheckName::CvBar(arm) => write!(f, "cv-bar {arm}"),
             CheckName::Repetitions(arm) => write!(f, "repetitions {arm}"),
             CheckName::Control => f.write_str("control"),
+            CheckName::Parallel => f.write_str("parallel"),
             CheckName::ClassCvBar(index) => write!(f, "cv-bar class:{index}"),
             CheckName::ClassRepetitions(index) => write!(f, "repetitions class:{index}"),
             CheckName::StepCvBar(workers) => write!(f, "cv-bar step:{workers}"),
@@ -111,6 +114,7 @@ impl std::str::FromStr for CheckName {
             "multiplexing" => CheckName::Multiplexing,
             "invariance" => CheckName::Invariance,
             "control" => CheckName::Control,
+            "parallel" => CheckName::Parallel,
             "placement-held" => CheckName::PlacementHeld,
             "same-work" => CheckName::SameWork,
             _ if text.starts_with("other-load ") => {

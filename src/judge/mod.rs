@@ -14,6 +14,9 @@
 //!   interval, and judges the same-CPU control.
 //! * [`pairs`] decides each `pairs` comparison and judges the measured
 //!   sibling map against the published one.
+//! * [`latency`] turns `latency`'s samples into each pair's one-way
+//!   latency, clusters the matrix into domains and judges them against the
+//!   published ones.
 //! * [`hybrid`] turns baselines into class speeds, measured classes and a
 //!   ceiling, and judges what each work-sharing scheme made of them.
 //! * [`fleet`] flags the hosts whose penalty is far from that of their CPU
@@ -33,6 +36,7 @@ pub mod cost;
 pub mod fleet;
 pub mod gate;
 pub mod hybrid;
+pub mod latency;
 pub mod observe;
 pub mod pairs;
 pub mod stats;

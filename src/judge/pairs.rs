@@ -235,7 +235,7 @@ pub struct MapJudgement {
 }
 
 /// Groups of `cpus` joined by `links` (union by lowest member).
-fn groups_of(cpus: &CpuSet, links: &[(u32, u32)]) -> Vec<CpuSet> {
+pub fn groups_of(cpus: &CpuSet, links: &[(u32, u32)]) -> Vec<CpuSet> {
     let mut group: BTreeMap<u32, u32> = cpus.iter().map(|c| (c, c)).collect();
     fn root(group: &BTreeMap<u32, u32>, mut cpu: u32) -> u32 {
         while group[&cpu] != cpu {
@@ -343,14 +343,8 @@ pub fn judge_map(
                 },
             };
             let published = published_together(a, b);
-            let relation = match (published, status) {
-                (_, PairStatus::Inconclusive | PairStatus::NotMeasured) => {
-                    PairRelation::Inconclusive
-                }
-                (true, PairStatus::Shares) => PairRelation::Agreed,
-                (true, PairStatus::Apart) => PairRelation::Fake,
-                (false, PairStatus::Shares) => PairRelation::Hidden,
-                (false, PairStatus::Apart) => continue,
+            let Some(relation) = relation(published, status) else {
+                continue;
             };
             pairs.push(PairFinding {
                 cpus: [a, b],
@@ -370,6 +364,60 @@ pub fn judge_map(
         cpus: entries,
         pairs,
         notes,
+        published_unknown: None,
+    }
+}
+
+/// A pair's relation to the published map; `None` for a pair neither
+/// published nor measured sharing (apart, and agreed: not listed).
+fn relation(published: bool, status: PairStatus) -> Option<PairRelation> {
+    Some(match (published, status) {
+        (_, PairStatus::Inconclusive | PairStatus::NotMeasured) => PairRelation::Inconclusive,
+        (true, PairStatus::Shares) => PairRelation::Agreed,
+        (true, PairStatus::Apart) => PairRelation::Fake,
+        (false, PairStatus::Shares) => PairRelation::Hidden,
+        (false, PairStatus::Apart) => return None,
+    })
+}
+
+/// Judges a `measured` partition of `tested` (every pair in one group
+/// shares, every other is apart, but for the `unmeasured` pairs) against
+/// the `published` groups: what `latency` does at each level of its
+/// domains, where no comparison of a pair exists to cite.
+pub fn judge_partition(
+    tested: &CpuSet,
+    published: &[CpuSet],
+    measured: Vec<CpuSet>,
+    unmeasured: &[[u32; 2]],
+) -> MapJudgement {
+    let together =
+        |groups: &[CpuSet], a: u32, b: u32| groups.iter().any(|g| g.contains(a) && g.contains(b));
+    let mut pairs = Vec::new();
+    for [a, b] in tested.pairs() {
+        let status = if unmeasured.contains(&[a, b]) {
+            PairStatus::NotMeasured
+        } else if together(&measured, a, b) {
+            PairStatus::Shares
+        } else {
+            PairStatus::Apart
+        };
+        let published = together(published, a, b);
+        if let Some(relation) = relation(published, status) {
+            pairs.push(PairFinding {
+                cpus: [a, b],
+                published,
+                measured: status,
+                relation,
+                comparison: None,
+            });
+        }
+    }
+    MapJudgement {
+        published: published.to_vec(),
+        cpus: cpu_entries(tested, published, &measured, &pairs),
+        measured,
+        pairs,
+        notes: Vec::new(),
         published_unknown: None,
     }
 }

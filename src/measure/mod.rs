@@ -16,6 +16,8 @@
 //! * [`command`]: a user's command run once, confined to one arm's CPUs
 //!   and measured as a whole process tree (`run -- COMMAND`), and
 //!   [`prepare`], its `--prepare` shell command;
+//! * [`latency`]: `latency`'s probe, a cache line passed between two
+//!   pinned threads by compare-and-swap, every sample bounded in wall time;
 //! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
@@ -25,6 +27,7 @@ pub mod counters;
 pub mod engine;
 pub mod items;
 pub mod kernel;
+pub mod latency;
 pub mod launch;
 pub mod model;
 pub mod prepare;

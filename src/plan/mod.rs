@@ -6,12 +6,14 @@
 //! core, or crossing packages, would measure something else.
 //!
 //! [`pairs`] plans the other question: which CPUs share a core at all;
+//! [`latency`] orders every pair of CPUs in rounds of disjoint pairs;
 //! [`hybrid`] plans baselines and shared work across core classes;
 //! [`command`] plans a user's command under the arms (`run -- COMMAND`).
 
 mod arms;
 pub mod command;
 pub mod hybrid;
+pub mod latency;
 pub mod pairs;
 pub mod sweep;
 

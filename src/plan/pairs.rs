@@ -21,6 +21,12 @@
 //!   to [`RECHECKS`] other CPUs already found in the probe's group before
 //!   the probe is done: sharing a core is an equivalence, so any member
 //!   answers for the group, and each answer is a fresh measurement.
+//! * [`SearchKind::LatencyDomains`] (`--first-pass latency`): group testing
+//!   within each candidate set a latency pass found (the CPUs linked by
+//!   stacked pairs and by the fastest cluster of a layered matrix), so a
+//!   probe is compared only with its own set's CPUs: every sibling is still
+//!   confirmed by a two-worker comparison, and CPUs of different sets are
+//!   apart by latency, never compared.
 
 use super::arms::{Arm, Placement};
 use crate::cpuset::CpuSet;
@@ -56,6 +62,8 @@ pub enum SearchKind {
     AllPairs,
     /// One probe against sets of candidates, halved where they slow it.
     GroupTesting,
+    /// Group testing within each candidate set of a latency pass.
+    LatencyDomains,
 }
 
 impl SearchKind {
@@ -74,6 +82,7 @@ impl SearchKind {
         match self {
             SearchKind::AllPairs => "all pairs",
             SearchKind::GroupTesting => "group testing",
+            SearchKind::LatencyDomains => "group testing within latency domains",
         }
     }
 }
@@ -174,6 +183,19 @@ pub struct PairSearch {
     settled: Vec<u32>,
     /// All pairs: how many comparisons each CPU still has pending.
     left: Vec<(u32, usize)>,
+    /// Latency domains: the candidate sets; a probe is compared only with
+    /// the unplaced CPUs of its own.
+    domains: Vec<CandidateSet>,
+}
+
+/// A set of CPUs a latency pass linked, that `pairs` then searches within.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateSet {
+    pub cpus: CpuSet,
+    /// Linked by time-sliced (stacked) pairs: its CPUs are expected to
+    /// share, so a probe is compared with each of them directly rather than
+    /// with the set first.
+    pub stacked: bool,
 }
 
 impl PairSearch {
@@ -189,6 +211,7 @@ impl PairSearch {
             doubtful: Vec::new(),
             settled: Vec::new(),
             left: Vec::new(),
+            domains: Vec::new(),
         };
         match kind {
             SearchKind::AllPairs => {
@@ -203,9 +226,20 @@ impl PairSearch {
                 search.pending.reverse();
                 search.left = cpus.iter().map(|&c| (c, cpus.len() - 1)).collect();
             }
-            SearchKind::GroupTesting => search.unplaced = cpus.to_vec(),
+            SearchKind::GroupTesting | SearchKind::LatencyDomains => {
+                search.unplaced = cpus.to_vec();
+            }
         }
         search
+    }
+
+    /// Group testing over `cpus` within each of `domains` (a partition of
+    /// them, as a latency pass found it).
+    pub fn within(cpus: &CpuSet, domains: Vec<CandidateSet>) -> PairSearch {
+        PairSearch {
+            domains,
+            ..PairSearch::new(cpus, SearchKind::LatencyDomains)
+        }
     }
 
     pub fn kind(&self) -> SearchKind {
@@ -238,10 +272,25 @@ impl PairSearch {
             }
             let probe = self.unplaced.remove(0);
             self.current_probe = Some(probe);
-            if !self.unplaced.is_empty() {
+            let domain = self.domains.iter().find(|d| d.cpus.contains(probe));
+            let candidates: Vec<u32> = self
+                .unplaced
+                .iter()
+                .copied()
+                .filter(|&cpu| domain.is_none_or(|d| d.cpus.contains(cpu)))
+                .collect();
+            if domain.is_some_and(|d| d.stacked) {
+                // Expected to share: one pair comparison each (pending is
+                // handed out last first).
+                self.pending
+                    .extend(candidates.iter().rev().map(|&cpu| Comparison {
+                        probe,
+                        against: CpuSet::from_cpus([cpu]),
+                    }));
+            } else if !candidates.is_empty() {
                 self.pending.push(Comparison {
                     probe,
-                    against: CpuSet::from_cpus(self.unplaced.iter().copied()),
+                    against: CpuSet::from_cpus(candidates),
                 });
             }
         }
@@ -273,6 +322,15 @@ impl PairSearch {
         None
     }
 
+    /// `comparison` is a pair within a stacked candidate set.
+    pub fn stacked_candidate(&self, comparison: &Comparison) -> bool {
+        comparison.pair().is_some_and(|other| {
+            self.domains
+                .iter()
+                .any(|d| d.stacked && d.cpus.contains(comparison.probe) && d.cpus.contains(other))
+        })
+    }
+
     /// Takes the outcome of `comparison` (the one last handed out).
     pub fn record(&mut self, comparison: &Comparison, outcome: Contention) {
         match self.kind {
@@ -286,7 +344,7 @@ impl PairSearch {
                     }
                 }
             }
-            SearchKind::GroupTesting => match comparison.pair() {
+            SearchKind::GroupTesting | SearchKind::LatencyDomains => match comparison.pair() {
                 Some(sibling) if outcome == Contention::Shares => {
                     self.unplaced.retain(|&c| c != sibling);
                     self.settled.push(sibling);
@@ -498,5 +556,68 @@ mod tests {
         assert_eq!(comparison.alone().cpus, [Some(2)]);
         assert_eq!(comparison.same_cpu().cpus, [Some(2), Some(2)]);
         assert_eq!(comparison.pair(), None);
+    }
+
+    #[test]
+    fn latency_domains_confine_each_probe_to_its_own_set() {
+        // 8 CPUs, latency sets {0,2,4,6} (a fast cluster: searched by
+        // halving) and {1,3,5,7} (stacked: compared pair by pair); real
+        // siblings: the sets themselves (a guest's two host CPUs).
+        let domains = [
+            CpuSet::from_cpus([0, 2, 4, 6]),
+            CpuSet::from_cpus([1, 3, 5, 7]),
+        ];
+        let sets = domains
+            .iter()
+            .zip([false, true])
+            .map(|(cpus, stacked)| CandidateSet {
+                cpus: cpus.clone(),
+                stacked,
+            })
+            .collect();
+        let mut search = PairSearch::within(&CpuSet::from_cpus(0..8), sets);
+        let mut asked = Vec::new();
+        loop {
+            let batch = search.next_batch();
+            if batch.is_empty() {
+                break;
+            }
+            for comparison in batch {
+                let shares = domains.iter().any(|d| {
+                    d.contains(comparison.probe) && comparison.against.iter().any(|c| d.contains(c))
+                });
+                let outcome = if shares {
+                    Contention::Shares
+                } else {
+                    Contention::Apart
+                };
+                search.record(&comparison, outcome);
+                asked.push(comparison);
+            }
+        }
+        for comparison in &asked {
+            let domain = domains
+                .iter()
+                .find(|d| d.contains(comparison.probe))
+                .unwrap();
+            assert!(
+                comparison.against.iter().all(|c| domain.contains(c)),
+                "{comparison:?} crosses the sets"
+            );
+        }
+        // Every sibling confirmed by a pair comparison.
+        let confirmed: Vec<(u32, u32)> = asked
+            .iter()
+            .filter_map(|c| Some((c.probe, c.pair()?)))
+            .collect();
+        for sibling in [2, 4, 6] {
+            assert!(confirmed.contains(&(0, sibling)), "{confirmed:?}");
+        }
+        for sibling in [3, 5, 7] {
+            assert!(confirmed.contains(&(1, sibling)), "{confirmed:?}");
+        }
+        assert_eq!(search.settled(), CpuSet::from_cpus(0..8));
+        // Halving: the set, then 2 / 4,6, then 4 / 6; pair by pair: 3.
+        assert_eq!(asked.len(), 5 + 3, "{asked:?}");
     }
 }

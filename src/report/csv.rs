@@ -5,6 +5,7 @@
 //! `run -- COMMAND` one row per repetition of the command.
 
 use crate::judge::command_checks::multiplexing_offence;
+use crate::judge::latency::PairLatency;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::ComparisonRecord;
 use crate::judge::stats::median;
@@ -251,6 +252,36 @@ pub fn comparisons(comparisons: &[ComparisonRecord]) -> String {
             excluded_reps: c.excluded.len(),
             seconds: c.seconds.to_string(),
         }
+    }))
+}
+
+/// A `latency` CSV row: one pair (the control's CPUs are the same twice).
+/// Latencies are one-way, in nanoseconds; empty without progress.
+#[derive(Serialize, Default)]
+struct LatencyRow {
+    cpu_a: u32,
+    cpu_b: u32,
+    one_way_ns: String,
+    p10_ns: String,
+    p90_ns: String,
+    samples: usize,
+    bounded_samples: usize,
+    no_progress_samples: usize,
+    pinned: bool,
+}
+
+/// `latency --csv`: one row per pair measured, the control first.
+pub fn latency<'a>(pairs: impl IntoIterator<Item = &'a PairLatency>) -> String {
+    rows(pairs.into_iter().map(|p| LatencyRow {
+        cpu_a: p.cpus[0],
+        cpu_b: p.cpus[1],
+        one_way_ns: opt(p.one_way_ns),
+        p10_ns: opt(p.p10_ns),
+        p90_ns: opt(p.p90_ns),
+        samples: p.samples,
+        bounded_samples: p.bounded_samples,
+        no_progress_samples: p.no_progress_samples,
+        pinned: p.pinned,
     }))
 }
 

@@ -48,6 +48,7 @@ pub fn of(saved: &SavedDocument) -> &dyn Document {
         SavedDocument::Run(document) => document.as_ref(),
         SavedDocument::Command(document) => document.as_ref(),
         SavedDocument::Pairs(document) => document.as_ref(),
+        SavedDocument::Latency(document) => document.as_ref(),
         SavedDocument::Hybrid(document) => document.as_ref(),
         SavedDocument::Sweep(document) => document.as_ref(),
         SavedDocument::Observe(document) => document.as_ref(),

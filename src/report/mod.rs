@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod gate;
 pub mod html;
 pub mod hybrid;
+pub mod latency;
 pub mod nodes;
 pub mod observe;
 pub mod pairs;

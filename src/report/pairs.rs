@@ -15,7 +15,7 @@ use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line,
 use crate::report::table::fit;
 use crate::report::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
-use crate::saved::{DocumentHead, PairsResult};
+use crate::saved::{DocumentHead, FirstPass, PairsResult};
 use std::fmt::Write;
 use tabled::builder::Builder;
 
@@ -41,9 +41,18 @@ pub fn render(result: &PairsResult, view: &View) -> String {
     };
     let known = map.published_unknown.is_none();
     let measured = format!(
-        "measured   {}   (co-location penalty ≥ {:.0} %)",
+        "measured   {}   (co-location penalty ≥ {:.0} %{})",
         map_text(&map.measured),
-        result.options.threshold * 100.0
+        result.options.threshold * 100.0,
+        if result
+            .first_pass
+            .as_ref()
+            .is_some_and(|p| p.unused.is_none())
+        {
+            "; apart across latency sets"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(out, "\n{}", view.wrap(&published, 11));
     let _ = writeln!(out, "{}", view.wrap(&measured, 11));
@@ -102,6 +111,9 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         }
     );
     let _ = writeln!(out, "\n{}", view.wrap(&search, 2));
+    if let Some(pass) = &result.first_pass {
+        let _ = writeln!(out, "{}", view.wrap(&first_pass(pass), 2));
+    }
     let unit = result.clock.unit();
     let options = &result.options;
     let batches = if options.batching.batches > 0 {
@@ -126,11 +138,13 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         result.setup.kernel, result.setup.bytes_per_worker, options.min_reps, options.max_reps
     );
     let _ = writeln!(out, "{}", view.wrap(&cost, 2));
-    let _ = writeln!(
-        out,
-        "\n{}",
-        comparisons_table(&result.comparisons, result.clock.column(), view)
-    );
+    if !result.comparisons.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            comparisons_table(&result.comparisons, result.clock.column(), view)
+        );
+    }
     if result.comparisons.len() > LISTED_COMPARISONS {
         let _ = writeln!(
             out,
@@ -410,4 +424,40 @@ impl Document for PairsResult {
     fn outcome(&self) -> Outcome {
         Outcome::Map(self.verdict)
     }
+}
+
+/// The line on `--first-pass latency`: what the pass measured and the sets
+/// the search stayed within (or why it searched the whole machine).
+fn first_pass(pass: &FirstPass) -> String {
+    let measured = format!(
+        "First pass: latency, {} of {} pairs, {}, {:.1} s (in the measuring time above)",
+        pass.pairs_measured,
+        pass.all_pairs,
+        count(pass.samples_taken, "sample"),
+        pass.seconds
+    );
+    if let Some(why) = &pass.unused {
+        return format!("{measured}; not used: {why}; the whole machine was searched");
+    }
+    let sets: Vec<String> = pass
+        .candidate_sets
+        .iter()
+        .filter(|set| set.cpus.len() > 1)
+        .map(|set| {
+            format!(
+                "{}{}",
+                set.cpus,
+                if set.stacked { " (stacked)" } else { "" }
+            )
+        })
+        .collect();
+    let sets = if sets.is_empty() {
+        "none: every CPU alone".to_owned()
+    } else {
+        sets.join(" / ")
+    };
+    format!(
+        "{measured}; candidate sets {sets}; every sibling confirmed by a penalty, CPUs of \
+         different sets apart by latency"
+    )
 }

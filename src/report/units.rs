@@ -74,6 +74,24 @@ pub fn sig4(x: f64) -> String {
     format!("{:.digits$}", Fixed(x))
 }
 
+/// A time in nanoseconds in the largest unit that keeps it at 1 or more:
+/// "52.3 ns", "1.20 µs", "2.95 ms" (three significant figures).
+pub fn nanos(ns: f64) -> String {
+    let (scale, symbol) = [(1e9, "s"), (1e6, "ms"), (1e3, "µs")]
+        .into_iter()
+        .find(|(scale, _)| ns.abs() >= *scale)
+        .unwrap_or((1.0, "ns"));
+    let value = ns / scale;
+    let digits = if value.abs() >= 100.0 {
+        0
+    } else if value.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{:.digits$} {symbol}", Fixed(value))
+}
+
 /// "1 worker", "2 workers": a count with its noun, plural with an "s".
 pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -11,6 +11,7 @@ use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::command::{ArmResidency, CommandArmStats};
 use crate::judge::gate::{Interval, MeanBased, Verdict};
 use crate::judge::hybrid::HybridJudgement;
+use crate::judge::latency::{LatencyJudgement, PairLatency, PublishedLevels};
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::{ComparisonRecord, MapJudgement};
 use crate::judge::sweep::SweepJudgement;
@@ -62,6 +63,8 @@ pub enum DocumentKind {
     Command,
     /// `pairs --json`.
     Pairs,
+    /// `latency --json`: the core-to-core latency matrix and its domains.
+    Latency,
     /// `hybrid --json`.
     Hybrid,
     /// `run --sweep --json`: thread-count scaling in topology order.
@@ -346,6 +349,26 @@ pub struct PairsEffort {
     pub budget_exhausted: bool,
 }
 
+/// What `pairs --first-pass latency` found before the search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FirstPass {
+    /// The latency pass's verdict on the published levels.
+    pub verdict: crate::judge::pairs::MapVerdict,
+    /// Pairs it measured, of every pair.
+    pub pairs_measured: usize,
+    pub all_pairs: usize,
+    pub samples_taken: usize,
+    /// Its wall time (part of the effort's measuring seconds).
+    pub seconds: f64,
+    /// The sets searched within; empty when the pass could not be used
+    /// (`unused` says why) and the whole machine was searched instead.
+    pub candidate_sets: Vec<crate::plan::pairs::CandidateSet>,
+    /// Why the pass was not used: its control or pinning failed, or it was
+    /// stopped or ran out of time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unused: Option<String>,
+}
+
 /// The whole `pairs --json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairsResult {
@@ -356,6 +379,9 @@ pub struct PairsResult {
     /// The plain sentence printed first.
     pub sentence: String,
     pub search: SearchKind,
+    /// `--first-pass latency`: the latency pass and the sets it gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_pass: Option<FirstPass>,
     pub options: PairsOptions,
     /// The clock every comparison's cost is on: the tick clock (wall time),
     /// which sees a vCPU that waits for its host CPU, as core cycles do not.
@@ -382,6 +408,78 @@ pub struct PairsResult {
     /// The control's raw repetitions, warm-ups included (the comparisons
     /// keep their costs, in `comparisons`).
     pub control_samples: Vec<RepSample>,
+}
+
+/// Options a `latency` study was made with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyOptions {
+    /// Samples kept per pair (`--samples`), a warm-up one discarded first.
+    pub samples: usize,
+    /// Round trips one sample times together.
+    pub round_trips_per_sample: u64,
+    /// `--sample-ms`: the wall-time bound of one sample.
+    pub sample_ms: u64,
+    /// `--time-budget` in seconds, when one was given.
+    pub time_budget_seconds: Option<f64>,
+    /// A pair stopped sampling once its latency settled (not
+    /// `--all-samples`).
+    pub early_stop: bool,
+    /// `--parallel`, when given (otherwise half the CPUs).
+    pub parallel: Option<usize>,
+}
+
+/// How much a `latency` study measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyEffort {
+    /// Pairs measured (the control not counted).
+    pub pairs_measured: usize,
+    /// Every pair of the tested CPUs.
+    pub all_pairs: usize,
+    /// Wall time from the control to the last pair.
+    pub measuring_seconds: f64,
+    /// The time budget ran out before every pair was measured.
+    pub budget_exhausted: bool,
+    /// Pairs measured at once after the first round (1 when the parallel
+    /// check failed or one pair at a time was asked for).
+    pub pairs_at_once: usize,
+    /// Samples kept over every pair.
+    pub samples_taken: usize,
+    /// Time-sliced pairs measured once more because the other pairs of
+    /// their CPUs did not bear them out (a host stall looks time-sliced).
+    pub time_sliced_rechecked: usize,
+}
+
+/// The whole `latency --json` document. Every `*_ns` value is wall time
+/// (CLOCK_MONOTONIC) for one transfer of the cache line: half a round trip.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyResult {
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    pub verdict: crate::judge::pairs::MapVerdict,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub options: LatencyOptions,
+    /// The CPUs measured: those this process may run on.
+    pub tested: CpuSet,
+    /// The published thread siblings, last-level cache and packages.
+    pub published: PublishedLevels,
+    /// Each measured pair, lower CPU first, in the order measured.
+    pub pairs: Vec<PairLatency>,
+    /// Both threads on the first tested CPU: the time-slice scale.
+    pub control: Option<PairLatency>,
+    /// The control judged: it passes when both threads stayed pinned and
+    /// its samples ran into their bound (they took turns by time slice).
+    pub control_check: Option<Check>,
+    /// Pairs measured at once against the same pairs alone: absent when
+    /// every pair was measured alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_check: Option<Check>,
+    /// Pinning over the control and every pair.
+    pub pinning: Check,
+    pub judgement: LatencyJudgement,
+    pub effort: LatencyEffort,
+    pub warnings: Vec<Warning>,
 }
 
 /// Options a `hybrid` study was made with.

@@ -4,8 +4,8 @@
 //! its renderer, in `report::document`).
 
 use super::documents::{
-    CommandResult, DocumentKind, GateResult, HybridResult, ObserveResult, PairsResult,
-    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
+    CommandResult, DocumentKind, GateResult, HybridResult, LatencyResult, ObserveResult,
+    PairsResult, RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
@@ -27,6 +27,7 @@ pub enum SavedDocument {
     Run(Box<RunResult>),
     Command(Box<CommandResult>),
     Pairs(Box<PairsResult>),
+    Latency(Box<LatencyResult>),
     Hybrid(Box<HybridResult>),
     Sweep(Box<SweepResult>),
     Observe(Box<ObserveResult>),
@@ -42,7 +43,8 @@ struct Header {
 
 /// The kinds `report` reads, for its error messages.
 const READ_KINDS: &str = "`topology --json`, `gate --json`, `run --json` (with or without a \
-                          COMMAND, or --sweep), `pairs --json`, `hybrid --json` or `observe --json`";
+                          COMMAND, or --sweep), `pairs --json`, `latency --json`, `hybrid --json` or \
+                          `observe --json`";
 
 /// Reads a saved document ("-" for standard input), at most
 /// [`JSON_INPUT_CAP`] bytes of it.
@@ -89,6 +91,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
         DocumentKind::Run => SavedDocument::Run(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Command => SavedDocument::Command(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(&value, path, kind)?)),
+        DocumentKind::Latency => SavedDocument::Latency(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Sweep => SavedDocument::Sweep(Box::new(parse(&value, path, kind)?)),
         DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
@@ -281,6 +284,7 @@ impl SavedDocument {
             SavedDocument::Run(d) => &d.head,
             SavedDocument::Command(d) => &d.head,
             SavedDocument::Pairs(d) => &d.head,
+            SavedDocument::Latency(d) => &d.head,
             SavedDocument::Hybrid(d) => &d.head,
             SavedDocument::Topology(d) => &d.head,
             SavedDocument::Sweep(d) => &d.head,

@@ -26,10 +26,11 @@ pub mod load;
 pub mod output;
 
 pub use documents::{
-    CommandOptions, CommandResult, CommandSweep, DocumentKind, Evidence, GateResult, HybridOptions,
-    HybridResult, HybridWork, ObserveMode, ObserveOptions, ObserveResult, PairsEffort,
-    PairsOptions, PairsResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult,
-    SweepOptions, SweepResult, TopologyResult,
+    CommandOptions, CommandResult, CommandSweep, DocumentKind, Evidence, FirstPass, GateResult,
+    HybridOptions, HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult,
+    ObserveMode, ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult,
+    RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult, SweepOptions, SweepResult,
+    TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};

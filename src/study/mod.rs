@@ -11,6 +11,8 @@
 //! * [`gate`]: [`gate::gate_session`], the SMT co-location gate;
 //! * [`run`]: [`run::run_study`], the placement study;
 //! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map;
+//! * [`latency`]: [`latency::latency_study`], the core-to-core latency
+//!   matrix and its domains;
 //! * [`observe`]: [`observe::observe_study`], where Linux ran a workload;
 //! * [`hybrid`]: [`hybrid::hybrid_study`], core classes measured, and how
 //!   static shares and work stealing use them;
@@ -24,6 +26,7 @@
 pub mod command;
 pub mod gate;
 pub mod hybrid;
+pub mod latency;
 pub mod observe;
 pub mod pairs;
 pub mod run;
@@ -31,6 +34,7 @@ pub mod snapshot;
 pub mod sweep;
 pub mod topology;
 
+use crate::cpuset::CpuSet;
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::measure::{Measure, RepOutcome};
@@ -69,6 +73,25 @@ fn finished_head(
         complete: stopped.is_none(),
         ..head
     }
+}
+
+/// The CPUs of `topology` this process may run on, at least two of them:
+/// otherwise an error saying that `study` needs two `to` do what it does.
+fn two_or_more_allowed(topology: &Topology, study: &str, to: &str) -> Result<CpuSet> {
+    let tested: CpuSet = topology
+        .cpus
+        .iter()
+        .filter(|c| c.allowed)
+        .map(|c| c.cpu)
+        .collect();
+    if tested.len() < 2 {
+        anyhow::bail!(
+            "{study} needs at least two CPUs {to}, and this process may run on {} ({tested}); \
+             widen its CPU affinity (taskset, cpuset)",
+            tested.len()
+        );
+    }
+    Ok(tested)
 }
 
 /// Seconds since the Unix epoch, now.

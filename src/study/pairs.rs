@@ -13,22 +13,24 @@
 //! transient slowdown of the host spoils one round of several comparisons
 //! rather than every round of one.
 
-use super::{LazyMeasure, Progress, Recorded, head};
+use super::latency::{LatencyStudyOptions, latency_study};
+use super::{LazyMeasure, Progress, Recorded, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
-use crate::judge::batches::{Evidence, HostNoise, Next};
+use crate::judge::batches::{Evidence, HostNoise, Next, Side};
 use crate::judge::checks::{Check, CheckStatus, PinningTally, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::gate::{CONTROL_ATTEMPTS, GateRule, PairedCosts, Verdict, control_check};
+use crate::judge::latency::candidate_sets;
 use crate::judge::pairs::{ComparisonRecord, contention, judge_map, map_verdict, published_groups};
 use crate::judge::warnings::Warning;
-use crate::measure::stop::StopSignal;
+use crate::measure::stop::{self, StopSignal};
 use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
 use crate::report;
-use crate::saved::{DocumentHead, DocumentKind, PairsEffort, PairsOptions, PairsResult};
-use anyhow::{Result, bail};
+use crate::saved::{DocumentHead, DocumentKind, FirstPass, PairsEffort, PairsOptions, PairsResult};
+use anyhow::Result;
 use std::time::{Duration, Instant};
 
 /// What `pairs` was asked for, checked.
@@ -42,6 +44,9 @@ pub struct PairsStudyOptions {
     /// are kept, undecided, and no other starts.
     pub time_budget: Option<Duration>,
     pub measure: MeasureOptions,
+    /// `--first-pass latency`: a latency pass picks the candidate sets the
+    /// search stays within.
+    pub first_pass: Option<LatencyStudyOptions>,
 }
 
 /// Runs `pairs` on the CPUs of `topology` this process may use.
@@ -52,27 +57,25 @@ pub fn pairs_study<M: Measure>(
     progress: &mut dyn Progress,
 ) -> Result<PairsResult> {
     let head = head(DocumentKind::Pairs, topology);
-    let tested: CpuSet = topology
-        .cpus
-        .iter()
-        .filter(|c| c.allowed)
-        .map(|c| c.cpu)
-        .collect();
-    if tested.len() < 2 {
-        bail!(
-            "pairs needs at least two CPUs to compare, and this process may run on {} ({tested}); \
-             widen its CPU affinity (taskset, cpuset)",
-            tested.len()
-        );
-    }
+    let tested = two_or_more_allowed(topology, "pairs", "to compare")?;
     let measure = measure.get()?;
     let published = published_groups(&tested, topology.cpus.iter().map(|c| (c.cpu, &c.siblings)));
-    let kind = SearchKind::for_cpus(tested.len(), options.exhaustive);
-    let mut search = PairSearch::new(&tested, kind);
+    let began = Instant::now();
+    let first_pass = options
+        .first_pass
+        .as_ref()
+        .map(|latency| latency_first_pass(topology, &tested, latency, progress))
+        .transpose()?;
+    let mut search = match first_pass.as_ref().filter(|p| p.unused.is_none()) {
+        Some(pass) => PairSearch::within(&tested, pass.candidate_sets.clone()),
+        None => PairSearch::new(
+            &tested,
+            SearchKind::for_cpus(tested.len(), options.exhaustive),
+        ),
+    };
     let setup = measure.setup().clone();
     let clock = setup.tick_clock;
     let rule = &options.rule;
-    let began = Instant::now();
     let mut tally = Tally::default();
 
     let (mut control, mut control_run) = same_cpu_control(
@@ -84,6 +87,11 @@ pub fn pairs_study<M: Measure>(
         progress,
     )?;
     tally.add(&control_run.samples, "control ");
+    if first_pass.as_ref().is_some_and(|p| p.stopped) {
+        control_run.stopped = control_run
+            .stopped
+            .or(Some(stop::stop_signal().unwrap_or(StopSignal::Interrupt)));
+    }
     // A failed control is measured again, after a pause, before it may
     // make the map inconclusive (see `CONTROL_ATTEMPTS`).
     let mut control_attempts = Vec::new();
@@ -160,6 +168,7 @@ pub fn pairs_study<M: Measure>(
         verdict,
         sentence,
         search: search.kind(),
+        first_pass: first_pass.map(|p| p.pass),
         options: PairsOptions {
             threshold: rule.threshold,
             min_reps: rule.min_reps,
@@ -183,6 +192,66 @@ pub fn pairs_study<M: Measure>(
         setup,
         warnings,
         control_samples: control_run.samples,
+    })
+}
+
+/// The latency pass of `--first-pass latency`, and whether a stop signal
+/// ended it.
+struct LatencyPass {
+    pass: FirstPass,
+    stopped: bool,
+}
+
+impl std::ops::Deref for LatencyPass {
+    type Target = FirstPass;
+    fn deref(&self) -> &FirstPass {
+        &self.pass
+    }
+}
+
+/// Runs the latency pass over `tested` and reads its candidate sets; a pass
+/// whose control or pinning failed, or that did not finish, is not used
+/// (the search then covers the whole machine, and says why).
+fn latency_first_pass(
+    topology: &Topology,
+    tested: &CpuSet,
+    options: &LatencyStudyOptions,
+    progress: &mut dyn Progress,
+) -> Result<LatencyPass> {
+    let latency = latency_study(topology, options, progress)?;
+    let failed = [latency.control_check.as_ref(), Some(&latency.pinning)]
+        .into_iter()
+        .flatten()
+        .find(|c| c.status != CheckStatus::Passed);
+    let unused = if !latency.head.complete {
+        Some("the latency pass was stopped".to_owned())
+    } else if latency.effort.budget_exhausted {
+        Some("the latency pass ran out of its time budget".to_owned())
+    } else if latency.control_check.is_none() {
+        Some("the latency pass has no control".to_owned())
+    } else {
+        failed.map(|check| {
+            format!(
+                "the latency pass's {} check failed: {}",
+                check.name, check.detail
+            )
+        })
+    };
+    let candidate_sets = match unused {
+        None => candidate_sets(tested, &latency.judgement),
+        Some(_) => Vec::new(),
+    };
+    Ok(LatencyPass {
+        stopped: !latency.head.complete,
+        pass: FirstPass {
+            verdict: latency.verdict,
+            pairs_measured: latency.effort.pairs_measured,
+            all_pairs: latency.effort.all_pairs,
+            samples_taken: latency.effort.samples_taken,
+            seconds: latency.effort.measuring_seconds,
+            candidate_sets,
+            unused,
+        },
     })
 }
 
@@ -280,7 +349,10 @@ fn search_comparisons<M: Measure>(
         let mut running: Vec<Running> = batch
             .into_iter()
             .enumerate()
-            .map(|(i, comparison)| Running::new(first_index + i, comparison))
+            .map(|(i, comparison)| {
+                let stacked = search.stacked_candidate(&comparison);
+                Running::new(first_index + i, comparison, stacked)
+            })
             .collect();
         while !running.is_empty() {
             searched.budget_exhausted = deadline.is_some_and(|d| Instant::now() >= d);
@@ -362,11 +434,14 @@ struct Running {
     /// What its evidence asked for after the last round.
     next: Next,
     seconds: f64,
+    /// A pair the latency pass found stacked: see [`Running::round`].
+    stacked_candidate: bool,
 }
 
 impl Running {
-    fn new(index: usize, comparison: Comparison) -> Running {
+    fn new(index: usize, comparison: Comparison, stacked_candidate: bool) -> Running {
         Running {
+            stacked_candidate,
             index,
             loaded: comparison.loaded(),
             alone: comparison.alone(),
@@ -402,7 +477,23 @@ impl Running {
             return Ok(false);
         }
         self.costs = probe_costs(&self.recorded.samples, clock);
-        self.next = self.evidence.round_measured(rule, self.rounds, &self.costs);
+        self.next = match self.evidence.round_measured(rule, self.rounds, &self.costs) {
+            // A pair the latency pass found stacked is shown sharing by one
+            // batch above the threshold: the pass, taken at another time by
+            // another method, was the other measurement the rule asks for.
+            // A batch below it still needs the usual agreement.
+            Next::Batch
+                if self.stacked_candidate
+                    && self
+                        .evidence
+                        .batches
+                        .iter()
+                        .all(|b| b.side == Some(Side::Above)) =>
+            {
+                Next::Decided(Verdict::Physical)
+            }
+            next => next,
+        };
         self.rounds += 1;
         Ok(true)
     }

@@ -846,5 +846,5 @@ mod summaries;
 mod tests;
 
 pub(crate) use summaries::{
-    of_command, of_gate, of_hybrid, of_observe, of_pairs, of_run, of_sweep, of_topology,
+    of_command, of_gate, of_hybrid, of_latency, of_observe, of_pairs, of_run, of_sweep, of_topology,
 };

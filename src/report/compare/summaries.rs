@@ -2,6 +2,8 @@
 //! host, and what it found.
 
 use super::*;
+use crate::judge::latency::LatencyClass;
+use crate::saved::LatencyResult;
 
 impl HostSummary {
     /// What `head` says about its host, with what its kind found.
@@ -76,6 +78,34 @@ pub(crate) fn of_pairs(file: String, pairs: &PairsResult) -> HostSummary {
             },
         )
     }
+}
+
+/// A saved `latency` study in one row: its thread-sibling level, the map
+/// `pairs` measures too.
+pub(crate) fn of_latency(file: String, latency: &LatencyResult) -> HostSummary {
+    let smt = latency
+        .judgement
+        .levels
+        .iter()
+        .find(|l| l.level == LatencyClass::SmtSiblings);
+    let finding = Finding::Pairs {
+        failed_checks: failed(latency.control_check.iter().chain([&latency.pinning])),
+        map: SiblingMaps {
+            verdict: latency.verdict,
+            published: smt.map_or_else(String::new, |l| map_text(&l.map.published)),
+            measured: smt.map_or_else(String::new, |l| map_text(&l.map.measured)),
+        },
+    };
+    HostSummary::of_head(
+        file,
+        &latency.head,
+        finding,
+        Counted {
+            study: DocumentKind::Latency,
+            label: "latency map",
+            verdict: Some(latency.verdict.as_str().into()),
+        },
+    )
 }
 
 /// A saved `hybrid` study in one row.

@@ -22,6 +22,7 @@ pub mod bars;
 pub mod command;
 pub mod gate;
 pub mod hybrid;
+pub mod latency;
 pub mod machine;
 pub mod observe;
 pub mod pairs;

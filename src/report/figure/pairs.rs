@@ -28,10 +28,10 @@ const SCALE: [(f64, [f64; 3]); 3] = [
     (1.0, [8.0, 48.0, 107.0]),
 ];
 /// A cell of a CPU with itself: no pair.
-const DIAGONAL: &str = "#EEEEEE";
+pub(super) const DIAGONAL: &str = "#EEEEEE";
 /// The outline of a published sibling pair's cell: orange, apart from
 /// every blue of the scale.
-const PUBLISHED: &str = PALETTE[1];
+pub(super) const PUBLISHED: &str = PALETTE[1];
 
 /// How a CPU's measured siblings relate to its published ones: the colour
 /// of its mark, and the letters after its measured group's number.
@@ -255,8 +255,9 @@ fn inferred_pairs(
     inferred
 }
 
-/// `t` in 0..=1 on the light-to-dark blue scale.
-fn scale_colour(t: f64) -> String {
+/// `t` in 0..=1 on the light-to-dark blue scale (`latency`'s heatmap
+/// shares it).
+pub(super) fn scale_colour(t: f64) -> String {
     let t = if t.is_finite() {
         t.clamp(0.0, 1.0)
     } else {
@@ -272,6 +273,41 @@ fn scale_colour(t: f64) -> String {
     let along = (t - low.0) / (high.0 - low.0);
     let channel = |i: usize| (low.1[i] + (high.1[i] - low.1[i]) * along).round() as u8;
     format!("#{:02X}{:02X}{:02X}", channel(0), channel(1), channel(2))
+}
+
+/// The CPU numbers above and left of a heatmap whose top left corner is
+/// (x, y), one `cell` per CPU, thinned out where cells are too small.
+pub(super) fn axis_numbers(svg: &mut Svg, x: f64, y: f64, cell: f64, cpus: &[u32]) {
+    let step = (14.0 / cell).ceil().max(1.0) as usize;
+    for (i, cpu) in cpus.iter().enumerate().step_by(step) {
+        let middle = i as f64 * cell + cell / 2.0;
+        svg.text(x + middle, y - 4.0, 8.5, Anchor::Middle, &cpu.to_string());
+        svg.text(
+            x - 4.0,
+            y + middle + 3.0,
+            8.5,
+            Anchor::End,
+            &cpu.to_string(),
+        );
+    }
+}
+
+/// The scale bar, 14 wide and `height` high from (x, y): the darkest blue
+/// at the top.
+pub(super) fn scale_bar(svg: &mut Svg, x: f64, y: f64, height: f64) {
+    let steps = 40;
+    for i in 0..steps {
+        let t = 1.0 - (i as f64 + 0.5) / steps as f64;
+        let step_height = height / steps as f64;
+        svg.rect(
+            x,
+            y + i as f64 * step_height,
+            14.0,
+            step_height + 0.2,
+            Paint::fill(&scale_colour(t)),
+        );
+    }
+    svg.rect(x, y, 14.0, height, Paint::stroke(INK, 0.8));
 }
 
 /// The heatmap from (x, y), one `cell` per CPU pair, with its axis
@@ -298,18 +334,7 @@ fn draw_heatmap(svg: &mut Svg, x: f64, y: f64, cell: f64, result: &PairsResult) 
         true,
         "penalty of each measured pair, CPU × CPU",
     );
-    let step = (14.0 / cell).ceil().max(1.0) as usize;
-    for (i, cpu) in tested.iter().enumerate().step_by(step) {
-        let middle = i as f64 * cell + cell / 2.0;
-        svg.text(x + middle, y - 4.0, 8.5, Anchor::Middle, &cpu.to_string());
-        svg.text(
-            x - 4.0,
-            y + middle + 3.0,
-            8.5,
-            Anchor::End,
-            &cpu.to_string(),
-        );
-    }
+    axis_numbers(svg, x, y, cell, &tested);
     svg.rect(x, y, side, side, Paint::stroke(FAINT, 1.0));
     for cpu in &tested {
         let (cx, cy) = cell_at(*cpu, *cpu);
@@ -356,19 +381,7 @@ fn draw_heatmap(svg: &mut Svg, x: f64, y: f64, cell: f64, result: &PairsResult) 
 
     let scale_x = x + side + 20.0;
     let scale_height = side.max(140.0);
-    let steps = 40;
-    for i in 0..steps {
-        let t = 1.0 - (i as f64 + 0.5) / steps as f64;
-        let step_height = scale_height / steps as f64;
-        svg.rect(
-            scale_x,
-            y + i as f64 * step_height,
-            14.0,
-            step_height + 0.2,
-            Paint::fill(&scale_colour(t)),
-        );
-    }
-    svg.rect(scale_x, y, 14.0, scale_height, Paint::stroke(INK, 0.8));
+    scale_bar(svg, scale_x, y, scale_height);
     let level = |value: f64| y + scale_height * (1.0 - at(value));
     for tick in ticks(low, high, 4) {
         svg.line(

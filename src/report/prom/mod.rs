@@ -39,7 +39,7 @@
 //! The writer is here: `Metrics` builds an exposition family by family
 //! and escapes label values and HELP, and `common` writes the head every
 //! kind starts with. Each kind's own metrics are in a module of their own
-//! (`gate`, `run`, `pairs`, `hybrid`, `observe`), re-exported here.
+//! (`gate`, `run`, `pairs`, `latency`, `hybrid`, `observe`), re-exported here.
 
 use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, CheckStatus};
@@ -52,6 +52,7 @@ use strum::VariantArray;
 mod command;
 mod gate;
 mod hybrid;
+mod latency;
 mod observe;
 mod pairs;
 mod run;
@@ -63,6 +64,7 @@ mod topology;
 pub use command::command;
 pub use gate::gate;
 pub use hybrid::hybrid;
+pub use latency::latency;
 pub use observe::observe;
 pub use pairs::pairs;
 pub use run::{run, run_stopped_at_gate};

@@ -1,0 +1,25 @@
+//! `placement-study latency`: the core-to-core latency matrix, its domains
+//! against the published ones.
+
+use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use crate::exit::Outcome;
+use crate::report::document::Document;
+use crate::study::latency::{LatencyStudyOptions, latency_study};
+use anyhow::Result;
+
+pub struct LatencyCommand {
+    pub source: Source,
+    pub study: LatencyStudyOptions,
+    pub outputs: Outputs,
+    /// Print only the verdict word.
+    pub quiet: bool,
+}
+
+pub fn run(command: &LatencyCommand) -> Result<Outcome> {
+    let topology = command.source.probe_to_measure()?;
+    let result = latency_study(&topology, &command.study, &mut TerminalProgress::default())?;
+    command
+        .outputs
+        .emit_verdict(command.quiet, result.verdict.as_str(), &result)?;
+    Ok(unless_stopped(result.head.complete, result.outcome()))
+}

@@ -1,0 +1,315 @@
+//! The human view of `latency`: the verdict, the matrix (up to
+//! [`MATRIX_CPUS`] CPUs; a summary by domain above), the clusters with the
+//! gaps that separate them, and each published level against the measured
+//! domains at it.
+
+use crate::exit::Outcome;
+use crate::judge::checks::{Check, CheckStatus};
+use crate::judge::latency::{LatencyJudgement, PairLatency};
+use crate::judge::pairs::{MapVerdict, PairRelation, map_text};
+use crate::measure::stop::StopSignal;
+use crate::report::compare::HostSummary;
+use crate::report::document::Document;
+use crate::report::gate::{evidence_and_notes, verdict_heading};
+use crate::report::table::fit;
+use crate::report::units::{count, nanos};
+use crate::report::view::View;
+use crate::saved::{DocumentHead, LatencyResult};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use tabled::builder::Builder;
+
+/// Up to this many CPUs the view prints the whole matrix, and every pair.
+pub const MATRIX_CPUS: usize = 16;
+
+/// The plain sentence the view and the JSON open with.
+pub fn sentence(
+    judgement: &LatencyJudgement,
+    control: Option<&Check>,
+    pinning: &Check,
+    budget_exhausted: bool,
+    stopped: Option<StopSignal>,
+) -> String {
+    if let Some(signal) = stopped {
+        return format!(
+            "stopped by {} before every pair was measured: no verdict",
+            signal.name()
+        );
+    }
+    let classes: Vec<String> = judgement
+        .clusters
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c.class.as_str(),
+                c.low_ns.map_or_else(|| "no progress".into(), nanos)
+            )
+        })
+        .collect();
+    let found = format!(
+        "{} latency {} found ({})",
+        judgement.clusters.len(),
+        if judgement.clusters.len() == 1 {
+            "class"
+        } else {
+            "classes"
+        },
+        classes.join(", ")
+    );
+    if pinning.status != CheckStatus::Passed {
+        return format!("{found}: inconclusive, pinning failed: {}", pinning.detail);
+    }
+    match control.filter(|c| c.status != CheckStatus::Passed) {
+        Some(control) => {
+            return format!(
+                "{found}: inconclusive, the same-CPU control did not pass: {}",
+                control.detail
+            );
+        }
+        None if control.is_none() => {
+            return format!("{found}: inconclusive, the same-CPU control measured nothing");
+        }
+        None => {}
+    }
+    if budget_exhausted {
+        return format!("{found}: inconclusive, the time budget ran out before every pair");
+    }
+    let differing: Vec<&str> = judgement
+        .levels
+        .iter()
+        .filter(|l| l.verdict == MapVerdict::Differ)
+        .map(|l| l.level.as_str())
+        .collect();
+    match judgement.verdict {
+        MapVerdict::Agree => format!("{found}: the measured domains agree with the published ones"),
+        MapVerdict::Differ => format!(
+            "{found}: the measured domains differ from the published ones at {}",
+            differing.join(", ")
+        ),
+        MapVerdict::Inconclusive => format!("{found}: inconclusive"),
+    }
+}
+
+/// The whole human view.
+pub fn render(result: &LatencyResult, view: &View) -> String {
+    let mut out = verdict_heading(result.head.complete, "pairs", &result.sentence, view);
+    let _ = writeln!(
+        out,
+        "verdict: {} (exit {})",
+        result.verdict.as_str(),
+        Outcome::Map(result.verdict).exit_status()
+    );
+    let options = &result.options;
+    let units = format!(
+        "one-way latency: half a round trip of a cache line passed by compare-and-swap, the 10th \
+         percentile of up to {} samples per pair of {} round trips each (wall time; a sample ends \
+         at {} ms)",
+        options.samples, options.round_trips_per_sample, options.sample_ms
+    );
+    let _ = writeln!(out, "\n{}", view.wrap(&units, 2));
+    if result.tested.len() <= MATRIX_CPUS {
+        let _ = writeln!(out, "\n{}", matrix(result, view));
+        let _ = writeln!(out, "\n{}", pairs_table(&result.pairs, view));
+    }
+    if let Some(control) = &result.control {
+        let line = format!(
+            "control (both threads on CPU {}): {} — {}",
+            control.cpus[0],
+            control
+                .one_way_ns
+                .map_or_else(|| "no progress".into(), nanos),
+            result
+                .control_check
+                .as_ref()
+                .map_or("", |c| c.detail.as_str())
+        );
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
+
+    let judgement = &result.judgement;
+    let _ = writeln!(
+        out,
+        "\nDomains (latencies split where one is at least 1.5 × the one below)"
+    );
+    let mut clusters = Builder::default();
+    clusters.push_record(["class", "one-way", "pairs", "measured domains"]);
+    for cluster in &judgement.clusters {
+        let range = match (cluster.low_ns, cluster.high_ns) {
+            (Some(low), Some(high)) if low == high => nanos(low),
+            (Some(low), Some(high)) => format!("{} – {}", nanos(low), nanos(high)),
+            _ => "no progress".to_string(),
+        };
+        clusters.push_record([
+            cluster.class.as_str().to_string(),
+            range,
+            cluster.pairs.len().to_string(),
+            map_text(&cluster.domains),
+        ]);
+    }
+    let _ = writeln!(out, "{}", fit(clusters.build(), view));
+    for gap in &judgement.gaps {
+        let line = format!(
+            "gap: {} → {} (× {:.1})",
+            nanos(gap.below_ns),
+            nanos(gap.above_ns),
+            gap.ratio
+        );
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
+
+    let _ = writeln!(out, "\nPublished levels against the measured domains");
+    let mut levels = Builder::default();
+    levels.push_record([
+        "level",
+        "published",
+        "measured",
+        "fake",
+        "hidden",
+        "verdict",
+    ]);
+    for level in &judgement.levels {
+        let pairs = |relation: PairRelation| {
+            let found = level.map.pairs.iter().filter(|p| p.relation == relation);
+            found.count().to_string()
+        };
+        levels.push_record([
+            level.level.as_str().to_string(),
+            match &level.map.published_unknown {
+                Some(_) => "unknown".to_string(),
+                None => map_text(&level.map.published),
+            },
+            map_text(&level.map.measured),
+            pairs(PairRelation::Fake),
+            pairs(PairRelation::Hidden),
+            level.verdict.as_str().to_string(),
+        ]);
+    }
+    let _ = writeln!(out, "{}", fit(levels.build(), view));
+
+    let effort = &result.effort;
+    let mut line = format!(
+        "{} of {} measured, {:.1} s, {} ({})",
+        count(effort.pairs_measured, "pair"),
+        effort.all_pairs,
+        effort.measuring_seconds,
+        count(effort.samples_taken, "sample"),
+        if options.early_stop {
+            "each pair until its latency settled"
+        } else {
+            "every sample asked for"
+        }
+    );
+    if effort.pairs_at_once > 1 {
+        let _ = write!(line, "; {} pairs at once", effort.pairs_at_once);
+    }
+    if effort.budget_exhausted {
+        let _ = write!(
+            line,
+            "; the time budget of {:.0} s ran out",
+            options.time_budget_seconds.unwrap_or_default()
+        );
+    }
+    let _ = writeln!(out, "\n{}", view.wrap(&line, 2));
+    let pinning = format!(
+        "pinning: {} — {}",
+        result.pinning.status.as_str(),
+        result.pinning.detail
+    );
+    let _ = writeln!(out, "{}", view.wrap(&pinning, 2));
+    if let Some(parallel) = &result.parallel_check {
+        let line = format!(
+            "parallel: {} — {}",
+            parallel.status.as_str(),
+            parallel.detail
+        );
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
+    out.push_str(&evidence_and_notes(
+        &result.head.evidence,
+        &result.warnings,
+        view,
+    ));
+    out
+}
+
+/// The CPU × CPU matrix of one-way latencies ("—" on the diagonal, "?"
+/// for a pair not measured, "stall" for one without progress).
+fn matrix(result: &LatencyResult, view: &View) -> String {
+    let by_pair: BTreeMap<[u32; 2], &PairLatency> =
+        result.pairs.iter().map(|p| (p.cpus, p)).collect();
+    let cpus = result.tested.cpus();
+    let mut table = Builder::default();
+    table.push_record(std::iter::once("CPU".to_string()).chain(cpus.iter().map(u32::to_string)));
+    for &a in cpus {
+        let cells = cpus.iter().map(|&b| {
+            if a == b {
+                return "—".to_string();
+            }
+            match by_pair.get(&[a.min(b), a.max(b)]) {
+                None => "?".to_string(),
+                Some(pair) => pair.one_way_ns.map_or_else(|| "stall".into(), nanos),
+            }
+        });
+        table.push_record(std::iter::once(a.to_string()).chain(cells));
+    }
+    fit(table.build(), view)
+}
+
+/// Every measured pair: latency, spread, samples.
+fn pairs_table(pairs: &[PairLatency], view: &View) -> String {
+    let mut table = Builder::default();
+    table.push_record([
+        "CPUs",
+        "one-way",
+        "p10 – p90",
+        "samples",
+        "at bound",
+        "pinned",
+    ]);
+    for pair in pairs {
+        let spread = match (pair.p10_ns, pair.p90_ns) {
+            (Some(low), Some(high)) => format!("{} – {}", nanos(low), nanos(high)),
+            _ => "no progress within a sample's bound".to_string(),
+        };
+        table.push_record([
+            format!("{}-{}", pair.cpus[0], pair.cpus[1]),
+            pair.one_way_ns.map_or_else(|| "—".into(), nanos),
+            spread,
+            pair.samples.to_string(),
+            pair.bounded_samples.to_string(),
+            if pair.pinned { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    fit(table.build(), view)
+}
+
+impl Document for LatencyResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn render(&self, view: &View) -> String {
+        render(self, view)
+    }
+
+    fn csv(&self) -> String {
+        crate::report::csv::latency(self.control.iter().chain(&self.pairs))
+    }
+
+    fn metrics(&self) -> String {
+        crate::report::prom::latency(self)
+    }
+
+    fn figure(&self) -> String {
+        crate::report::figure::latency::figure(self)
+    }
+
+    fn summary(&self, file: String) -> HostSummary {
+        crate::report::compare::of_latency(file, self)
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::Map(self.verdict)
+    }
+}

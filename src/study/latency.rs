@@ -1,0 +1,477 @@
+//! `latency`: how long a cache line takes from one CPU to another, for
+//! every pair of allowed CPUs, and the domains that matrix shows against
+//! the ones the kernel publishes.
+//!
+//! A same-CPU control comes first (both threads on the first CPU: they can
+//! only take turns by time slice, which shows that scale and that pinning
+//! holds), then every pair, in the rounds of disjoint pairs
+//! [`crate::plan::latency::rounds`] orders, each sampled by
+//! [`crate::measure::latency::ping_pong`] until it has its samples or its
+//! latency has settled ([`crate::judge::latency::settled`]).
+//!
+//! Up to `--parallel` pairs of a round run at once (half the CPUs by
+//! default), but only once that is shown not to disturb them: the first
+//! round is measured together and then each pair alone, and the rest run
+//! together only when every pair agreed ([`together_agrees_with_alone`]);
+//! at the end the fastest and slowest pair of every cluster measured
+//! together is measured alone again, and should one disagree every pair
+//! measured together is measured again alone. Two vCPUs stacked on one host
+//! CPU, or SMT siblings of two pairs, are what this catches: the verdict
+//! never rests on a pair measured beside another that changed it.
+//!
+//! A time-sliced pair the rest of the matrix does not bear out (stacking is
+//! an equivalence; see [`doubtful_time_sliced`]) is measured once more, so
+//! that a host stall of a few samples never makes two CPUs stacked.
+//!
+//! `--time-budget` and a stop signal are checked between batches; the pairs
+//! measured so far are kept, and the others leave their domains undecided.
+
+use super::{Progress, finished_head, head, two_or_more_allowed};
+use crate::cpuset::CpuSet;
+use crate::judge::checks::{Check, CheckName, CheckStatus};
+use crate::judge::latency::{
+    PairLatency, PublishedLevels, doubtful_time_sliced, judge_latency, settled,
+    together_agrees_with_alone,
+};
+use crate::judge::pairs::published_groups;
+use crate::judge::warnings::Warning;
+use crate::measure::latency::{
+    PingPongOptions, ROUND_TRIPS_PER_SAMPLE, Settled, all_samples, ping_pong, ping_pong_together,
+};
+use crate::measure::stop::{self, StopSignal};
+use crate::plan::latency::rounds;
+use crate::probe::Topology;
+use crate::report;
+use crate::saved::{DocumentKind, LatencyEffort, LatencyOptions, LatencyResult};
+use anyhow::Result;
+use std::time::{Duration, Instant};
+
+/// `--samples` when not given: enough for a 10th percentile of a pair that
+/// does not settle earlier.
+pub const DEFAULT_SAMPLES: usize = 100;
+/// `--sample-ms` when not given: a few time slices of Linux's scheduler.
+pub const DEFAULT_SAMPLE_MS: u64 = 20;
+
+/// What `latency` was asked for, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyStudyOptions {
+    /// Samples kept per pair, at most.
+    pub samples: usize,
+    /// The wall-time bound of one sample.
+    pub sample_bound: Duration,
+    /// Checked between batches: once spent, no other pair starts.
+    pub time_budget: Option<Duration>,
+    /// A pair stops sampling once its latency has settled.
+    pub early_stop: bool,
+    /// Pairs at once (`None`: half the tested CPUs).
+    pub parallel: Option<usize>,
+}
+
+/// The pairs measured so far, and how.
+struct Matrix<'a> {
+    ping_pong: PingPongOptions,
+    settled: &'a Settled,
+    /// Each measured pair, in the order measured (a pair measured again
+    /// alone replaces its earlier value in place).
+    pairs: Vec<PairLatency>,
+    /// Whether each of `pairs` was measured beside other pairs.
+    together: Vec<bool>,
+    stopped: bool,
+}
+
+impl Matrix<'_> {
+    /// Measures `batch` (disjoint pairs) at once, or one at a time when
+    /// `alone`, keeping each pair that completed a sample.
+    fn measure(&mut self, batch: &[[u32; 2]], alone: bool) -> Result<()> {
+        let runs = if alone || batch.len() == 1 {
+            let mut runs = Vec::new();
+            for &[a, b] in batch {
+                if self.stopped {
+                    break;
+                }
+                let run = ping_pong(a, b, self.ping_pong, self.settled)?;
+                self.stopped |= run.stopped;
+                runs.push(run);
+            }
+            runs
+        } else {
+            ping_pong_together(batch, self.ping_pong, self.settled)?
+        };
+        let together = !alone && batch.len() > 1;
+        for (&cpus, run) in batch.iter().zip(runs) {
+            self.stopped |= run.stopped;
+            if run.samples.is_empty() {
+                continue;
+            }
+            let latency = PairLatency::of(cpus, &run.samples, run.pinned);
+            match self.pairs.iter().position(|p| p.cpus == cpus) {
+                Some(index) => {
+                    self.pairs[index] = latency;
+                    self.together[index] = together;
+                }
+                None => {
+                    self.pairs.push(latency);
+                    self.together.push(together);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `latency` on the CPUs of `topology` this process may use.
+pub fn latency_study(
+    topology: &Topology,
+    options: &LatencyStudyOptions,
+    progress: &mut dyn Progress,
+) -> Result<LatencyResult> {
+    let head = head(DocumentKind::Latency, topology);
+    let tested = two_or_more_allowed(topology, "latency", "to pass a cache line between")?;
+    let ping_pong_options = PingPongOptions {
+        samples: options.samples,
+        sample_bound: options.sample_bound,
+    };
+    let settle: &Settled = if options.early_stop {
+        &settled
+    } else {
+        &all_samples
+    };
+    let began = Instant::now();
+    let deadline = options.time_budget.map(|budget| began + budget);
+    let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
+    let first = tested.cpus()[0];
+    progress.update(&format!("latency: same-CPU control on CPU {first}"));
+    let control_run = ping_pong(first, first, ping_pong_options, &all_samples)?;
+    let control = (!control_run.samples.is_empty())
+        .then(|| PairLatency::of([first, first], &control_run.samples, control_run.pinned));
+
+    let rounds = rounds(&tested);
+    let all_pairs = tested.pairs().count();
+    let mut width = options
+        .parallel
+        .unwrap_or(tested.len() / 2)
+        .clamp(1, (tested.len() / 2).max(1));
+    let mut matrix = Matrix {
+        ping_pong: ping_pong_options,
+        settled: settle,
+        pairs: Vec::new(),
+        together: Vec::new(),
+        stopped: control_run.stopped,
+    };
+    let mut parallel_check = None;
+    let mut budget_exhausted = false;
+    for (index, round) in rounds.iter().enumerate() {
+        for batch in round.chunks(width) {
+            if matrix.stopped {
+                break;
+            }
+            if out_of_time() {
+                budget_exhausted = true;
+                break;
+            }
+            progress.update(&format!(
+                "latency: round {}/{}: {} of {all_pairs} pairs measured, {} at once",
+                index + 1,
+                rounds.len(),
+                matrix.pairs.len(),
+                batch.len()
+            ));
+            matrix.measure(batch, false)?;
+        }
+        // The first round measured together is measured alone too: the
+        // rest run together only if every pair agreed.
+        if parallel_check.is_none()
+            && width > 1
+            && round.len() > 1
+            && !matrix.stopped
+            && !budget_exhausted
+        {
+            let before: Vec<PairLatency> = matrix.pairs.clone();
+            progress.update("latency: the first round again, one pair at a time");
+            matrix.measure(round, true)?;
+            let check = agreement(&before, &matrix.pairs, round.len(), width, "first round");
+            if check.status != CheckStatus::Passed {
+                width = 1;
+            }
+            parallel_check = Some(check);
+        }
+    }
+    // The fastest and slowest pair of each cluster, if measured together,
+    // measured alone once more; any disagreement and every pair measured
+    // together is measured again alone.
+    if matrix.together.iter().any(|&t| t) && !matrix.stopped && !budget_exhausted {
+        let clusters = judge_latency(
+            &tested,
+            &matrix.pairs,
+            control.as_ref(),
+            &PublishedLevels::default(),
+            true,
+            true,
+        )
+        .clusters;
+        let mut ends: Vec<[u32; 2]> = clusters
+            .iter()
+            .flat_map(|c| cluster_ends(c, &matrix))
+            .collect();
+        ends.sort();
+        ends.dedup();
+        let before = matrix.pairs.clone();
+        progress.update("latency: each cluster's fastest and slowest pair again, alone");
+        matrix.measure(&ends, true)?;
+        let check = agreement(&before, &matrix.pairs, ends.len(), width, "cluster ends");
+        if check.status != CheckStatus::Passed {
+            let again: Vec<[u32; 2]> = matrix
+                .pairs
+                .iter()
+                .zip(&matrix.together)
+                .filter(|(_, t)| **t)
+                .map(|(p, _)| p.cpus)
+                .collect();
+            progress.update(&format!(
+                "latency: {} pairs measured together, again one at a time",
+                again.len()
+            ));
+            matrix.measure(&again, true)?;
+        }
+        parallel_check = Some(check);
+    }
+    // Time-sliced pairs the rest of the matrix does not bear out (a host
+    // stall), measured once more, alone.
+    let doubtful = if matrix.stopped || budget_exhausted {
+        Vec::new()
+    } else {
+        doubtful_time_sliced(&tested, &matrix.pairs)
+    };
+    if !doubtful.is_empty() {
+        progress.update(&format!(
+            "latency: {} time-sliced pairs its neighbours do not bear out, again",
+            doubtful.len()
+        ));
+        matrix.measure(&doubtful, true)?;
+    }
+    progress.done();
+    let Matrix { pairs, stopped, .. } = matrix;
+    let stopped = stopped.then(|| stop::stop_signal().unwrap_or(StopSignal::Interrupt));
+
+    let control_check = control.as_ref().map(control_check);
+    let pinning = pinning_check(control.iter().chain(&pairs));
+    let control_passed = control_check
+        .as_ref()
+        .is_some_and(|c| c.status == CheckStatus::Passed)
+        && pinning.status == CheckStatus::Passed;
+    let published = published_levels(topology, &tested);
+    let judgement = judge_latency(
+        &tested,
+        &pairs,
+        control.as_ref(),
+        &published,
+        control_passed,
+        stopped.is_none() && !budget_exhausted,
+    );
+    let mut warnings = Warning::about_machine(topology);
+    let head = finished_head(head, stopped, &mut warnings);
+    let sentence = report::latency::sentence(
+        &judgement,
+        control_check.as_ref(),
+        &pinning,
+        budget_exhausted,
+        stopped,
+    );
+    let samples_taken = pairs.iter().map(|p| p.samples).sum();
+    Ok(LatencyResult {
+        head,
+        verdict: judgement.verdict,
+        sentence,
+        options: LatencyOptions {
+            samples: options.samples,
+            round_trips_per_sample: ROUND_TRIPS_PER_SAMPLE,
+            sample_ms: u64::try_from(options.sample_bound.as_millis()).unwrap_or(u64::MAX),
+            time_budget_seconds: options.time_budget.map(|b| b.as_secs_f64()),
+            early_stop: options.early_stop,
+            parallel: options.parallel,
+        },
+        effort: LatencyEffort {
+            pairs_measured: pairs.len(),
+            all_pairs,
+            measuring_seconds: began.elapsed().as_secs_f64(),
+            budget_exhausted,
+            pairs_at_once: width,
+            samples_taken,
+            time_sliced_rechecked: doubtful.len(),
+        },
+        tested,
+        published,
+        pairs,
+        control,
+        control_check,
+        parallel_check,
+        pinning,
+        judgement,
+        warnings,
+    })
+}
+
+/// The fastest and slowest pair of `cluster` that were measured together.
+fn cluster_ends(cluster: &crate::judge::latency::Cluster, matrix: &Matrix) -> Vec<[u32; 2]> {
+    let mut together: Vec<&PairLatency> = cluster
+        .pairs
+        .iter()
+        .filter_map(|&cpus| {
+            let index = matrix.pairs.iter().position(|p| p.cpus == cpus)?;
+            matrix.together[index].then(|| &matrix.pairs[index])
+        })
+        .collect();
+    together.sort_by(|a, b| {
+        let ns = |p: &PairLatency| p.one_way_ns.unwrap_or(f64::INFINITY);
+        ns(a).total_cmp(&ns(b))
+    });
+    together
+        .first()
+        .into_iter()
+        .chain(together.last())
+        .map(|p| p.cpus)
+        .collect()
+}
+
+/// The parallel check: each of the `checked` pairs measured alone (in
+/// `after`) against its value beside others (in `before`).
+fn agreement(
+    before: &[PairLatency],
+    after: &[PairLatency],
+    checked: usize,
+    width: usize,
+    what: &str,
+) -> Check {
+    let changed: Vec<(&PairLatency, &PairLatency)> = before
+        .iter()
+        .filter_map(|together| {
+            let alone = after.iter().find(|p| p.cpus == together.cpus)?;
+            (alone != together && !together_agrees_with_alone(together, alone))
+                .then_some((together, alone))
+        })
+        .collect();
+    let shown = |p: &PairLatency| match p.one_way_ns {
+        Some(ns) => report::units::nanos(ns),
+        None => "no progress".to_owned(),
+    };
+    match changed.first() {
+        None => Check::passed(
+            CheckName::Parallel,
+            format!(
+                "{what}: {checked} pairs measured {width} at a time, then alone, agreed within \
+                 half a cluster gap"
+            ),
+        ),
+        Some((together, alone)) => Check::failed(
+            CheckName::Parallel,
+            format!(
+                "{what}: {} of {checked} pairs changed when measured alone (CPUs {}-{}: {} beside \
+                 others, {} alone): measured one pair at a time instead",
+                changed.len(),
+                together.cpus[0],
+                together.cpus[1],
+                shown(together),
+                shown(alone)
+            ),
+        ),
+    }
+}
+
+/// The control passes when its samples ran into their bound: two threads
+/// on one CPU that never yield take turns only by time slice, so a control
+/// that finished its round trips within the bound was not on one CPU.
+fn control_check(control: &PairLatency) -> Check {
+    let cpu = control.cpus[0];
+    if control.bounded_samples > 0 {
+        Check::passed(
+            CheckName::Control,
+            format!(
+                "both threads on CPU {cpu} took turns by time slice: {} of {} samples ran into \
+                 their bound",
+                control.bounded_samples, control.samples
+            ),
+        )
+    } else {
+        Check::failed(
+            CheckName::Control,
+            format!(
+                "both threads on CPU {cpu} finished every sample within its bound: they were \
+                 not time-slicing one CPU"
+            ),
+        )
+    }
+}
+
+/// Pinning held when every thread was on its CPU before and after.
+fn pinning_check<'a>(measured: impl Iterator<Item = &'a PairLatency>) -> Check {
+    let moved: Vec<String> = measured
+        .filter(|p| !p.pinned)
+        .map(|p| format!("{}-{}", p.cpus[0], p.cpus[1]))
+        .collect();
+    if moved.is_empty() {
+        Check::passed(
+            CheckName::Pinning,
+            "every thread was on its CPU before and after its samples",
+        )
+    } else {
+        Check::failed(
+            CheckName::Pinning,
+            format!("a thread was off its CPU in pairs {}", moved.join(", ")),
+        )
+    }
+}
+
+/// The published thread siblings, last-level caches and packages of the
+/// `tested` CPUs.
+fn published_levels(topology: &Topology, tested: &CpuSet) -> PublishedLevels {
+    let last_level = topology
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.level)
+        .max();
+    let caches: Vec<&CpuSet> = topology
+        .caches
+        .iter()
+        .filter(|c| Some(c.level) == last_level && c.kind != "Instruction")
+        .map(|c| &c.cpus)
+        .collect();
+    let shared_cache = if caches.is_empty() {
+        Vec::new()
+    } else {
+        let singletons: Vec<CpuSet> = tested.iter().map(|c| CpuSet::from_cpus([c])).collect();
+        published_groups(
+            tested,
+            tested.iter().map(|cpu| {
+                let instance = caches.iter().find(|set| set.contains(cpu));
+                let own = &singletons[tested.iter().position(|c| c == cpu).unwrap_or(0)];
+                (cpu, instance.copied().unwrap_or(own))
+            }),
+        )
+    };
+    let package_sets: Vec<CpuSet> = topology
+        .cpus
+        .iter()
+        .map(|entry| {
+            topology
+                .cpus
+                .iter()
+                .filter(|other| other.package == entry.package)
+                .map(|other| other.cpu)
+                .collect()
+        })
+        .collect();
+    PublishedLevels {
+        smt_siblings: published_groups(tested, topology.cpus.iter().map(|c| (c.cpu, &c.siblings))),
+        shared_cache,
+        packages: published_groups(
+            tested,
+            topology
+                .cpus
+                .iter()
+                .zip(&package_sets)
+                .map(|(c, s)| (c.cpu, s)),
+        ),
+        unknown: topology.summary.structure_unknown.clone(),
+    }
+}

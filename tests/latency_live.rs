@@ -1,0 +1,91 @@
+//! `latency` on this machine: it completes, pins, and keeps its samples
+//! (no timing is asserted: the machine may be loaded), and a stop signal
+//! keeps what was measured.
+
+use crate::common;
+use serde_json::Value;
+use std::process::Command;
+
+fn latency_json(args: &[&str]) -> (Option<i32>, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latency.json");
+    let output = common::placement_study(
+        &[&["latency"], args, &["--json", path.to_str().unwrap()]].concat(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let document = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (
+        output.status.code(),
+        serde_json::from_str(&document).unwrap(),
+    )
+}
+
+#[test]
+fn every_pair_is_measured_pinned_with_its_samples() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    let _cpus = common::cpus_to_myself();
+    let (status, document) = latency_json(&["--samples", "5"]);
+    // The map verdicts: agree, differ, inconclusive.
+    assert!(matches!(status, Some(0 | 3 | 5)), "{status:?}");
+    assert_eq!(document["kind"], "latency");
+    assert_eq!(document["complete"], true);
+    assert_eq!(document["pinning"]["status"], "passed");
+    let pairs = document["pairs"].as_array().unwrap();
+    assert_eq!(
+        pairs.len() as u64,
+        document["effort"]["all_pairs"].as_u64().unwrap()
+    );
+    for pair in pairs {
+        let samples = pair["samples"].as_u64().unwrap();
+        // Five samples, or fewer once three of them ran into their bound.
+        assert!((1..=5).contains(&samples), "{pair}");
+        assert_eq!(pair["pinned"], true, "{pair}");
+    }
+    let control = &document["control"];
+    assert_eq!(control["cpus"][0], control["cpus"][1]);
+    assert!(
+        !document["judgement"]["levels"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// A SIGTERM during the same-CPU control (each of its samples bounded at a
+/// second) ends the study with the signal's status and a document marked
+/// incomplete.
+#[test]
+fn sigterm_keeps_what_was_measured_marked_incomplete() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    let _cpus = common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stopped.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["latency", "--sample-ms", "1000", "--json"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The responder thread is up once the process has two threads.
+    let tasks = format!("/proc/{}/task", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_dir(&tasks).map_or(0, |d| d.count()) < 2 {
+        assert!(std::time::Instant::now() < deadline, "no responder thread");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(128 + 15), "{stderr}");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(document["complete"], false);
+    assert_eq!(document["verdict"], "inconclusive");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("INCOMPLETE"), "{stdout}");
+}
