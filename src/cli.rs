@@ -316,6 +316,9 @@ pub struct LatencyArgs {
     /// Pairs measured at once, on disjoint CPUs (1 to 4096; default: half the CPUs), while a first round measured both ways shows they do not disturb each other.
     #[arg(long, value_name = "N")]
     pub parallel: Option<usize>,
+    /// Measure one representative per domain found (each CPU against its group's representative, each class refined by its own) and infer the other pairs from it: about n pairs per level instead of n²/2, exact where latency is hierarchical.
+    #[arg(long, conflicts_with = "parallel")]
+    pub one_per_domain: bool,
     /// Stop measuring after this long, checked between pairs: seconds, or a number with s, m or h (90, 5m).
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,

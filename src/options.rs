@@ -133,6 +133,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                             time_budget: None,
                             early_stop: true,
                             parallel: None,
+                            one_per_domain: false,
                         }
                     }),
                 },
@@ -167,6 +168,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .parallel
                         .map(|n| in_range("--parallel", n, LATENCY_PARALLEL))
                         .transpose()?,
+                    one_per_domain: args.one_per_domain,
                 },
                 outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
                 quiet: args.quiet,

@@ -53,6 +53,70 @@ fn every_pair_is_measured_pinned_with_its_samples() {
     );
 }
 
+#[test]
+fn one_per_domain_measures_rows_and_counts_what_it_inferred() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    let _cpus = common::cpus_to_myself();
+    let (status, document) = latency_json(&["--one-per-domain", "--all-samples", "--samples", "5"]);
+    assert!(matches!(status, Some(0 | 3 | 5)), "{status:?}");
+    assert_eq!(document["options"]["one_per_domain"], true);
+    assert_eq!(document["options"]["early_stop"], false);
+    let effort = &document["effort"];
+    let count = |field: &str| effort[field].as_u64().unwrap();
+    assert_eq!(
+        count("pairs_measured") + count("pairs_inferred"),
+        count("all_pairs")
+    );
+    assert_eq!(count("pairs_at_once"), 1);
+    // Rows are measured one pair at a time: no parallel check.
+    assert!(document.get("parallel_check").is_none(), "{document}");
+}
+
+/// `pairs --first-pass latency` runs the latency pass first and searches
+/// within its sets; what the pass found is in the document.
+#[test]
+fn pairs_with_a_latency_first_pass_says_what_the_pass_found() {
+    if !common::two_cpus_allowed() {
+        return;
+    }
+    let _cpus = common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pairs.json");
+    let output = common::placement_study(&[
+        "pairs",
+        "--first-pass",
+        "latency",
+        "--rep-ms",
+        "20",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let document: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}: {stderr}")),
+    )
+    .unwrap();
+    assert_eq!(document["search"], "latency-domains", "{document}");
+    let first_pass = &document["first_pass"];
+    assert_eq!(first_pass["all_pairs"], document["effort"]["all_pairs"]);
+    let sets = first_pass["candidate_sets"].as_array().unwrap();
+    let covered: u64 = sets
+        .iter()
+        .map(|s| s["cpus"].as_array().unwrap().len() as u64)
+        .sum();
+    assert_eq!(
+        covered,
+        document["tested"].as_array().unwrap().len() as u64,
+        "{first_pass}"
+    );
+    assert!(
+        first_pass["seconds"].as_f64().unwrap()
+            <= document["effort"]["measuring_seconds"].as_f64().unwrap()
+    );
+}
+
 /// A SIGTERM during the same-CPU control (each of its samples bounded at a
 /// second) ends the study with the signal's status and a document marked
 /// incomplete.

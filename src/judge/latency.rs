@@ -26,6 +26,7 @@
 use crate::cpuset::CpuSet;
 use crate::judge::pairs::{MapJudgement, MapVerdict, groups_of, judge_partition, map_verdict};
 use crate::measure::latency::PingPongSample;
+use crate::plan::latency::FlatAt;
 use crate::plan::pairs::CandidateSet;
 use serde::{Deserialize, Serialize};
 
@@ -90,6 +91,100 @@ pub fn doubtful_time_sliced(tested: &CpuSet, pairs: &[PairLatency]) -> Vec<[u32;
         .collect()
 }
 
+/// How close a pair's CPUs are, for `--one-per-domain`: time-sliced
+/// (stacked, one host CPU) is closest, then the faster latency.
+fn closeness(pair: &PairLatency) -> (bool, f64) {
+    (
+        !pair.time_sliced(),
+        pair.one_way_ns.unwrap_or(f64::INFINITY),
+    )
+}
+
+/// A representative's row split into classes, closest first: the other
+/// CPUs time-sliced with it, then the others split at [`MIN_GAP_RATIO`]
+/// gaps; and, when there is one class only, where it lies.
+pub fn row_classes(row: &[PairLatency], representative: u32) -> (Vec<Vec<u32>>, Option<FlatAt>) {
+    let other = |p: &PairLatency| {
+        if p.cpus[0] == representative {
+            p.cpus[1]
+        } else {
+            p.cpus[0]
+        }
+    };
+    let mut sorted: Vec<&PairLatency> = row.iter().collect();
+    sorted.sort_by(|a, b| {
+        closeness(a)
+            .partial_cmp(&closeness(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut classes: Vec<Vec<u32>> = Vec::new();
+    let mut previous: Option<&PairLatency> = None;
+    for pair in &sorted {
+        let new_class = previous.is_none_or(|before| {
+            before.time_sliced() != pair.time_sliced()
+                || match (before.one_way_ns, pair.one_way_ns) {
+                    (Some(low), Some(high)) => high >= low * MIN_GAP_RATIO,
+                    (None, None) => false,
+                    _ => true,
+                }
+        });
+        if new_class {
+            classes.push(Vec::new());
+        }
+        if let Some(class) = classes.last_mut() {
+            class.push(other(pair));
+        }
+        previous = Some(pair);
+    }
+    for class in &mut classes {
+        class.sort_unstable();
+    }
+    let flat = match (classes.len(), sorted.first()) {
+        (1, Some(first)) => Some(FlatAt {
+            low_ns: first.one_way_ns,
+            time_sliced: first.time_sliced(),
+        }),
+        _ => None,
+    };
+    (classes, flat)
+}
+
+/// Every pair of `tested` that `measured` lacks, taken from the last of
+/// `rows` (a representative and the CPUs measured against it) that held
+/// both its CPUs: the farther of its two entries (the closer is the
+/// representative's own domain), or the representative's own pair.
+pub fn infer_unmeasured(
+    tested: &CpuSet,
+    measured: &[PairLatency],
+    rows: &[(u32, Vec<u32>)],
+) -> Vec<PairLatency> {
+    let find = |a: u32, b: u32| {
+        let key = [a.min(b), a.max(b)];
+        measured.iter().find(|p| p.cpus == key)
+    };
+    tested
+        .pairs()
+        .filter(|&[a, b]| find(a, b).is_none())
+        .filter_map(|[a, b]| {
+            let (representative, _) = rows.iter().rev().find(|(r, others)| {
+                let held = |c: u32| c == *r || others.contains(&c);
+                held(a) && held(b)
+            })?;
+            let (to_a, to_b) = (find(*representative, a)?, find(*representative, b)?);
+            let farther = if closeness(to_a) >= closeness(to_b) {
+                to_a
+            } else {
+                to_b
+            };
+            Some(PairLatency {
+                cpus: [a, b],
+                inferred_from: Some(*representative),
+                ..farther.clone()
+            })
+        })
+        .collect()
+}
+
 /// A pair measured beside other pairs agrees with the same pair measured
 /// alone: both time-sliced or neither, and latencies within half a gap
 /// (√[`MIN_GAP_RATIO`]) of each other, so that no cluster could change.
@@ -123,6 +218,11 @@ pub struct PairLatency {
     pub no_progress_samples: usize,
     /// Both threads were on their CPUs before and after.
     pub pinned: bool,
+    /// `--one-per-domain`: not measured, but taken from the row of this
+    /// representative (see [`infer_unmeasured`]); its samples are that
+    /// entry's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inferred_from: Option<u32>,
 }
 
 impl PairLatency {
@@ -140,6 +240,7 @@ impl PairLatency {
             bounded_samples: samples.iter().filter(|s| s.bounded).count(),
             no_progress_samples: samples.iter().filter(|s| s.round_trips == 0).count(),
             pinned,
+            inferred_from: None,
         }
     }
 
@@ -502,6 +603,7 @@ mod tests {
             bounded_samples: if ns.is_none() { 3 } else { 0 },
             no_progress_samples: if ns.is_none() { 3 } else { 0 },
             pinned: true,
+            inferred_from: None,
         }
     }
 
@@ -773,6 +875,51 @@ mod tests {
         // Two CPUs: nothing bears it out.
         let two = vec![sliced(pair(0, 1, Some(700_000.0)))];
         assert_eq!(doubtful_time_sliced(&set(&[0, 1]), &two), vec![[0, 1]]);
+    }
+
+    #[test]
+    fn one_per_domain_infers_a_stacked_guest_exactly() {
+        // 6 vCPUs: 0,2,4 on one host CPU, 1,3,5 on the other.
+        let stacked = |a: u32, b: u32| a % 2 == b % 2;
+        let truth: Vec<PairLatency> = matrix(&[0, 1, 2, 3, 4, 5], |_, _| Some(300.0))
+            .into_iter()
+            .map(|mut p| {
+                if stacked(p.cpus[0], p.cpus[1]) {
+                    p.one_way_ns = Some(700_000.0);
+                    p.bounded_samples = p.samples;
+                }
+                p
+            })
+            .collect();
+        let tested = set(&[0, 1, 2, 3, 4, 5]);
+        let mut search = crate::plan::latency::DomainSearch::new(&tested);
+        let (mut measured, mut rows) = (Vec::new(), Vec::new());
+        while let Some((representative, others)) = search.next_row() {
+            let row: Vec<PairLatency> = others
+                .iter()
+                .map(|&c| {
+                    let key = [representative.min(c), representative.max(c)];
+                    truth.iter().find(|p| p.cpus == key).unwrap().clone()
+                })
+                .collect();
+            let (classes, flat) = row_classes(&row, representative);
+            search.record(classes, flat);
+            measured.extend(row);
+            rows.push((representative, others));
+        }
+        assert!(
+            measured.len() < truth.len(),
+            "{} of {}",
+            measured.len(),
+            truth.len()
+        );
+        let inferred = infer_unmeasured(&tested, &measured, &rows);
+        assert_eq!(measured.len() + inferred.len(), truth.len());
+        for pair in &inferred {
+            let real = truth.iter().find(|p| p.cpus == pair.cpus).unwrap();
+            assert_eq!(pair.time_sliced(), real.time_sliced(), "{pair:?}");
+            assert_eq!(pair.one_way_ns, real.one_way_ns, "{pair:?}");
+        }
     }
 
     #[test]

@@ -268,9 +268,13 @@ struct LatencyRow {
     bounded_samples: usize,
     no_progress_samples: usize,
     pinned: bool,
+    /// `--one-per-domain`: the representative whose row it was taken from
+    /// (empty for a measured pair).
+    inferred_from: Option<u32>,
 }
 
-/// `latency --csv`: one row per pair measured, the control first.
+/// `latency --csv`: one row per pair (measured or inferred), the control
+/// first.
 pub fn latency<'a>(pairs: impl IntoIterator<Item = &'a PairLatency>) -> String {
     rows(pairs.into_iter().map(|p| LatencyRow {
         cpu_a: p.cpus[0],
@@ -282,6 +286,7 @@ pub fn latency<'a>(pairs: impl IntoIterator<Item = &'a PairLatency>) -> String {
         bounded_samples: p.bounded_samples,
         no_progress_samples: p.no_progress_samples,
         pinned: p.pinned,
+        inferred_from: p.inferred_from,
     }))
 }
 

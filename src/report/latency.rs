@@ -189,9 +189,17 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
 
     let effort = &result.effort;
     let mut line = format!(
-        "{} of {} measured, {:.1} s, {} ({})",
+        "{} of {} measured{}, {:.1} s, {} ({})",
         count(effort.pairs_measured, "pair"),
         effort.all_pairs,
+        if effort.pairs_inferred > 0 {
+            format!(
+                ", {} inferred from a representative's row (\"via\")",
+                effort.pairs_inferred
+            )
+        } else {
+            String::new()
+        },
         effort.measuring_seconds,
         count(effort.samples_taken, "sample"),
         if options.early_stop {
@@ -278,7 +286,11 @@ fn pairs_table(pairs: &[PairLatency], view: &View) -> String {
             spread,
             pair.samples.to_string(),
             pair.bounded_samples.to_string(),
-            if pair.pinned { "yes" } else { "no" }.to_string(),
+            match (pair.inferred_from, pair.pinned) {
+                (Some(representative), _) => format!("via {representative}"),
+                (None, true) => "yes".to_string(),
+                (None, false) => "no".to_string(),
+            },
         ]);
     }
     fit(table.build(), view)

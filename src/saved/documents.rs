@@ -426,6 +426,9 @@ pub struct LatencyOptions {
     pub early_stop: bool,
     /// `--parallel`, when given (otherwise half the CPUs).
     pub parallel: Option<usize>,
+    /// `--one-per-domain`: rows of one representative per domain, the
+    /// other pairs inferred.
+    pub one_per_domain: bool,
 }
 
 /// How much a `latency` study measured.
@@ -433,6 +436,8 @@ pub struct LatencyOptions {
 pub struct LatencyEffort {
     /// Pairs measured (the control not counted).
     pub pairs_measured: usize,
+    /// `--one-per-domain`: pairs inferred from a representative's row.
+    pub pairs_inferred: usize,
     /// Every pair of the tested CPUs.
     pub all_pairs: usize,
     /// Wall time from the control to the last pair.

@@ -19,6 +19,12 @@
 //! CPU, or SMT siblings of two pairs, are what this catches: the verdict
 //! never rests on a pair measured beside another that changed it.
 //!
+//! `--one-per-domain` measures rows instead
+//! ([`crate::plan::latency::DomainSearch`]): one representative against the
+//! other CPUs of its group, each class the row shows refined by its own
+//! representative; the pairs not measured are inferred from the last row
+//! that held both ([`infer_unmeasured`]) and say so.
+//!
 //! A time-sliced pair the rest of the matrix does not bear out (stacking is
 //! an equivalence; see [`doubtful_time_sliced`]) is measured once more, so
 //! that a host stall of a few samples never makes two CPUs stacked.
@@ -30,8 +36,8 @@ use super::{Progress, finished_head, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::latency::{
-    PairLatency, PublishedLevels, doubtful_time_sliced, judge_latency, settled,
-    together_agrees_with_alone,
+    PairLatency, PublishedLevels, doubtful_time_sliced, infer_unmeasured, judge_latency,
+    row_classes, settled, together_agrees_with_alone,
 };
 use crate::judge::pairs::published_groups;
 use crate::judge::warnings::Warning;
@@ -39,7 +45,7 @@ use crate::measure::latency::{
     PingPongOptions, ROUND_TRIPS_PER_SAMPLE, Settled, all_samples, ping_pong, ping_pong_together,
 };
 use crate::measure::stop::{self, StopSignal};
-use crate::plan::latency::rounds;
+use crate::plan::latency::{DomainSearch, rounds};
 use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentKind, LatencyEffort, LatencyOptions, LatencyResult};
@@ -65,6 +71,8 @@ pub struct LatencyStudyOptions {
     pub early_stop: bool,
     /// Pairs at once (`None`: half the tested CPUs).
     pub parallel: Option<usize>,
+    /// Measure one representative per domain found, and infer the rest.
+    pub one_per_domain: bool,
 }
 
 /// The pairs measured so far, and how.
@@ -145,12 +153,22 @@ pub fn latency_study(
     let control = (!control_run.samples.is_empty())
         .then(|| PairLatency::of([first, first], &control_run.samples, control_run.pinned));
 
-    let rounds = rounds(&tested);
+    // `--one-per-domain` measures rows instead of rounds, one pair at a
+    // time (a row's pairs share its representative).
+    let rounds = if options.one_per_domain {
+        Vec::new()
+    } else {
+        rounds(&tested)
+    };
     let all_pairs = tested.pairs().count();
-    let mut width = options
-        .parallel
-        .unwrap_or(tested.len() / 2)
-        .clamp(1, (tested.len() / 2).max(1));
+    let mut width = if options.one_per_domain {
+        1
+    } else {
+        options
+            .parallel
+            .unwrap_or(tested.len() / 2)
+            .clamp(1, (tested.len() / 2).max(1))
+    };
     let mut matrix = Matrix {
         ping_pong: ping_pong_options,
         settled: settle,
@@ -196,6 +214,41 @@ pub fn latency_study(
             parallel_check = Some(check);
         }
     }
+    let mut rows: Vec<(u32, Vec<u32>)> = Vec::new();
+    if options.one_per_domain {
+        let mut search = DomainSearch::new(&tested);
+        while let Some((representative, others)) = search.next_row() {
+            if matrix.stopped {
+                break;
+            }
+            if out_of_time() {
+                budget_exhausted = true;
+                break;
+            }
+            progress.update(&format!(
+                "latency: CPU {representative} against {} others ({} of {all_pairs} pairs \
+                 measured)",
+                others.len(),
+                matrix.pairs.len()
+            ));
+            let batch: Vec<[u32; 2]> = others
+                .iter()
+                .map(|&c| [representative.min(c), representative.max(c)])
+                .collect();
+            matrix.measure(&batch, true)?;
+            let row: Vec<PairLatency> = batch
+                .iter()
+                .filter_map(|cpus| matrix.pairs.iter().find(|p| p.cpus == *cpus).cloned())
+                .collect();
+            if row.len() < batch.len() {
+                // Stopped within the row, or a pair without a sample.
+                break;
+            }
+            let (classes, flat) = row_classes(&row, representative);
+            search.record(classes, flat);
+            rows.push((representative, others));
+        }
+    }
     // The fastest and slowest pair of each cluster, if measured together,
     // measured alone once more; any disagreement and every pair measured
     // together is measured again alone.
@@ -233,14 +286,26 @@ pub fn latency_study(
             ));
             matrix.measure(&again, true)?;
         }
-        parallel_check = Some(check);
+        // Both checks passed: say both.
+        parallel_check = Some(match parallel_check.take() {
+            Some(first) if check.status == CheckStatus::Passed => Check {
+                detail: format!("{}; {}", first.detail, check.detail),
+                ..check
+            },
+            _ => check,
+        });
     }
     // Time-sliced pairs the rest of the matrix does not bear out (a host
     // stall), measured once more, alone.
-    let doubtful = if matrix.stopped || budget_exhausted {
+    let doubtful: Vec<[u32; 2]> = if matrix.stopped || budget_exhausted {
         Vec::new()
     } else {
-        doubtful_time_sliced(&tested, &matrix.pairs)
+        let mut whole = matrix.pairs.clone();
+        whole.extend(infer_unmeasured(&tested, &matrix.pairs, &rows));
+        doubtful_time_sliced(&tested, &whole)
+            .into_iter()
+            .filter(|cpus| matrix.pairs.iter().any(|p| p.cpus == *cpus))
+            .collect()
     };
     if !doubtful.is_empty() {
         progress.update(&format!(
@@ -250,7 +315,12 @@ pub fn latency_study(
         matrix.measure(&doubtful, true)?;
     }
     progress.done();
-    let Matrix { pairs, stopped, .. } = matrix;
+    let Matrix {
+        mut pairs, stopped, ..
+    } = matrix;
+    let pairs_measured = pairs.len();
+    let inferred = infer_unmeasured(&tested, &pairs, &rows);
+    pairs.extend(inferred);
     let stopped = stopped.then(|| stop::stop_signal().unwrap_or(StopSignal::Interrupt));
 
     let control_check = control.as_ref().map(control_check);
@@ -277,7 +347,11 @@ pub fn latency_study(
         budget_exhausted,
         stopped,
     );
-    let samples_taken = pairs.iter().map(|p| p.samples).sum();
+    let samples_taken = pairs
+        .iter()
+        .filter(|p| p.inferred_from.is_none())
+        .map(|p| p.samples)
+        .sum();
     Ok(LatencyResult {
         head,
         verdict: judgement.verdict,
@@ -289,9 +363,11 @@ pub fn latency_study(
             time_budget_seconds: options.time_budget.map(|b| b.as_secs_f64()),
             early_stop: options.early_stop,
             parallel: options.parallel,
+            one_per_domain: options.one_per_domain,
         },
         effort: LatencyEffort {
-            pairs_measured: pairs.len(),
+            pairs_measured,
+            pairs_inferred: pairs.len() - pairs_measured,
             all_pairs,
             measuring_seconds: began.elapsed().as_secs_f64(),
             budget_exhausted,
