@@ -261,7 +261,27 @@ fn matrix(result: &LatencyResult, view: &View) -> String {
         });
         table.push_record(std::iter::once(a.to_string()).chain(cells));
     }
-    fit(table.build(), view)
+    // Squeezed below its cells, a matrix breaks every latency over two
+    // lines: where it does not fit, say where it is instead.
+    let drawn = fit(
+        table.build(),
+        &View {
+            wide: true,
+            ..*view
+        },
+    );
+    let widest = drawn.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    if view.wide || widest <= view.width {
+        return drawn;
+    }
+    view.wrap(
+        &format!(
+            "(the {n} × {n} matrix needs {widest} columns: --wide shows it; every pair is below, \
+             in --json and in --csv)",
+            n = cpus.len()
+        ),
+        0,
+    )
 }
 
 /// Every measured pair: latency, spread, samples.
