@@ -31,7 +31,7 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use support::{Guest, GuestRun};
+use support::{Guest, GuestRun, LATENCY, PAIRS, PAIRS_LATENCY_FIRST};
 
 /// One guest: its `-smp` string and pins.
 struct Case {
@@ -52,17 +52,6 @@ const CASES: &[Case] = &[
         pin: "0,0,1,0,1,1,0,1,0,0",
     },
 ];
-
-const PAIRS: &[&str] = &["pairs", "--json", "--threshold", "50%"];
-const PAIRS_LATENCY_FIRST: &[&str] = &[
-    "pairs",
-    "--json",
-    "--threshold",
-    "50%",
-    "--first-pass",
-    "latency",
-];
-const LATENCY: &[&str] = &["latency", "--json"];
 
 /// What one boot's document says.
 struct Measured {

@@ -50,7 +50,10 @@
 mod support;
 
 use support::noise::guest_bursts;
-use support::{Arm64Guest, Guest, GuestRun, Icount, Reading, boot_expecting, read_verdict};
+use support::{
+    Arm64Guest, Guest, GuestRun, Icount, LATENCY, PAIRS, PAIRS_LATENCY_FIRST, Reading,
+    boot_expecting, read_verdict,
+};
 
 /// Two guest cores with two threads each.
 const SMT_GUEST: &str = "4,sockets=1,cores=2,threads=2";
@@ -567,22 +570,6 @@ fn busy_ratios(json: &serde_json::Value, arm: &str) -> Vec<String> {
         })
         .collect()
 }
-
-/// `pairs --json`: the measured map must be the sharing the pins create.
-/// Sharing a host CPU costs about +100 % here; pairs on separate host CPUs
-/// have measured up to +12 % on this 2-CPU cloud host (both host CPUs busy
-/// at once are slower), too close to the default 15 % to decide in few
-/// repetitions, so the suite draws the line at 50 %.
-const PAIRS: &[&str] = &["pairs", "--json", "--threshold", "50%"];
-/// [`PAIRS`] with the latency pass first.
-const PAIRS_LATENCY_FIRST: &[&str] = &[
-    "pairs",
-    "--json",
-    "--threshold",
-    "50%",
-    "--first-pass",
-    "latency",
-];
 
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
@@ -1617,10 +1604,6 @@ fn observe_two_busy_threads_on_a_slow_second_core() {
     println!("guest: observe two threads, vCPU 1 at 46 %: per-vCPU shares {shares:.3?}");
 }
 
-/// `latency --json` in a guest, with its defaults: a stacked pair ends after
-/// three samples at the bound, the others once their latency settles.
-const LATENCY: &[&str] = &["latency", "--json"];
-
 /// Boots [`LATENCY`] on guest `smp` with `pin` until it reaches `verdict`
 /// with exit `code`, and checks what every run must show: the control and
 /// pinning passed, every pair measured, and the stacked pairs exactly the
@@ -1734,12 +1717,7 @@ fn latency_finds_the_crossed_map_when_guest_siblings_are_on_separate_host_cpus()
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn latency_finds_a_random_placement_of_ten_vcpus() {
     let pin = random_pin("LATENCY_PIN_10", 10);
-    let stacked_somewhere = groups_of_pin(&pin).iter().any(|g| g.len() > 1);
-    let (verdict, code) = if stacked_somewhere {
-        ("differ", 3)
-    } else {
-        ("agree", 0)
-    };
+    let (verdict, code) = verdict_on_ten_cores(&pin);
     boot_latency(
         "10,sockets=1,cores=10,threads=1",
         &pin,
@@ -1755,12 +1733,7 @@ fn latency_finds_a_random_placement_of_ten_vcpus() {
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn latency_one_per_domain_finds_a_random_placement_of_ten_vcpus() {
     let pin = random_pin("LATENCY_DOMAIN_PIN_10", 10);
-    let stacked_somewhere = groups_of_pin(&pin).iter().any(|g| g.len() > 1);
-    let (verdict, code) = if stacked_somewhere {
-        ("differ", 3)
-    } else {
-        ("agree", 0)
-    };
+    let (verdict, code) = verdict_on_ten_cores(&pin);
     let args = ["latency", "--json", "--one-per-domain"];
     let run = boot_latency(
         "10,sockets=1,cores=10,threads=1",
@@ -1773,4 +1746,14 @@ fn latency_one_per_domain_finds_a_random_placement_of_ten_vcpus() {
         .as_u64()
         .unwrap_or_default();
     assert!(measured < 45, "{measured} of 45 pairs measured\n{run}");
+}
+
+/// The verdict, and its exit status, on 10 vCPUs published as 10 cores and
+/// placed by `pin`: differ wherever two share a host CPU.
+fn verdict_on_ten_cores(pin: &str) -> (&'static str, i32) {
+    if groups_of_pin(pin).iter().any(|g| g.len() > 1) {
+        ("differ", 3)
+    } else {
+        ("agree", 0)
+    }
 }

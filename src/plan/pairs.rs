@@ -400,9 +400,16 @@ mod tests {
     fn run_search(
         cpus: u32,
         kind: SearchKind,
+        answer: impl FnMut(&Comparison, &[Comparison]) -> Contention,
+    ) -> (Vec<Comparison>, CpuSet) {
+        run(PairSearch::new(&CpuSet::from_cpus(0..cpus), kind), answer)
+    }
+
+    /// Runs `search` to its end as [`run_search`] does.
+    fn run(
+        mut search: PairSearch,
         mut answer: impl FnMut(&Comparison, &[Comparison]) -> Contention,
     ) -> (Vec<Comparison>, CpuSet) {
-        let mut search = PairSearch::new(&CpuSet::from_cpus(0..cpus), kind);
         let mut asked = Vec::new();
         loop {
             let batch = search.next_batch();
@@ -575,26 +582,19 @@ mod tests {
                 stacked,
             })
             .collect();
-        let mut search = PairSearch::within(&CpuSet::from_cpus(0..8), sets);
-        let mut asked = Vec::new();
-        loop {
-            let batch = search.next_batch();
-            if batch.is_empty() {
-                break;
-            }
-            for comparison in batch {
+        let (asked, settled) = run(
+            PairSearch::within(&CpuSet::from_cpus(0..8), sets),
+            |comparison, _| {
                 let shares = domains.iter().any(|d| {
                     d.contains(comparison.probe) && comparison.against.iter().any(|c| d.contains(c))
                 });
-                let outcome = if shares {
+                if shares {
                     Contention::Shares
                 } else {
                     Contention::Apart
-                };
-                search.record(&comparison, outcome);
-                asked.push(comparison);
-            }
-        }
+                }
+            },
+        );
         for comparison in &asked {
             let domain = domains
                 .iter()
@@ -616,7 +616,7 @@ mod tests {
         for sibling in [3, 5, 7] {
             assert!(confirmed.contains(&(1, sibling)), "{confirmed:?}");
         }
-        assert_eq!(search.settled(), CpuSet::from_cpus(0..8));
+        assert_eq!(settled, CpuSet::from_cpus(0..8));
         // Halving: the set, then 2 / 4,6, then 4 / 6; pair by pair: 3.
         assert_eq!(asked.len(), 5 + 3, "{asked:?}");
     }
