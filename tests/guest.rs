@@ -1613,14 +1613,9 @@ fn boot_latency(smp: &str, pin: &str, verdict: &str, code: i32, args: &[&str]) -
     let run = boot_expecting(verdict, code, || guest.boot(smp, Some(pin), args));
     let json = run.json();
     assert_eq!(json["control_check"]["status"], "passed", "control\n{run}");
-    // Pairs beside each other on stacked vCPUs disturb each other: the
-    // parallel check must have caught that wherever pairs ran at once.
-    if let Some(status) = json["parallel_check"]["status"].as_str() {
-        assert!(
-            status == "failed" || !groups_of_pin(pin).iter().any(|g| g.len() > 1),
-            "parallel check {status} on a guest with stacked vCPUs\n{run}"
-        );
-    }
+    // Pairs at once on stacked vCPUs may or may not disturb each other
+    // (CI: PIN=0,0,1,1 agreed both ways); whichever it was, the map below
+    // must be the placement.
     assert_eq!(json["pinning"]["status"], "passed", "pinning\n{run}");
     let effort = &json["effort"];
     let count = |field: &str| {
@@ -1651,7 +1646,10 @@ fn boot_latency(smp: &str, pin: &str, verdict: &str, code: i32, args: &[&str]) -
     let measured: Vec<Vec<u32>> = serde_json::from_value(smt["map"]["measured"].clone()).unwrap();
     assert_eq!(measured, groups_of_pin(pin), "measured siblings\n{run}");
     println!(
-        "guest: latency PIN={pin}: {:.1} s measuring, classes {}, gaps {}",
+        "guest: latency PIN={pin}: parallel check {}, {:.1} s measuring, classes {}, gaps {}",
+        json["parallel_check"]["status"]
+            .as_str()
+            .unwrap_or("not run"),
         json["effort"]["measuring_seconds"]
             .as_f64()
             .unwrap_or_default(),
