@@ -29,6 +29,13 @@
 //!   every batch agree; and after [`Batching::max_batches`] it is
 //!   inconclusive too.
 //!
+//! * [`Evidence::with_prior`]: another method, at another time, already put
+//!   the comparison on one side (`pairs --first-pass latency`: a stacked
+//!   pair); it counts as one batch on that side, so one measured batch
+//!   there, with the pooled estimate, decides. A batch on the other side
+//!   still needs the usual agreement: the prior never makes a verdict
+//!   inconclusive, nor decides against a measurement.
+//!
 //! A burst now has to cover nearly every round of two batches a pause
 //! apart, on the right CPU, to pass for a penalty; one that covers a single
 //! batch costs a batch, or makes the verdict inconclusive, but never wrong.
@@ -175,9 +182,19 @@ impl HostNoise {
 pub struct Evidence {
     /// Every batch, the open one (side `None`) last.
     pub batches: Vec<Batch>,
+    /// The side another measurement already found (see the module docs).
+    prior: Option<Side>,
 }
 
 impl Evidence {
+    /// Evidence that starts with another measurement's `side`.
+    pub fn with_prior(side: Side) -> Evidence {
+        Evidence {
+            batches: Vec::new(),
+            prior: Some(side),
+        }
+    }
+
     /// Round `rep` of the open batch (a new one, if none is open) was
     /// measured; `paired` holds every round's costs so far, aligned by
     /// repetition. Judges the open batch again, then the batches together.
@@ -206,13 +223,20 @@ impl Evidence {
         }
         let count = |side: Side| self.batches.iter().filter(|b| b.side == Some(side)).count();
         let (above, below) = (count(Side::Above), count(Side::Below));
+        let prior = |side: Side| usize::from(self.prior == Some(side));
         let pooled = self.pooled(paired);
         let pooled_side = pooled.as_ref().and_then(|e| side_of(rule, e));
         if above > 0 && below > 0 {
             Next::Decided(Verdict::Inconclusive)
-        } else if above >= rule.batching.batches && pooled_side == Some(Side::Above) {
+        } else if above > 0
+            && above + prior(Side::Above) >= rule.batching.batches
+            && pooled_side == Some(Side::Above)
+        {
             Next::Decided(Verdict::Physical)
-        } else if below >= rule.batching.batches && pooled_side == Some(Side::Below) {
+        } else if below > 0
+            && below + prior(Side::Below) >= rule.batching.batches
+            && pooled_side == Some(Side::Below)
+        {
             Next::Decided(Verdict::Virtual)
         } else if self.batches.len() >= rule.batching.max_batches {
             Next::Decided(Verdict::Inconclusive)

@@ -46,19 +46,27 @@ pub fn rounds(cpus: &CpuSet) -> Vec<Vec<[u32; 2]>> {
 /// group to refine with its own representative, its lowest CPU. A row that
 /// shows one class only (its representative is as far from each of them)
 /// is measured once more by the next CPU, and a group two representatives
-/// both see flat at the same latency is done: no third row is measured.
+/// both see flat in one class is done: no third row is measured. Which
+/// class a latency is in is the judge's to say (`row_outcome`).
 /// Every pair not measured takes its latency from the last row that held
 /// both (the slower of its two entries), which is exact where latency is
 /// hierarchical (a CPU is as far from every CPU of another domain) and
 /// costs about n per level instead of n²/2.
 #[derive(Clone, Debug, Default)]
 pub struct DomainSearch {
-    /// Groups still to refine, the next one last, each with the class (a
-    /// latency in ns, or `None` for time-sliced) at which one
-    /// representative saw it flat.
+    /// Groups still to refine, the next one last, each with the class at
+    /// which a representative already saw it flat.
     pending: Vec<(Vec<u32>, Option<FlatAt>)>,
-    /// The row being measured: its group and flat mark.
-    current: Option<(Vec<u32>, Option<FlatAt>)>,
+}
+
+/// One row to measure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub representative: u32,
+    /// The other CPUs of its group, ascending.
+    pub others: Vec<u32>,
+    /// The one class an earlier representative saw this whole group at.
+    pub seen_flat: Option<FlatAt>,
 }
 
 /// The one class a representative saw a whole group at.
@@ -69,58 +77,51 @@ pub struct FlatAt {
     pub time_sliced: bool,
 }
 
+/// What a measured row showed (the judge reads it: `row_outcome`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowOutcome {
+    /// The others in classes, closest first: each is refined.
+    Split(Vec<Vec<u32>>),
+    /// One class: the next CPU measures the others once more.
+    Flat(FlatAt),
+    /// One class, the one the row's `seen_flat` named: the group is done.
+    FlatAgain,
+}
+
 impl DomainSearch {
     pub fn new(cpus: &CpuSet) -> DomainSearch {
         DomainSearch {
             pending: vec![(cpus.cpus().to_vec(), None)],
-            current: None,
         }
     }
 
-    /// The next row: a representative and the CPUs to measure it against;
-    /// `None` when every group is done.
-    pub fn next_row(&mut self) -> Option<(u32, Vec<u32>)> {
-        while let Some((group, flat)) = self.pending.pop() {
-            if let [representative, rest @ ..] = group.as_slice()
-                && !rest.is_empty()
+    /// The next row; `None` when every group is done.
+    pub fn next_row(&mut self) -> Option<Row> {
+        while let Some((group, seen_flat)) = self.pending.pop() {
+            if let [representative, others @ ..] = group.as_slice()
+                && !others.is_empty()
             {
-                let row = (*representative, rest.to_vec());
-                self.current = Some((group, flat));
-                return Some(row);
+                return Some(Row {
+                    representative: *representative,
+                    others: others.to_vec(),
+                    seen_flat,
+                });
             }
         }
         None
     }
 
-    /// Takes the current row's classes: the other CPUs of its group split
-    /// by their latency from the representative, fastest first; `flat` is
-    /// the one class when there is one.
-    pub fn record(&mut self, classes: Vec<Vec<u32>>, flat: Option<FlatAt>) {
-        let Some((_, seen_flat)) = self.current.take() else {
-            return;
-        };
-        match (classes.as_slice(), flat, seen_flat) {
-            // Two representatives saw the group flat at one class: done.
-            ([_], Some(now), Some(before)) if same_class(now, before) => {}
-            ([one], Some(now), _) => self.pending.push((one.clone(), Some(now))),
-            _ => {
-                for class in classes.into_iter().rev() {
-                    self.pending.push((class, None));
-                }
+    /// Takes what `row` showed.
+    pub fn record(&mut self, row: &Row, outcome: RowOutcome) {
+        match outcome {
+            RowOutcome::FlatAgain => {}
+            RowOutcome::Flat(flat) => self.pending.push((row.others.clone(), Some(flat))),
+            RowOutcome::Split(classes) => {
+                self.pending
+                    .extend(classes.into_iter().rev().map(|class| (class, None)));
             }
         }
     }
-}
-
-/// Two flat marks name one class: both time-sliced, or latencies within
-/// a factor of 1.5 (the judge's gap).
-fn same_class(a: FlatAt, b: FlatAt) -> bool {
-    a.time_sliced == b.time_sliced
-        && match (a.low_ns, b.low_ns) {
-            (Some(x), Some(y)) => x.max(y) / x.min(y) < 1.5,
-            (None, None) => true,
-            _ => false,
-        }
 }
 
 #[cfg(test)]
@@ -157,9 +158,13 @@ mod tests {
     fn search(cpus: &CpuSet, ns: impl Fn(u32, u32) -> f64) -> Vec<(u32, Vec<u32>)> {
         let mut search = DomainSearch::new(cpus);
         let mut rows = Vec::new();
-        while let Some((representative, others)) = search.next_row() {
-            let mut sorted: Vec<(f64, u32)> =
-                others.iter().map(|&c| (ns(representative, c), c)).collect();
+        while let Some(row) = search.next_row() {
+            let representative = row.representative;
+            let mut sorted: Vec<(f64, u32)> = row
+                .others
+                .iter()
+                .map(|&c| (ns(representative, c), c))
+                .collect();
             sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut classes: Vec<Vec<u32>> = Vec::new();
             let mut last = f64::NAN;
@@ -173,12 +178,21 @@ mod tests {
             for class in &mut classes {
                 class.sort();
             }
-            let flat = (classes.len() == 1).then(|| FlatAt {
-                low_ns: Some(ns(representative, classes[0][0])),
-                time_sliced: false,
-            });
-            search.record(classes, flat);
-            rows.push((representative, others));
+            let outcome = match classes.as_slice() {
+                [one] => {
+                    let flat = FlatAt {
+                        low_ns: Some(ns(representative, one[0])),
+                        time_sliced: false,
+                    };
+                    match row.seen_flat {
+                        Some(seen) if seen == flat => RowOutcome::FlatAgain,
+                        _ => RowOutcome::Flat(flat),
+                    }
+                }
+                _ => RowOutcome::Split(classes),
+            };
+            search.record(&row, outcome);
+            rows.push((representative, row.others));
         }
         rows
     }

@@ -29,15 +29,16 @@
 //! an equivalence; see [`doubtful_time_sliced`]) is measured once more, so
 //! that a host stall of a few samples never makes two CPUs stacked.
 //!
-//! `--time-budget` and a stop signal are checked between batches; the pairs
+//! `--time-budget` and a stop signal are checked between batches
+//! ([`Matrix::may_go_on`]); the pairs
 //! measured so far are kept, and the others leave their domains undecided.
 
 use super::{Progress, finished_head, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::latency::{
-    PairLatency, PublishedLevels, doubtful_time_sliced, infer_unmeasured, judge_latency,
-    row_classes, settled, together_agrees_with_alone,
+    Cluster, PairLatency, PublishedLevels, doubtful_time_sliced, infer_unmeasured, judge_latency,
+    row_outcome, settled, together_agrees_with_alone,
 };
 use crate::judge::pairs::published_groups;
 use crate::judge::warnings::Warning;
@@ -50,6 +51,7 @@ use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentKind, LatencyEffort, LatencyOptions, LatencyResult};
 use anyhow::Result;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 /// `--samples` when not given: enough for a 10th percentile of a pair that
@@ -75,19 +77,31 @@ pub struct LatencyStudyOptions {
     pub one_per_domain: bool,
 }
 
-/// The pairs measured so far, and how.
+/// The pairs measured so far, and how, and whether more may be measured.
 struct Matrix<'a> {
     ping_pong: PingPongOptions,
     settled: &'a Settled,
     /// Each measured pair, in the order measured (a pair measured again
     /// alone replaces its earlier value in place).
     pairs: Vec<PairLatency>,
-    /// Whether each of `pairs` was measured beside other pairs.
-    together: Vec<bool>,
+    /// Where each pair is in `pairs`, and whether it was measured beside
+    /// other pairs: one lookup, not a scan of 32640 pairs on 256 CPUs.
+    index: HashMap<[u32; 2], (usize, bool)>,
+    deadline: Option<Instant>,
     stopped: bool,
+    budget_exhausted: bool,
 }
 
 impl Matrix<'_> {
+    /// False once a stop signal came or the time budget ran out (which it
+    /// records): no other pair starts.
+    fn may_go_on(&mut self) -> bool {
+        if !self.stopped && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.budget_exhausted = true;
+        }
+        !self.stopped && !self.budget_exhausted
+    }
+
     /// Measures `batch` (disjoint pairs) at once, or one at a time when
     /// `alone`, keeping each pair that completed a sample.
     fn measure(&mut self, batch: &[[u32; 2]], alone: bool) -> Result<()> {
@@ -112,18 +126,42 @@ impl Matrix<'_> {
                 continue;
             }
             let latency = PairLatency::of(cpus, &run.samples, run.pinned);
-            match self.pairs.iter().position(|p| p.cpus == cpus) {
-                Some(index) => {
-                    self.pairs[index] = latency;
-                    self.together[index] = together;
+            match self.index.get(&cpus) {
+                Some(&(at, _)) => {
+                    self.pairs[at] = latency;
+                    self.index.insert(cpus, (at, together));
                 }
                 None => {
+                    self.index.insert(cpus, (self.pairs.len(), together));
                     self.pairs.push(latency);
-                    self.together.push(together);
                 }
             }
         }
         Ok(())
+    }
+
+    fn get(&self, cpus: [u32; 2]) -> Option<&PairLatency> {
+        self.index.get(&cpus).map(|&(at, _)| &self.pairs[at])
+    }
+
+    /// The pairs whose latest measurement ran beside other pairs, sorted.
+    fn measured_together(&self) -> Vec<[u32; 2]> {
+        let mut together: Vec<[u32; 2]> = self
+            .index
+            .iter()
+            .filter(|(_, (_, together))| *together)
+            .map(|(&cpus, _)| cpus)
+            .collect();
+        together.sort_unstable();
+        together
+    }
+
+    /// Measures `pairs` again, alone, and checks each against its value
+    /// before (see [`agreement`]).
+    fn remeasure_alone(&mut self, pairs: &[[u32; 2]], width: usize, what: &str) -> Result<Check> {
+        let before: Vec<PairLatency> = pairs.iter().filter_map(|&p| self.get(p).cloned()).collect();
+        self.measure(pairs, true)?;
+        Ok(agreement(&before, self, width, what))
     }
 }
 
@@ -139,173 +177,56 @@ pub fn latency_study(
         samples: options.samples,
         sample_bound: options.sample_bound,
     };
-    let settle: &Settled = if options.early_stop {
-        &settled
-    } else {
-        &all_samples
-    };
     let began = Instant::now();
-    let deadline = options.time_budget.map(|budget| began + budget);
-    let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
     let first = tested.cpus()[0];
     progress.update(&format!("latency: same-CPU control on CPU {first}"));
     let control_run = ping_pong(first, first, ping_pong_options, &all_samples)?;
     let control = (!control_run.samples.is_empty())
         .then(|| PairLatency::of([first, first], &control_run.samples, control_run.pinned));
 
-    // `--one-per-domain` measures rows instead of rounds, one pair at a
-    // time (a row's pairs share its representative).
-    let rounds = if options.one_per_domain {
-        Vec::new()
-    } else {
-        rounds(&tested)
-    };
-    let all_pairs = tested.pairs().count();
-    let mut width = if options.one_per_domain {
-        1
-    } else {
-        options
-            .parallel
-            .unwrap_or(tested.len() / 2)
-            .clamp(1, (tested.len() / 2).max(1))
-    };
     let mut matrix = Matrix {
         ping_pong: ping_pong_options,
-        settled: settle,
+        settled: if options.early_stop {
+            &settled
+        } else {
+            &all_samples
+        },
         pairs: Vec::new(),
-        together: Vec::new(),
+        index: HashMap::new(),
+        deadline: options.time_budget.map(|budget| began + budget),
         stopped: control_run.stopped,
+        budget_exhausted: false,
     };
-    let mut parallel_check = None;
-    let mut budget_exhausted = false;
-    for (index, round) in rounds.iter().enumerate() {
-        for batch in round.chunks(width) {
-            if matrix.stopped {
-                break;
-            }
-            if out_of_time() {
-                budget_exhausted = true;
-                break;
-            }
-            progress.update(&format!(
-                "latency: round {}/{}: {} of {all_pairs} pairs measured, {} at once",
-                index + 1,
-                rounds.len(),
-                matrix.pairs.len(),
-                batch.len()
-            ));
-            matrix.measure(batch, false)?;
-        }
-        // The first round measured together is measured alone too: the
-        // rest run together only if every pair agreed.
-        if parallel_check.is_none()
-            && width > 1
-            && round.len() > 1
-            && !matrix.stopped
-            && !budget_exhausted
-        {
-            let before: Vec<PairLatency> = matrix.pairs.clone();
-            progress.update("latency: the first round again, one pair at a time");
-            matrix.measure(round, true)?;
-            let check = agreement(&before, &matrix.pairs, round.len(), width, "first round");
-            if check.status != CheckStatus::Passed {
-                width = 1;
-            }
-            parallel_check = Some(check);
-        }
-    }
-    let mut rows: Vec<(u32, Vec<u32>)> = Vec::new();
-    if options.one_per_domain {
-        let mut search = DomainSearch::new(&tested);
-        while let Some((representative, others)) = search.next_row() {
-            if matrix.stopped {
-                break;
-            }
-            if out_of_time() {
-                budget_exhausted = true;
-                break;
-            }
-            progress.update(&format!(
-                "latency: CPU {representative} against {} others ({} of {all_pairs} pairs \
-                 measured)",
-                others.len(),
-                matrix.pairs.len()
-            ));
-            let batch: Vec<[u32; 2]> = others
-                .iter()
-                .map(|&c| [representative.min(c), representative.max(c)])
-                .collect();
-            matrix.measure(&batch, true)?;
-            let row: Vec<PairLatency> = batch
-                .iter()
-                .filter_map(|cpus| matrix.pairs.iter().find(|p| p.cpus == *cpus).cloned())
-                .collect();
-            if row.len() < batch.len() {
-                // Stopped within the row, or a pair without a sample.
-                break;
-            }
-            let (classes, flat) = row_classes(&row, representative);
-            search.record(classes, flat);
-            rows.push((representative, others));
-        }
-    }
-    // The fastest and slowest pair of each cluster, if measured together,
-    // measured alone once more; any disagreement and every pair measured
-    // together is measured again alone.
-    if matrix.together.iter().any(|&t| t) && !matrix.stopped && !budget_exhausted {
-        let clusters = judge_latency(
+    let all_pairs = tested.pairs().count();
+    let (rows, width, parallel_check) = if options.one_per_domain {
+        (measure_rows(&mut matrix, &tested, progress)?, 1, None)
+    } else {
+        let width = options
+            .parallel
+            .unwrap_or(tested.len() / 2)
+            .clamp(1, (tested.len() / 2).max(1));
+        let (width, check) = measure_rounds(&mut matrix, &tested, width, progress)?;
+        let check = confirm_together(
+            &mut matrix,
             &tested,
-            &matrix.pairs,
             control.as_ref(),
-            &PublishedLevels::default(),
-            true,
-            true,
-        )
-        .clusters;
-        let mut ends: Vec<[u32; 2]> = clusters
-            .iter()
-            .flat_map(|c| cluster_ends(c, &matrix))
-            .collect();
-        ends.sort();
-        ends.dedup();
-        let before = matrix.pairs.clone();
-        progress.update("latency: each cluster's fastest and slowest pair again, alone");
-        matrix.measure(&ends, true)?;
-        let check = agreement(&before, &matrix.pairs, ends.len(), width, "cluster ends");
-        if check.status != CheckStatus::Passed {
-            let again: Vec<[u32; 2]> = matrix
-                .pairs
-                .iter()
-                .zip(&matrix.together)
-                .filter(|(_, t)| **t)
-                .map(|(p, _)| p.cpus)
-                .collect();
-            progress.update(&format!(
-                "latency: {} pairs measured together, again one at a time",
-                again.len()
-            ));
-            matrix.measure(&again, true)?;
-        }
-        // Both checks passed: say both.
-        parallel_check = Some(match parallel_check.take() {
-            Some(first) if check.status == CheckStatus::Passed => Check {
-                detail: format!("{}; {}", first.detail, check.detail),
-                ..check
-            },
-            _ => check,
-        });
-    }
+            width,
+            check,
+            progress,
+        )?;
+        (Vec::new(), width, check)
+    };
     // Time-sliced pairs the rest of the matrix does not bear out (a host
     // stall), measured once more, alone.
-    let doubtful: Vec<[u32; 2]> = if matrix.stopped || budget_exhausted {
-        Vec::new()
-    } else {
+    let doubtful: Vec<[u32; 2]> = if matrix.may_go_on() {
         let mut whole = matrix.pairs.clone();
         whole.extend(infer_unmeasured(&tested, &matrix.pairs, &rows));
         doubtful_time_sliced(&tested, &whole)
             .into_iter()
-            .filter(|cpus| matrix.pairs.iter().any(|p| p.cpus == *cpus))
+            .filter(|&cpus| matrix.get(cpus).is_some())
             .collect()
+    } else {
+        Vec::new()
     };
     if !doubtful.is_empty() {
         progress.update(&format!(
@@ -316,9 +237,13 @@ pub fn latency_study(
     }
     progress.done();
     let Matrix {
-        mut pairs, stopped, ..
+        mut pairs,
+        stopped,
+        budget_exhausted,
+        ..
     } = matrix;
     let pairs_measured = pairs.len();
+    let samples_taken = pairs.iter().map(|p| p.samples).sum();
     let inferred = infer_unmeasured(&tested, &pairs, &rows);
     pairs.extend(inferred);
     let stopped = stopped.then(|| stop::stop_signal().unwrap_or(StopSignal::Interrupt));
@@ -347,11 +272,6 @@ pub fn latency_study(
         budget_exhausted,
         stopped,
     );
-    let samples_taken = pairs
-        .iter()
-        .filter(|p| p.inferred_from.is_none())
-        .map(|p| p.samples)
-        .sum();
     Ok(LatencyResult {
         head,
         verdict: judgement.verdict,
@@ -387,45 +307,167 @@ pub fn latency_study(
     })
 }
 
-/// The fastest and slowest pair of `cluster` that were measured together.
-fn cluster_ends(cluster: &crate::judge::latency::Cluster, matrix: &Matrix) -> Vec<[u32; 2]> {
-    let mut together: Vec<&PairLatency> = cluster
+/// Every pair in the rounds of [`rounds`], up to `width` of a round at
+/// once. The first round measured together is measured alone too, and the
+/// rest run together only if every pair agreed: the width the rest ran at,
+/// and that check (`None` when no round ran more than one pair at once).
+fn measure_rounds(
+    matrix: &mut Matrix,
+    tested: &CpuSet,
+    mut width: usize,
+    progress: &mut dyn Progress,
+) -> Result<(usize, Option<Check>)> {
+    let rounds = rounds(tested);
+    let all_pairs = tested.pairs().count();
+    let mut check = None;
+    for (index, round) in rounds.iter().enumerate() {
+        for batch in round.chunks(width) {
+            if !matrix.may_go_on() {
+                return Ok((width, check));
+            }
+            progress.update(&format!(
+                "latency: round {}/{}: {} of {all_pairs} pairs measured, {} at once",
+                index + 1,
+                rounds.len(),
+                matrix.pairs.len(),
+                batch.len()
+            ));
+            matrix.measure(batch, false)?;
+        }
+        if check.is_none() && width > 1 && round.len() > 1 && matrix.may_go_on() {
+            progress.update("latency: the first round again, one pair at a time");
+            let first = matrix.remeasure_alone(round, width, "first round")?;
+            if first.status != CheckStatus::Passed {
+                width = 1;
+            }
+            check = Some(first);
+        }
+    }
+    Ok((width, check))
+}
+
+/// The end of the parallel check: the fastest and slowest pair of each
+/// cluster, if measured together, measured alone once more; any
+/// disagreement and every pair measured together is measured again alone.
+/// The check, both its parts said where both passed.
+fn confirm_together(
+    matrix: &mut Matrix,
+    tested: &CpuSet,
+    control: Option<&PairLatency>,
+    width: usize,
+    first_round: Option<Check>,
+    progress: &mut dyn Progress,
+) -> Result<Option<Check>> {
+    let together = matrix.measured_together();
+    if together.is_empty() || !matrix.may_go_on() {
+        return Ok(first_round);
+    }
+    let clusters = judge_latency(
+        tested,
+        &matrix.pairs,
+        control,
+        &PublishedLevels::default(),
+        true,
+        true,
+    )
+    .clusters;
+    let mut ends: Vec<[u32; 2]> = clusters
+        .iter()
+        .flat_map(|c| cluster_ends(c, matrix, &together))
+        .collect();
+    ends.sort();
+    ends.dedup();
+    progress.update("latency: each cluster's fastest and slowest pair again, alone");
+    let check = matrix.remeasure_alone(&ends, width, "cluster ends")?;
+    if check.status != CheckStatus::Passed {
+        progress.update(&format!(
+            "latency: {} pairs measured together, again one at a time",
+            together.len()
+        ));
+        matrix.measure(&together, true)?;
+    }
+    Ok(Some(match first_round {
+        Some(first) if check.status == CheckStatus::Passed => Check {
+            detail: format!("{}; {}", first.detail, check.detail),
+            ..check
+        },
+        _ => check,
+    }))
+}
+
+/// `--one-per-domain`: the rows [`DomainSearch`] hands out, one pair at a
+/// time (a row's pairs share its representative); the rows measured.
+fn measure_rows(
+    matrix: &mut Matrix,
+    tested: &CpuSet,
+    progress: &mut dyn Progress,
+) -> Result<Vec<(u32, Vec<u32>)>> {
+    let all_pairs = tested.pairs().count();
+    let mut search = DomainSearch::new(tested);
+    let mut rows = Vec::new();
+    while let Some(row) = search.next_row() {
+        if !matrix.may_go_on() {
+            break;
+        }
+        progress.update(&format!(
+            "latency: CPU {} against {} others ({} of {all_pairs} pairs measured)",
+            row.representative,
+            row.others.len(),
+            matrix.pairs.len()
+        ));
+        let batch: Vec<[u32; 2]> = row
+            .others
+            .iter()
+            .map(|&c| [row.representative.min(c), row.representative.max(c)])
+            .collect();
+        matrix.measure(&batch, true)?;
+        let measured: Vec<PairLatency> = batch
+            .iter()
+            .filter_map(|&cpus| matrix.get(cpus).cloned())
+            .collect();
+        if measured.len() < batch.len() {
+            // Stopped within the row.
+            break;
+        }
+        let outcome = row_outcome(&measured, row.representative, row.seen_flat);
+        search.record(&row, outcome);
+        rows.push((row.representative, row.others));
+    }
+    Ok(rows)
+}
+
+/// The fastest and slowest pair of `cluster` among those measured
+/// `together`.
+fn cluster_ends(cluster: &Cluster, matrix: &Matrix, together: &[[u32; 2]]) -> Vec<[u32; 2]> {
+    let mut measured: Vec<&PairLatency> = cluster
         .pairs
         .iter()
-        .filter_map(|&cpus| {
-            let index = matrix.pairs.iter().position(|p| p.cpus == cpus)?;
-            matrix.together[index].then(|| &matrix.pairs[index])
-        })
+        .filter(|cpus| together.binary_search(cpus).is_ok())
+        .filter_map(|&cpus| matrix.get(cpus))
         .collect();
-    together.sort_by(|a, b| {
+    measured.sort_by(|a, b| {
         let ns = |p: &PairLatency| p.one_way_ns.unwrap_or(f64::INFINITY);
         ns(a).total_cmp(&ns(b))
     });
-    together
+    measured
         .first()
         .into_iter()
-        .chain(together.last())
+        .chain(measured.last())
         .map(|p| p.cpus)
         .collect()
 }
 
-/// The parallel check: each of the `checked` pairs measured alone (in
-/// `after`) against its value beside others (in `before`).
-fn agreement(
-    before: &[PairLatency],
-    after: &[PairLatency],
-    checked: usize,
-    width: usize,
-    what: &str,
-) -> Check {
+/// The parallel check: each pair of `before` (as measured beside others)
+/// against its value now in `matrix` (measured alone).
+fn agreement(before: &[PairLatency], matrix: &Matrix, width: usize, what: &str) -> Check {
     let changed: Vec<(&PairLatency, &PairLatency)> = before
         .iter()
         .filter_map(|together| {
-            let alone = after.iter().find(|p| p.cpus == together.cpus)?;
-            (alone != together && !together_agrees_with_alone(together, alone))
-                .then_some((together, alone))
+            let alone = matrix.get(together.cpus)?;
+            (!together_agrees_with_alone(together, alone)).then_some((together, alone))
         })
         .collect();
+    let checked = before.len();
     let shown = |p: &PairLatency| match p.one_way_ns {
         Some(ns) => report::units::nanos(ns),
         None => "no progress".to_owned(),
@@ -512,41 +554,33 @@ fn published_levels(topology: &Topology, tested: &CpuSet) -> PublishedLevels {
         .filter(|c| Some(c.level) == last_level && c.kind != "Instruction")
         .map(|c| &c.cpus)
         .collect();
+    // A CPU in no published cache instance is a cache of its own.
+    let own: BTreeMap<u32, CpuSet> = tested.iter().map(|c| (c, CpuSet::from_cpus([c]))).collect();
     let shared_cache = if caches.is_empty() {
         Vec::new()
     } else {
-        let singletons: Vec<CpuSet> = tested.iter().map(|c| CpuSet::from_cpus([c])).collect();
         published_groups(
             tested,
             tested.iter().map(|cpu| {
-                let instance = caches.iter().find(|set| set.contains(cpu));
-                let own = &singletons[tested.iter().position(|c| c == cpu).unwrap_or(0)];
-                (cpu, instance.copied().unwrap_or(own))
+                let instance = caches.iter().find(|set| set.contains(cpu)).copied();
+                (cpu, instance.unwrap_or(&own[&cpu]))
             }),
         )
     };
-    let package_sets: Vec<CpuSet> = topology
-        .cpus
-        .iter()
-        .map(|entry| {
-            topology
-                .cpus
-                .iter()
-                .filter(|other| other.package == entry.package)
-                .map(|other| other.cpu)
-                .collect()
-        })
+    let mut packages: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for entry in &topology.cpus {
+        packages.entry(entry.package).or_default().push(entry.cpu);
+    }
+    let packages: BTreeMap<usize, CpuSet> = packages
+        .into_iter()
+        .map(|(package, cpus)| (package, CpuSet::from_cpus(cpus)))
         .collect();
     PublishedLevels {
         smt_siblings: published_groups(tested, topology.cpus.iter().map(|c| (c.cpu, &c.siblings))),
         shared_cache,
         packages: published_groups(
             tested,
-            topology
-                .cpus
-                .iter()
-                .zip(&package_sets)
-                .map(|(c, s)| (c.cpu, s)),
+            topology.cpus.iter().map(|c| (c.cpu, &packages[&c.package])),
         ),
         unknown: topology.summary.structure_unknown.clone(),
     }

@@ -23,7 +23,7 @@ use crate::judge::gate::{CONTROL_ATTEMPTS, GateRule, PairedCosts, Verdict, contr
 use crate::judge::latency::candidate_sets;
 use crate::judge::pairs::{ComparisonRecord, contention, judge_map, map_verdict, published_groups};
 use crate::judge::warnings::Warning;
-use crate::measure::stop::{self, StopSignal};
+use crate::measure::stop::StopSignal;
 use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::plan::{Arm, Placement};
@@ -78,6 +78,8 @@ pub fn pairs_study<M: Measure>(
     let rule = &options.rule;
     let mut tally = Tally::default();
 
+    // A stop during the latency pass leaves the stop flag set: the control
+    // then measures nothing and says stopped.
     let (mut control, mut control_run) = same_cpu_control(
         measure,
         tested.cpus()[0],
@@ -87,11 +89,6 @@ pub fn pairs_study<M: Measure>(
         progress,
     )?;
     tally.add(&control_run.samples, "control ");
-    if first_pass.as_ref().is_some_and(|p| p.stopped) {
-        control_run.stopped = control_run
-            .stopped
-            .or(Some(stop::stop_signal().unwrap_or(StopSignal::Interrupt)));
-    }
     // A failed control is measured again, after a pause, before it may
     // make the map inconclusive (see `CONTROL_ATTEMPTS`).
     let mut control_attempts = Vec::new();
@@ -168,7 +165,7 @@ pub fn pairs_study<M: Measure>(
         verdict,
         sentence,
         search: search.kind(),
-        first_pass: first_pass.map(|p| p.pass),
+        first_pass,
         options: PairsOptions {
             threshold: rule.threshold,
             min_reps: rule.min_reps,
@@ -195,20 +192,6 @@ pub fn pairs_study<M: Measure>(
     })
 }
 
-/// The latency pass of `--first-pass latency`, and whether a stop signal
-/// ended it.
-struct LatencyPass {
-    pass: FirstPass,
-    stopped: bool,
-}
-
-impl std::ops::Deref for LatencyPass {
-    type Target = FirstPass;
-    fn deref(&self) -> &FirstPass {
-        &self.pass
-    }
-}
-
 /// Runs the latency pass over `tested` and reads its candidate sets; a pass
 /// whose control or pinning failed, or that did not finish, is not used
 /// (the search then covers the whole machine, and says why).
@@ -217,7 +200,7 @@ fn latency_first_pass(
     tested: &CpuSet,
     options: &LatencyStudyOptions,
     progress: &mut dyn Progress,
-) -> Result<LatencyPass> {
+) -> Result<FirstPass> {
     let latency = latency_study(topology, options, progress)?;
     let failed = [latency.control_check.as_ref(), Some(&latency.pinning)]
         .into_iter()
@@ -241,17 +224,14 @@ fn latency_first_pass(
         None => candidate_sets(tested, &latency.judgement),
         Some(_) => Vec::new(),
     };
-    Ok(LatencyPass {
-        stopped: !latency.head.complete,
-        pass: FirstPass {
-            verdict: latency.verdict,
-            pairs_measured: latency.effort.pairs_measured,
-            all_pairs: latency.effort.all_pairs,
-            samples_taken: latency.effort.samples_taken,
-            seconds: latency.effort.measuring_seconds,
-            candidate_sets,
-            unused,
-        },
+    Ok(FirstPass {
+        verdict: latency.verdict,
+        pairs_measured: latency.effort.pairs_measured,
+        all_pairs: latency.effort.all_pairs,
+        samples_taken: latency.effort.samples_taken,
+        seconds: latency.effort.measuring_seconds,
+        candidate_sets,
+        unused,
     })
 }
 
@@ -434,14 +414,14 @@ struct Running {
     /// What its evidence asked for after the last round.
     next: Next,
     seconds: f64,
-    /// A pair the latency pass found stacked: see [`Running::round`].
-    stacked_candidate: bool,
 }
 
 impl Running {
-    fn new(index: usize, comparison: Comparison, stacked_candidate: bool) -> Running {
+    /// Comparison `index`; `stacked` when the latency pass found its pair
+    /// stacked: that pass, taken at another time by another method, is one
+    /// batch's worth of evidence that it shares ([`Evidence::with_prior`]).
+    fn new(index: usize, comparison: Comparison, stacked: bool) -> Running {
         Running {
-            stacked_candidate,
             index,
             loaded: comparison.loaded(),
             alone: comparison.alone(),
@@ -449,7 +429,11 @@ impl Running {
             recorded: Recorded::default(),
             rounds: 0,
             costs: PairedCosts::default(),
-            evidence: Evidence::default(),
+            evidence: if stacked {
+                Evidence::with_prior(Side::Above)
+            } else {
+                Evidence::default()
+            },
             next: Next::Round,
             seconds: 0.0,
         }
@@ -477,23 +461,7 @@ impl Running {
             return Ok(false);
         }
         self.costs = probe_costs(&self.recorded.samples, clock);
-        self.next = match self.evidence.round_measured(rule, self.rounds, &self.costs) {
-            // A pair the latency pass found stacked is shown sharing by one
-            // batch above the threshold: the pass, taken at another time by
-            // another method, was the other measurement the rule asks for.
-            // A batch below it still needs the usual agreement.
-            Next::Batch
-                if self.stacked_candidate
-                    && self
-                        .evidence
-                        .batches
-                        .iter()
-                        .all(|b| b.side == Some(Side::Above)) =>
-            {
-                Next::Decided(Verdict::Physical)
-            }
-            next => next,
-        };
+        self.next = self.evidence.round_measured(rule, self.rounds, &self.costs);
         self.rounds += 1;
         Ok(true)
     }

@@ -16,7 +16,15 @@ const RULE: GateRule = GateRule {
 /// `baseline(rep)` until the evidence decides; returns the verdict and the
 /// evidence. Every round is paired (none excluded).
 fn run(treated: impl Fn(usize) -> f64, baseline: impl Fn(usize) -> f64) -> (Verdict, Evidence) {
-    let mut evidence = Evidence::default();
+    run_from(Evidence::default(), treated, baseline)
+}
+
+/// [`run`] from `evidence` (a prior, say).
+fn run_from(
+    mut evidence: Evidence,
+    treated: impl Fn(usize) -> f64,
+    baseline: impl Fn(usize) -> f64,
+) -> (Verdict, Evidence) {
     let mut paired = PairedCosts::default();
     for rep in 0..RULE.max_reps * RULE.batching.max_batches {
         paired.treated.push(treated(rep));
@@ -44,6 +52,18 @@ fn a_quiet_physical_host_decides_after_two_batches_of_six() {
     let noise = evidence.noise().unwrap();
     assert!(!noise.is_high(), "{noise:?}");
     assert_eq!((noise.rounds, noise.noisy_rounds), (12, 0));
+}
+
+#[test]
+fn a_prior_on_the_side_a_batch_finds_stands_for_the_second_batch() {
+    let prior = Evidence::with_prior(Side::Above);
+    let (verdict, evidence) = run_from(prior.clone(), |rep| 1.8 * jitter(rep + 1), jitter);
+    assert_eq!(verdict, Verdict::Physical);
+    assert_eq!(evidence.batches.len(), 1);
+    // Against the prior, the measurement still needs its two batches.
+    let (verdict, evidence) = run_from(prior, jitter, jitter);
+    assert_eq!(verdict, Verdict::Virtual);
+    assert_eq!(evidence.batches.len(), 2);
 }
 
 #[test]
