@@ -29,9 +29,9 @@
 //! an equivalence; see [`doubtful_time_sliced`]) is measured once more, so
 //! that a host stall of a few samples never makes two CPUs stacked.
 //!
-//! `--time-budget` and a stop signal are checked between batches
-//! ([`Matrix::may_go_on`]); the pairs
-//! measured so far are kept, and the others leave their domains undecided.
+//! `--time-budget` and a stop signal are checked between batches (one
+//! private `Matrix::may_go_on` for both); the pairs measured so far are
+//! kept, and the others leave their domains undecided.
 
 use super::{Progress, finished_head, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
