@@ -546,6 +546,14 @@ impl GuestRun {
     }
 
     /// [`GuestRun::document`], or a panic showing the run when there is none.
+    /// A boot that printed `document` and exited `exit`, as boot-guest.sh
+    /// shows it (a progress line ahead of the JSON on the same terminal):
+    /// for tests of the readings on recorded documents.
+    pub fn recorded(invocation: &str, document: &serde_json::Value, exit: i32) -> GuestRun {
+        let stdout = format!("\x1b[2Kgate: rep 3/15 {{siblings}}\x1b[2K{document}\nEXIT={exit}\n");
+        GuestRun::parse(invocation.into(), 0, &stdout, "")
+    }
+
     pub fn json(&self) -> serde_json::Value {
         self.document()
             .unwrap_or_else(|| panic!("no JSON object in the guest's output\n{self}"))
@@ -702,19 +710,29 @@ const INCONCLUSIVE_BOOTS: usize = 3;
 /// `--nocapture`); a wrong verdict, or a last run that is not right, fails
 /// the test showing the run.
 pub fn boot_expecting(verdict: &str, exit: i32, boot: impl FnMut() -> GuestRun) -> GuestRun {
-    boot_again_if_inconclusive(verdict, exit, boot).unwrap_or_else(|failure| panic!("{failure}"))
+    boot_reading(|run| read_verdict(verdict, exit, run), boot)
 }
 
-/// [`boot_expecting`]'s decisions, the failure as its message.
+/// [`boot_expecting`] with any reading of a boot: a test whose claim is a
+/// measured difference reads it from the product's own interval, so that a
+/// boot where the product said the evidence was weak boots again and one
+/// where it claimed the wrong thing fails at once.
+pub fn boot_reading(
+    read: impl FnMut(&GuestRun) -> Reading,
+    boot: impl FnMut() -> GuestRun,
+) -> GuestRun {
+    boot_again_if_inconclusive(read, boot).unwrap_or_else(|failure| panic!("{failure}"))
+}
+
+/// [`boot_reading`]'s decisions, the failure as its message.
 fn boot_again_if_inconclusive(
-    verdict: &str,
-    exit: i32,
+    mut read: impl FnMut(&GuestRun) -> Reading,
     mut boot: impl FnMut() -> GuestRun,
 ) -> Result<GuestRun, String> {
     let mut readings: Vec<String> = Vec::new();
     loop {
         let run = boot();
-        match read_verdict(verdict, exit, &run) {
+        match read(&run) {
             Reading::Right => return Ok(run),
             Reading::Wrong(why) if readings.is_empty() => {
                 return Err(format!("wrong verdict, not retried: {why}\n{run}"));
@@ -821,12 +839,10 @@ EXIT=0
     /// line, the payload's JSON document (trimmed to what the verdict is
     /// read from), and `EXIT=N`.
     fn console(document: serde_json::Value, exit: i32) -> GuestRun {
-        let stdout = format!("\x1b[2Kgate: rep 3/15 {{siblings}}\x1b[2K{document}\nEXIT={exit}\n");
-        GuestRun::parse(
-            "boot-guest.sh smp=2 PIN=0,1 placement-study gate --json".into(),
-            0,
-            &stdout,
-            "",
+        GuestRun::recorded(
+            "boot-guest.sh smp=2 PIN=0,1 placement-study gate --json",
+            &document,
+            exit,
         )
     }
 
@@ -1032,10 +1048,13 @@ EXIT=0
     ) -> (Result<GuestRun, String>, usize) {
         let mut recorded = recorded.into_iter();
         let mut booted = 0;
-        let result = boot_again_if_inconclusive(verdict, exit, || {
-            booted += 1;
-            recorded.next().expect("no more recorded boots")
-        });
+        let result = boot_again_if_inconclusive(
+            |run| read_verdict(verdict, exit, run),
+            || {
+                booted += 1;
+                recorded.next().expect("no more recorded boots")
+            },
+        );
         (result, booted)
     }
 
