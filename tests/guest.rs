@@ -71,10 +71,10 @@ const ONE_CORE_GUEST: &str = "2,sockets=1,cores=1,threads=2";
 const SECOND_VCPU_AT_46_PERCENT: &str = "100,46";
 
 /// Sharing one host CPU costs about 2x under TCG (1.7-1.9x measured on a busy
-/// 2-CPU host; 1.62-2.09x in six boots of the command study on 2026-12-06,
-/// 1.48x in CI-9); 1.3x is far above the gate's 15 % yet below what a
-/// working run shows. A boot where the host's noise hid the difference
-/// altogether, the product says so ([`read_packing_cost`]).
+/// 2-CPU host; the command study's paired cost +53 % to +96 % in six boots
+/// on 2026-12-06); 1.3x is far above the gate's 15 % yet below what a
+/// working run shows. Where the host's noise leaves the product unsure, it
+/// says so ([`read_packing_cost`]).
 const CLEAR_PACKING_COST_RATIO: f64 = 1.3;
 
 #[test]
@@ -192,13 +192,23 @@ fn residency<'a>(json: &'a serde_json::Value, arm: &str, run: &GuestRun) -> &'a 
 }
 
 /// Reads a gated command study of sibling-packed against one-per-core: the
-/// gate's verdict first (physical), then the product's own paired 95 %
-/// interval of sibling-packed's cost. An interval that reaches zero is the
-/// product saying the host's noise hid the difference, and the guest boots
-/// again; CI-10's boot was such a one: in three rounds of five the
-/// one-per-core loops took twice their task clock (the host took the CPUs
-/// under the guest), the interval ran from -14.7 % to +76.1 % and both arms
-/// were marked not quotable. An interval wholly below zero is wrong.
+/// gate's verdict first (physical), then the product's own estimate of
+/// sibling-packed's cost, the median of paired rounds, with its 95 %
+/// interval, against [`CLEAR_PACKING_COST_RATIO`]:
+/// - right: the interval is wholly above zero and the estimate clears the
+///   bar;
+/// - wrong: the interval lies wholly below the bar (the product is sure
+///   packing costs less than it does here, as when both arms shared a
+///   core or none did);
+/// - otherwise the host's noise left the product unsure, and it said so:
+///   the guest boots again. CI-10's boot was such a one: in three rounds of
+///   five the one-per-core loops took twice their task clock (the host
+///   took the CPUs under the guest), the interval ran from -14.7 % to
+///   +76.1 % and both arms were marked not quotable.
+///
+/// The paired estimate, not the ratio of the arms' medians: in CI-11's boot
+/// noise of the same kind put the medians 1.13x apart while the paired
+/// rounds said +52.2 % (+0.3 % to +130.8 %).
 fn read_packing_cost(run: &GuestRun) -> Reading {
     let gate = read_verdict("physical", 0, run);
     if gate != Reading::Right {
@@ -223,12 +233,16 @@ fn read_packing_cost(run: &GuestRun) -> Reading {
         low * 100.0,
         high * 100.0
     );
-    if low > 0.0 {
+    let bar = CLEAR_PACKING_COST_RATIO - 1.0;
+    if low > 0.0 && cost > bar {
         Reading::Right
-    } else if high > 0.0 {
-        Reading::Inconclusive(reading)
+    } else if high < bar {
+        Reading::Wrong(format!(
+            "expected a cost of packing above {:+.0} %, got {reading}",
+            bar * 100.0
+        ))
     } else {
-        Reading::Wrong(format!("expected a cost of packing, got {reading}"))
+        Reading::Inconclusive(reading)
     }
 }
 
@@ -262,6 +276,13 @@ fn a_packing_cost_is_read_from_the_products_own_interval() {
         Reading::Inconclusive(why) if why.contains("-14.7 % to +76.1 %")
     ));
     assert!(matches!(study("physical", -0.4, -0.1), Reading::Wrong(_)));
+    // A cost the product is sure of, but far below sharing one CPU's.
+    assert!(matches!(study("physical", 0.05, 0.15), Reading::Wrong(_)));
+    // Above zero, but too unsure to tell a small cost from a large one.
+    assert!(matches!(
+        study("physical", 0.01, 0.5),
+        Reading::Inconclusive(_)
+    ));
     assert!(matches!(study("virtual", 0.35, 0.92), Reading::Wrong(_)));
 }
 
@@ -291,12 +312,9 @@ fn run_command_in_guest_shows_packing_cost_and_co_residency() {
             &run,
         )
     };
+    // The paired cost cleared the bar in read_packing_cost; the medians
+    // are for the log.
     let (packed, spread) = (median("sibling-packed"), median("one-per-core"));
-    assert!(
-        packed > CLEAR_PACKING_COST_RATIO * spread,
-        "sibling-packed {packed:.3} s against one-per-core {spread:.3} s: expected more than \
-         {CLEAR_PACKING_COST_RATIO}x\n{run}"
-    );
     // The two loops share a core in sibling-packed nearly all the time they
     // run, and never in one-per-core (whose CPUs are different cores).
     let share = |arm: &str, what: &str| number(&residency(&json, arm, &run)[what], what, &run);
@@ -1029,8 +1047,9 @@ fn sweep_second_cpu_is_worth_its_measured_speed() {
     // 0.337). No bounded number of rounds gets within 15 % on such a host.
     //
     // So each boot is read against its own noise, the product's noise
-    // floor (step 1 against itself). A quiet boot (floor at most
-    // QUIET_FLOOR) must put the gain within 15 % of the speed. A noisy
+    // floor (step 1 against itself) and the gain's own interval. A quiet
+    // boot (floor at most QUIET_FLOOR, the gain's interval no wider than
+    // ±15 % of the speed) must put the gain within 15 % of the speed. A noisy
     // boot may miss, but only honestly: the gain's 95 % interval and the
     // speed's must overlap, and a knee the miss makes must be unclear. The
     // test boots up to three times for a boot within 15 %; a confident
@@ -1120,11 +1139,6 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
     if (gain / speed - 1.0).abs() <= 0.15 {
         return SweepReading::Within(figures);
     }
-    assert!(
-        floor > QUIET_FLOOR,
-        "a quiet boot (noise floor {floor:.3} <= {QUIET_FLOOR}) missed: vCPU 1 adds {gain:.3}, \
-         expected its speed {speed:.3} within 15 %\n{run}"
-    );
     let interval = |value: &serde_json::Value, what: &str| {
         (
             number(&value["ci95_low"], what),
@@ -1132,6 +1146,16 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
         )
     };
     let (gain_low, gain_high) = interval(&step["marginal_gain"], "the gain's interval");
+    // Quiet by both of the product's own measures: step 1 against itself,
+    // and the gain's interval narrow enough to tell 15 % (CI-11: floor
+    // 0.058, yet the gain 0.331 [0.107, 0.471] against a speed of 0.397:
+    // step 2 itself was noisy, and the product said so).
+    let precise_enough = (gain_high - gain_low) / 2.0 <= 0.15 * speed;
+    assert!(
+        !(floor <= QUIET_FLOOR && precise_enough),
+        "a quiet boot (noise floor {floor:.3} <= {QUIET_FLOOR}, the gain's interval within \
+         15 % of the speed) missed: {figures}\n{run}"
+    );
     let (speed_low, speed_high) = interval(speed_of_cpu_1, "the speed's interval");
     assert!(
         gain_low <= speed_high && speed_low <= gain_high,

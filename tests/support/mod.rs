@@ -535,6 +535,13 @@ impl GuestRun {
         if self.stderr.contains("guest_uptime_at_payload_start=?s") {
             return Some("the guest never reached its payload (an empty console)");
         }
+        // Every study draws its first progress line on the console's
+        // terminal at once: a payload that printed nothing in the whole
+        // timeout never ran (CI-11: a 10-vCPU guest, 7 vCPUs on one host
+        // CPU, silent from its payload's start at 5.3 s to the end).
+        if self.stdout.trim().is_empty() {
+            return Some("the payload started but the guest printed nothing after it");
+        }
         ["soft lockup", "rcu_sched self-detected stall", "rcu: INFO:"]
             .iter()
             .any(|report| self.stdout.contains(report))
@@ -545,7 +552,6 @@ impl GuestRun {
         assert_eq!(self.exit_code, expected, "wrong exit code\n{self}");
     }
 
-    /// [`GuestRun::document`], or a panic showing the run when there is none.
     /// A boot that printed `document` and exited `exit`, as boot-guest.sh
     /// shows it (a progress line ahead of the JSON on the same terminal):
     /// for tests of the readings on recorded documents.
@@ -554,6 +560,7 @@ impl GuestRun {
         GuestRun::parse(invocation.into(), 0, &stdout, "")
     }
 
+    /// [`GuestRun::document`], or a panic showing the run when there is none.
     pub fn json(&self) -> serde_json::Value {
         self.document()
             .unwrap_or_else(|| panic!("no JSON object in the guest's output\n{self}"))
@@ -805,6 +812,8 @@ EXIT=0
         let stalled_payload = "boot-guest: qemu_rc=124 total=241.3s \
                                guest_uptime_at_payload_start=7.39s at_end=?s\n";
         assert!(!guest_stalled("gate: batch 3\n", stalled_payload));
+        // CI-11: the payload started and the guest printed nothing after it.
+        assert!(guest_stalled("", stalled_payload));
         // CI, December 2026: the verdict printed, then the guest kernel stuck.
         let locked_up = "verdict: virtual (exit 3)\n[   60.683998] watchdog: BUG: soft lockup - \
                          CPU#3 stuck for 45s! [payload:127]\n";
