@@ -183,12 +183,22 @@ fn boot_command_study(pin: &str, extra: &[&str]) -> GuestRun {
     Guest::new().boot(SMT_GUEST, Some(pin), &args)
 }
 
+/// The entry of `arm` in the document's list `list` (`arms`, `residency`,
+/// `schemes`).
+fn arm_entry<'a>(
+    json: &'a serde_json::Value,
+    list: &str,
+    arm: &str,
+) -> Option<&'a serde_json::Value> {
+    json[list]
+        .as_array()?
+        .iter()
+        .find(|entry| entry["arm"] == arm)
+}
+
 /// The `residency` entry of `arm`.
 fn residency<'a>(json: &'a serde_json::Value, arm: &str, run: &GuestRun) -> &'a serde_json::Value {
-    json["residency"]
-        .as_array()
-        .and_then(|arms| arms.iter().find(|a| a["arm"] == arm))
-        .unwrap_or_else(|| panic!("no residency of {arm}\n{run}"))
+    arm_entry(json, "residency", arm).unwrap_or_else(|| panic!("no residency of {arm}\n{run}"))
 }
 
 /// Reads a gated command study of sibling-packed against one-per-core: the
@@ -215,10 +225,7 @@ fn read_packing_cost(run: &GuestRun) -> Reading {
         return gate;
     }
     let json = run.json();
-    let packed = json["arms"]
-        .as_array()
-        .and_then(|arms| arms.iter().find(|a| a["arm"] == "sibling-packed"))
-        .unwrap_or(&serde_json::Value::Null);
+    let packed = arm_entry(&json, "arms", "sibling-packed").unwrap_or(&serde_json::Value::Null);
     let interval = &packed["vs_baseline_ci95"];
     let (Some(cost), Some(low), Some(high)) = (
         packed["vs_baseline"].as_f64(),
@@ -303,11 +310,9 @@ fn run_command_in_guest_shows_packing_cost_and_co_residency() {
         "{run}"
     );
     let median = |arm: &str| {
-        let stats = json["arms"]
-            .as_array()
-            .and_then(|arms| arms.iter().find(|a| a["arm"] == arm));
         number(
-            stats.map_or(&serde_json::Value::Null, |s| &s["wall_s"]["median"]),
+            arm_entry(&json, "arms", arm)
+                .map_or(&serde_json::Value::Null, |s| &s["wall_s"]["median"]),
             "median wall",
             &run,
         )
@@ -579,10 +584,7 @@ fn hybrid_measures_a_slow_second_core() {
     );
 
     let scheme = |arm: &str| {
-        json["schemes"]
-            .as_array()
-            .and_then(|schemes| schemes.iter().find(|s| s["arm"] == arm))
-            .unwrap_or_else(|| panic!("no {arm} scheme\n{run}"))
+        arm_entry(&json, "schemes", arm).unwrap_or_else(|| panic!("no {arm} scheme\n{run}"))
     };
     // Static shares: vCPU 0 finishes its half first and waits for vCPU 1,
     // idle for 1 - 1/ratio of the wall time. Single repetitions are not
