@@ -208,6 +208,17 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
             "every sample asked for"
         }
     );
+    if effort.bridges > 0 {
+        let _ = write!(
+            line,
+            "; {} across a row's classes checked what it inferred: {}",
+            count(effort.bridges, "bridge"),
+            match effort.bridges_not_borne_out {
+                0 => "each bore its row out".to_string(),
+                n => format!("{n} did not, so every pair across those classes was measured"),
+            }
+        );
+    }
     if effort.pairs_at_once > 1 {
         let _ = write!(line, "; {} pairs at once", effort.pairs_at_once);
     }

@@ -452,6 +452,14 @@ pub struct LatencyEffort {
     /// Time-sliced pairs measured once more because the other pairs of
     /// their CPUs did not bear them out (a host stall looks time-sliced).
     pub time_sliced_rechecked: usize,
+    /// `--one-per-domain`: pairs measured across two classes of a split
+    /// row to check what it infers (counted in `pairs_measured` too).
+    #[serde(default)]
+    pub bridges: usize,
+    /// Of them, those in another class than the row's entry: every pair
+    /// across those two classes was measured instead of inferred.
+    #[serde(default)]
+    pub bridges_not_borne_out: usize,
 }
 
 /// The whole `latency --json` document. Every `*_ns` value is wall time

@@ -271,13 +271,7 @@ mod tests {
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
     use crate::plan::command::CommandArm;
-
-    struct Quiet;
-
-    impl Progress for Quiet {
-        fn update(&mut self, _: &str) {}
-        fn done(&mut self) {}
-    }
+    use crate::study::Quiet;
 
     fn placements() -> Vec<CommandPlacement> {
         [Arm::OnePerCore, Arm::SameCpu]

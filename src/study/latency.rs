@@ -23,7 +23,10 @@
 //! ([`crate::plan::latency::DomainSearch`]): one representative against the
 //! other CPUs of its group, each class the row shows refined by its own
 //! representative; the pairs not measured are inferred from the last row
-//! that held both ([`infer_unmeasured`]) and say so.
+//! that held both ([`infer_unmeasured`]) and say so. A split row's
+//! [`crate::plan::latency::bridges`] check that inference where it crosses
+//! its classes, and the pairs across two classes a bridge does not bear
+//! out are measured instead.
 //!
 //! A time-sliced pair the rest of the matrix does not bear out (stacking is
 //! an equivalence; see [`doubtful_time_sliced`]) is measured once more, so
@@ -37,8 +40,8 @@ use super::{Progress, finished_head, head, two_or_more_allowed};
 use crate::cpuset::CpuSet;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::latency::{
-    Cluster, PairLatency, PublishedLevels, doubtful_time_sliced, infer_unmeasured, judge_latency,
-    row_outcome, settled, together_agrees_with_alone,
+    Cluster, PairLatency, PublishedLevels, bridge_bears_out, doubtful_time_sliced,
+    infer_unmeasured, judge_latency, row_outcome, settled, together_agrees_with_alone,
 };
 use crate::judge::pairs::published_groups;
 use crate::judge::warnings::Warning;
@@ -46,7 +49,7 @@ use crate::measure::latency::{
     PingPongOptions, ROUND_TRIPS_PER_SAMPLE, Settled, all_samples, ping_pong, ping_pong_together,
 };
 use crate::measure::stop::{self, StopSignal};
-use crate::plan::latency::{DomainSearch, rounds};
+use crate::plan::latency::{DomainSearch, RowOutcome, bridges, rounds};
 use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentKind, LatencyEffort, LatencyOptions, LatencyResult};
@@ -198,7 +201,7 @@ pub fn latency_study(
         budget_exhausted: false,
     };
     let all_pairs = tested.pairs().count();
-    let (rows, width, parallel_check) = if options.one_per_domain {
+    let (domain_rows, width, parallel_check) = if options.one_per_domain {
         (measure_rows(&mut matrix, &tested, progress)?, 1, None)
     } else {
         let width = options
@@ -214,13 +217,14 @@ pub fn latency_study(
             check,
             progress,
         )?;
-        (Vec::new(), width, check)
+        (DomainRows::default(), width, check)
     };
+    let rows = &domain_rows.rows;
     // Time-sliced pairs the rest of the matrix does not bear out (a host
     // stall), measured once more, alone.
     let doubtful: Vec<[u32; 2]> = if matrix.may_go_on() {
         let mut whole = matrix.pairs.clone();
-        whole.extend(infer_unmeasured(&tested, &matrix.pairs, &rows));
+        whole.extend(infer_unmeasured(&tested, &matrix.pairs, rows));
         doubtful_time_sliced(&tested, &whole)
             .into_iter()
             .filter(|&cpus| matrix.get(cpus).is_some())
@@ -244,7 +248,7 @@ pub fn latency_study(
     } = matrix;
     let pairs_measured = pairs.len();
     let samples_taken = pairs.iter().map(|p| p.samples).sum();
-    let inferred = infer_unmeasured(&tested, &pairs, &rows);
+    let inferred = infer_unmeasured(&tested, &pairs, rows);
     pairs.extend(inferred);
     let stopped = stopped.then(|| stop::stop_signal().unwrap_or(StopSignal::Interrupt));
 
@@ -294,6 +298,8 @@ pub fn latency_study(
             pairs_at_once: width,
             samples_taken,
             time_sliced_rechecked: doubtful.len(),
+            bridges: domain_rows.bridges,
+            bridges_not_borne_out: domain_rows.bridges_not_borne_out,
         },
         tested,
         published,
@@ -397,43 +403,127 @@ fn confirm_together(
 
 /// `--one-per-domain`: the rows [`DomainSearch`] hands out, one pair at a
 /// time (a row's pairs share its representative); the rows measured.
+/// Where `--one-per-domain` gets its pairs: the machine ([`Matrix`]), or
+/// a recorded matrix in the tests, so that the search is tested whole.
+trait PairSource {
+    /// False once no other pair may start.
+    fn may_go_on(&mut self) -> bool;
+    /// Measures `pairs` one at a time.
+    fn measure_alone(&mut self, pairs: &[[u32; 2]]) -> Result<()>;
+    /// A pair measured so far.
+    fn get(&self, cpus: [u32; 2]) -> Option<&PairLatency>;
+    /// How many pairs are measured so far.
+    fn measured(&self) -> usize;
+}
+
+impl PairSource for Matrix<'_> {
+    fn may_go_on(&mut self) -> bool {
+        Matrix::may_go_on(self)
+    }
+
+    fn measure_alone(&mut self, pairs: &[[u32; 2]]) -> Result<()> {
+        self.measure(pairs, true)
+    }
+
+    fn get(&self, cpus: [u32; 2]) -> Option<&PairLatency> {
+        Matrix::get(self, cpus)
+    }
+
+    fn measured(&self) -> usize {
+        self.pairs.len()
+    }
+}
+
+/// What `--one-per-domain` measured besides pairs.
+#[derive(Debug, Default)]
+struct DomainRows {
+    /// Each row: a representative and the CPUs measured against it.
+    rows: Vec<(u32, Vec<u32>)>,
+    /// Bridges measured, and of them those that did not bear their row out.
+    bridges: usize,
+    bridges_not_borne_out: usize,
+}
+
+/// `--one-per-domain`: measures the rows of a [`DomainSearch`] over
+/// `tested`, and the bridges of each split row.
 fn measure_rows(
-    matrix: &mut Matrix,
+    source: &mut impl PairSource,
     tested: &CpuSet,
     progress: &mut dyn Progress,
-) -> Result<Vec<(u32, Vec<u32>)>> {
+) -> Result<DomainRows> {
     let all_pairs = tested.pairs().count();
     let mut search = DomainSearch::new(tested);
-    let mut rows = Vec::new();
+    let mut measured_rows = DomainRows::default();
     while let Some(row) = search.next_row() {
-        if !matrix.may_go_on() {
+        if !source.may_go_on() {
             break;
         }
         progress.update(&format!(
             "latency: CPU {} against {} others ({} of {all_pairs} pairs measured)",
             row.representative,
             row.others.len(),
-            matrix.pairs.len()
+            source.measured()
         ));
         let batch: Vec<[u32; 2]> = row
             .others
             .iter()
             .map(|&c| [row.representative.min(c), row.representative.max(c)])
             .collect();
-        matrix.measure(&batch, true)?;
+        source.measure_alone(&batch)?;
         let measured: Vec<PairLatency> = batch
             .iter()
-            .filter_map(|&cpus| matrix.get(cpus).cloned())
+            .filter_map(|&cpus| source.get(cpus).cloned())
             .collect();
         if measured.len() < batch.len() {
             // Stopped within the row.
             break;
         }
         let outcome = row_outcome(&measured, row.representative, row.seen_flat);
+        if let RowOutcome::Split(classes) = &outcome {
+            let (bridges, not_borne_out) = measure_bridges(source, row.representative, classes)?;
+            measured_rows.bridges += bridges;
+            measured_rows.bridges_not_borne_out += not_borne_out;
+        }
         search.record(&row, outcome);
-        rows.push((row.representative, row.others));
+        measured_rows.rows.push((row.representative, row.others));
     }
-    Ok(rows)
+    Ok(measured_rows)
+}
+
+/// Measures the bridges of a row of `representative` split into
+/// `classes`, and every pair across two classes whose bridge does not bear
+/// the row out: those pairs are then measured, not inferred. The bridges
+/// measured, and how many did not bear the row out.
+fn measure_bridges(
+    source: &mut impl PairSource,
+    representative: u32,
+    classes: &[Vec<u32>],
+) -> Result<(usize, usize)> {
+    let bridges = bridges(representative, classes);
+    let pairs: Vec<[u32; 2]> = bridges.iter().map(|b| b.pair).collect();
+    source.measure_alone(&pairs)?;
+    let mut not_borne_out = 0;
+    for bridge in &bridges {
+        let bears_out = match (source.get(bridge.row_entry), source.get(bridge.pair)) {
+            (Some(entry), Some(measured)) => bridge_bears_out(entry, measured),
+            // Stopped before it: nothing is measured across.
+            _ => true,
+        };
+        if bears_out {
+            continue;
+        }
+        not_borne_out += 1;
+        if source.may_go_on() {
+            let unmeasured: Vec<[u32; 2]> = bridge
+                .across
+                .iter()
+                .copied()
+                .filter(|&cpus| source.get(cpus).is_none())
+                .collect();
+            source.measure_alone(&unmeasured)?;
+        }
+    }
+    Ok((bridges.len(), not_borne_out))
 }
 
 /// The fastest and slowest pair of `cluster` among those measured
@@ -583,5 +673,143 @@ fn published_levels(topology: &Topology, tested: &CpuSet) -> PublishedLevels {
             topology.cpus.iter().map(|c| (c.cpu, &packages[&c.package])),
         ),
         unknown: topology.summary.structure_unknown.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::latency::recorded::{matrix, sliced};
+    use crate::study::Quiet;
+
+    /// A recorded matrix as a [`PairSource`]: each pair measured reads its
+    /// recorded value.
+    struct Recorded {
+        truth: Vec<PairLatency>,
+        measured: Vec<PairLatency>,
+    }
+
+    impl PairSource for Recorded {
+        fn may_go_on(&mut self) -> bool {
+            true
+        }
+
+        fn measure_alone(&mut self, pairs: &[[u32; 2]]) -> Result<()> {
+            for &cpus in pairs {
+                let value = self.truth.iter().find(|p| p.cpus == cpus).unwrap().clone();
+                self.measured.retain(|p| p.cpus != cpus);
+                self.measured.push(value);
+            }
+            Ok(())
+        }
+
+        fn get(&self, cpus: [u32; 2]) -> Option<&PairLatency> {
+            self.measured.iter().find(|p| p.cpus == cpus)
+        }
+
+        fn measured(&self) -> usize {
+            self.measured.len()
+        }
+    }
+
+    /// `--one-per-domain` over `truth`: the pairs measured, and every pair
+    /// after inference.
+    fn one_per_domain(truth: Vec<PairLatency>) -> (usize, Vec<PairLatency>) {
+        let tested: CpuSet = truth.iter().flat_map(|p| p.cpus).collect();
+        let mut source = Recorded {
+            truth,
+            measured: Vec::new(),
+        };
+        let rows = measure_rows(&mut source, &tested, &mut Quiet).unwrap().rows;
+        let mut pairs = source.measured;
+        let measured = pairs.len();
+        pairs.extend(infer_unmeasured(&tested, &pairs, &rows));
+        pairs.sort_by_key(|p| p.cpus);
+        assert_eq!(pairs.len(), tested.pairs().count(), "every pair");
+        (measured, pairs)
+    }
+
+    /// Every pair of `cpus` at `ns(a, b)`, time-sliced where `stacked`.
+    fn recorded(
+        cpus: std::ops::Range<u32>,
+        ns: impl Fn(u32, u32) -> f64,
+        stacked: impl Fn(u32, u32) -> bool,
+    ) -> Vec<PairLatency> {
+        let cpus: Vec<u32> = cpus.collect();
+        matrix(&cpus, |a, b| Some(ns(a, b)))
+            .into_iter()
+            .map(|p| {
+                if stacked(p.cpus[0], p.cpus[1]) {
+                    sliced(p)
+                } else {
+                    p
+                }
+            })
+            .collect()
+    }
+
+    /// Each pair of `pairs` agrees with `truth` in class and latency.
+    fn assert_exact(pairs: &[PairLatency], truth: &[PairLatency]) {
+        for (pair, real) in pairs.iter().zip(truth) {
+            assert_eq!(pair.cpus, real.cpus);
+            assert_eq!(pair.time_sliced(), real.time_sliced(), "{pair:?}");
+            assert_eq!(pair.one_way_ns, real.one_way_ns, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn one_per_domain_infers_a_stacked_guest_exactly() {
+        // 6 vCPUs: 0,2,4 on one host CPU, 1,3,5 on the other.
+        let stacked = |a: u32, b: u32| a % 2 == b % 2;
+        let ns = |a: u32, b: u32| if stacked(a, b) { 700_000.0 } else { 300.0 };
+        let truth = recorded(0..6, ns, stacked);
+        let (measured, pairs) = one_per_domain(truth.clone());
+        assert!(measured < truth.len(), "{measured} of {}", truth.len());
+        assert_exact(&pairs, &truth);
+    }
+
+    #[test]
+    fn one_per_domain_measures_a_third_of_a_hierarchy_and_infers_it_exactly() {
+        // 2 packages x 2 caches x 4 cores x 2 threads: 32 CPUs.
+        let ns = |a: u32, b: u32| match (a / 2 == b / 2, a / 8 == b / 8, a / 16 == b / 16) {
+            (true, _, _) => 20.0,
+            (_, true, _) => 60.0,
+            (_, _, true) => 120.0,
+            _ => 300.0,
+        };
+        let truth = recorded(0..32, ns, |_, _| false);
+        let (measured, pairs) = one_per_domain(truth.clone());
+        assert!(measured < truth.len() / 3, "{measured} of {}", truth.len());
+        assert_exact(&pairs, &truth);
+    }
+
+    #[test]
+    fn a_bridge_finds_out_a_row_one_noisy_entry_split() {
+        // CI guest, PIN=0,0,0,0,0,0,1,0,0,1: the row of 0 read 0-9 at
+        // 357 ns and 0-6 at 212 ns, so 6 and 9 fell in two classes and 6-9
+        // (one host CPU) was inferred at 357 ns.
+        let host = |cpu: u32| u32::from(cpu == 6 || cpu == 9);
+        let stacked = |a: u32, b: u32| host(a) == host(b);
+        let ns = |a: u32, b: u32| match (a, b) {
+            _ if stacked(a, b) => 1_670_000.0,
+            (0, 9) => 357.0,
+            _ => 212.0,
+        };
+        let truth = recorded(0..10, ns, stacked);
+        let (measured, pairs) = one_per_domain(truth.clone());
+        assert!(measured < truth.len(), "{measured} of {}", truth.len());
+        let stacked_pairs: Vec<[u32; 2]> = pairs
+            .iter()
+            .filter(|p| p.time_sliced())
+            .map(|p| p.cpus)
+            .collect();
+        let expected: Vec<[u32; 2]> = truth
+            .iter()
+            .filter(|p| p.time_sliced())
+            .map(|p| p.cpus)
+            .collect();
+        assert_eq!(stacked_pairs, expected);
+        let six_nine = pairs.iter().find(|p| p.cpus == [6, 9]).unwrap();
+        assert_eq!(six_nine.inferred_from, None, "6-9 measured");
     }
 }

@@ -109,6 +109,16 @@ pub trait Progress {
     fn done(&mut self);
 }
 
+/// A progress that shows nothing, for the studies' tests.
+#[cfg(test)]
+pub(crate) struct Quiet;
+
+#[cfg(test)]
+impl Progress for Quiet {
+    fn update(&mut self, _: &str) {}
+    fn done(&mut self) {}
+}
+
 /// A [`Measure`] started on first use, so that a study which finds nothing
 /// to measure (a gate without siblings) never calibrates the engine, and so
 /// that the gate and the study that follows it share one calibration.

@@ -435,13 +435,7 @@ mod tests {
     #[test]
     fn a_command_sweep_runs_each_step_with_its_threads_and_cpus() {
         use crate::judge::batches::Batching;
-
-        use crate::study::Progress;
-        struct Quiet;
-        impl Progress for Quiet {
-            fn update(&mut self, _: &str) {}
-            fn done(&mut self) {}
-        }
+        use crate::study::Quiet;
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysfs/kvm-guest-2cpu");
         let topology = crate::probe::probe(Some(root.as_path()), None).unwrap();

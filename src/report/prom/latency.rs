@@ -58,6 +58,19 @@ pub fn latency(result: &LatencyResult) -> String {
         count_value(effort.pairs_measured),
     );
     m.gauge(
+        "placement_study_latency_pairs_inferred",
+        "--one-per-domain: pairs not measured but inferred from a representative's row.",
+        &[],
+        count_value(effort.pairs_inferred),
+    );
+    m.gauge(
+        "placement_study_latency_bridges_not_borne_out",
+        "--one-per-domain: pairs measured across two classes of a row that lay in another class \
+         than the row inferred (every pair across those classes was then measured).",
+        &[],
+        count_value(effort.bridges_not_borne_out),
+    );
+    m.gauge(
         "placement_study_latency_measuring_seconds",
         "Wall time from the control to the last pair.",
         &[],
