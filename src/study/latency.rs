@@ -401,8 +401,6 @@ fn confirm_together(
     }))
 }
 
-/// `--one-per-domain`: the rows [`DomainSearch`] hands out, one pair at a
-/// time (a row's pairs share its representative); the rows measured.
 /// Where `--one-per-domain` gets its pairs: the machine ([`Matrix`]), or
 /// a recorded matrix in the tests, so that the search is tested whole.
 trait PairSource {
@@ -445,7 +443,8 @@ struct DomainRows {
 }
 
 /// `--one-per-domain`: measures the rows of a [`DomainSearch`] over
-/// `tested`, and the bridges of each split row.
+/// `tested`, one pair at a time (a row's pairs share its representative),
+/// and the bridges of each split row.
 fn measure_rows(
     source: &mut impl PairSource,
     tested: &CpuSet,
@@ -499,17 +498,21 @@ fn measure_bridges(
     representative: u32,
     classes: &[Vec<u32>],
 ) -> Result<(usize, usize)> {
+    if !source.may_go_on() {
+        return Ok((0, 0));
+    }
     let bridges = bridges(representative, classes);
     let pairs: Vec<[u32; 2]> = bridges.iter().map(|b| b.pair).collect();
     source.measure_alone(&pairs)?;
-    let mut not_borne_out = 0;
+    let (mut measured, mut not_borne_out) = (0, 0);
     for bridge in &bridges {
-        let bears_out = match (source.get(bridge.row_entry), source.get(bridge.pair)) {
-            (Some(entry), Some(measured)) => bridge_bears_out(entry, measured),
-            // Stopped before it: nothing is measured across.
-            _ => true,
+        // A bridge not measured (stopped before it) checks nothing.
+        let (Some(entry), Some(across)) = (source.get(bridge.row_entry), source.get(bridge.pair))
+        else {
+            continue;
         };
-        if bears_out {
+        measured += 1;
+        if bridge_bears_out(entry, across) {
             continue;
         }
         not_borne_out += 1;
@@ -523,7 +526,7 @@ fn measure_bridges(
             source.measure_alone(&unmeasured)?;
         }
     }
-    Ok((bridges.len(), not_borne_out))
+    Ok((measured, not_borne_out))
 }
 
 /// The fastest and slowest pair of `cluster` among those measured
