@@ -1750,7 +1750,7 @@ fn boot_latency(smp: &str, pin: &str, verdict: &str, code: i32, args: &[&str]) -
     let measured: Vec<Vec<u32>> = serde_json::from_value(smt["map"]["measured"].clone()).unwrap();
     assert_eq!(measured, groups_of_pin(pin), "measured siblings\n{run}");
     println!(
-        "guest: latency PIN={pin}: parallel check {}, {:.1} s measuring, bridges {} ({} not borne out), classes {}, gaps {}",
+        "guest: latency PIN={pin}: parallel check {}, {:.1} s measuring, bridges {} ({} not borne out), gap edges again {}, classes {}, gaps {}",
         json["parallel_check"]["status"]
             .as_str()
             .unwrap_or("not run"),
@@ -1759,6 +1759,7 @@ fn boot_latency(smp: &str, pin: &str, verdict: &str, code: i32, args: &[&str]) -
             .unwrap_or_default(),
         effort["bridges"],
         effort["bridges_not_borne_out"],
+        effort["gap_edges_rechecked"],
         clusters
             .iter()
             .map(|c| format!("{}:{}..{} ns", c["class"], c["low_ns"], c["high_ns"]))

@@ -219,6 +219,13 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
             }
         );
     }
+    if effort.gap_edges_rechecked > 0 {
+        let _ = write!(
+            line,
+            "; {} just above a gap measured again (the faster reading kept)",
+            count(effort.gap_edges_rechecked, "pair")
+        );
+    }
     if effort.pairs_at_once > 1 {
         let _ = write!(line, "; {} pairs at once", effort.pairs_at_once);
     }

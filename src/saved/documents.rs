@@ -460,6 +460,11 @@ pub struct LatencyEffort {
     /// across those two classes was measured instead of inferred.
     #[serde(default)]
     pub bridges_not_borne_out: usize,
+    /// Pairs just above a gap between transfer clusters measured again,
+    /// the faster reading kept: noise only adds, so a gap one noisy pair
+    /// opened closes.
+    #[serde(default)]
+    pub gap_edges_rechecked: usize,
 }
 
 /// The whole `latency --json` document. Every `*_ns` value is wall time
