@@ -159,6 +159,11 @@ pub const MAX_CPUS: u32 = 16384;
 /// 32-bit words a mask of [`MAX_CPUS`] CPUs needs: masks with more are refused.
 pub const MAX_MASK_WORDS: usize = MAX_CPUS as usize / 32;
 
+/// Two CPUs as a pair, the lower first: the key every pair map uses.
+pub fn cpu_pair(a: u32, b: u32) -> [u32; 2] {
+    [a.min(b), a.max(b)]
+}
+
 /// Strips what real sysfs files carry around the value: whitespace, `\n`,
 /// NUL bytes (some kernels write `\n\0`).
 pub fn trim_sysfs(text: &str) -> &str {

@@ -165,6 +165,13 @@ fn run_in_guest_stops_at_the_gate() {
 const TWO_BUSY_LOOPS: &str = "busy() { i=0; while [ $i -lt 12000 ]; do i=$((i+1)); done; }; \
                               busy & busy & wait";
 
+/// Repetitions of each arm in a guest's command study. Five left the
+/// product's paired interval unsure on two boots in a row in CI-12 and at
+/// the last stop's CI (e.g. +24.6 %, -18.7 % to +90.8 %), one short of
+/// failing; nine narrow a t-interval to about 0.6 of five's half-width
+/// (t 2.31/3 against 2.78/2.24) for about 6 s more a boot.
+const COMMAND_STUDY_REPS: &str = "9";
+
 /// `run -- COMMAND` in the SMT guest: the command's arms, after the gate.
 fn boot_command_study(pin: &str, extra: &[&str]) -> GuestRun {
     let mut args = vec![
@@ -172,7 +179,7 @@ fn boot_command_study(pin: &str, extra: &[&str]) -> GuestRun {
         "--threads",
         "2",
         "--reps",
-        "5",
+        COMMAND_STUDY_REPS,
         "--warmups",
         "1",
         "--json",

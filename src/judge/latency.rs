@@ -23,7 +23,7 @@
 //! below; each published level is then compared with the measured domains
 //! at it, pair by pair, as `pairs` does: agreed, fake or hidden.
 
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, cpu_pair};
 use crate::judge::pairs::{MapJudgement, MapVerdict, groups_of, judge_partition, map_verdict};
 use crate::measure::latency::PingPongSample;
 use crate::plan::latency::{FlatAt, RowOutcome};
@@ -195,7 +195,7 @@ pub fn infer_unmeasured(
             .collect();
         for (i, &a) in held.iter().enumerate() {
             for &b in &held[i + 1..] {
-                last_row.insert([a.min(b), a.max(b)], *representative);
+                last_row.insert(cpu_pair(a, b), *representative);
             }
         }
     }
@@ -323,7 +323,7 @@ impl<'a> ByCpus<'a> {
     }
 
     fn get(&self, a: u32, b: u32) -> Option<&'a PairLatency> {
-        self.0.get(&[a.min(b), a.max(b)]).copied()
+        self.0.get(&cpu_pair(a, b)).copied()
     }
 }
 
@@ -534,15 +534,9 @@ pub fn gap_edges(
 /// is kept (otherwise `before` stands): noise only adds to a latency, so
 /// the faster of two readings of one pair is the truer.
 pub fn reading_again_is_faster(before: &PairLatency, again: &PairLatency) -> bool {
-    match (before.time_sliced(), again.time_sliced()) {
-        (false, true) => false,
-        (true, false) => true,
-        _ => match (before.one_way_ns, again.one_way_ns) {
-            (Some(b), Some(a)) => a <= b,
-            (None, _) => true,
-            (Some(_), None) => false,
-        },
-    }
+    // Slowest last: a time-sliced reading, then no round trip at all.
+    let slowness = |p: &PairLatency| (p.time_sliced(), p.one_way_ns.unwrap_or(f64::INFINITY));
+    slowness(again) <= slowness(before)
 }
 
 impl Cluster {

@@ -8,7 +8,7 @@
 //! measuring a round at once divides the wall time by up to `n/2` without
 //! ever putting two threads on one CPU.
 
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, cpu_pair};
 
 /// Every pair of `cpus` exactly once, in rounds of disjoint pairs, each
 /// pair lower CPU first.
@@ -26,7 +26,7 @@ pub fn rounds(cpus: &CpuSet) -> Vec<Vec<[u32; 2]>> {
     for _ in 0..seats_count - 1 {
         let round: Vec<[u32; 2]> = (0..seats_count / 2)
             .filter_map(|i| match (seats[i], seats[seats_count - 1 - i]) {
-                (Some(a), Some(b)) => Some([a.min(b), a.max(b)]),
+                (Some(a), Some(b)) => Some(cpu_pair(a, b)),
                 _ => None,
             })
             .collect();
@@ -145,7 +145,6 @@ pub struct Bridge {
 /// entry split (a CI guest: 0-6 at 212 ns, 0-9 at 357 ns, while 6 and 9
 /// shared a host CPU) is found out before its inference is taken.
 pub fn bridges(representative: u32, classes: &[Vec<u32>]) -> Vec<Bridge> {
-    let ordered = |a: u32, b: u32| [a.min(b), a.max(b)];
     let mut bridges = Vec::new();
     for (i, closer) in classes.iter().enumerate() {
         for farther in &classes[i + 1..] {
@@ -153,11 +152,11 @@ pub fn bridges(representative: u32, classes: &[Vec<u32>]) -> Vec<Bridge> {
                 continue;
             };
             bridges.push(Bridge {
-                pair: ordered(near, far),
-                row_entry: ordered(representative, far),
+                pair: cpu_pair(near, far),
+                row_entry: cpu_pair(representative, far),
                 across: closer
                     .iter()
-                    .flat_map(|&a| farther.iter().map(move |&b| ordered(a, b)))
+                    .flat_map(|&a| farther.iter().map(move |&b| cpu_pair(a, b)))
                     .collect(),
             });
         }

@@ -3,6 +3,7 @@
 //! gaps that separate them, and each published level against the measured
 //! domains at it.
 
+use crate::cpuset::cpu_pair;
 use crate::exit::Outcome;
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::latency::{LatencyJudgement, PairLatency};
@@ -272,7 +273,7 @@ fn matrix(result: &LatencyResult, view: &View) -> String {
             if a == b {
                 return "—".to_string();
             }
-            match by_pair.get(&[a.min(b), a.max(b)]) {
+            match by_pair.get(&cpu_pair(a, b)) {
                 None => "?".to_string(),
                 Some(pair) => pair.one_way_ns.map_or_else(|| "stall".into(), nanos),
             }

@@ -40,7 +40,7 @@
 //! kept, and the others leave their domains undecided.
 
 use super::{Progress, finished_head, head, two_or_more_allowed};
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, cpu_pair};
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::latency::{
     Cluster, PairLatency, PublishedLevels, bridge_bears_out, doubtful_time_sliced, gap_edges,
@@ -227,9 +227,7 @@ pub fn latency_study(
     // Time-sliced pairs the rest of the matrix does not bear out (a host
     // stall), measured once more, alone.
     let doubtful: Vec<[u32; 2]> = if matrix.may_go_on() {
-        let mut whole = matrix.pairs.clone();
-        whole.extend(infer_unmeasured(&tested, &matrix.pairs, rows));
-        doubtful_time_sliced(&tested, &whole)
+        doubtful_time_sliced(&tested, &whole_matrix(&matrix, &tested, rows))
             .into_iter()
             .filter(|&cpus| matrix.get(cpus).is_some())
             .collect()
@@ -241,7 +239,7 @@ pub fn latency_study(
             "latency: {} time-sliced pairs its neighbours do not bear out, again",
             doubtful.len()
         ));
-        matrix.measure(&doubtful, true)?;
+        measure_again(&mut matrix, &doubtful)?;
     }
     let published = published_levels(topology, &tested);
     let gap_edges_rechecked = recheck_gap_edges(
@@ -489,7 +487,7 @@ fn measure_rows(
         let batch: Vec<[u32; 2]> = row
             .others
             .iter()
-            .map(|&c| [row.representative.min(c), row.representative.max(c)])
+            .map(|&c| cpu_pair(row.representative, c))
             .collect();
         source.measure_alone(&batch)?;
         let measured: Vec<PairLatency> = batch
@@ -566,8 +564,7 @@ fn recheck_gap_edges(
 ) -> Result<usize> {
     let mut rechecked: HashSet<[u32; 2]> = HashSet::new();
     while rechecked.len() < tested.len() && source.may_go_on() {
-        let mut whole = source.pairs().to_vec();
-        whole.extend(infer_unmeasured(tested, source.pairs(), rows));
+        let whole = whole_matrix(source, tested, rows);
         let edges: Vec<[u32; 2]> = gap_edges(tested, &whole, control, published)
             .into_iter()
             .filter(|edge| !rechecked.contains(edge))
@@ -579,22 +576,43 @@ fn recheck_gap_edges(
             "latency: {} pairs just above a gap, again",
             edges.len()
         ));
-        let before: Vec<PairLatency> = edges
-            .iter()
-            .filter_map(|&cpus| source.get(cpus).cloned())
-            .collect();
-        source.measure_alone(&edges)?;
-        for earlier in before {
-            if source
-                .get(earlier.cpus)
-                .is_some_and(|again| !reading_again_is_faster(&earlier, again))
-            {
-                source.restore(earlier);
-            }
-        }
+        measure_again(source, &edges)?;
         rechecked.extend(edges);
     }
     Ok(rechecked.len())
+}
+
+/// Measures `pairs` again, alone, keeping the faster of each one's two
+/// readings ([`reading_again_is_faster`]): a stall that made a pair look
+/// time-sliced, or noise that opened a gap, gives way to the second
+/// reading, and a stall during the second leaves the first standing.
+fn measure_again(source: &mut impl PairSource, pairs: &[[u32; 2]]) -> Result<()> {
+    let before: Vec<PairLatency> = pairs
+        .iter()
+        .filter_map(|&cpus| source.get(cpus).cloned())
+        .collect();
+    source.measure_alone(pairs)?;
+    for earlier in before {
+        if source
+            .get(earlier.cpus)
+            .is_some_and(|again| !reading_again_is_faster(&earlier, again))
+        {
+            source.restore(earlier);
+        }
+    }
+    Ok(())
+}
+
+/// Every pair of `tested`: those `source` measured, and the others
+/// inferred from `rows`.
+fn whole_matrix(
+    source: &impl PairSource,
+    tested: &CpuSet,
+    rows: &[(u32, Vec<u32>)],
+) -> Vec<PairLatency> {
+    let mut whole = source.pairs().to_vec();
+    whole.extend(infer_unmeasured(tested, source.pairs(), rows));
+    whole
 }
 
 /// The fastest and slowest pair of `cluster` among those measured

@@ -8,6 +8,7 @@
 
 use super::pairs::{DIAGONAL, PUBLISHED, axis_numbers, scale_bar, scale_colour};
 use super::{Anchor, FAINT, INK, Paint, Svg, TEXT, heading_lines};
+use crate::cpuset::cpu_pair;
 use crate::judge::latency::PairLatency;
 use crate::report::units::nanos;
 use crate::saved::LatencyResult;
@@ -75,7 +76,7 @@ pub fn figure(result: &LatencyResult) -> String {
                 svg.rect(cx, cy, cell, cell, Paint::fill(DIAGONAL));
                 continue;
             }
-            let Some(pair) = by_pair.get(&[a.min(b), a.max(b)]) else {
+            let Some(pair) = by_pair.get(&cpu_pair(a, b)) else {
                 continue;
             };
             let (fill, shown) = match pair.one_way_ns {
