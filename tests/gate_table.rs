@@ -1,11 +1,14 @@
-//! The gate's verdicts counted: N gates per case, on a quiet host and
-//! under injected bursts of host load, in a table of right, inconclusive
-//! and wrong verdicts. Outside CI (it boots 8 × N guests: about 6 s each);
-//! run it with
+//! The gate's verdicts counted: N gates per case, on a quiet host, under
+//! injected bursts of host load, and beside a steady neighbour, in a table
+//! of right, inconclusive and wrong verdicts. Outside CI (it boots 11 × N
+//! guests: about 6 s each); run it with
 //!
 //! ```text
 //! GATES=20 cargo test --release --test gate_table -- --ignored --nocapture
 //! ```
+//!
+//! `TABLE=steady` runs only the steady-neighbour rows, `TABLE=bursts` only
+//! the quiet and burst rows, `TABLE=quiet` only the quiet ones.
 //!
 //! `GUEST_BINARY=PATH` measures another static build (an older release)
 //! with the same cases. The test fails if any verdict was wrong; a guest
@@ -18,7 +21,7 @@
 )]
 mod support;
 
-use support::noise::guest_bursts;
+use support::noise::{SteadyNeighbour, guest_bursts};
 use support::{Guest, Reading, read_verdict};
 
 /// One gate case: the guest, its pinning, the right verdict and its exit
@@ -67,6 +70,39 @@ const CASES: [Case; 4] = [
     },
 ];
 
+/// What the host does beside a gate.
+#[derive(Clone, Copy)]
+enum Host {
+    /// Nothing on purpose.
+    Quiet,
+    /// [`guest_bursts`] on the case's `noisy_cpu`.
+    Bursts,
+    /// vCPU caps, boot-guest.sh's `THROTTLE=` (a steadily slower vCPU).
+    Throttled(&'static str),
+    /// A [`SteadyNeighbour`] busy loop on this host CPU for the whole boot.
+    BusyLoop(usize),
+}
+
+impl Host {
+    fn describe(self) -> String {
+        match self {
+            Host::Quiet => "quiet".into(),
+            Host::Bursts => "bursts".into(),
+            Host::Throttled(caps) => format!("THROTTLE={caps}"),
+            Host::BusyLoop(cpu) => format!("busy loop on host CPU {cpu}"),
+        }
+    }
+}
+
+/// The steady-neighbour rows: a split one-core guest beside a neighbour
+/// must never read physical, a stacked one beside one must still read
+/// physical.
+const STEADY: [(usize, Host); 3] = [
+    (1, Host::Throttled("100,50")),
+    (1, Host::BusyLoop(1)),
+    (0, Host::BusyLoop(0)),
+];
+
 /// One cell of the table.
 #[derive(Default)]
 struct Tally {
@@ -111,47 +147,67 @@ fn gate_verdicts_quiet_and_under_bursts() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
+    let table = std::env::var("TABLE").unwrap_or_default();
+    let mut runs: Vec<(&Case, Host)> = Vec::new();
+    if table != "steady" {
+        for case in &CASES {
+            runs.push((case, Host::Quiet));
+            if table != "quiet" {
+                runs.push((case, Host::Bursts));
+            }
+        }
+    }
+    if table != "bursts" && table != "quiet" {
+        runs.extend(STEADY.iter().map(|&(case, host)| (&CASES[case], host)));
+    }
     let guest = Guest::new();
     let mut rows = Vec::new();
-    for case in &CASES {
-        for bursts in [false, true] {
-            let mut tally = Tally::default();
-            for gate in 1..=gates {
-                let noise = bursts.then(|| guest_bursts(case.noisy_cpu));
-                let run = guest.boot(case.smp, Some(case.pin), &["gate", "--json"]);
-                drop(noise);
-                if let Some(document) = run.document() {
-                    tally.seconds.push(measuring_seconds(&document));
+    for (case, host) in runs {
+        let mut tally = Tally::default();
+        for gate in 1..=gates {
+            let bursts = matches!(host, Host::Bursts).then(|| guest_bursts(case.noisy_cpu));
+            let neighbour = match host {
+                Host::BusyLoop(cpu) => Some(SteadyNeighbour::start(cpu)),
+                _ => None,
+            };
+            let run = match host {
+                Host::Throttled(caps) => {
+                    guest.boot_throttled(case.smp, case.pin, caps, &["gate", "--json"])
                 }
-                let reading = read_verdict(case.verdict, case.exit, &run);
-                println!(
-                    "gate-table: {} {} gate {gate}/{gates}: {reading:?}",
-                    case.name,
-                    if bursts { "bursts" } else { "quiet" }
-                );
-                match reading {
-                    Reading::Right => tally.right += 1,
-                    Reading::Inconclusive(_) => tally.inconclusive += 1,
-                    Reading::Wrong(_) if matches!(run.exit_code, 124 | 125) => {
-                        println!("{run}");
-                        tally.no_result += 1
-                    }
-                    Reading::Wrong(_) => {
-                        println!("{run}");
-                        tally.wrong += 1
-                    }
+                _ => guest.boot(case.smp, Some(case.pin), &["gate", "--json"]),
+            };
+            drop((bursts, neighbour));
+            if let Some(document) = run.document() {
+                tally.seconds.push(measuring_seconds(&document));
+            }
+            let reading = read_verdict(case.verdict, case.exit, &run);
+            println!(
+                "gate-table: {} {} gate {gate}/{gates}: {reading:?}",
+                case.name,
+                host.describe()
+            );
+            match reading {
+                Reading::Right => tally.right += 1,
+                Reading::Inconclusive(_) => tally.inconclusive += 1,
+                Reading::Wrong(_) if matches!(run.exit_code, 124 | 125) => {
+                    println!("{run}");
+                    tally.no_result += 1
+                }
+                Reading::Wrong(_) => {
+                    println!("{run}");
+                    tally.wrong += 1
                 }
             }
-            rows.push((case.name, bursts, tally));
         }
+        rows.push((case.name, host, tally));
     }
     println!(
         "\n| case | host | right | inconclusive | wrong | no result | median gate s |\n|---|---|---|---|---|---|---|"
     );
-    for (name, bursts, tally) in &mut rows {
+    for (name, host, tally) in &mut rows {
         println!(
             "| {name} | {} | {} | {} ({:.0} %) | {} | {} | {:.1} |",
-            if *bursts { "bursts" } else { "quiet" },
+            host.describe(),
             tally.right,
             tally.inconclusive,
             100.0 * tally.inconclusive as f64 / gates as f64,

@@ -11,7 +11,9 @@
 //!   sibling map is fiction and co-location is free;
 //! * two cores with one thread each: no SMT at all;
 //! * one core of two threads (a typical small cloud instance), `PIN=0,0` or
-//!   `PIN=0,1`: no second core, so the gate measures against one worker alone;
+//!   `PIN=0,1`, on a quiet host, under bursts, and beside a steady neighbour
+//!   (the second vCPU capped at 50 %, or a busy loop in a session of its
+//!   own on one host CPU): each worker is judged against its own CPU alone;
 //! * two cores with one thread each on host CPUs 0 and 1, vCPU 1 throttled
 //!   to 46 % of its host CPU (`THROTTLE=100,46`): a second core about 2.17x
 //!   slower, a core class the guest does not publish.
@@ -49,7 +51,7 @@
 
 mod support;
 
-use support::noise::guest_bursts;
+use support::noise::{SteadyNeighbour, guest_bursts};
 use support::{
     Arm64Guest, Guest, GuestRun, Icount, LATENCY, PAIRS, PAIRS_LATENCY_FIRST, Reading,
     boot_expecting, boot_reading, read_verdict,
@@ -414,7 +416,7 @@ fn gate_on_one_core_physical_when_its_threads_share_a_host_cpu() {
     let run = boot_expecting("physical", 0, || {
         guest.boot(ONE_CORE_GUEST, Some("0,0"), &["gate", "--json"])
     });
-    assert_eq!(run.json()["baseline"], "alone", "baseline\n{run}");
+    assert_eq!(run.json()["baseline"], "each-alone", "baseline\n{run}");
 }
 
 #[test]
@@ -424,7 +426,62 @@ fn gate_on_one_core_virtual_when_its_threads_are_on_separate_host_cpus() {
     let run = boot_expecting("virtual", 3, || {
         guest.boot(ONE_CORE_GUEST, Some("0,1"), &["gate", "--json"])
     });
-    assert_eq!(run.json()["baseline"], "alone", "baseline\n{run}");
+    assert_eq!(run.json()["baseline"], "each-alone", "baseline\n{run}");
+}
+
+/// A one-core guest whose vCPUs are on separate host CPUs, the second
+/// capped at half of its host CPU for the whole gate (a steady neighbour):
+/// never physical (it read +44 % and +51 % before each worker was judged
+/// against its own CPU alone), and the view names the slower CPU first.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_on_one_core_split_beside_a_capped_vcpu_is_virtual_and_names_it() {
+    let guest = Guest::new();
+    let run = boot_expecting("virtual", 3, || {
+        guest.boot_throttled(ONE_CORE_GUEST, "0,1", "100,50", &["gate", "--json"])
+    });
+    assert_slower_cpu_named(&run, 1);
+}
+
+/// The same guest beside a busy loop in a process session of its own on
+/// host CPU 1 (another tenant, as autogroup scheduling sees one): never
+/// physical.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_on_one_core_split_beside_a_busy_loop_is_virtual() {
+    let guest = Guest::new();
+    let run = boot_expecting("virtual", 3, || {
+        let neighbour = SteadyNeighbour::start(1);
+        let run = guest.boot(ONE_CORE_GUEST, Some("0,1"), &["gate", "--json"]);
+        drop(neighbour);
+        run
+    });
+    assert_slower_cpu_named(&run, 1);
+}
+
+/// A one-core guest whose vCPUs share host CPU 0 beside a busy loop there:
+/// the neighbour slows both workers alone and together alike, and sharing
+/// still costs both of them: physical.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn gate_on_one_core_stacked_beside_a_busy_loop_is_still_physical() {
+    let guest = Guest::new();
+    boot_expecting("physical", 0, || {
+        let neighbour = SteadyNeighbour::start(0);
+        let run = guest.boot(ONE_CORE_GUEST, Some("0,0"), &["gate", "--json"]);
+        drop(neighbour);
+        run
+    });
+}
+
+/// The gate's JSON names `cpu` as the sibling CPU that ran slower alone.
+fn assert_slower_cpu_named(run: &GuestRun, cpu: u64) {
+    let slow = &run.json()["slow_cpu"];
+    assert_eq!(slow["cpu"], cpu, "slow_cpu\n{run}");
+    assert!(
+        slow["slower"].as_f64().is_some_and(|s| s > 0.1),
+        "slow_cpu.slower\n{run}"
+    );
 }
 
 /// Boots a gate in `smp` pinned as `pin` while [`guest_bursts`] spin on
@@ -458,14 +515,14 @@ fn gate_on_one_core_sharing_a_host_cpu_is_never_virtual_under_bursts() {
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn gate_on_one_core_on_separate_host_cpus_is_never_physical_under_bursts() {
-    // A burst on host CPU 1 slows the second sibling alone: a penalty.
+    // A burst on host CPU 1 slows the second sibling's worker alone.
     gate_under_bursts(ONE_CORE_GUEST, "0,1", 1, "virtual", 3);
 }
 
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn gate_with_siblings_sharing_a_host_cpu_is_never_virtual_under_bursts() {
-    // A burst on host CPU 1 slows the separate-cores baseline only.
+    // A burst on host CPU 1 slows neither sibling.
     gate_under_bursts(SMT_GUEST, SIBLINGS_SHARE_A_HOST_CPU, 1, "physical", 0);
 }
 

@@ -76,7 +76,9 @@ fn decided(paired: &PairedCosts) -> (Option<Verdict>, usize, Evidence) {
             so_far.treated_spread.push(*t);
             so_far.baseline_spread.push(*b);
         }
-        if let Next::Decided(verdict) = evidence.round_measured(&RULE, *rep, &so_far) {
+        if let Next::Decided(verdict) =
+            evidence.round_measured(&RULE, *rep, std::slice::from_ref(&so_far))
+        {
             return (Some(verdict), n + 1, evidence);
         }
     }
@@ -90,7 +92,9 @@ fn a_35_to_40_percent_penalty_is_physical() {
     assert_eq!(paired.reps, (2..17).collect::<Vec<_>>());
     let (verdict, rounds, evidence) = decided(&paired);
     assert_eq!((verdict, rounds), (Some(Verdict::Physical), 12));
-    let estimate = evidence.pooled(&paired).unwrap();
+    let estimate = evidence
+        .pooled(&RULE, std::slice::from_ref(&paired))
+        .unwrap();
     assert!((0.35..=0.40).contains(&estimate.penalty), "{estimate:?}");
     assert!(
         estimate.ci95.low > 0.34 && estimate.ci95.high < 0.41,
@@ -118,7 +122,13 @@ fn noisy_costs_without_a_penalty_are_virtual() {
     let (verdict, rounds, evidence) = decided(&paired);
     assert_eq!(verdict, Some(Verdict::Virtual));
     assert!(rounds >= 2 * RULE.min_reps);
-    assert!(evidence.pooled(&paired).unwrap().penalty < 0.0);
+    assert!(
+        evidence
+            .pooled(&RULE, std::slice::from_ref(&paired))
+            .unwrap()
+            .penalty
+            < 0.0
+    );
 
     // No PMU: the checks say they cannot tell, instead of passing.
     assert_eq!(multiplexing(&reps).status, CheckStatus::Unavailable);
@@ -174,7 +184,13 @@ fn multiplexed_and_migrated_reps_are_excluded_and_reported() {
     assert!(!paired.reps.contains(&5) && !paired.reps.contains(&9));
     let (verdict, rounds, evidence) = decided(&paired);
     assert_eq!((verdict, rounds), (Some(Verdict::Physical), 12));
-    assert_eq!(evidence.pooled(&paired).unwrap().reps, 12);
+    assert_eq!(
+        evidence
+            .pooled(&RULE, std::slice::from_ref(&paired))
+            .unwrap()
+            .reps,
+        12
+    );
 
     let multiplexed = multiplexing(&reps);
     assert_eq!(multiplexed.status, CheckStatus::Failed);

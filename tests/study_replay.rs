@@ -105,14 +105,36 @@ impl Measure for Replay {
 }
 
 impl Replay {
-    /// Replays a fixture file, looked up by arm and repetition.
+    /// Replays a fixture file, looked up by arm and repetition. The
+    /// recorded files predate the gate's per-worker baselines: they measured
+    /// one worker alone only in the control's rounds, and the siblings
+    /// against two workers on separate cores. Each sibling CPU alone is
+    /// served as the recorded alone worker, or after the control's rounds
+    /// as the separate arm's worker on the first sibling, pinned where the
+    /// gate asks (a recorded host whose two sibling CPUs run alike).
     fn recorded(name: &str, clock: ClockKind) -> Replay {
         let path = format!("{}/fixtures/samples/{name}", env!("CARGO_MANIFEST_DIR"));
         let reps: Vec<RepSample> =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let by_key: HashMap<(Arm, usize), RepSample> =
             reps.into_iter().map(|r| ((r.arm, r.rep), r)).collect();
-        Replay::from_fn(clock, move |p, rep, _| by_key.get(&(p.arm, rep)).cloned())
+        Replay::from_fn(clock, move |p, rep, _| match p.arm {
+            Arm::Alone | Arm::AloneSecond => {
+                let mut sample = by_key
+                    .get(&(Arm::Alone, rep))
+                    .or_else(|| by_key.get(&(Arm::Separate, rep)))?
+                    .clone();
+                sample.arm = p.arm;
+                sample.workers.truncate(1);
+                for (worker, cpu) in sample.workers.iter_mut().zip(&p.cpus) {
+                    worker.pinned_cpu = *cpu;
+                    worker.cpu_start = cpu.unwrap_or(0);
+                    worker.cpu_end = cpu.unwrap_or(0);
+                }
+                Some(sample)
+            }
+            _ => by_key.get(&(p.arm, rep)).cloned(),
+        })
     }
 
     /// Synthetic samples: each worker of arm `p` costs `cost(arm, rep)` TSC
@@ -228,7 +250,7 @@ fn around(centre: f64, noise: f64, rep: usize) -> f64 {
 fn working_control(arm: Arm, rep: usize) -> Option<f64> {
     match arm {
         Arm::SameCpu => Some(around(2.0, 0.01, rep)),
-        Arm::Alone => Some(around(1.0, 0.01, rep)),
+        Arm::Alone | Arm::AloneSecond => Some(around(1.0, 0.01, rep)),
         _ => None,
     }
 }
@@ -272,7 +294,7 @@ fn replayed_physical_gate_stops_after_two_agreeing_batches_with_a_passing_contro
         Replay::recorded("gate-physical.json", ClockKind::CoreCycles),
     );
     assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
-    assert_eq!(result.baseline, Some(GateBaseline::SeparateCores));
+    assert_eq!(result.baseline, Some(GateBaseline::EachAlone));
     assert_eq!(result.reps, 2 * RULE.min_reps);
     assert!(result.head.complete);
     let penalty = result.penalty.unwrap();
@@ -283,22 +305,23 @@ fn replayed_physical_gate_stops_after_two_agreeing_batches_with_a_passing_contro
     assert_eq!(result.batches.len(), 2);
     assert!(!result.noise.unwrap().is_high());
     // Two warm-up rounds of four arms, five rounds of four (with the
-    // control), then rounds of two up to two batches of min_reps, one pause
-    // between the batches.
+    // control), then rounds of three up to two batches of min_reps, one
+    // pause between the batches.
     assert_eq!(
         replay.asked.len(),
-        4 * (2 + 5) + 2 * (2 * RULE.min_reps - 5)
+        4 * (2 + 5) + 3 * (2 * RULE.min_reps - 5)
     );
-    assert_eq!(replay.pauses, [4 * (2 + 5) + 2 * (RULE.min_reps - 5)]);
+    assert_eq!(replay.pauses, [4 * (2 + 5) + 3 * (RULE.min_reps - 5)]);
     assert_eq!(
         replay.asked[..4],
         [
             (Arm::Siblings, 0),
-            (Arm::Separate, 0),
+            (Arm::Alone, 0),
+            (Arm::AloneSecond, 0),
             (Arm::SameCpu, 0),
-            (Arm::Alone, 0)
         ]
     );
+    assert_eq!(result.workers.len(), 2);
 }
 
 #[test]
@@ -319,14 +342,18 @@ fn excluded_reps_are_listed_and_dropped_with_their_partner() {
         Replay::recorded("gate-excluded.json", ClockKind::CoreCycles),
     );
     let excluded: Vec<(Arm, usize)> = result.excluded.iter().map(|e| (e.arm, e.rep)).collect();
-    assert_eq!(excluded, [(Arm::Siblings, 5), (Arm::Separate, 9)]);
+    // The recorded separate arm's rep 9 serves both alone arms there.
+    assert_eq!(
+        excluded,
+        [(Arm::Siblings, 5), (Arm::Alone, 9), (Arm::AloneSecond, 9)]
+    );
     assert_eq!(result.verdict, Verdict::Physical);
-    // Its partner stays in the raw samples but out of the pairs.
+    // Its partners stay in the raw samples but out of the pairs.
     assert!(
         result
             .samples
             .iter()
-            .any(|s| s.arm == Arm::Separate && s.rep == 5)
+            .any(|s| s.arm == Arm::Alone && s.rep == 5)
     );
     let measured_pairs = result
         .samples
@@ -340,7 +367,7 @@ fn excluded_reps_are_listed_and_dropped_with_their_partner() {
 fn a_straddling_penalty_measures_up_to_max_batches_then_is_inconclusive() {
     let replay = Replay::synthetic(|arm, rep| match arm {
         Arm::Siblings => around(1.15, 0.08, rep),
-        Arm::Separate => 1.0,
+        Arm::Alone | Arm::AloneSecond => 1.0,
         _ => working_control(arm, rep).unwrap(),
     });
     let (result, replay) = gate(&topology("laptop-i5-11300H"), replay);
@@ -403,8 +430,8 @@ fn a_control_that_a_burst_failed_passes_when_measured_again() {
 
 #[test]
 fn a_burst_through_one_batch_makes_a_virtual_guest_inconclusive_never_physical() {
-    // One core of two threads on separate host CPUs; a burst on the second
-    // thread's host CPU doubles its worker's cost through the first batch.
+    // One core of two threads on separate host CPUs; a burst that slows
+    // both host CPUs while the siblings work, through the first batch.
     let replay = Replay::synthetic(|arm, rep| match arm {
         Arm::Siblings if rep < 2 + 6 => around(1.5, 0.02, rep),
         Arm::Siblings => around(1.0, 0.02, rep + 1),
@@ -416,11 +443,79 @@ fn a_burst_through_one_batch_makes_a_virtual_guest_inconclusive_never_physical()
     assert_eq!(sides, [Some(Side::Above), Some(Side::Below)]);
 }
 
+/// A gate whose siblings arm's worker `i` costs `together(i, rep)`, the
+/// first sibling alone `alone.0` and the second `alone.1`, the control
+/// working, on one core of two threads.
+fn per_worker_gate(together: fn(usize, usize) -> f64, alone: (f64, f64)) -> GateResult {
+    let replay = Replay::from_fn(ClockKind::Tsc, move |p, rep, warmup| {
+        Some(match p.arm {
+            Arm::Siblings => sample_of_workers(p, rep, warmup, |worker| together(worker, rep)),
+            Arm::Alone => sample(p, rep, warmup, around(alone.0, 0.01, rep)),
+            Arm::AloneSecond => sample(p, rep, warmup, around(alone.1, 0.01, rep + 1)),
+            Arm::SameCpu => sample(p, rep, warmup, around(2.0 * alone.0, 0.01, rep)),
+            _ => return None,
+        })
+    });
+    gate(&one_core_two_threads(), replay).0
+}
+
+#[test]
+fn a_steady_neighbour_on_one_sibling_reads_virtual_and_is_named() {
+    // CPU 1 runs 1.5x slower alone and together alike (another tenant on
+    // its host CPU, or a capped vCPU): the siblings' mean against CPU 0
+    // alone reads +25 %; each worker against its own CPU alone, nothing.
+    let result = per_worker_gate(
+        |worker, rep| around([1.0, 1.5][worker], 0.02, rep + worker),
+        (1.0, 1.5),
+    );
+    assert_eq!(result.verdict, Verdict::Virtual, "{}", result.sentence);
+    let slow = result.slow_cpu.as_ref().expect("CPU 1 named as slower");
+    assert_eq!((slow.cpu, slow.other), (1, 0));
+    assert!((0.45..=0.55).contains(&slow.slower), "{slow:?}");
+    // Said first, before any statistics.
+    let view = report::gate::render(&result, &View::default());
+    assert!(
+        view.starts_with("CPU 1 ran 5") && view.contains("slower alone than CPU 0 for the whole"),
+        "{view}"
+    );
+}
+
+#[test]
+fn a_stacked_pair_beside_a_neighbour_still_reads_physical() {
+    // Both vCPUs on one host CPU with a busy loop beside them: alone each
+    // gets half of it, together a quarter.
+    let result = per_worker_gate(|worker, rep| around(4.0, 0.02, rep + worker), (2.0, 2.0));
+    assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
+    assert!(result.slow_cpu.is_none());
+    assert!(
+        result
+            .workers
+            .iter()
+            .all(|w| w.estimate.as_ref().unwrap().penalty > 0.9)
+    );
+}
+
+#[test]
+fn a_burst_on_one_sibling_through_one_batch_reads_virtual_never_physical() {
+    // The burst slows only the worker on CPU 1, through the first batch:
+    // the worker on CPU 0 paid nothing, so the two share nothing.
+    let result = per_worker_gate(
+        |worker, rep| match (worker, rep < 2 + 6) {
+            (1, true) => around(2.0, 0.02, rep),
+            _ => around(1.0, 0.02, rep + 1),
+        },
+        (1.0, 1.0),
+    );
+    assert_eq!(result.verdict, Verdict::Virtual, "{}", result.sentence);
+    let sides: Vec<_> = result.batches.iter().map(|b| b.side).collect();
+    assert_eq!(sides, [Some(Side::Below), Some(Side::Below)]);
+}
+
 #[test]
 fn a_stop_signal_ends_the_gate_incomplete_without_a_verdict() {
     let mut replay = Replay::synthetic(|arm, rep| match arm {
         Arm::Siblings => around(1.15, 0.08, rep),
-        Arm::Separate => 1.0,
+        Arm::Alone | Arm::AloneSecond => 1.0,
         _ => working_control(arm, rep).unwrap(),
     });
     replay.stop_after = Some(4 * 2 + 4 * 3 + 1);
@@ -442,7 +537,7 @@ fn a_stop_signal_ends_the_gate_incomplete_without_a_verdict() {
 }
 
 #[test]
-fn one_core_of_two_threads_is_measured_against_one_worker_alone() {
+fn one_core_of_two_threads_is_measured_each_worker_against_its_cpu_alone() {
     let topology = one_core_two_threads();
     let physical = Replay::synthetic(|arm, rep| match arm {
         Arm::Siblings => around(1.8, 0.02, rep),
@@ -450,12 +545,12 @@ fn one_core_of_two_threads_is_measured_against_one_worker_alone() {
     });
     let (result, replay) = gate(&topology, physical);
     assert_eq!(result.verdict, Verdict::Physical, "{}", result.sentence);
-    assert_eq!(result.baseline, Some(GateBaseline::Alone));
+    assert_eq!(result.baseline, Some(GateBaseline::EachAlone));
     assert_eq!(result.pairs.as_ref().unwrap().separate, None);
     assert!(
-        result
-            .sentence
-            .contains("than one worker alone on that core")
+        result.sentence.contains("over its own CPU alone"),
+        "{}",
+        result.sentence
     );
     assert!(!replay.asked.iter().any(|(arm, _)| *arm == Arm::Separate));
 

@@ -29,6 +29,15 @@
 //!   every batch agree; and after [`Batching::max_batches`] it is
 //!   inconclusive too.
 //!
+//! * the gate has one comparison per sibling worker, each worker together
+//!   against its own CPU alone, judged in the same batches: a round that
+//!   is noise for one is left out of both, and a batch is above only when
+//!   every worker is, below as soon as one is ([`joint_side`]). A steady
+//!   neighbour on one CPU (another tenant, a capped vCPU) slows that CPU
+//!   alone and together alike, so it cancels in its worker's ratio; it
+//!   never passes for a penalty, as it did when both workers' mean was set
+//!   against one CPU alone (+44 % to +89 % on a split guest);
+//!
 //! * [`Evidence::with_prior`]: another method, at another time, already put
 //!   the comparison on one side (`pairs --first-pass latency`: a stacked
 //!   pair); it counts as one batch on that side, so one measured batch
@@ -96,7 +105,25 @@ pub struct Batch {
     /// Its own estimate, from its kept rounds.
     pub estimate: Option<Estimate>,
     /// Its side of the threshold; `None` while it is still being measured
-    /// (saved so only when a stop signal ended it).
+    /// (saved so only when a stop signal ended it). With several
+    /// comparisons (the gate's, one per worker), see [`joint_side`].
+    pub side: Option<Side>,
+    /// Each comparison's own reading of the batch, when there are several
+    /// (the gate: one per sibling worker, against its own CPU alone);
+    /// empty with one (`pairs`) and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workers: Vec<WorkerBatch>,
+}
+
+/// One comparison's reading of a batch: the gate's worker on one sibling,
+/// together against its CPU alone.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct WorkerBatch {
+    /// The median cost of its baseline (its CPU alone) in the kept rounds.
+    pub baseline_median: Option<f64>,
+    /// Its estimate from the batch's kept rounds.
+    pub estimate: Option<Estimate>,
+    /// Its side of the threshold; `None` while undecided.
     pub side: Option<Side>,
 }
 
@@ -137,9 +164,20 @@ impl HostNoise {
         if rounds == 0 {
             return None;
         }
-        let medians: Vec<f64> = batches.iter().filter_map(|b| b.baseline_median).collect();
+        // Each comparison's baseline drifts on its own CPU: the largest
+        // drift of any one of them (two CPUs' speeds do not compare).
+        let comparisons = batches.iter().map(|b| b.workers.len()).max().unwrap_or(0);
+        let drift_of = |median: &dyn Fn(&Batch) -> Option<f64>| {
+            range_ratio(&batches.iter().filter_map(median).collect::<Vec<f64>>())
+        };
+        let baseline_drift = match comparisons {
+            0 => drift_of(&|b| b.baseline_median),
+            n => (0..n)
+                .filter_map(|i| drift_of(&|b| b.workers.get(i).and_then(|w| w.baseline_median)))
+                .max_by(f64::total_cmp),
+        };
         Some(HostNoise {
-            baseline_drift: range_ratio(&medians),
+            baseline_drift,
             noisy_rounds: batches.iter().map(|b| b.noisy_rounds.len()).sum(),
             rounds,
         })
@@ -196,9 +234,11 @@ impl Evidence {
     }
 
     /// Round `rep` of the open batch (a new one, if none is open) was
-    /// measured; `paired` holds every round's costs so far, aligned by
-    /// repetition. Judges the open batch again, then the batches together.
-    pub fn round_measured(&mut self, rule: &GateRule, rep: usize, paired: &PairedCosts) -> Next {
+    /// measured; `paired` holds every comparison's costs of every round so
+    /// far, aligned by repetition (one comparison for `pairs`, one per
+    /// worker for the gate). Judges the open batch again, then the batches
+    /// together.
+    pub fn round_measured(&mut self, rule: &GateRule, rep: usize, paired: &[PairedCosts]) -> Next {
         if self.batches.last().is_none_or(|b| b.side.is_some()) {
             let index = self.batches.len() + 1;
             self.batches.push(Batch {
@@ -208,6 +248,7 @@ impl Evidence {
                 baseline_median: None,
                 estimate: None,
                 side: None,
+                workers: Vec::new(),
             });
         }
         let open = self.batches.last_mut().expect("a batch was just opened");
@@ -217,15 +258,20 @@ impl Evidence {
     }
 
     /// What the batches say together; see the module docs.
-    fn next(&self, rule: &GateRule, paired: &PairedCosts) -> Next {
+    fn next(&self, rule: &GateRule, paired: &[PairedCosts]) -> Next {
         if self.batches.last().is_some_and(|b| b.side.is_none()) {
             return Next::Round;
         }
         let count = |side: Side| self.batches.iter().filter(|b| b.side == Some(side)).count();
         let (above, below) = (count(Side::Above), count(Side::Below));
         let prior = |side: Side| usize::from(self.prior == Some(side));
-        let pooled = self.pooled(paired);
-        let pooled_side = pooled.as_ref().and_then(|e| side_of(rule, e));
+        let pooled_side = joint_side(
+            &self
+                .pooled_each(paired)
+                .iter()
+                .map(|e| e.as_ref().and_then(|e| side_of(rule, e)))
+                .collect::<Vec<_>>(),
+        );
         if above > 0 && below > 0 {
             Next::Decided(Verdict::Inconclusive)
         } else if above > 0
@@ -246,14 +292,32 @@ impl Evidence {
     }
 
     /// The estimate from every kept round of every batch: the headline.
-    pub fn pooled(&self, paired: &PairedCosts) -> Option<Estimate> {
+    /// With several comparisons, the one that decides ([`deciding`]).
+    pub fn pooled(&self, rule: &GateRule, paired: &[PairedCosts]) -> Option<Estimate> {
+        let each = self.pooled_each(paired);
+        let side = joint_side(
+            &each
+                .iter()
+                .map(|e| e.as_ref().and_then(|e| side_of(rule, e)))
+                .collect::<Vec<_>>(),
+        );
+        deciding(each, side, rule)
+    }
+
+    /// Each comparison's estimate from every kept round of every batch.
+    pub fn pooled_each(&self, paired: &[PairedCosts]) -> Vec<Option<Estimate>> {
         let kept = |rep: &usize| {
             self.batches
                 .iter()
                 .any(|b| b.rounds.contains(rep) && !b.noisy_rounds.contains(rep))
         };
-        let (treated, baseline) = select(paired, kept);
-        estimate(&treated, &baseline)
+        paired
+            .iter()
+            .map(|one| {
+                let (treated, baseline) = one.select(kept);
+                estimate(&treated, &baseline)
+            })
+            .collect()
     }
 
     /// How noisy the host was; see [`HostNoise`].
@@ -262,22 +326,52 @@ impl Evidence {
     }
 }
 
-/// The treated and baseline costs of the rounds `keep` accepts.
-fn select(paired: &PairedCosts, keep: impl Fn(&usize) -> bool) -> (Vec<f64>, Vec<f64>) {
-    paired
-        .reps
+/// The estimate that stands for several comparisons on `side`, `None` if
+/// any is missing: below, the one wholly below with the lowest upper end
+/// (the worker that showed the two share nothing); otherwise the one with
+/// the lowest lower end (above: what every worker paid at least).
+pub fn deciding(
+    estimates: Vec<Option<Estimate>>,
+    side: Option<Side>,
+    rule: &GateRule,
+) -> Option<Estimate> {
+    let estimates: Vec<Estimate> = estimates.into_iter().collect::<Option<_>>()?;
+    let below = estimates
         .iter()
-        .zip(paired.treated.iter().zip(&paired.baseline))
-        .filter(|(rep, _)| keep(rep))
-        .map(|(_, (t, b))| (*t, *b))
-        .unzip()
+        .filter(|e| side == Some(Side::Below) && side_of(rule, e) == Some(Side::Below))
+        .min_by(|a, b| a.ci95.high.total_cmp(&b.ci95.high));
+    below
+        .or_else(|| {
+            estimates
+                .iter()
+                .min_by(|a, b| a.ci95.low.total_cmp(&b.ci95.low))
+        })
+        .cloned()
 }
 
-/// Batch `index` of `rounds`, judged from their paired costs (a round
-/// whose pair was excluded is simply absent from `paired`).
-fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &PairedCosts) -> Batch {
+/// The side several comparisons take together (the gate's: one per
+/// sibling worker, each against its own CPU alone). Sharing a core slows
+/// both of its hardware threads, while a neighbour or a burst slows only
+/// the CPU it sits on. So: above only when every worker is above; below as
+/// soon as any worker is below, since a worker that paid nothing for
+/// working beside the other shares nothing with it (the other's slowdown
+/// came from its own CPU's side); `None` otherwise.
+pub fn joint_side(sides: &[Option<Side>]) -> Option<Side> {
+    if sides.contains(&Some(Side::Below)) {
+        Some(Side::Below)
+    } else if !sides.is_empty() && sides.iter().all(|s| *s == Some(Side::Above)) {
+        Some(Side::Above)
+    } else {
+        None
+    }
+}
+
+/// The rounds of `rounds` in `paired` that look like host noise: a
+/// baseline far off the batch's median, or an arm's workers much further
+/// apart than in the batch's typical round.
+fn noisy_rounds_of(rounds: &[usize], paired: &PairedCosts) -> Vec<usize> {
     let spread = |spreads: &[f64], i: usize| spreads.get(i).copied().unwrap_or(0.0);
-    let in_batch: Vec<(usize, f64, f64, f64, f64)> = paired
+    let in_batch: Vec<(usize, f64, f64, f64)> = paired
         .reps
         .iter()
         .enumerate()
@@ -285,49 +379,76 @@ fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &Paire
         .map(|(i, rep)| {
             (
                 *rep,
-                paired.treated[i],
                 paired.baseline[i],
                 spread(&paired.treated_spread, i),
                 spread(&paired.baseline_spread, i),
             )
         })
         .collect();
-    let typical = |pick: fn(&(usize, f64, f64, f64, f64)) -> f64| {
+    let typical = |pick: fn(&(usize, f64, f64, f64)) -> f64| {
         median(&in_batch.iter().map(pick).collect::<Vec<f64>>())
     };
     let (baseline_typical, treated_spread, baseline_spread) =
-        (typical(|r| r.2), typical(|r| r.3), typical(|r| r.4));
-    let noisy_rounds: Vec<usize> = in_batch
+        (typical(|r| r.1), typical(|r| r.2), typical(|r| r.3));
+    in_batch
         .iter()
-        .filter(|(_, _, b, ts, bs)| {
+        .filter(|(_, b, ts, bs)| {
             (baseline_typical > 0.0 && (b / baseline_typical - 1.0).abs() > NOISY_BASELINE)
                 || ts - treated_spread > UNEVEN_WORKERS
                 || bs - baseline_spread > UNEVEN_WORKERS
         })
         .map(|(rep, ..)| *rep)
-        .collect();
-    let (treated, baseline): (Vec<f64>, Vec<f64>) = in_batch
+        .collect()
+}
+
+/// Batch `index` of `rounds`, judged from each comparison's paired costs
+/// (a round whose pair was excluded is simply absent from `paired`). A
+/// round that is noisy for one comparison is left out of all of them, so
+/// that they stay paired by round.
+fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &[PairedCosts]) -> Batch {
+    let mut noisy_rounds: Vec<usize> = paired
         .iter()
-        .filter(|(rep, ..)| !noisy_rounds.contains(rep))
-        .map(|(_, t, b, ..)| (*t, *b))
-        .unzip();
-    let estimate = estimate(&treated, &baseline);
-    let decided = estimate
-        .as_ref()
-        .filter(|_| rounds.len() >= rule.min_reps)
-        .and_then(|e| side_of(rule, e));
-    let side = match decided {
+        .flat_map(|one| noisy_rounds_of(&rounds, one))
+        .collect();
+    noisy_rounds.sort_unstable();
+    noisy_rounds.dedup();
+    let kept = |rep: &usize| rounds.contains(rep) && !noisy_rounds.contains(rep);
+    let workers: Vec<WorkerBatch> = paired
+        .iter()
+        .map(|one| {
+            let (treated, baseline) = one.select(kept);
+            let estimate = estimate(&treated, &baseline);
+            WorkerBatch {
+                baseline_median: (!baseline.is_empty()).then(|| median(&baseline)),
+                side: estimate
+                    .as_ref()
+                    .filter(|_| rounds.len() >= rule.min_reps)
+                    .and_then(|e| side_of(rule, e)),
+                estimate,
+            }
+        })
+        .collect();
+    let side = match joint_side(&workers.iter().map(|w| w.side).collect::<Vec<_>>()) {
         Some(side) => Some(side),
         None if rounds.len() >= rule.max_reps => Some(Side::Straddles),
         None => None,
     };
     Batch {
         index,
-        baseline_median: (!baseline.is_empty()).then(|| median(&baseline)),
+        baseline_median: workers.first().and_then(|w| w.baseline_median),
+        estimate: deciding(
+            workers.iter().map(|w| w.estimate.clone()).collect(),
+            side,
+            rule,
+        ),
         rounds,
         noisy_rounds,
-        estimate,
         side,
+        workers: if workers.len() > 1 {
+            workers
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -616,6 +616,52 @@ impl ExcludedRep {
     pub fn covers(&self, arm: Arm, rep: usize) -> bool {
         self.arm == arm && self.rep == rep
     }
+
+    /// Why it was left out, as causes a reader can act on (read back from
+    /// the saved sentence, so older files group the same way).
+    pub fn causes(&self) -> Vec<ExclusionCause> {
+        <ExclusionCause as strum::VariantArray>::VARIANTS
+            .iter()
+            .copied()
+            .filter(|cause| self.why.contains(cause.marker()))
+            .collect()
+    }
+}
+
+/// What made a repetition unusable, one of the offences
+/// [`excluded_reps`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, strum::VariantArray)]
+pub enum ExclusionCause {
+    /// Another task of this OS ran on a pinned worker's CPU.
+    SharedCpu,
+    /// A pinned worker ran on another CPU than its own.
+    Moved,
+    /// A counter group was multiplexed: it counted part of the work.
+    Multiplexed,
+}
+
+impl ExclusionCause {
+    /// The words its offence is written with.
+    fn marker(self) -> &'static str {
+        match self {
+            ExclusionCause::SharedCpu => "another task of this OS shared its CPU",
+            ExclusionCause::Moved => " pinned to ",
+            ExclusionCause::Multiplexed => " enabled",
+        }
+    }
+
+    /// The cause, as the grouped exclusion line says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ExclusionCause::SharedCpu => {
+                "another task of this OS shared a worker's CPU (load on this machine, not the host)"
+            }
+            ExclusionCause::Moved => "a pinned worker ran on another CPU",
+            ExclusionCause::Multiplexed => {
+                "a counter group was multiplexed (it counted part of the work)"
+            }
+        }
+    }
 }
 
 /// The share of its busy time a pinned worker must have been on its CPU.

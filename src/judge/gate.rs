@@ -149,6 +149,18 @@ pub struct PairedCosts {
     pub baseline_spread: Vec<f64>,
 }
 
+impl PairedCosts {
+    /// The treated and baseline costs of the rounds `keep` accepts.
+    pub fn select(&self, keep: impl Fn(&usize) -> bool) -> (Vec<f64>, Vec<f64>) {
+        self.reps
+            .iter()
+            .zip(self.treated.iter().zip(&self.baseline))
+            .filter(|(rep, _)| keep(rep))
+            .map(|(_, (t, b))| (*t, *b))
+            .unzip()
+    }
+}
+
 /// How much further apart (a fraction) one arm's workers may come out in a
 /// round than they typically do in its batch. Workers on one core's two
 /// hardware threads share it evenly, whether SMT slows them or not; workers
@@ -178,6 +190,49 @@ pub fn paired_costs(
     baseline_arm: Arm,
     clock: ClockKind,
 ) -> PairedCosts {
+    paired_by(reps, (treated_arm, baseline_arm), clock, |t| {
+        rep_cost(t, clock)
+    })
+}
+
+/// The gate's comparisons, one per sibling worker: the worker on each
+/// sibling CPU of `siblings` (the `siblings` arm), against one worker
+/// alone on the same CPU (the `alone` arm on the first, `alone-second` on
+/// the second), paired by round.
+///
+/// Sharing a core slows both of its hardware threads; a neighbour (another
+/// tenant on one vCPU's host CPU, a slower core) slows the CPU it sits on,
+/// whether or not the other works. Set against its own CPU alone, a worker
+/// on a steadily slower CPU pays nothing for being together, so only what
+/// both workers pay reads as sharing. The siblings' mean against one CPU
+/// alone read a neighbour's +44 % to +89 % as a penalty.
+pub fn worker_paired_costs(
+    reps: &[RepSample],
+    siblings: [u32; 2],
+    clock: ClockKind,
+) -> Vec<PairedCosts> {
+    [(siblings[0], Arm::Alone), (siblings[1], Arm::AloneSecond)]
+        .into_iter()
+        .map(|(cpu, alone)| {
+            paired_by(reps, (Arm::Siblings, alone), clock, |together| {
+                together
+                    .workers
+                    .iter()
+                    .find(|w| w.pinned_cpu == Some(cpu))
+                    .and_then(|w| worker_cost_per_byte(w, clock))
+            })
+        })
+        .collect()
+}
+
+/// Pairs `treated_cost` of each `treated` repetition with the baseline's
+/// cost in the same round; see [`PairedCosts`].
+fn paired_by(
+    reps: &[RepSample],
+    (treated_arm, baseline_arm): (Arm, Arm),
+    clock: ClockKind,
+    treated_cost: impl Fn(&RepSample) -> Option<f64>,
+) -> PairedCosts {
     let excluded = excluded_reps(reps);
     let measured = |arm: Arm, index: usize| {
         let excluded = excluded.iter().any(|e| e.covers(arm, index));
@@ -193,7 +248,7 @@ pub fn paired_costs(
         else {
             continue;
         };
-        if let (Some(t_cost), Some(b_cost)) = (rep_cost(t, clock), rep_cost(b, clock)) {
+        if let (Some(t_cost), Some(b_cost)) = (treated_cost(t), rep_cost(b, clock)) {
             paired.treated.push(t_cost);
             paired.baseline.push(b_cost);
             paired.reps.push(index);
@@ -202,6 +257,81 @@ pub fn paired_costs(
         }
     }
     paired
+}
+
+/// One sibling worker's penalty over its own CPU alone, from every kept
+/// round of every batch.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct WorkerPenalty {
+    /// The sibling CPU the worker ran on.
+    pub cpu: u32,
+    /// Its penalty together over alone there; `None` with too few rounds.
+    pub estimate: Option<Estimate>,
+}
+
+/// How much slower (a fraction of cost) one sibling CPU may run alone than
+/// the other before the view names it: a quiet host's two CPUs agree within
+/// a few per cent; a neighbour on one vCPU's host CPU, or a cap on it, makes
+/// it tens of per cent slower.
+pub const SLOW_CPU: f64 = 0.1;
+
+/// One sibling CPU ran steadily slower alone than the other, in every
+/// batch: evidence about the host (a neighbour on its host CPU, a capped
+/// vCPU, a slower core), never a cost of sharing.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SlowCpu {
+    /// The slower CPU.
+    pub cpu: u32,
+    /// The CPU it is compared with.
+    pub other: u32,
+    /// The median of the per-round cost ratios, slower over other, alone,
+    /// minus 1: 0.48 is 48 % more time for the same work.
+    pub slower: f64,
+    /// Its distribution-free 95 % interval.
+    pub ci95: Interval,
+    /// Kept rounds it comes from.
+    pub rounds: usize,
+    /// Batches, every one of which saw it beyond [`SLOW_CPU`].
+    pub batches: usize,
+}
+
+/// The sibling CPU that ran slower alone than the other by more than
+/// [`SLOW_CPU`], with the whole interval beyond it and every batch's own
+/// median beyond it too ("for the whole gate"); `None` when neither did.
+/// `kept` says which rounds the batches kept, `batches` their rounds.
+pub fn slow_cpu(
+    reps: &[RepSample],
+    siblings: [u32; 2],
+    clock: ClockKind,
+    batches: &[Vec<usize>],
+) -> Option<SlowCpu> {
+    let paired = paired_by(reps, (Arm::AloneSecond, Arm::Alone), clock, |r| {
+        rep_cost(r, clock)
+    });
+    let in_batches = |rep: &usize| batches.iter().any(|b| b.contains(rep));
+    let costs = |keep: &dyn Fn(&usize) -> bool| paired.select(keep);
+    let (second, first) = costs(&in_batches);
+    [
+        (siblings[1], siblings[0], &second, &first, true),
+        (siblings[0], siblings[1], &first, &second, false),
+    ]
+    .into_iter()
+    .find_map(|(cpu, other, slow, fast, second_slow)| {
+        let (slower, ci95) = median_ratio(slow, fast)?;
+        let every_batch = batches.iter().all(|batch| {
+            let (s, f) = costs(&|rep| batch.contains(rep));
+            let (s, f) = if second_slow { (s, f) } else { (f, s) };
+            median_ratio(&s, &f).is_none_or(|(ratio, _)| ratio > SLOW_CPU)
+        });
+        (ci95.low > SLOW_CPU && every_batch).then_some(SlowCpu {
+            cpu,
+            other,
+            slower,
+            ci95,
+            rounds: slow.len(),
+            batches: batches.len(),
+        })
+    })
 }
 
 /// The accepted ratio of same-CPU to alone cost for the control.
@@ -257,7 +387,8 @@ pub fn control_check(same_cpu: &[f64], alone: &[f64], tick_clock: ClockKind) -> 
         return Check::unavailable(
             NAME,
             format!(
-                "no control to compare: {} same-CPU and {} alone repetitions",
+                "no control to compare: {} same-CPU and {} alone repetitions kept (the rest \
+                 were left out: the exclusions below say why)",
                 same_cpu.len(),
                 alone.len()
             ),

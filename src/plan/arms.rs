@@ -37,8 +37,12 @@ pub enum Arm {
     Siblings,
     /// The gate: two workers on two separate cores of one class and package.
     Separate,
-    /// One worker alone on a CPU: the control's (and a one-core gate's) baseline.
+    /// One worker alone on a CPU: the control's baseline, and the gate's
+    /// for the worker on its first sibling.
     Alone,
+    /// The gate: one worker alone on the second sibling, the baseline of
+    /// the worker there (its CPU may run slower than the first's).
+    AloneSecond,
     /// `pairs`: a probe worker (worker 0) on one CPU beside load workers on
     /// the candidate CPUs it is tested against.
     Loaded,
@@ -121,12 +125,14 @@ pub struct Placement {
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum GateBaseline {
-    /// Two workers on two separate cores of the same class and package.
+    /// Each sibling's worker against one worker alone on the same CPU
+    /// (the gate today): only a penalty both workers pay is sharing.
+    EachAlone,
+    /// Two workers on two separate cores of the same class and package
+    /// (older files).
     SeparateCores,
-    /// One worker alone on the first sibling: the only baseline a host with a
-    /// single core (of two threads) offers. Real siblings slow each other
-    /// well beyond the threshold against it too; vCPUs on separate host cores
-    /// do not.
+    /// Both siblings' workers against one worker alone on the first sibling
+    /// (older files, from a host with a single core).
     Alone,
 }
 
@@ -135,13 +141,14 @@ impl GateBaseline {
     pub fn arm(self) -> Arm {
         match self {
             GateBaseline::SeparateCores => Arm::Separate,
-            GateBaseline::Alone => Arm::Alone,
+            GateBaseline::Alone | GateBaseline::EachAlone => Arm::Alone,
         }
     }
 
     /// How a sentence names it.
     pub fn describe(self) -> &'static str {
         match self {
+            GateBaseline::EachAlone => "each worker alone on its CPU",
             GateBaseline::SeparateCores => "on separate cores",
             GateBaseline::Alone => "one worker alone on that core",
         }

@@ -65,30 +65,33 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(CoreKind, usize), Vec<UsableCo
 pub struct GatePairs {
     /// One core's two hardware threads.
     pub siblings: [u32; 2],
-    /// Two different cores of the same class and package; null when the
-    /// siblings' core has no such neighbour and the baseline is one worker
-    /// alone on `siblings[0]`.
+    /// The separate-cores pair older gates measured the siblings against
+    /// (the first sibling and the first thread of another core); never
+    /// chosen now: each worker is measured against its own CPU alone.
+    #[serde(default)]
     pub separate: Option<[u32; 2]>,
     pub class: CoreKind,
     pub package: usize,
 }
 
 impl GatePairs {
-    /// What the siblings are measured against.
+    /// What the siblings are measured against: each worker against its own
+    /// CPU alone, or in an older file what that file says.
     pub fn baseline(&self) -> GateBaseline {
         match self.separate {
             Some(_) => GateBaseline::SeparateCores,
-            None => GateBaseline::Alone,
+            None => GateBaseline::EachAlone,
         }
     }
 
     /// The placement of one gate arm on these CPUs.
     pub fn placement(&self, arm: Arm) -> Placement {
-        let first = self.siblings[0];
+        let [first, second] = self.siblings;
         let cpus: Vec<u32> = match arm {
             Arm::Siblings => self.siblings.to_vec(),
             Arm::Separate => self.separate.map_or_else(Vec::new, |pair| pair.to_vec()),
             Arm::SameCpu => vec![first, first],
+            Arm::AloneSecond => vec![second],
             _ => vec![first],
         };
         Placement {
@@ -114,11 +117,11 @@ pub enum GatePlan {
     },
 }
 
-/// Picks the gate's CPUs: the first core (by lowest CPU) with two allowed
-/// threads, and for the separate pair its first thread plus the first thread
-/// of another core of the same class and package. A host whose only
-/// two-thread cores have no such neighbour (one core of two threads: a
-/// typical small cloud instance) is measured against one worker alone.
+/// Picks the gate's CPUs: the first core (by lowest CPU, class and
+/// package in order) with two allowed threads. Each sibling's worker is
+/// measured against its own CPU alone, so no second core is needed: a host
+/// of one core of two threads (a typical small cloud instance) is measured
+/// as any other.
 pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
     if let Some(reason) = &topology.summary.structure_unknown {
         return Ok(GatePlan::UnknownStructure {
@@ -126,30 +129,16 @@ pub fn gate_pairs(topology: &Topology) -> Result<GatePlan> {
         });
     }
     let groups = usable_cores(topology);
-    let mut single_core = None;
-    for ((class, package), cores) in &groups {
-        let Some(smt_core) = cores.iter().find(|c| c.threads.len() >= 2) else {
-            continue;
-        };
-        let pairs = |separate| GatePairs {
-            siblings: [smt_core.threads[0], smt_core.threads[1]],
-            separate,
+    let smt_core = groups.iter().find_map(|((class, package), cores)| {
+        let core = cores.iter().find(|c| c.threads.len() >= 2)?;
+        Some(GatePairs {
+            siblings: [core.threads[0], core.threads[1]],
+            separate: None,
             class: *class,
             package: *package,
-        };
-        match cores.iter().find(|c| c.threads[0] != smt_core.threads[0]) {
-            Some(other) => {
-                return Ok(GatePlan::Pairs(pairs(Some([
-                    smt_core.threads[0],
-                    other.threads[0],
-                ]))));
-            }
-            None => {
-                single_core.get_or_insert_with(|| pairs(None));
-            }
-        }
-    }
-    if let Some(pairs) = single_core {
+        })
+    });
+    if let Some(pairs) = smt_core {
         return Ok(GatePlan::Pairs(pairs));
     }
     if topology.summary.smt == Some(true) {

@@ -4,7 +4,7 @@
 use crate::exit::Outcome;
 use crate::judge::batches::{Batch, HostNoise, NOISY_BASELINE, Side};
 use crate::judge::checks::{Check, CheckStatus};
-use crate::judge::gate::{Estimate, MeanBased, UNEVEN_WORKERS, Verdict};
+use crate::judge::gate::{Estimate, MeanBased, SlowCpu, UNEVEN_WORKERS, Verdict, WorkerPenalty};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
@@ -22,7 +22,14 @@ use std::fmt::Write;
 
 /// The whole human view.
 pub fn render(result: &GateResult, view: &View) -> String {
-    let mut out = verdict_heading(result.head.complete, "repetitions", &result.sentence, view);
+    // A neighbour that shaped the measurement is said first, before the
+    // sentence's statistics.
+    let mut out = result
+        .slow_cpu
+        .as_ref()
+        .map(|slow| format!("{}\n", view.wrap(&slow_cpu_line(slow), 0)))
+        .unwrap_or_default();
+    out += &verdict_heading(result.head.complete, "repetitions", &result.sentence, view);
     let _ = writeln!(
         out,
         "verdict: {} (exit {}){}",
@@ -34,9 +41,15 @@ pub fn render(result: &GateResult, view: &View) -> String {
         }
     );
     if let (Some(pairs), Some(setup)) = (&result.pairs, &result.setup) {
-        let against = match pairs.separate {
-            Some([a, b]) => format!("separate CPUs {a},{b}"),
-            None => format!("one worker alone on CPU {}", pairs.siblings[0]),
+        let against = match (pairs.separate, result.baseline) {
+            (Some([a, b]), _) => format!("separate CPUs {a},{b}"),
+            (None, Some(GateBaseline::Alone)) => {
+                format!("one worker alone on CPU {}", pairs.siblings[0])
+            }
+            (None, _) => format!(
+                "each worker alone on its CPU ({} and {})",
+                pairs.siblings[0], pairs.siblings[1]
+            ),
         };
         let siblings = format!(
             "siblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per \
@@ -321,11 +334,12 @@ pub fn sentence(
     verdict: Verdict,
     baseline: GateBaseline,
     estimate: Option<&Estimate>,
+    workers: &[WorkerPenalty],
     batches: &[Batch],
     threshold: f64,
     control: &Check,
 ) -> String {
-    let mut sentence = measured_sentence(verdict, baseline, estimate, batches, threshold);
+    let mut sentence = measured_sentence(verdict, baseline, estimate, workers, batches, threshold);
     if control.status == CheckStatus::Failed {
         let _ = write!(
             sentence,
@@ -363,6 +377,7 @@ fn measured_sentence(
     verdict: Verdict,
     baseline: GateBaseline,
     estimate: Option<&Estimate>,
+    workers: &[WorkerPenalty],
     batches: &[Batch],
     threshold: f64,
 ) -> String {
@@ -378,23 +393,48 @@ fn measured_sentence(
     } else {
         (Fixed(-e.penalty * 100.0), "less")
     };
-    let measured = format!(
-        "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} than {} \
-         (median of {} paired rounds in {} batch{}; ratio of medians {:+.1} %); threshold {threshold_pct}",
-        Fixed(e.ci95.low * 100.0),
-        Fixed(e.ci95.high * 100.0),
-        baseline.describe(),
-        e.reps,
+    let batch_count = format!(
+        "{} batch{}",
         batches.len(),
-        if batches.len() == 1 { "" } else { "es" },
-        Fixed(e.penalty_of_medians * 100.0)
+        if batches.len() == 1 { "" } else { "es" }
     );
+    let measured = if workers.is_empty() {
+        format!(
+            "two workers on one core's siblings cost {amount:.1} % [{:.1}, {:.1}] {direction} \
+             than {} (median of {} paired rounds in {batch_count}; ratio of medians {:+.1} %); \
+             threshold {threshold_pct}",
+            Fixed(e.ci95.low * 100.0),
+            Fixed(e.ci95.high * 100.0),
+            baseline.describe(),
+            e.reps,
+            Fixed(e.penalty_of_medians * 100.0)
+        )
+    } else {
+        format!(
+            "working together on one core's siblings, each worker paid at least {:+.1} % \
+             [{:+.1}, {:+.1}] over its own CPU alone ({}; medians of {} paired rounds in \
+             {batch_count}); threshold {threshold_pct}",
+            Fixed(e.penalty * 100.0),
+            Fixed(e.ci95.low * 100.0),
+            Fixed(e.ci95.high * 100.0),
+            worker_penalties(workers),
+            e.reps,
+        )
+    };
     let sides = |side: Side| batches.iter().any(|b| b.side == Some(side));
     let meaning = match verdict {
         Verdict::Physical => "placement is physical",
         Verdict::Virtual => {
             "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
              whose sibling map is fiction)"
+        }
+        Verdict::Inconclusive if one_sided(workers, threshold).is_some() => {
+            return format!(
+                "{measured}: inconclusive: only the worker on CPU {} paid that much; sharing a \
+                 core slows both of its threads, so something on that CPU's side slowed it (a \
+                 neighbour, a burst of load); run it again at a quieter moment",
+                one_sided(workers, threshold).unwrap_or_default()
+            );
         }
         Verdict::Inconclusive if sides(Side::Above) && sides(Side::Below) => {
             "inconclusive: batches measured a pause apart disagree, so the host's load changed \
@@ -412,6 +452,55 @@ fn measured_sentence(
         Verdict::NoSmt => "no-smt",
     };
     format!("{measured}: {meaning}")
+}
+
+/// "CPU 0 +1.2 %, CPU 1 +0.8 %": each worker's own penalty.
+fn worker_penalties(workers: &[WorkerPenalty]) -> String {
+    workers
+        .iter()
+        .map(|w| match &w.estimate {
+            Some(e) => format!("CPU {} {:+.1} %", w.cpu, Fixed(e.penalty * 100.0)),
+            None => format!("CPU {} too few rounds", w.cpu),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The one CPU whose worker's whole interval cleared `threshold` while
+/// another's lay wholly below it: a one-sided slowdown.
+fn one_sided(workers: &[WorkerPenalty], threshold: f64) -> Option<u32> {
+    let above: Vec<u32> = workers
+        .iter()
+        .filter(|w| w.estimate.as_ref().is_some_and(|e| e.ci95.low >= threshold))
+        .map(|w| w.cpu)
+        .collect();
+    let below = workers
+        .iter()
+        .any(|w| w.estimate.as_ref().is_some_and(|e| e.ci95.high < threshold));
+    match above.as_slice() {
+        [cpu] if below => Some(*cpu),
+        _ => None,
+    }
+}
+
+/// The line that names a sibling CPU which ran steadily slower alone: a
+/// neighbour on its host CPU, not a sibling. Printed first, before the
+/// verdict's sentence and its statistics.
+pub fn slow_cpu_line(slow: &SlowCpu) -> String {
+    format!(
+        "CPU {} ran {:.0} % slower alone than CPU {} for the whole gate ({:.0}–{:.0} %, {} \
+         rounds in {} batch{}): a neighbour on its host CPU (another tenant, a capped vCPU), \
+         not a sibling. Each worker was judged against its own CPU alone, so the verdict does \
+         not count it as sharing; a quieter host gives a firmer answer.",
+        slow.cpu,
+        Fixed(slow.slower * 100.0),
+        slow.other,
+        Fixed(slow.ci95.low * 100.0),
+        Fixed(slow.ci95.high * 100.0),
+        slow.rounds,
+        slow.batches,
+        if slow.batches == 1 { "" } else { "es" }
+    )
 }
 
 impl Document for GateResult {

@@ -3,6 +3,7 @@
 //! comparison measured (with how much the search cost).
 
 use crate::exit::Outcome;
+use crate::judge::checks::ExcludedRep;
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::pairs::{
     ComparisonRecord, MapJudgement, MapVerdict, PairFinding, PairRelation, PairStatus, map_text,
@@ -12,6 +13,7 @@ use crate::measure::stop::StopSignal;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line, verdict_heading};
+use crate::report::table::excluded_lines;
 use crate::report::table::fit;
 use crate::report::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
@@ -173,12 +175,12 @@ pub fn render(result: &PairsResult, view: &View) -> String {
         result.pinning.detail
     );
     let _ = writeln!(out, "{}", view.wrap(&pinning, 2));
-    let excluded: usize = result.comparisons.iter().map(|c| c.excluded.len()).sum();
-    if excluded > 0 {
-        let line = format!(
-            "{} left out of the comparisons (a worker moved, or a counter multiplexed; see --json)",
-            count(excluded, "repetition")
-        );
+    let excluded: Vec<ExcludedRep> = result
+        .comparisons
+        .iter()
+        .flat_map(|c| c.excluded.iter().cloned())
+        .collect();
+    for line in excluded_lines(&excluded) {
         let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     out.push_str(&evidence_and_notes(

@@ -4,7 +4,7 @@
 
 use crate::exit::Outcome;
 use crate::judge::arms::ArmStats;
-use crate::judge::checks::{Check, CheckStatus, ExcludedRep};
+use crate::judge::checks::{Check, CheckStatus, ExcludedRep, ExclusionCause};
 use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
@@ -14,6 +14,7 @@ use crate::report::units::{
 };
 use crate::report::view::{Charset, View};
 use crate::saved::DocumentHead;
+use std::collections::BTreeMap;
 use tabled::Table;
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Segment};
@@ -281,11 +282,40 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
     )
 }
 
-/// One line per repetition left out of the statistics, with the reason.
+/// One line per cause of the repetitions left out of the statistics, with
+/// how many of each arm; the list of every one is in the JSON.
 pub fn excluded_lines(excluded: &[ExcludedRep]) -> Vec<String> {
-    excluded
+    // Grouped by cause, each in the order of the causes; a sentence no
+    // cause matches (none today) is its own group, so nothing is dropped.
+    let mut by_cause: BTreeMap<(Option<ExclusionCause>, &str), Vec<&ExcludedRep>> = BTreeMap::new();
+    for ex in excluded {
+        match ex.causes().as_slice() {
+            [] => by_cause.entry((None, &ex.why)).or_default().push(ex),
+            causes => {
+                for cause in causes {
+                    by_cause
+                        .entry((Some(*cause), cause.describe()))
+                        .or_default()
+                        .push(ex);
+                }
+            }
+        }
+    }
+    by_cause
         .iter()
-        .map(|ex| format!("excluded: {} repetition {}: {}", ex.arm, ex.rep, ex.why))
+        .map(|((_, cause), reps)| {
+            let mut arms: BTreeMap<Arm, usize> = BTreeMap::new();
+            for ex in reps {
+                *arms.entry(ex.arm).or_default() += 1;
+            }
+            let arms: Vec<String> = arms.iter().map(|(arm, n)| format!("{arm} {n}")).collect();
+            format!(
+                "excluded: {} ({}): {}; each one is listed in --json",
+                count(reps.len(), "repetition"),
+                arms.join(", "),
+                cause
+            )
+        })
         .collect()
 }
 

@@ -9,7 +9,7 @@ use crate::judge::arms::ArmStats;
 use crate::judge::batches::{Batch, Batching, HostNoise};
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::command::{ArmResidency, CommandArmStats};
-use crate::judge::gate::{Interval, MeanBased, Verdict};
+use crate::judge::gate::{Interval, MeanBased, SlowCpu, Verdict, WorkerPenalty};
 use crate::judge::hybrid::HybridJudgement;
 use crate::judge::latency::{LatencyJudgement, PairLatency, PublishedLevels};
 use crate::judge::observe::ObserveJudgement;
@@ -169,6 +169,14 @@ pub struct GateResult {
     /// the threshold (empty in files before 0.2).
     #[serde(default)]
     pub batches: Vec<Batch>,
+    /// Each sibling worker's penalty against its own CPU alone (empty in
+    /// older files, whose penalty set both workers against one baseline).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workers: Vec<WorkerPenalty>,
+    /// A sibling CPU that ran steadily slower alone than the other: a
+    /// neighbour on its host CPU, never a cost of sharing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_cpu: Option<SlowCpu>,
     /// How noisy the host was while the gate measured.
     #[serde(default)]
     pub noise: Option<HostNoise>,

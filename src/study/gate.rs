@@ -1,19 +1,18 @@
 //! The gate: does CPU affinity on this host move anything physical? Two
-//! pinned workers on one core's two hardware threads against a baseline
-//! (two workers on separate cores of the same class, or, on a host with one
-//! core, one worker alone), interleaved, until the penalty's interval clears
-//! the threshold either way; and a same-CPU control that proves pinning
-//! works at all.
+//! pinned workers on one core's two hardware threads, each against one
+//! worker alone on its own CPU, interleaved round by round, until what both
+//! workers pay clears the threshold either way; and a same-CPU control that
+//! proves pinning works at all.
 
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
 use crate::judge::batches::{Evidence, Next};
 use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
-use crate::judge::gate::{self, CONTROL_ATTEMPTS, GateRule, Verdict};
+use crate::judge::gate::{self, CONTROL_ATTEMPTS, GateRule, Verdict, WorkerPenalty};
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, RepSample};
-use crate::plan::{self, Arm, GateBaseline, GatePlan, Placement};
+use crate::plan::{self, Arm, GatePlan, Placement};
 use crate::probe::Topology;
 use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, GateResult};
@@ -48,6 +47,8 @@ impl Unmeasured {
             control: None,
             control_attempts: Vec::new(),
             batches: Vec::new(),
+            workers: Vec::new(),
+            slow_cpu: None,
             noise: None,
             excluded: Vec::new(),
             warnings,
@@ -97,15 +98,15 @@ pub fn gate_session<M: Measure>(
     let setup = measure.setup().clone();
     let baseline = pairs.baseline();
     let siblings = pairs.placement(Arm::Siblings);
-    let against = pairs.placement(baseline.arm());
-    let same_cpu = pairs.placement(Arm::SameCpu);
     let alone = pairs.placement(Arm::Alone);
+    let alone_second = pairs.placement(Arm::AloneSecond);
+    let same_cpu = pairs.placement(Arm::SameCpu);
     // The control: both workers on one CPU against one worker alone there.
     let control_arms: Vec<&Placement> = vec![&same_cpu, &alone];
-    let mut every_arm: Vec<&Placement> = vec![&siblings, &against, &same_cpu];
-    if baseline != GateBaseline::Alone {
-        every_arm.push(&alone);
-    }
+    // Each round: the siblings, and each sibling's CPU alone; the control's
+    // same-CPU arm in the first rounds only.
+    let every_arm: Vec<&Placement> = vec![&siblings, &alone, &alone_second, &same_cpu];
+    const ROUND_ARMS: usize = 3;
 
     let mut recorded = Recorded::default();
     for warmup in 0..setup.warmups {
@@ -115,9 +116,8 @@ pub fn gate_session<M: Measure>(
         }
     }
     // Pairs stay aligned by repetition: an excluded rep drops its partner.
-    let paired_of = |samples: &[RepSample]| {
-        gate::paired_costs(samples, Arm::Siblings, baseline.arm(), setup.clock)
-    };
+    let paired_of =
+        |samples: &[RepSample]| gate::worker_paired_costs(samples, pairs.siblings, setup.clock);
     let mut evidence = Evidence::default();
     let mut decided = Verdict::Inconclusive;
     let mut index = setup.warmups;
@@ -128,7 +128,7 @@ pub fn gate_session<M: Measure>(
         let round = if index - setup.warmups < CONTROL_ROUNDS {
             &every_arm[..]
         } else {
-            &every_arm[..2]
+            &every_arm[..ROUND_ARMS]
         };
         if !recorded.measure_round(measure, round, index, false)? {
             break;
@@ -164,7 +164,21 @@ pub fn gate_session<M: Measure>(
             }
         }
     }
-    let estimate = evidence.pooled(&paired_of(&recorded.samples));
+    let paired = paired_of(&recorded.samples);
+    let estimate = evidence.pooled(rule, &paired);
+    let workers: Vec<WorkerPenalty> = pairs
+        .siblings
+        .iter()
+        .zip(evidence.pooled_each(&paired))
+        .map(|(&cpu, estimate)| WorkerPenalty { cpu, estimate })
+        .collect();
+    let batch_rounds: Vec<Vec<usize>> = evidence.batches.iter().map(|b| b.rounds.clone()).collect();
+    let slow_cpu = gate::slow_cpu(
+        &recorded.samples,
+        pairs.siblings,
+        setup.clock,
+        &batch_rounds,
+    );
 
     // A time-sliced thread's own cycle counter stops while it waits, so the
     // control is judged on the tick clock, which every sample records.
@@ -228,6 +242,7 @@ pub fn gate_session<M: Measure>(
             verdict,
             baseline,
             estimate.as_ref(),
+            &workers,
             &evidence.batches,
             rule.threshold,
             &control,
@@ -262,6 +277,8 @@ pub fn gate_session<M: Measure>(
         control: Some(control),
         control_attempts,
         batches: evidence.batches,
+        workers,
+        slow_cpu,
         noise,
         excluded,
         warnings,

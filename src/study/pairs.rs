@@ -363,7 +363,7 @@ fn search_comparisons<M: Measure>(
                 // What was measured of them stays: decided if the rule
                 // already could, else undecided.
                 for unfinished in running.into_iter().filter(|c| c.rounds > 0) {
-                    comparisons.push(unfinished.finish(tally));
+                    comparisons.push(unfinished.finish(rule, tally));
                 }
                 comparisons.sort_by_key(|c| c.index);
                 return Ok(searched);
@@ -375,7 +375,7 @@ fn search_comparisons<M: Measure>(
                 .into_iter()
                 .partition(|c| matches!(c.next, Next::Decided(_)));
             for decided in done {
-                let record = decided.finish(tally);
+                let record = decided.finish(rule, tally);
                 search.record(&record.comparison, record.outcome);
                 comparisons.push(record);
             }
@@ -461,7 +461,9 @@ impl Running {
             return Ok(false);
         }
         self.costs = probe_costs(&self.recorded.samples, clock);
-        self.next = self.evidence.round_measured(rule, self.rounds, &self.costs);
+        self.next =
+            self.evidence
+                .round_measured(rule, self.rounds, std::slice::from_ref(&self.costs));
         self.rounds += 1;
         Ok(true)
     }
@@ -477,7 +479,7 @@ impl Running {
     }
 
     /// Its record (undecided: inconclusive), its samples added to the tally.
-    fn finish(self, tally: &mut Tally) -> ComparisonRecord {
+    fn finish(self, rule: &GateRule, tally: &mut Tally) -> ComparisonRecord {
         tally.add(
             &self.recorded.samples,
             &format!("comparison {} ", self.index),
@@ -489,7 +491,9 @@ impl Running {
         ComparisonRecord {
             index: self.index,
             outcome: contention(verdict),
-            estimate: self.evidence.pooled(&self.costs),
+            estimate: self
+                .evidence
+                .pooled(rule, std::slice::from_ref(&self.costs)),
             noise: self.evidence.noise(),
             batches: self.evidence.batches,
             loaded_costs: self.costs.treated,

@@ -1,6 +1,10 @@
 //! A host-side noise maker for the guest tests: what a noisy neighbour
 //! does to a guest's measurement, on demand.
 //!
+//! Two kinds: bursts ([`NoiseMaker`]), and a steady neighbour
+//! ([`SteadyNeighbour`]: a busy loop on one host CPU for the whole boot, in
+//! a process session of its own, as another tenant's vCPU is).
+//!
 //! [`NoiseMaker::start`] spawns a thread in the test process, pinned to one
 //! host CPU, that spins in bursts of a given length at random times: while
 //! it spins, the guest vCPU pinned to that host CPU gets about half of it
@@ -125,6 +129,51 @@ pub fn guest_bursts(cpu: usize) -> NoiseMaker {
     )
 }
 
+/// A busy loop pinned to one host CPU from start to drop: a tenant that
+/// shares that CPU steadily. It runs in a process session of its own
+/// (`setsid`): under the kernel's autogroup scheduling each session is one
+/// group, so the loop takes its group's share of the CPU against the
+/// guest's QEMU, as another tenant does; a thread of the test process, or
+/// a `nice`d one, would share the test's own group instead. Dropped, it is
+/// killed (its whole process group) and reaped.
+pub struct SteadyNeighbour {
+    child: std::process::Child,
+}
+
+impl SteadyNeighbour {
+    /// Starts the busy loop on host CPU `cpu`; panics if it cannot start.
+    pub fn start(cpu: usize) -> SteadyNeighbour {
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new("sh");
+        command
+            .args(["-c", "while :; do :; done"])
+            .stdin(std::process::Stdio::null());
+        // SAFETY: setsid and sched_setaffinity are async-signal-safe
+        // system calls; the closure allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                nix::unistd::setsid()?;
+                let mut set = nix::sched::CpuSet::new();
+                set.set(cpu)?;
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)?;
+                Ok(())
+            });
+        }
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("the steady neighbour cannot start on host CPU {cpu}: {e}"));
+        SteadyNeighbour { child }
+    }
+}
+
+impl Drop for SteadyNeighbour {
+    fn drop(&mut self) {
+        let group = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
+        let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +199,17 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         drop(noise);
+    }
+
+    /// The neighbour runs, in a session of its own, and dropping it ends it.
+    #[test]
+    fn the_steady_neighbour_runs_in_its_own_session_and_always_stops() {
+        let neighbour = SteadyNeighbour::start(0);
+        let pid = neighbour.child.id() as i32;
+        let session = nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid))).unwrap();
+        assert_eq!(session.as_raw(), pid);
+        assert_ne!(session, nix::unistd::getsid(None).unwrap());
+        drop(neighbour);
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
     }
 }

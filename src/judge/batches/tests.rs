@@ -30,7 +30,9 @@ fn run_from(
         paired.treated.push(treated(rep));
         paired.baseline.push(baseline(rep));
         paired.reps.push(rep);
-        if let Next::Decided(verdict) = evidence.round_measured(&RULE, rep, &paired) {
+        if let Next::Decided(verdict) =
+            evidence.round_measured(&RULE, rep, std::slice::from_ref(&paired))
+        {
             return (verdict, evidence);
         }
     }
@@ -151,7 +153,9 @@ fn the_pooled_estimate_keeps_the_old_one_beside_it() {
         paired.baseline.push(jitter(rep));
         paired.reps.push(rep);
     }
-    let pooled = evidence.pooled(&paired).unwrap();
+    let pooled = evidence
+        .pooled(&RULE, std::slice::from_ref(&paired))
+        .unwrap();
     assert_eq!(pooled.reps, 12);
     let old = pooled.mean_based.unwrap();
     assert!((old.penalty - pooled.penalty).abs() < 0.02);
@@ -173,7 +177,8 @@ fn a_round_whose_workers_came_out_uneven_is_flagged_and_left_out() {
         paired.baseline.push(jitter(rep));
         paired.reps.push(rep);
         paired.treated_spread.push(if burst { 1.0 } else { 0.02 });
-        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, &paired) {
+        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, std::slice::from_ref(&paired))
+        {
             verdict = Some(v);
             break;
         }
@@ -199,11 +204,77 @@ fn workers_apart_in_every_round_are_the_hosts_shape_not_noise() {
         paired.reps.push(rep);
         paired.treated_spread.push(0.33 + 0.02 * jitter(rep));
         paired.baseline_spread.push(0.05);
-        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, &paired) {
+        if let Next::Decided(v) = evidence.round_measured(&RULE, rep, std::slice::from_ref(&paired))
+        {
             verdict = Some(v);
             break;
         }
     }
     assert_eq!(verdict, Some(Verdict::Virtual));
     assert_eq!(evidence.noise().unwrap().noisy_rounds, 0);
+}
+
+/// Feeds two comparisons (the gate's two workers, each against its own
+/// CPU alone) until the evidence decides.
+fn run_two(worker: impl Fn(usize, usize) -> (f64, f64)) -> (Verdict, Evidence) {
+    let mut evidence = Evidence::default();
+    let mut paired = [PairedCosts::default(), PairedCosts::default()];
+    for rep in 0..RULE.max_reps * RULE.batching.max_batches {
+        for (i, one) in paired.iter_mut().enumerate() {
+            let (treated, baseline) = worker(i, rep);
+            one.treated.push(treated);
+            one.baseline.push(baseline);
+            one.reps.push(rep);
+        }
+        if let Next::Decided(verdict) = evidence.round_measured(&RULE, rep, &paired) {
+            return (verdict, evidence);
+        }
+    }
+    panic!("no verdict after the most rounds: {evidence:?}");
+}
+
+#[test]
+fn both_workers_must_pay_for_physical() {
+    let (verdict, evidence) = run_two(|i, rep| (1.8 * jitter(rep + i), jitter(rep)));
+    assert_eq!(verdict, Verdict::Physical);
+    assert!(evidence.batches.iter().all(|b| b.workers.len() == 2));
+    let paired: Vec<PairedCosts> = (0..2)
+        .map(|i| PairedCosts {
+            treated: (0..12).map(|rep| 1.8 * jitter(rep + i)).collect(),
+            baseline: (0..12).map(jitter).collect(),
+            reps: (0..12).collect(),
+            ..PairedCosts::default()
+        })
+        .collect();
+    assert!(evidence.pooled(&RULE, &paired).unwrap().ci95.low > RULE.threshold);
+}
+
+#[test]
+fn a_steadily_slower_cpu_cancels_in_its_own_workers_ratio() {
+    // Worker 1's CPU is 1.5x slower alone and together alike: each
+    // worker's ratio is 1, where both workers' mean against CPU 0 alone
+    // read +25 %.
+    let (verdict, evidence) = run_two(|i, rep| match i {
+        0 => (jitter(rep + 1), jitter(rep)),
+        _ => (1.5 * jitter(rep + 2), 1.5 * jitter(rep + 3)),
+    });
+    assert_eq!(verdict, Verdict::Virtual);
+    assert_eq!(evidence.batches.len(), 2);
+    assert!(!evidence.noise().unwrap().is_high());
+}
+
+#[test]
+fn one_worker_that_paid_nothing_shows_the_two_share_nothing() {
+    // A burst slows worker 1 together (never alone) through both batches:
+    // worker 0 paid nothing, so sharing a core is not what slowed it.
+    let (verdict, evidence) = run_two(|i, rep| match i {
+        0 => (jitter(rep + 1), jitter(rep)),
+        _ => (1.6 * jitter(rep + 2), jitter(rep)),
+    });
+    assert_eq!(verdict, Verdict::Virtual);
+    let sides: Vec<_> = evidence.batches[0].workers.iter().map(|w| w.side).collect();
+    assert_eq!(sides, [Some(Side::Below), Some(Side::Above)]);
+    assert_eq!(evidence.batches[0].side, Some(Side::Below));
+    // The batch's estimate is the worker that decided it.
+    assert!(evidence.batches[0].estimate.as_ref().unwrap().ci95.high < RULE.threshold);
 }

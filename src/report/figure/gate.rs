@@ -6,9 +6,13 @@
 
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid};
 use crate::judge::batches::NOISY_BASELINE;
-use crate::judge::gate::{Estimate, Interval, UNEVEN_WORKERS, paired_costs};
-use crate::plan::Arm;
+use crate::judge::gate::{
+    Estimate, Interval, PairedCosts, UNEVEN_WORKERS, paired_costs, worker_paired_costs,
+};
+use crate::measure::ClockKind;
+use crate::plan::{Arm, GateBaseline};
 use crate::saved::GateResult;
+use std::collections::BTreeMap;
 
 const WIDTH: f64 = 760.0;
 /// Room on the left for a row's name.
@@ -246,16 +250,14 @@ fn batch_rounds(result: &GateResult) -> Vec<Row<'_>> {
     let (Some(baseline), Some(setup)) = (result.baseline, &result.setup) else {
         return Vec::new();
     };
-    let paired = paired_costs(&result.samples, Arm::Siblings, baseline.arm(), setup.clock);
+    let penalties = round_penalties(result, baseline, setup.clock);
     let rounds = |in_row: &dyn Fn(usize) -> bool, noisy: &dyn Fn(usize) -> bool| -> Vec<Round> {
-        paired
-            .reps
+        penalties
             .iter()
-            .zip(paired.treated.iter().zip(&paired.baseline))
-            .filter(|(rep, _)| in_row(**rep))
-            .map(|(rep, (treated, baseline))| Round {
-                penalty: treated / baseline - 1.0,
-                noisy: noisy(*rep),
+            .filter(|(rep, _)| in_row(*rep))
+            .map(|&(rep, penalty)| Round {
+                penalty,
+                noisy: noisy(rep),
             })
             .collect()
     };
@@ -281,6 +283,50 @@ fn batch_rounds(result: &GateResult) -> Vec<Row<'_>> {
             }),
         })
         .collect()
+}
+
+/// Each paired round's penalty, by repetition: against each worker's own
+/// CPU alone, the smaller of the two workers' (what both paid, as the
+/// verdict reads it); in an older file, the siblings' mean over its
+/// baseline.
+fn round_penalties(
+    result: &GateResult,
+    baseline: GateBaseline,
+    clock: ClockKind,
+) -> Vec<(usize, f64)> {
+    let ratios = |paired: &PairedCosts| -> Vec<(usize, f64)> {
+        paired
+            .reps
+            .iter()
+            .zip(paired.treated.iter().zip(&paired.baseline))
+            .map(|(rep, (treated, baseline))| (*rep, treated / baseline - 1.0))
+            .collect()
+    };
+    match (baseline, &result.pairs) {
+        (GateBaseline::EachAlone, Some(pairs)) => {
+            let each: Vec<BTreeMap<usize, f64>> =
+                worker_paired_costs(&result.samples, pairs.siblings, clock)
+                    .iter()
+                    .map(|paired| ratios(paired).into_iter().collect())
+                    .collect();
+            let Some(first) = each.first() else {
+                return Vec::new();
+            };
+            first
+                .keys()
+                .filter_map(|rep| {
+                    let all: Option<Vec<f64>> = each.iter().map(|w| w.get(rep).copied()).collect();
+                    Some((*rep, all?.into_iter().fold(f64::INFINITY, f64::min)))
+                })
+                .collect()
+        }
+        _ => ratios(&paired_costs(
+            &result.samples,
+            Arm::Siblings,
+            baseline.arm(),
+            clock,
+        )),
+    }
 }
 
 /// A median (a bar across) on its 95 % interval (a whisker), at `y`.

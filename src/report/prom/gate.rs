@@ -35,7 +35,8 @@ pub fn gate(result: &GateResult) -> String {
     m.gauge(
         "placement_study_gate_penalty_ratio",
         "What sharing a core costs: the median of the per-round ratios of siblings' cost over \
-         the baseline's, minus 1 (0.37 is 37 % more); absent when too few rounds were measured.",
+         the baseline's, minus 1 (0.37 is 37 % more); with each worker against its own CPU \
+         alone, the deciding worker's; absent when too few rounds were measured.",
         &[],
         result.penalty,
     );
@@ -51,6 +52,28 @@ pub fn gate(result: &GateResult) -> String {
             "Upper bound of the penalty's distribution-free 95 % confidence interval.",
             &[],
             ci95.high,
+        );
+    }
+    for worker in &result.workers {
+        let cpu = worker.cpu.to_string();
+        m.gauge(
+            "placement_study_gate_worker_penalty_ratio",
+            "Each sibling worker's penalty: the median of its per-round ratios of its cost \
+             beside the other over its own CPU alone, minus 1; physical needs every worker's \
+             interval at or above the threshold.",
+            &[("cpu", cpu.as_str())],
+            worker.estimate.as_ref().map(|e| e.penalty),
+        );
+    }
+    if let Some(slow) = &result.slow_cpu {
+        let (cpu, other) = (slow.cpu.to_string(), slow.other.to_string());
+        m.gauge(
+            "placement_study_gate_slow_cpu_ratio",
+            "A sibling CPU that ran steadily slower alone than the other, in every batch: the \
+             median of the paired cost ratios minus 1 (a neighbour on its host CPU, never a \
+             sharing penalty).",
+            &[("cpu", cpu.as_str()), ("other", other.as_str())],
+            slow.slower,
         );
     }
     m.gauge(
