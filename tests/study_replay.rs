@@ -914,6 +914,36 @@ fn pairs_on_crossed_siblings_finds_fake_and_hidden_ones() {
     assert_eq!(Outcome::Map(result.verdict).exit_status(), 3);
 }
 
+/// `pairs` compares each probe with itself alone on its own CPU, so a CPU
+/// that runs steadily slower (a neighbour on its host CPU) slows both arms
+/// of its own comparisons alike and none of the others': every vCPU on a
+/// host CPU of its own reads apart, CPU 1 at 1.5x the cost included.
+#[test]
+fn pairs_beside_a_steadily_slower_cpu_finds_no_sibling() {
+    let replay = Replay::from_fn(ClockKind::Tsc, |p, rep, warmup| {
+        let cpus: Vec<u32> = p.cpus.iter().map(|c| c.unwrap()).collect();
+        Some(sample_of_workers(p, rep, warmup, |worker| {
+            let cpu = cpus[worker];
+            let sharing = cpus.iter().filter(|&&c| c == cpu).count() as f64;
+            let speed = if cpu == 1 { 1.5 } else { 1.0 };
+            around(sharing * speed, 0.01, rep + worker)
+        }))
+    });
+    let result = pairs(
+        &topology("kvm-guest-claims-smt"),
+        &pairs_options(false, None),
+        replay,
+    );
+    assert_eq!(result.verdict, MapVerdict::Differ, "{}", result.sentence);
+    assert_eq!(measured_map(&result), "0 / 1 / 2 / 3", "{}", result.sentence);
+    assert!(
+        result
+            .comparisons
+            .iter()
+            .all(|c| c.outcome == Contention::Apart)
+    );
+}
+
 #[test]
 fn pairs_on_a_guest_without_smt_finds_hidden_siblings() {
     let result = pairs(

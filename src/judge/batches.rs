@@ -31,7 +31,8 @@
 //!
 //! * the gate has one comparison per sibling worker, each worker together
 //!   against its own CPU alone, judged in the same batches: a round that
-//!   is noise for one is left out of both, and a batch is above only when
+//!   is noise for one is left out of that one's estimates, and a batch is
+//!   above only when
 //!   every worker is, below as soon as one is ([`joint_side`]). A steady
 //!   neighbour on one CPU (another tenant, a capped vCPU) slows that CPU
 //!   alone and together alike, so it cancels in its worker's ratio; it
@@ -97,7 +98,9 @@ pub struct Batch {
     pub rounds: Vec<usize>,
     /// Rounds whose baseline was more than [`NOISY_BASELINE`] off the
     /// batch's median, or one of whose arms had its workers much further
-    /// apart than usual: host noise, kept out of every estimate.
+    /// apart than usual: host noise, kept out of every estimate (with
+    /// several comparisons, each one's own in [`WorkerBatch::noisy_rounds`]
+    /// is kept out of its estimates; these are all of them).
     pub noisy_rounds: Vec<usize>,
     /// The median baseline cost of its kept rounds: how the host's speed
     /// moved between batches.
@@ -125,6 +128,10 @@ pub struct WorkerBatch {
     pub estimate: Option<Estimate>,
     /// Its side of the threshold; `None` while undecided.
     pub side: Option<Side>,
+    /// The rounds that were host noise for it (its CPU alone far off the
+    /// batch's median, or the siblings' workers unusually far apart), left
+    /// out of its estimates; the batch's `noisy_rounds` are every worker's.
+    pub noisy_rounds: Vec<usize>,
 }
 
 /// What to measure next.
@@ -304,16 +311,22 @@ impl Evidence {
         deciding(each, side, rule)
     }
 
-    /// Each comparison's estimate from every kept round of every batch.
+    /// Each comparison's estimate from every round of every batch that it
+    /// kept.
     pub fn pooled_each(&self, paired: &[PairedCosts]) -> Vec<Option<Estimate>> {
-        let kept = |rep: &usize| {
-            self.batches
-                .iter()
-                .any(|b| b.rounds.contains(rep) && !b.noisy_rounds.contains(rep))
-        };
         paired
             .iter()
-            .map(|one| {
+            .enumerate()
+            .map(|(i, one)| {
+                let kept = |rep: &usize| {
+                    self.batches.iter().any(|b| {
+                        let noisy = b
+                            .workers
+                            .get(i)
+                            .map_or(&b.noisy_rounds, |w| &w.noisy_rounds);
+                        b.rounds.contains(rep) && !noisy.contains(rep)
+                    })
+                };
                 let (treated, baseline) = one.select(kept);
                 estimate(&treated, &baseline)
             })
@@ -402,20 +415,17 @@ fn noisy_rounds_of(rounds: &[usize], paired: &PairedCosts) -> Vec<usize> {
 }
 
 /// Batch `index` of `rounds`, judged from each comparison's paired costs
-/// (a round whose pair was excluded is simply absent from `paired`). A
-/// round that is noisy for one comparison is left out of all of them, so
-/// that they stay paired by round.
+/// (a round whose pair was excluded is simply absent from `paired`). Each
+/// comparison leaves out the rounds that are noise for it: a burst on one
+/// worker's CPU alone says nothing of the other's rounds, and dropping a
+/// round from both (as a first version did) left batches too few rounds
+/// for an interval on a noisy host.
 fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &[PairedCosts]) -> Batch {
-    let mut noisy_rounds: Vec<usize> = paired
-        .iter()
-        .flat_map(|one| noisy_rounds_of(&rounds, one))
-        .collect();
-    noisy_rounds.sort_unstable();
-    noisy_rounds.dedup();
-    let kept = |rep: &usize| rounds.contains(rep) && !noisy_rounds.contains(rep);
     let workers: Vec<WorkerBatch> = paired
         .iter()
         .map(|one| {
+            let noisy_rounds = noisy_rounds_of(&rounds, one);
+            let kept = |rep: &usize| rounds.contains(rep) && !noisy_rounds.contains(rep);
             let (treated, baseline) = one.select(kept);
             let estimate = estimate(&treated, &baseline);
             WorkerBatch {
@@ -425,9 +435,16 @@ fn judge_batch(rule: &GateRule, index: usize, rounds: Vec<usize>, paired: &[Pair
                     .filter(|_| rounds.len() >= rule.min_reps)
                     .and_then(|e| side_of(rule, e)),
                 estimate,
+                noisy_rounds,
             }
         })
         .collect();
+    let mut noisy_rounds: Vec<usize> = workers
+        .iter()
+        .flat_map(|w| w.noisy_rounds.iter().copied())
+        .collect();
+    noisy_rounds.sort_unstable();
+    noisy_rounds.dedup();
     let side = match joint_side(&workers.iter().map(|w| w.side).collect::<Vec<_>>()) {
         Some(side) => Some(side),
         None if rounds.len() >= rule.max_reps => Some(Side::Straddles),
