@@ -17,6 +17,7 @@
 //! ([`Tree::stop_outlivers`]). A second stop signal kills the whole tree
 //! and quits at once ([`super::stop`]).
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -127,13 +128,28 @@ fn processes() -> Vec<Process> {
         .collect()
 }
 
+/// This process's children among `all`.
+fn children(all: &[Process], me: i32) -> BTreeSet<i32> {
+    all.iter().filter(|p| p.ppid == me).map(|p| p.pid).collect()
+}
+
 /// The members of the tree of `root` in `group` among `all`; see the
-/// module docs. `subreaper`: this process's children count as roots.
-fn members(all: &[Process], root: i32, group: i32, me: i32, subreaper: bool) -> Vec<Process> {
-    let mut inside: std::collections::BTreeSet<i32> = all
+/// module docs. `subreaper`: this process's children count as roots, but
+/// for those in `before` (its children before the command started: what
+/// an earlier command was left running with, for one).
+fn members(
+    all: &[Process],
+    root: i32,
+    group: i32,
+    me: i32,
+    subreaper: Option<&BTreeSet<i32>>,
+) -> Vec<Process> {
+    let came_back =
+        |p: &Process| subreaper.is_some_and(|before| p.ppid == me && !before.contains(&p.pid));
+    let mut inside: BTreeSet<i32> = all
         .iter()
         .filter(|p| p.pid != me)
-        .filter(|p| p.pid == root || p.pgrp == group || (subreaper && p.ppid == me))
+        .filter(|p| p.pid == root || p.pgrp == group || came_back(p))
         .map(|p| p.pid)
         .collect();
     loop {
@@ -185,7 +201,9 @@ impl Reaped {
 pub struct Tree {
     root: Pid,
     me: i32,
-    subreaper: bool,
+    /// Where this process is a subreaper: its children before the command
+    /// started, the command's root aside.
+    subreaper: Option<BTreeSet<i32>>,
     finished: bool,
 }
 
@@ -193,10 +211,18 @@ impl Tree {
     /// The tree of the held child `root`, the leader of its own group.
     pub fn of(root: Pid) -> Tree {
         stop::set_command_group(root.as_raw());
+        let me = std::process::id() as i32;
+        let subreaper = nix::sys::prctl::get_child_subreaper()
+            .unwrap_or(false)
+            .then(|| {
+                let mut before = children(&processes(), me);
+                before.remove(&root.as_raw());
+                before
+            });
         Tree {
             root,
-            me: std::process::id() as i32,
-            subreaper: nix::sys::prctl::get_child_subreaper().unwrap_or(false),
+            me,
+            subreaper,
             finished: false,
         }
     }
@@ -208,7 +234,7 @@ impl Tree {
             self.root.as_raw(),
             self.root.as_raw(),
             self.me,
-            self.subreaper,
+            self.subreaper.as_ref(),
         )
     }
 
@@ -444,15 +470,18 @@ mod tests {
             process(40, me, 40), // an orphan re-parented to me
             process(41, 1, 20),  // in the group, parent gone (no subreaper)
             process(50, 22, 22), // someone else's child
+            process(60, me, 60), // left running by an earlier command
+            process(61, 60, 60), // and its child
         ];
+        let before = BTreeSet::from([60]);
         let pids = |found: Vec<Process>| found.iter().map(|p| p.pid).collect::<Vec<_>>();
         assert_eq!(
-            pids(members(&all, 20, 20, me, true)),
+            pids(members(&all, 20, 20, me, Some(&before))),
             vec![20, 21, 30, 31, 40, 41]
         );
         // A library caller's own children are not the command's.
         assert_eq!(
-            pids(members(&all, 20, 20, me, false)),
+            pids(members(&all, 20, 20, me, None)),
             vec![20, 21, 30, 31, 41]
         );
     }
