@@ -226,6 +226,10 @@ fn leave_running_names_the_outlivers_and_leaves_them() {
 }
 
 /// The CPU time a shell spinning for `wall` gets on this machine now, ns.
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which gives its rusage"
+)]
 fn spin_share(wall: Duration) -> u64 {
     let child = Command::new("timeout")
         .arg(format!("{}", wall.as_secs_f64()))
