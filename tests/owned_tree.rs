@@ -18,6 +18,8 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
+use crate::common::placement_study;
+
 const BIN: &str = env!("CARGO_BIN_EXE_placement-study");
 
 /// One arm, one thread, no gate, no warm-ups: the fastest real study.
@@ -50,8 +52,21 @@ impl Marker {
     }
 
     /// The PIDs of the living processes whose command line holds the
-    /// marker (a zombie's is empty).
+    /// marker as a word (a zombie's is empty): its `sleep`s, and the shells
+    /// whose scripts name them.
     fn alive(&self) -> Vec<i32> {
+        self.matching(|args| {
+            args.iter()
+                .any(|arg| arg.split([' ', '\'', '"', ';']).any(|word| word == self.0))
+        })
+    }
+
+    /// The PIDs of the processes that are `sleep MARKER` itself.
+    fn sleeping(&self) -> Vec<i32> {
+        self.matching(|args| args.len() == 2 && args[0] == "sleep" && args[1] == self.0)
+    }
+
+    fn matching(&self, test: impl Fn(&[String]) -> bool) -> Vec<i32> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -60,17 +75,21 @@ impl Marker {
             .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
             .filter(|pid| {
                 std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
-                    let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-                    text.split(' ').any(|word| word == self.0)
+                    let args: Vec<String> = cmdline
+                        .split(|&byte| byte == 0)
+                        .filter(|arg| !arg.is_empty())
+                        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                        .collect();
+                    test(&args)
                 })
             })
             .collect()
     }
 
-    /// Waits (up to 10 s) for a process with the marker to run.
+    /// Waits (up to 10 s) for `sleep MARKER` to run.
     fn wait_running(&self) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.alive().is_empty() {
+        while self.sleeping().is_empty() {
             assert!(Instant::now() < deadline, "{} never started", self.0);
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -97,23 +116,27 @@ impl Drop for Marker {
 }
 
 fn run_saving(json: &Path, args: &[&str]) -> (Output, Option<Value>) {
-    let output = Command::new(BIN)
-        .args(["run", "--json", json.to_str().unwrap()])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let mut all = vec!["run", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = placement_study(&all);
     let saved = std::fs::read_to_string(json)
         .ok()
         .map(|text| serde_json::from_str(&text).expect("the saved file is JSON"));
     (output, saved)
 }
 
-/// Every repetition's outlivers in a saved `run` document.
-fn outlivers(saved: &Value) -> Vec<Value> {
+/// The repetitions of a saved `run -- COMMAND` document (a sweep keeps
+/// them under `command`).
+fn reps(saved: &Value) -> &Vec<Value> {
     saved["reps"]
         .as_array()
+        .or_else(|| saved["command"]["reps"].as_array())
         .expect("reps")
+}
+
+/// Every repetition's outlivers in a saved `run -- COMMAND` document.
+fn outlivers(saved: &Value) -> Vec<Value> {
+    reps(saved)
         .iter()
         .flat_map(|rep| {
             rep["sample"]["outlivers"]
@@ -154,32 +177,37 @@ fn spawn(args: &[&str]) -> Child {
 #[test]
 fn what_a_command_leaves_running_is_named_and_stopped() {
     let _cpus = crate::common::cpus_to_myself();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let marker = Marker::new();
-    let script = format!("{} & exit 0", marker.sleep());
-    let mut args = QUICK.to_vec();
-    args.extend(["--", "sh", "-c", &script]);
-    let (output, saved) = run_saving(&json, &args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    marker.assert_none_left("run after a normal exit");
-    let outlivers = outlivers(&saved.expect("a result"));
-    assert_eq!(
-        outlivers.len(),
-        2,
-        "one outliver a repetition: {outlivers:?}"
-    );
-    for outliver in &outlivers {
-        assert_eq!(outliver["name"], "sleep", "{outliver}");
-        assert!(outliver["pid"].as_i64().unwrap() > 0, "{outliver}");
-        assert!(outliver["outlived_ms"].is_u64(), "{outliver}");
-        // SIGTERM ends a sleep at once, unless the machine is so busy
-        // that it is not scheduled within the grace.
-        let ended_by = outliver["ended_by"].as_str().unwrap();
-        assert!(["sigterm", "sigkill"].contains(&ended_by), "{outliver}");
+    for study in ["run", "sweep"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("out.json");
+        let marker = Marker::new();
+        let script = format!("{} & exit 0", marker.sleep());
+        let mut args = match study {
+            "run" => QUICK.to_vec(),
+            _ => vec!["--sweep", "--skip-gate", "--reps", "2", "--no-ceiling"],
+        };
+        args.extend(["--", "sh", "-c", &script]);
+        let (output, saved) = run_saving(&json, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{study}: {stderr}");
+        marker.assert_none_left(&format!("{study} after a normal exit"));
+        let saved = saved.expect("a result");
+        let outlivers = outlivers(&saved);
+        let reps = reps(&saved).len();
+        assert_eq!(outlivers.len(), reps, "one a repetition: {outlivers:?}");
+        for outliver in &outlivers {
+            // The shell's child, named before or after its exec.
+            let name = outliver["name"].as_str().unwrap();
+            assert!(["sleep", "sh"].contains(&name), "{outliver}");
+            assert!(outliver["pid"].as_i64().unwrap() > 0, "{outliver}");
+            assert!(outliver["outlived_ms"].is_u64(), "{outliver}");
+            // SIGTERM ends a sleep at once, unless the machine is so busy
+            // that it is not scheduled within the grace.
+            let ended_by = outliver["ended_by"].as_str().unwrap();
+            assert!(["sigterm", "sigkill"].contains(&ended_by), "{outliver}");
+        }
+        assert!(stderr.contains(" (PID "), "{stderr}");
     }
-    assert!(stderr.contains("left sleep (PID"), "{stderr}");
 }
 
 #[test]
@@ -225,13 +253,14 @@ fn leave_running_names_the_outlivers_and_leaves_them() {
     // The marker's guard kills them, by PID.
 }
 
-/// The CPU time a shell spinning for `wall` gets on this machine now, ns.
+/// The CPU time a shell spinning for `wall` on `cpu` gets now, ns.
 #[allow(
     clippy::zombie_processes,
     reason = "reaped by wait4, which gives its rusage"
 )]
-fn spin_share(wall: Duration) -> u64 {
-    let child = Command::new("timeout")
+fn spin_share(wall: Duration, cpu: u64) -> u64 {
+    let child = Command::new("taskset")
+        .args(["-c", &cpu.to_string(), "timeout"])
         .arg(format!("{}", wall.as_secs_f64()))
         .args(["sh", "-c", "while :; do :; done"])
         .spawn()
@@ -248,18 +277,14 @@ fn spin_share(wall: Duration) -> u64 {
 #[test]
 fn the_cpu_time_of_a_repetition_counts_its_outlivers() {
     let _cpus = crate::common::cpus_to_myself();
-    if spin_share(Duration::from_millis(500)) < 250_000_000 {
-        eprintln!("this machine gives a spinning shell under half a CPU now; skipped");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    // The command ends after 0.1 s on its one CPU; its child, deaf to
+    // The command ends after 0.05 s on its one CPU; its child, deaf to
     // SIGTERM, spins on through the grace until SIGKILL. More CPU time
     // than wall time on one CPU is CPU time spent after the command ended.
     let marker = Marker::new();
     let script = format!(
-        "sh -c 'trap \"\" TERM; while :; do :; done; {}' & sleep 0.1; exit 0",
+        "sh -c 'trap \"\" TERM; while :; do :; done; {}' & sleep 0.05; exit 0",
         marker.sleep()
     );
     let mut args = QUICK.to_vec();
@@ -268,9 +293,14 @@ fn the_cpu_time_of_a_repetition_counts_its_outlivers() {
     assert_eq!(output.status.code(), Some(0));
     marker.assert_none_left("a spinning outliver");
     let saved = saved.expect("a result");
-    for rep in saved["reps"].as_array().unwrap() {
+    for rep in reps(&saved) {
         let task_clock = rep["sample"]["task_clock_ns"].as_u64().unwrap();
         let wall = rep["sample"]["wall_ns"].as_u64().unwrap();
+        let cpu = saved["plan"]["placements"][0]["cpus"][0].as_u64().unwrap();
+        if task_clock <= wall && spin_share(Duration::from_millis(500), cpu) < 250_000_000 {
+            eprintln!("the arm's CPU gives a spinning shell under half its time now; skipped");
+            return;
+        }
         assert!(
             task_clock > wall,
             "the outliver's CPU time after the command ended is counted: {rep}"
@@ -392,18 +422,16 @@ fn observe_names_and_stops_what_its_command_leaves_running() {
     let json = dir.path().join("out.json");
     let marker = Marker::new();
     let script = format!("{} & exit 0", marker.sleep());
-    let output = Command::new(BIN)
-        .args(["observe", "--json", json.to_str().unwrap()])
-        .args(["--", "sh", "-c", &script])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let json_arg = json.to_str().unwrap();
+    let output = placement_study(&["observe", "--json", json_arg, "--", "sh", "-c", &script]);
     assert_eq!(output.status.code(), Some(0));
     marker.assert_none_left("observe after a normal exit");
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let outlivers = saved["outlivers"].as_array().expect("outlivers");
     assert_eq!(outlivers.len(), 1, "{saved}");
-    assert_eq!(outlivers[0]["name"], "sleep");
+    // The shell's child, named before or after its exec.
+    let name = outlivers[0]["name"].as_str().unwrap();
+    assert!(["sleep", "sh"].contains(&name), "{saved}");
 }
 
 #[test]
@@ -468,11 +496,7 @@ fn observe_leaves_standard_output_to_the_command() {
         eprintln!("xz is not installed: the comparison with xz is skipped");
         return;
     };
-    let observed = Command::new(BIN)
-        .args(["observe", "--", "xz", "-c", input])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let observed = placement_study(&["observe", "--", "xz", "-c", input]);
     assert_eq!(observed.status.code(), Some(0));
     assert!(
         observed.stdout == alone.stdout,
@@ -485,11 +509,7 @@ fn observe_leaves_standard_output_to_the_command() {
     );
     // -o FILE: the report in a file, stderr quiet.
     let file = dir.path().join("report.txt");
-    let observed = Command::new(BIN)
-        .args(["observe", "-o", file.to_str().unwrap(), "--", "echo", "hi"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let observed = placement_study(&["observe", "-o", file.to_str().unwrap(), "--", "echo", "hi"]);
     assert_eq!(observed.stdout, b"hi\n");
     assert!(
         std::fs::read_to_string(&file)
@@ -542,11 +562,7 @@ fn outputs_through_links_that_are_not_the_users_are_refused() {
         let mut args = vec!["run", option, link.to_str().unwrap()];
         args.extend(QUICK);
         args.extend(["--", "echo", "pwned"]);
-        let output = Command::new(BIN)
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let output = placement_study(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{option} {link:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -630,13 +646,11 @@ fn a_read_only_folder_is_refused_before_measuring() {
     }
     let marker = Marker::new();
     let target = dir.path().join("out.json");
-    let output = Command::new(BIN)
-        .args(["run", "--json", target.to_str().unwrap()])
-        .args(QUICK)
-        .args(["--", "sh", "-c", &format!("{}; exit 0", marker.sleep())])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let script = format!("{}; exit 0", marker.sleep());
+    let mut args = vec!["run", "--json", target.to_str().unwrap()];
+    args.extend(QUICK);
+    args.extend(["--", "sh", "-c", &script]);
+    let output = placement_study(&args);
     let _ = Command::new("umount").arg(dir.path()).status();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
@@ -663,7 +677,7 @@ fn a_study_says_its_plan_and_each_round_and_stops_at_max_seconds() {
             "--reps",
             "1000",
             "--max-seconds",
-            "1",
+            "2",
             "--",
             "sleep",
             "0.3",
@@ -675,18 +689,19 @@ fn a_study_says_its_plan_and_each_round_and_stops_at_max_seconds() {
         stderr.contains("run: round 1/1000"),
         "a line a round: {stderr}"
     );
-    assert!(
-        stderr.contains("run: round 2/1000"),
-        "a line a round: {stderr}"
-    );
+    let saved = saved.expect("a result");
+    let reps = reps(&saved).len();
+    let round_lines = stderr
+        .lines()
+        .filter(|l| l.starts_with("run: round "))
+        .count();
+    assert_eq!(round_lines, reps, "a line a round: {stderr}");
     assert!(
         stderr.contains("1000 rounds × 1 run ×"),
         "the plan: {stderr}"
     );
-    assert!(stderr.contains("--max-seconds 1 reached"), "{stderr}");
-    let saved = saved.expect("a result");
-    let reps = saved["reps"].as_array().unwrap().len();
-    assert!((2..20).contains(&reps), "{reps} repetitions");
+    assert!(stderr.contains("--max-seconds 2 reached"), "{stderr}");
+    assert!((1..40).contains(&reps), "{reps} repetitions");
     let warnings = saved["warnings"].to_string();
     assert!(
         warnings.contains("--max-seconds ended the study"),
