@@ -724,3 +724,30 @@ fn a_study_whose_arms_all_miss_their_cv_bar_says_nothing_is_quotable() {
     assert!(!view.contains("\nvalid study\n"), "{view}");
     assert!(view.contains("no arm's wall time is quotable"), "{view}");
 }
+
+/// On a terminal, observe's command (a process group of its own) is put in
+/// the foreground, so it can read the terminal rather than be stopped by
+/// SIGTTIN. `script` gives it a terminal of its own (a new pty).
+#[test]
+fn observe_hands_its_terminal_to_the_command() {
+    let command = format!("{BIN} observe -- sh -c 'read line; echo got $line'");
+    let child = Command::new("timeout")
+        .args(["20", "script", "-qec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("script (util-linux) is not installed; skipped");
+        return;
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    use std::io::Write;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"typed\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "stopped by SIGTTIN? {shown}");
+    assert!(shown.contains("got typed"), "{shown}");
+}

@@ -191,6 +191,44 @@ impl HeldCommand {
     }
 }
 
+/// The terminal handed to a command's process group for as long as it
+/// runs, where this process had it in the foreground: a command in a group
+/// of its own would otherwise be stopped (SIGTTIN) when it reads the
+/// terminal. Given back when dropped.
+pub struct Foreground {
+    ours: Pid,
+}
+
+impl Foreground {
+    /// Gives the terminal on standard input to `group`, if this process's
+    /// group is its foreground one; `None` otherwise (no terminal, or run
+    /// in the background).
+    pub fn give(group: Pid) -> Option<Foreground> {
+        let stdin = std::io::stdin();
+        let ours = nix::unistd::getpgrp();
+        if nix::unistd::tcgetpgrp(&stdin).ok()? != ours {
+            return None;
+        }
+        nix::unistd::tcsetpgrp(&stdin, group).ok()?;
+        Some(Foreground { ours })
+    }
+}
+
+impl Drop for Foreground {
+    /// Takes the terminal back: from a background group that sends
+    /// SIGTTOU, ignored for the call.
+    fn drop(&mut self) {
+        use nix::sys::signal::{SigHandler, Signal, signal};
+        // SAFETY: SIG_IGN for the call, then the disposition it replaced.
+        let previous = unsafe { signal(Signal::SIGTTOU, SigHandler::SigIgn) };
+        let _ = nix::unistd::tcsetpgrp(std::io::stdin(), self.ours);
+        if let Ok(previous) = previous {
+            // SAFETY: the disposition that was there before.
+            let _ = unsafe { signal(Signal::SIGTTOU, previous) };
+        }
+    }
+}
+
 impl Drop for HeldCommand {
     /// A child never released exits unrun (its read sees the pipe close);
     /// it is reaped here so no zombie is left.

@@ -28,7 +28,7 @@ use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 use super::counters::{cycles_builder, paranoid_advice};
 use super::engine::core_pmu_type;
 use super::kernel::{InputBuffer, StopFlag, kernel_by_name};
-use super::launch::HeldCommand;
+use super::launch::{Foreground, HeldCommand};
 use super::recording::{
     CommandEnd, CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName,
     parse_record,
@@ -489,6 +489,9 @@ pub(super) fn exit_notice(pid: u32) -> Option<OwnedFd> {
 fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recording> {
     let mut held = HeldCommand::fork(argv)?;
     let tree = Tree::of(held.pid);
+    // It runs on this terminal: in the foreground, as it would without
+    // the tool (Ctrl-C at the terminal then reaches it directly).
+    let foreground = Foreground::give(held.pid);
     let tid = held.pid.as_raw() as u32;
     let mut events = OpenEvents::open(&[tid], options, Attach { on_exec: true })?;
     let start_ns = monotonic_ns();
@@ -502,6 +505,7 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
         supervisor.tend(&tree);
         drain_and_wait(&mut events, exited.as_ref().map(AsFd::as_fd), POLL);
     };
+    drop(foreground);
     let (outlivers, _) = tree.stop_outlivers(Instant::now(), options.leave_running);
     let mut recording = events.finish(start_ns, monotonic_ns())?;
     // The command ended at its exit, not when this loop noticed.
