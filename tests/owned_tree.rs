@@ -253,59 +253,69 @@ fn leave_running_names_the_outlivers_and_leaves_them() {
     // The marker's guard kills them, by PID.
 }
 
-/// The CPU time a shell spinning for `wall` on `cpu` gets now, ns.
-#[allow(
-    clippy::zombie_processes,
-    reason = "reaped by wait4, which gives its rusage"
-)]
-fn spin_share(wall: Duration, cpu: u64) -> u64 {
-    let child = Command::new("taskset")
-        .args(["-c", &cpu.to_string(), "timeout"])
-        .arg(format!("{}", wall.as_secs_f64()))
-        .args(["sh", "-c", "while :; do :; done"])
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers for the call; the child is this test's.
-    unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    let nanos = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    nanos(usage.ru_utime) + nanos(usage.ru_stime)
-}
-
 #[test]
 fn the_cpu_time_of_a_repetition_counts_its_outlivers() {
     let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    // The command ends after 0.05 s on its one CPU; its child, deaf to
-    // SIGTERM, spins on through the grace until SIGKILL. More CPU time
-    // than wall time on one CPU is CPU time spent after the command ended.
+    // The command ends once its child is deaf to SIGTERM (and so is the
+    // child's own sleep); the child sleeps past that, then loops, writing
+    // its own CPU time and its children's (/proc/PID/stat) as it goes, through the grace until
+    // SIGKILL. Its last written CPU time, all spent after the command
+    // ended, is a lower bound of what the repetition must count.
     let marker = Marker::new();
+    let ready = dir.path().join("ready");
+    let ready = ready.to_str().unwrap();
     let script = format!(
-        "sh -c 'trap \"\" TERM; while :; do :; done; {}' & sleep 0.05; exit 0",
+        "sh -c 'trap \"\" TERM; touch \"$1\"; sleep 0.2; while :; do \
+         cat /proc/$$/stat > \"$1.t\"; mv \"$1.t\" \"$1.cpu\"; done; {}' spinner \
+         {ready}.$$ & while [ ! -e {ready}.$$ ]; do sleep 0.01; done; exit 0",
         marker.sleep()
     );
     let mut args = QUICK.to_vec();
     args.extend(["--", "sh", "-c", &script]);
     let (output, saved) = run_saving(&json, &args);
     assert_eq!(output.status.code(), Some(0));
-    marker.assert_none_left("a spinning outliver");
+    marker.assert_none_left("a looping outliver");
     let saved = saved.expect("a result");
-    for rep in reps(&saved) {
-        let task_clock = rep["sample"]["task_clock_ns"].as_u64().unwrap();
-        let wall = rep["sample"]["wall_ns"].as_u64().unwrap();
-        let cpu = saved["plan"]["placements"][0]["cpus"][0].as_u64().unwrap();
-        if task_clock <= wall && spin_share(Duration::from_millis(500), cpu) < 250_000_000 {
-            eprintln!("the arm's CPU gives a spinning shell under half its time now; skipped");
-            return;
-        }
-        assert!(
-            task_clock > wall,
-            "the outliver's CPU time after the command ended is counted: {rep}"
-        );
+    let counted: u64 = reps(&saved)
+        .iter()
+        .map(|rep| rep["sample"]["task_clock_ns"].as_u64().unwrap())
+        .sum();
+    // utime, stime, cutime and cstime (its own and its waited-for
+    // children's), fields 14 to 17, in clock ticks.
+    let tick_ns = 1_000_000_000
+        / nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .unwrap()
+            .unwrap() as u64;
+    let spent_ns: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".cpu"))
+        .map(|entry| {
+            let stat = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+            // After the name: state is field 3, so utime (14) is at 11.
+            let ticks: u64 = fields
+                .get(11..15)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|field| field.parse::<u64>().ok())
+                .sum();
+            ticks * tick_ns
+        })
+        .sum();
+    if spent_ns < 3 * tick_ns {
+        eprintln!("the outlivers got under three clock ticks of CPU here; nothing to tell");
+        return;
     }
+    assert!(
+        counted >= spent_ns,
+        "the outlivers spent {spent_ns} ns of CPU after the command ended; the repetitions \
+         count {counted} ns in all"
+    );
 }
 
 /// Run, sweep, prepare and observe, each stopped by one signal and by two:
