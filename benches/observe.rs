@@ -33,6 +33,7 @@ fn main() {
                     cpus: cpus.clone(),
                     core_pmus: Vec::new(),
                     cycles: false,
+                    leave_running: false,
                 };
                 match PerfRecorder.record(&options, &mut |_| {}) {
                     Ok(recording) => Some(

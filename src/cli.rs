@@ -403,6 +403,15 @@ pub struct RunArgs {
     /// With a COMMAND: keep going when it exits non-zero; those repetitions are kept, marked, and left out of every statistic.
     #[arg(long)]
     pub ignore_failure: bool,
+    /// With --prepare: kill it (and its process tree) if it has not ended after DURATION (seconds, or a number with s, m or h) [default: 10m].
+    #[arg(long, value_name = "DURATION", requires = "prepare")]
+    pub prepare_timeout: Option<String>,
+    /// With a COMMAND: leave running the processes its tree leaves behind when it exits (they are still named); by default they get SIGTERM, then SIGKILL.
+    #[arg(long)]
+    pub leave_running: bool,
+    /// With a COMMAND: start no round once DURATION (seconds, or a number with s, m or h) has passed since the first; the rounds done are kept, and the result says it ended early.
+    #[arg(long, value_name = "DURATION")]
+    pub max_seconds: Option<String>,
     /// Thread-count scaling: step k runs k workers on the first k CPUs of --order, sharing one fixed work by work stealing; each step's speedup over the first CPU alone, the marginal gain of each added CPU, the ceiling, the knees. Costs each round every CPU's baseline plus every step (the progress line says how long).
     #[arg(long)]
     pub sweep: bool,
@@ -573,6 +582,12 @@ pub struct ObserveArgs {
     /// Do not count cycles (no busy frequency).
     #[arg(long)]
     pub no_hardware_counters: bool,
+    /// Write the human report to FILE, atomically, instead of standard error (the followed command keeps standard output to itself).
+    #[arg(short = 'o', long = "report", value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub report: Option<PathBuf>,
+    /// With a COMMAND: leave running the processes its tree leaves behind when it exits (they are still named); by default they get SIGTERM, then SIGKILL.
+    #[arg(long)]
+    pub leave_running: bool,
     /// The command to run and follow, with its arguments, after --.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,

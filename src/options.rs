@@ -32,6 +32,7 @@ use crate::measure::command::Output;
 use crate::measure::kernel::KERNEL_NAMES;
 use crate::measure::launch::resolve;
 use crate::measure::recorder::ObserveTarget;
+use crate::measure::tree::{DEFAULT_PREPARE_TIMEOUT, Ownership};
 use crate::plan::Arm;
 use crate::plan::command::{CommandArm, Units, check_placeholders};
 use crate::plan::sweep::SweepOrder;
@@ -92,6 +93,12 @@ pub const LATENCY_SAMPLE_MS: RangeInclusive<u64> = 1..=10_000;
 /// `observe --seconds`: a tenth of a second to a week.
 pub const OBSERVE_SECONDS: RangeInclusive<Duration> =
     Duration::from_millis(100)..=Duration::from_secs(7 * 24 * 3600);
+/// `run --prepare-timeout`: a second to a day.
+pub const PREPARE_TIMEOUT: RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(24 * 3600);
+/// `run --max-seconds`: a second to a week.
+pub const MAX_SECONDS: RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
 /// `observe --interval`: a millisecond to an hour.
 pub const OBSERVE_INTERVAL_MS: RangeInclusive<u64> = 1..=3_600_000;
 
@@ -215,17 +222,31 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
             })
         }
-        cli::Command::Observe(args) => Command::Observe(ObserveCommand {
-            source: source(&args.source)?,
-            outputs: outputs(
+        cli::Command::Observe(args) => {
+            let mut outputs = outputs(
                 &args.output,
                 args.prom.prom.as_ref(),
                 args.trace.as_ref(),
                 None,
                 &[],
-            )?,
-            study: observe(args)?,
-        }),
+            )?;
+            // The report never goes to standard output unless asked
+            // (`-o -`): a followed command's output is there.
+            outputs.human_on_stderr = true;
+            outputs.report = args
+                .report
+                .as_deref()
+                .map(|path| {
+                    OutputTarget::parse(path).with_context(|| format!("-o {}", escape_path(path)))
+                })
+                .transpose()?;
+            check_outputs(&outputs)?;
+            Command::Observe(ObserveCommand {
+                source: source(&args.source)?,
+                outputs,
+                study: observe(args)?,
+            })
+        }
         cli::Command::Report(args) => {
             if let Some((flag, word)) = &args.output_word_read_as_input {
                 bail!(
@@ -301,6 +322,8 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
         (args.threads.is_some(), "--threads"),
         (args.baseline.is_some(), "--baseline"),
         (args.prepare.is_some(), "--prepare"),
+        (args.leave_running, "--leave-running"),
+        (args.max_seconds.is_some(), "--max-seconds"),
         (args.command_output.is_some(), "--output"),
         (args.units.is_some(), "--units"),
         (args.unit.is_some(), "--unit"),
@@ -384,6 +407,8 @@ fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptio
     let command = if args.command.is_empty() {
         let command_only = [
             (args.prepare.is_some(), "--prepare"),
+            (args.leave_running, "--leave-running"),
+            (args.max_seconds.is_some(), "--max-seconds"),
             (args.command_output.is_some(), "--output"),
             (args.ignore_failure, "--ignore-failure"),
         ];
@@ -404,9 +429,11 @@ fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptio
         Some(CommandSweepOptions {
             argv: executable_command(&args.command)?,
             prepare: args.prepare.clone(),
+            ownership: ownership(args)?,
             output: command_output(args.command_output.clone(), outputs)?,
             warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
             ignore_failure: args.ignore_failure,
+            max: max_seconds(args)?,
         })
     };
     let refused = [
@@ -512,6 +539,7 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
     if let Some(arms) = &arms {
         check_placeholders(&args.command, arms).map_err(|e| anyhow::anyhow!(e))?;
     }
+    let max = max_seconds(&args)?;
     Ok(CommandStudyOptions {
         threads: args
             .threads
@@ -519,13 +547,15 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
             .transpose()?,
         arms,
         baseline: args.baseline.map(command_arm),
-        prepare: args.prepare,
+        ownership: ownership(&args)?,
+        prepare: args.prepare.clone(),
         output: command_output(args.command_output, outputs)?,
         units: units(args.units, args.unit)?,
         rounds: RoundsOptions {
             warmups: in_range("--warmups", args.measure.warmups, WARMUPS)?,
             rounds: in_range("--reps", args.reps, 2..=MAX_REPS)?,
             ignore_failure: args.ignore_failure,
+            max,
         },
         rule: gate_rule(&args.rule)?,
         skip_gate: args.skip_gate,
@@ -577,6 +607,27 @@ fn units(count: Option<f64>, name: Option<String>) -> Result<Option<Units>> {
         );
     }
     Ok(Some(Units { count, name }))
+}
+
+/// `--leave-running` and `--prepare-timeout` (a second to a day).
+fn ownership(args: &cli::RunArgs) -> Result<Ownership> {
+    Ok(Ownership {
+        leave_running: args.leave_running,
+        prepare_timeout: args
+            .prepare_timeout
+            .as_deref()
+            .map(|text| duration("--prepare-timeout", text, PREPARE_TIMEOUT))
+            .transpose()?
+            .unwrap_or(DEFAULT_PREPARE_TIMEOUT),
+    })
+}
+
+/// `run --max-seconds` (a second to a week).
+fn max_seconds(args: &cli::RunArgs) -> Result<Option<Duration>> {
+    args.max_seconds
+        .as_deref()
+        .map(|text| duration("--max-seconds", text, MAX_SECONDS))
+        .transpose()
 }
 
 /// `run --output`: null, inherit, or a regular file (existing or new, in
@@ -745,6 +796,7 @@ fn observe(args: cli::ObserveArgs) -> Result<ObserveStudyOptions> {
             .transpose()?
             .map(|ms| ms as f64),
         cycles: !args.no_hardware_counters,
+        leave_running: args.leave_running,
     })
 }
 
@@ -948,9 +1000,18 @@ fn outputs(
         trace: target("--trace", trace)?,
         svg: target("--svg", args.svg.as_ref())?,
         html: target("--html", html)?,
+        report: None,
+        human_on_stderr: false,
         wide: args.view.wide,
         charset: locale_charset(),
     };
+    check_outputs(&outputs)?;
+    Ok(outputs)
+}
+
+/// Refuses two outputs of `outputs` that would spoil each other
+/// ([`check_distinct`]).
+fn check_outputs(outputs: &Outputs) -> Result<()> {
     let named: Vec<(&str, &OutputTarget)> = [
         ("--json", &outputs.json),
         ("--json-line", &outputs.json_line),
@@ -959,12 +1020,12 @@ fn outputs(
         ("--trace", &outputs.trace),
         ("--svg", &outputs.svg),
         ("--html", &outputs.html),
+        ("-o", &outputs.report),
     ]
     .into_iter()
     .filter_map(|(name, target)| Some((name, target.as_ref()?)))
     .collect();
-    check_distinct(&named)?;
-    Ok(outputs)
+    check_distinct(&named)
 }
 
 /// The charset the human view is drawn in, from the locale's variables

@@ -41,6 +41,7 @@ fn run_on(argv: &[OsString], cpus: &CpuSet) -> anyhow::Result<CommandSample> {
         &watched,
         &Output::Discard,
         &topology.environment.core_pmus,
+        false,
     )
 }
 

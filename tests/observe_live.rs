@@ -133,7 +133,8 @@ fn the_kernel_runs_unpinned_with_a_timeline_and_report_re_renders_it() {
         "one CSV row per interval, and a header"
     );
 
-    let shown = String::from_utf8_lossy(&output.stdout).to_string();
+    // observe's report is on stderr; report's on stdout.
+    let shown = String::from_utf8_lossy(&output.stderr).to_string();
     let again = placement_study(&["report", saved.to_str().unwrap()]);
     assert!(again.status.success());
     assert_eq!(String::from_utf8_lossy(&again.stdout), shown);

@@ -86,6 +86,7 @@ fn openssl() -> Recording {
         lost_records: 0,
         command: Some(CommandEnd::Exited { code: 0 }),
         stopped: false,
+        outlivers: Vec::new(),
     }
 }
 
@@ -100,6 +101,7 @@ fn observe(recording: Recording) -> (placement_study::saved::ObserveResult, Reco
         duration: None,
         interval_ms: Some(10_000.0),
         cycles: true,
+        leave_running: false,
     };
     let mut replay = Replay {
         recording,

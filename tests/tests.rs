@@ -34,6 +34,7 @@ mod measure_live;
 mod not_a_file;
 mod observe_live;
 mod observe_replay;
+mod owned_tree;
 mod probe_both_sources;
 mod prom;
 mod saved_io;

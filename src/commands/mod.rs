@@ -127,6 +127,12 @@ pub struct Outputs {
     /// `--html` (`report` only): one self-contained page of every document
     /// read ([`crate::report::html`]).
     pub html: Option<OutputTarget>,
+    /// `observe -o FILE`: the human view goes to FILE, atomically.
+    pub report: Option<OutputTarget>,
+    /// The human view goes to standard error, never standard output
+    /// (`observe`: a followed command keeps standard output to itself, as
+    /// under `time` and `perf stat`).
+    pub human_on_stderr: bool,
     /// `--wide`: every column of every table.
     pub wide: bool,
     /// The locale's charset: the human view in UTF-8 or in ASCII.
@@ -193,7 +199,9 @@ impl Outputs {
     /// stderr when stdout carries a file, so the two never mix.
     pub fn write_human(&self, human: &str) -> Result<()> {
         let human = self.view().for_terminal_text(human);
-        if self.carry_stdout() {
+        if let Some(report) = &self.report {
+            report.write(human.as_bytes())
+        } else if self.human_on_stderr || self.carry_stdout() {
             write_all_to(
                 &mut std::io::stderr().lock(),
                 human.as_bytes(),
@@ -227,7 +235,9 @@ impl Outputs {
     /// to (stdout, or stderr when stdout carries a file), or 80 columns
     /// when it goes to no terminal.
     pub fn view(&self) -> View {
-        let columns = if self.carry_stdout() {
+        let columns = if self.report.is_some() {
+            None
+        } else if self.human_on_stderr || self.carry_stdout() {
             terminal_columns(std::io::stderr())
         } else {
             terminal_columns(std::io::stdout())
@@ -308,5 +318,21 @@ impl Progress for TerminalProgress {
 
     fn done(&mut self) {
         self.update("");
+    }
+
+    /// One line a step where stderr is no terminal (a log, a CI job).
+    fn step(&mut self, message: &str) {
+        if self.enabled {
+            self.update(message);
+        } else {
+            self.note(message);
+        }
+    }
+
+    fn note(&mut self, line: &str) {
+        let mut stderr = std::io::stderr().lock();
+        let clear = if self.enabled { "\r\x1b[2K" } else { "" };
+        let _ = writeln!(stderr, "{clear}{line}");
+        let _ = stderr.flush();
     }
 }

@@ -3,7 +3,9 @@
 
 use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
-use crate::measure::recorder::PerfRecorder;
+use crate::measure::recorder::{ObserveTarget, PerfRecorder};
+use crate::measure::stop::{self, StopNotice};
+use crate::measure::tree::become_subreaper;
 use crate::report::document::Document;
 use crate::study::observe::{ObserveStudyOptions, observe_study};
 use anyhow::Result;
@@ -16,6 +18,13 @@ pub struct ObserveCommand {
 
 pub fn run(command: &ObserveCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
+    if matches!(command.study.target, ObserveTarget::Command(_)) {
+        // Every process the command leaves behind comes back to this one.
+        become_subreaper()?;
+        stop::set_notice(StopNotice::Following);
+    } else {
+        stop::set_notice(StopNotice::Recording);
+    }
     let result = observe_study(
         &topology,
         &command.study,

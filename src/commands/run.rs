@@ -5,6 +5,8 @@ use super::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::measure::command::{Watched, run_once};
+use crate::measure::stop::{self, StopNotice};
+use crate::measure::tree::become_subreaper;
 use crate::report;
 use crate::report::document::Document;
 use crate::study::LazyMeasure;
@@ -32,6 +34,16 @@ pub struct RunCommand {
 
 pub fn run(command: &RunCommand) -> Result<Outcome> {
     let topology = command.source.probe_to_measure()?;
+    let runs_a_command = match &command.study {
+        RunStudy::Kernel(_) => false,
+        RunStudy::Command(_) => true,
+        RunStudy::Sweep(study) => study.command.is_some(),
+    };
+    if runs_a_command {
+        // Every process the command leaves behind comes back to this one.
+        become_subreaper()?;
+        stop::set_notice(StopNotice::CommandRounds);
+    }
     let mut progress = TerminalProgress::default();
     match &command.study {
         RunStudy::Kernel(study) => {
@@ -49,7 +61,8 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 |argv, cpus| {
                     let watched = Watched::of(&topology, cpus);
                     let pmus = &topology.environment.core_pmus;
-                    run_once(argv, cpus, &watched, &study.output, pmus)
+                    let leave = study.ownership.leave_running;
+                    run_once(argv, cpus, &watched, &study.output, pmus, leave)
                 },
             )?;
             emit(&command.outputs, outcome)
@@ -68,7 +81,8 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                     |argv, cpus| {
                         let watched = Watched::of(&topology, cpus);
                         let pmus = &topology.environment.core_pmus;
-                        run_once(argv, cpus, &watched, &swept.output, pmus)
+                        let leave = swept.ownership.leave_running;
+                        run_once(argv, cpus, &watched, &swept.output, pmus, leave)
                     },
                 )?;
                 return emit(&command.outputs, outcome);

@@ -671,6 +671,7 @@ mod tests {
             lost_records: 0,
             command: Some(CommandEnd::Exited { code: 0 }),
             stopped: false,
+            outlivers: Vec::new(),
         })
     }
 

@@ -50,6 +50,8 @@ pub enum Warning {
     ArmsLeftOut(String),
     /// A study's arms span NUMA nodes: why (no node has the cores).
     ArmsSpanNodes(String),
+    /// `--max-seconds` ended a command study before all its rounds ran.
+    CutShort { done: usize, asked: usize },
     /// The host was noisy while the comparison was measured (see
     /// [`HostNoise::is_high`]).
     NoisyHost(HostNoise),
@@ -192,6 +194,11 @@ impl fmt::Display for Warning {
             ),
             Warning::ThreadAccounting(reason) => f.write_str(reason),
             Warning::ArmsLeftOut(note) | Warning::ArmsSpanNodes(note) => f.write_str(note),
+            Warning::CutShort { done, asked } => write!(
+                f,
+                "--max-seconds ended the study after {done} of its {asked} measured rounds: \
+                 every number rests on those"
+            ),
             Warning::TurboOn(source, ticks) => write!(
                 f,
                 "turbo is on ({source}): core cycles and {} differ; disable it for stable numbers",

@@ -69,7 +69,7 @@ use super::model::{GroupTimes, HardwareEvent};
 use super::launch::{ChildStdio, HeldCommand};
 use super::recorder::{TreeRecords, exit_notice, refused};
 use super::recording::{CommandEnd, Recording};
-use super::stop;
+use super::tree::{OUTLIVER_GRACE, OnStop, Outliver, Reaped, Supervisor, Tree};
 use crate::affinity::confine_process;
 use crate::cpuset::CpuSet;
 use crate::plan::command::CommandArm;
@@ -80,7 +80,7 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 /// How many of its last lines the error quotes.
 pub const STDERR_TAIL_LINES: usize = 5;
 /// How often the wait looks for a stop signal to pass on.
-const POLL: Duration = Duration::from_millis(100);
+pub(super) const POLL: Duration = Duration::from_millis(100);
 /// How long a failed command's stderr may take to reach its end after the
 /// command was reaped.
 const STDERR_GRACE: Duration = Duration::from_secs(1);
@@ -136,6 +136,10 @@ pub struct CommandSample {
     /// (the records of a busy build run to megabytes a repetition).
     #[serde(skip, default = "PlacementRecords::not_saved")]
     pub placement: PlacementRecords,
+    /// The processes of its tree still running when the command exited
+    /// (stopped then, unless `--leave-running`), with what ended them.
+    #[serde(default)]
+    pub outlivers: Vec<Outliver>,
 }
 
 /// The tree's user-space hardware counts of one repetition, or why there
@@ -335,6 +339,7 @@ impl CommandSample {
             placement: PlacementRecords::Unavailable {
                 reason: "not recorded".into(),
             },
+            outlivers: Vec::new(),
         }
     }
 }
@@ -518,8 +523,9 @@ impl TreeCounters {
         }
     }
 
-    /// The counts once the tree has ended; `usage` is the reaped child's.
-    fn finish(self, usage: &libc::rusage) -> Result<(u64, u64, Option<u64>, TreeCounterSource)> {
+    /// The counts once the tree has ended; `usage` is the reaped child's
+    /// with that of every outliver reaped.
+    fn finish(self, usage: Reaped) -> Result<(u64, u64, Option<u64>, TreeCounterSource)> {
         match self {
             TreeCounters::Perf {
                 mut task_clock,
@@ -539,22 +545,18 @@ impl TreeCounters {
                 ),
                 TreeCounterSource::PerfInherit,
             )),
-            TreeCounters::Refused(reason) => {
-                let nanos =
-                    |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-                Ok((
-                    nanos(usage.ru_utime) + nanos(usage.ru_stime),
-                    (usage.ru_nvcsw + usage.ru_nivcsw) as u64,
-                    None,
-                    TreeCounterSource::Rusage { reason },
-                ))
-            }
+            TreeCounters::Refused(reason) => Ok((
+                usage.cpu_ns,
+                usage.context_switches,
+                None,
+                TreeCounterSource::Rusage { reason },
+            )),
         }
     }
 }
 
 /// Reads a pipe to its end, keeping the last [`STDERR_TAIL_BYTES`].
-fn keep_tail(pipe: OwnedFd) -> JoinHandle<Vec<u8>> {
+pub(super) fn keep_tail(pipe: OwnedFd) -> JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut file = File::from(pipe);
         let mut tail = Vec::new();
@@ -569,6 +571,22 @@ fn keep_tail(pipe: OwnedFd) -> JoinHandle<Vec<u8>> {
         }
         tail
     })
+}
+
+/// What `reader` ([`keep_tail`]) kept, once the pipe's writers are gone:
+/// the pipe closes when the last process of the tree holding it ends, and a
+/// daemonised grandchild could keep it open, so it is waited for only
+/// `grace`; nothing where it took longer.
+pub(super) fn tail_within(reader: JoinHandle<Vec<u8>>, grace: Duration) -> Vec<u8> {
+    let deadline = Instant::now() + grace;
+    while !reader.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if reader.is_finished() {
+        reader.join().unwrap_or_default()
+    } else {
+        Vec::new()
+    }
 }
 
 /// The last [`STDERR_TAIL_LINES`] lines of a failed command's stderr
@@ -588,15 +606,19 @@ pub fn last_lines(tail: &[u8]) -> String {
 /// Runs `argv` once, confined to `cpus`, and measures its whole tree. A
 /// command that exits non-zero or is killed is an error, a
 /// [`CommandFailed`] (downcast it to keep the sample). A stop signal
-/// (SIGINT, SIGTERM) is passed on to the command, which decides when it
-/// ends. `core_pmus` are the machine's ([`crate::probe::Environment`]'s):
-/// with two or more, the tree's hardware events are counted on each.
+/// (SIGINT, SIGTERM) is passed on to the command's whole tree, which is
+/// killed if it has not ended within [`OUTLIVER_GRACE`]. Whatever of the
+/// tree outlives the command is named in the sample and stopped, unless
+/// `leave_running` ([`Tree::stop_outlivers`]). `core_pmus` are the
+/// machine's ([`crate::probe::Environment`]'s): with two or more, the
+/// tree's hardware events are counted on each.
 pub fn run_once(
     argv: &[OsString],
     cpus: &CpuSet,
     watched: &Watched,
     output: &Output,
     core_pmus: &[CorePmu],
+    leave_running: bool,
 ) -> Result<CommandSample> {
     let stdin = File::open("/dev/null").context("opening /dev/null for COMMAND's stdin")?;
     let (stdio, stderr_pipe) = match output {
@@ -634,6 +656,7 @@ pub fn run_once(
     };
     let mut held = HeldCommand::fork_with(argv, stdio)?;
     let pid = held.pid.as_raw();
+    let tree = Tree::of(held.pid);
     confine_process(pid, cpus)?;
     let counters = TreeCounters::open(pid)?;
     let hardware = TreeHardwareCounters::open(pid, core_pmus, cpus);
@@ -642,25 +665,23 @@ pub fn run_once(
     let start = Instant::now();
     held.release()?;
     let exited = exit_notice(pid as u32);
-    let mut forwarded = false;
+    let mut supervisor = Supervisor::new(OnStop::KillAfter(OUTLIVER_GRACE), None);
     let (end, usage) = loop {
         if let Some(ended) = held.try_wait_with_usage()? {
             break ended;
         }
-        if let (Some(signal), false) = (stop::stop_signal(), forwarded) {
-            forwarded = true;
-            let signal = nix::sys::signal::Signal::try_from(signal.signal_number())
-                .expect("SIGINT and SIGTERM are signals");
-            held.signal(signal);
-        }
+        supervisor.tend(&tree);
         let wake = exited.as_ref().map(AsFd::as_fd);
         match &mut records {
             Ok(open) => open.records.wait(wake, POLL),
             Err(_) => wait_readable(wake, POLL),
         }
     };
+    let ended = Instant::now();
     let wall_ns = start.elapsed().as_nanos() as u64;
-    let (task_clock_ns, context_switches, migrations, source) = counters.finish(&usage)?;
+    let (outlivers, mut reaped) = tree.stop_outlivers(ended, leave_running);
+    reaped.add(Reaped::of(&usage));
+    let (task_clock_ns, context_switches, migrations, source) = counters.finish(reaped)?;
     let hardware = match hardware {
         Ok(counters) => counters.finish()?,
         Err(reason) => TreeHardware::Unavailable { reason },
@@ -678,27 +699,14 @@ pub fn run_once(
         hardware,
         end,
         placement,
+        outlivers,
     };
     if end == (CommandEnd::Exited { code: 0 }) {
         return Ok(sample);
     }
-    // The pipe closes when the last process of the tree holding it ends; a
-    // daemonised grandchild would keep it open, so its reader is waited for
-    // only a moment.
-    let stderr_tail = match tail {
-        Some(reader) => {
-            let deadline = Instant::now() + STDERR_GRACE;
-            while !reader.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if reader.is_finished() {
-                last_lines(&reader.join().unwrap_or_default())
-            } else {
-                String::new()
-            }
-        }
-        None => String::new(),
-    };
+    let stderr_tail = tail.map_or_else(String::new, |reader| {
+        last_lines(&tail_within(reader, STDERR_GRACE))
+    });
     Err(CommandFailed {
         program: argv[0].to_string_lossy().into_owned(),
         sample,
@@ -709,7 +717,7 @@ pub fn run_once(
 
 /// Waits until `fd` is readable (the command exited) or `timeout` passes;
 /// without a pidfd, just the timeout.
-fn wait_readable(fd: Option<std::os::fd::BorrowedFd>, timeout: Duration) {
+pub(super) fn wait_readable(fd: Option<std::os::fd::BorrowedFd>, timeout: Duration) {
     let Some(fd) = fd else {
         std::thread::sleep(timeout);
         return;
@@ -752,7 +760,8 @@ mod tests {
         usage.ru_nvcsw = 3;
         usage.ru_nivcsw = 4;
         let refused = TreeCounters::Refused("refused".into());
-        let (task_clock, switches, migrations, source) = refused.finish(&usage).unwrap();
+        let (task_clock, switches, migrations, source) =
+            refused.finish(Reaped::of(&usage)).unwrap();
         assert_eq!(task_clock, 1_250_500_000);
         assert_eq!((switches, migrations), (7, None));
         assert_eq!(
@@ -855,6 +864,7 @@ mod tests {
                 placement: PlacementRecords::Unavailable {
                     reason: "not recorded".into(),
                 },
+                outlivers: Vec::new(),
             },
             stderr_tail: "xz: FILE: No such file or directory".into(),
         };

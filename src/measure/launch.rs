@@ -2,6 +2,9 @@
 //! observer can attach its events to the child's pid before the command's
 //! first instruction (as `perf stat` and `perf record` do).
 //!
+//! The child leads a process group of its own (`setpgid` before the exec),
+//! so its whole tree can be signalled ([`super::tree`]).
+//!
 //! `std::process::Command` cannot do this: its `spawn` waits for the exec,
 //! so a child that waits for the parent before exec'ing would deadlock it.
 
@@ -91,7 +94,7 @@ impl HeldCommand {
                 .filter_map(|(fd, target)| fd.as_ref().map(|fd| (fd.as_raw_fd(), target)))
                 .collect();
         // SAFETY: the child only calls async-signal-safe functions (close,
-        // signal, sigprocmask, read, dup2, execv, write, _exit) on data
+        // signal, sigprocmask, setpgid, read, dup2, execv, write, _exit) on data
         // prepared above, then execs or exits.
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
@@ -106,6 +109,9 @@ impl HeldCommand {
                 let mut none: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut none);
                 libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+                // A process group of its own, so its whole tree can be
+                // signalled (the parent sets it too: whichever runs first).
+                libc::setpgid(0, 0);
                 let mut byte = 0u8;
                 if libc::read(go_read.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 {
                     // dup2 clears close-on-exec on the target: the command
@@ -125,6 +131,7 @@ impl HeldCommand {
             },
             child => {
                 drop(stdio);
+                let _ = nix::unistd::setpgid(Pid::from_raw(child), Pid::from_raw(child));
                 Ok(HeldCommand {
                     pid: Pid::from_raw(child),
                     go: Some(go_write),
@@ -182,10 +189,43 @@ impl HeldCommand {
         };
         Ok(Some((end, usage)))
     }
+}
 
-    /// Sends `signal` to the child (forwarding a stop request).
-    pub fn signal(&self, signal: nix::sys::signal::Signal) {
-        let _ = nix::sys::signal::kill(self.pid, signal);
+/// The terminal handed to a command's process group for as long as it
+/// runs, where this process had it in the foreground: a command in a group
+/// of its own would otherwise be stopped (SIGTTIN) when it reads the
+/// terminal. Given back when dropped.
+pub struct Foreground {
+    ours: Pid,
+}
+
+impl Foreground {
+    /// Gives the terminal on standard input to `group`, if this process's
+    /// group is its foreground one; `None` otherwise (no terminal, or run
+    /// in the background).
+    pub fn give(group: Pid) -> Option<Foreground> {
+        let stdin = std::io::stdin();
+        let ours = nix::unistd::getpgrp();
+        if nix::unistd::tcgetpgrp(&stdin).ok()? != ours {
+            return None;
+        }
+        nix::unistd::tcsetpgrp(&stdin, group).ok()?;
+        Some(Foreground { ours })
+    }
+}
+
+impl Drop for Foreground {
+    /// Takes the terminal back: from a background group that sends
+    /// SIGTTOU, ignored for the call.
+    fn drop(&mut self) {
+        use nix::sys::signal::{SigHandler, Signal, signal};
+        // SAFETY: SIG_IGN for the call, then the disposition it replaced.
+        let previous = unsafe { signal(Signal::SIGTTOU, SigHandler::SigIgn) };
+        let _ = nix::unistd::tcsetpgrp(std::io::stdin(), self.ours);
+        if let Ok(previous) = previous {
+            // SAFETY: the disposition that was there before.
+            let _ = unsafe { signal(Signal::SIGTTOU, previous) };
+        }
     }
 }
 

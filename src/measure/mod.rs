@@ -35,6 +35,7 @@ pub mod recorder;
 pub mod recording;
 pub mod session;
 pub mod stop;
+pub mod tree;
 
 pub use engine::{Engine, Workload, calibrate_passes};
 pub use kernel::{Kernel, kernel_by_name};

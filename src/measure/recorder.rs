@@ -28,12 +28,13 @@ use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 use super::counters::{cycles_builder, paranoid_advice};
 use super::engine::core_pmu_type;
 use super::kernel::{InputBuffer, StopFlag, kernel_by_name};
-use super::launch::HeldCommand;
+use super::launch::{Foreground, HeldCommand};
 use super::recording::{
     CommandEnd, CpuCounts, ParsedRecord, Recording, SchedEvent, SchedEventKind, ThreadName,
     parse_record,
 };
 use super::stop;
+use super::tree::{OnStop, Supervisor, Tree};
 use crate::affinity::pin_current_thread;
 use crate::probe::{CorePmu, SysfsRoot};
 
@@ -62,6 +63,9 @@ pub struct RecordOptions {
     pub core_pmus: Vec<CorePmu>,
     /// Count cycles (false with `--no-hardware-counters`).
     pub cycles: bool,
+    /// `--leave-running`: what of a command's tree outlives it is named,
+    /// not stopped.
+    pub leave_running: bool,
 }
 
 /// Records a workload: the engine behind `observe`, and in tests a
@@ -344,6 +348,7 @@ impl OpenEvents {
             lost_records: self.lost,
             command: None,
             stopped: false,
+            outlivers: Vec::new(),
         })
     }
 }
@@ -477,29 +482,31 @@ pub(super) fn exit_notice(pid: u32) -> Option<OwnedFd> {
 
 /// `observe -- COMMAND`: the command is forked, held before its exec while
 /// the events attach (counting from the exec on), released, and followed
-/// until it exits. A stop signal is passed on to it (Ctrl-C at a terminal
-/// reaches it anyway): the command decides when it ends, and its end is
-/// recorded.
+/// until it exits. A stop signal is passed on to its whole tree: the
+/// command decides when it ends, and its end is recorded (a second signal
+/// kills the tree). What of its tree outlives it is named and stopped,
+/// unless `leave_running` ([`Tree::stop_outlivers`]).
 fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recording> {
     let mut held = HeldCommand::fork(argv)?;
+    let tree = Tree::of(held.pid);
+    // It runs on this terminal: in the foreground, as it would without
+    // the tool (Ctrl-C at the terminal then reaches it directly).
+    let foreground = Foreground::give(held.pid);
     let tid = held.pid.as_raw() as u32;
     let mut events = OpenEvents::open(&[tid], options, Attach { on_exec: true })?;
     let start_ns = monotonic_ns();
     held.release()?;
     let exited = exit_notice(tid);
-    let mut forwarded = false;
+    let mut supervisor = Supervisor::new(OnStop::LetItEnd, None);
     let end = loop {
         if let Some(end) = held.try_wait()? {
             break end;
         }
-        if let (Some(signal), false) = (stop::stop_signal(), forwarded) {
-            forwarded = true;
-            let signal = nix::sys::signal::Signal::try_from(signal.signal_number())
-                .expect("SIGINT and SIGTERM are signals");
-            held.signal(signal);
-        }
+        supervisor.tend(&tree);
         drain_and_wait(&mut events, exited.as_ref().map(AsFd::as_fd), POLL);
     };
+    drop(foreground);
+    let (outlivers, _) = tree.stop_outlivers(Instant::now(), options.leave_running);
     let mut recording = events.finish(start_ns, monotonic_ns())?;
     // The command ended at its exit, not when this loop noticed.
     if let Some(exit) = recording
@@ -510,6 +517,7 @@ fn record_command(argv: &[OsString], options: &RecordOptions) -> Result<Recordin
         recording.end_ns = exit.time_ns;
     }
     recording.command = Some(end);
+    recording.outlivers = outlivers;
     Ok(recording)
 }
 
@@ -550,6 +558,7 @@ impl TreeRecords {
             cpus: cpus.to_vec(),
             core_pmus: Vec::new(),
             cycles: false,
+            leave_running: false,
         };
         let events = OpenEvents::open(&[pid], &options, Attach { on_exec: true })?;
         let watched = OpenEvents::cpu_wide(siblings).map_err(|error| format!("{error:#}"));

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::tree::Outliver;
+
 /// One record from a perf ring buffer, reduced to what placement needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedEvent {
@@ -99,6 +101,9 @@ pub struct Recording {
     pub command: Option<CommandEnd>,
     /// A stop signal ended the recording before its natural end.
     pub stopped: bool,
+    /// What of the command's tree outlived it (`observe -- COMMAND`).
+    #[serde(default)]
+    pub outlivers: Vec<Outliver>,
 }
 
 /// A thread's name.

@@ -2,19 +2,26 @@
 //! done.
 //!
 //! The first of either signal sets the process's [`StopFlag`] and writes one
-//! line to stderr saying so. Workers watch the flag inside their kernel's
-//! loop, so a repetition in flight ends within one block of work (the engine
-//! then discards it), and the callers, seeing the repetition stopped, save the
-//! repetitions done and mark the result incomplete. Both handlers reset on
-//! delivery (`SA_RESETHAND`), and the first signal also resets the other one,
-//! so a second SIGINT or SIGTERM ends the process the default way at once.
+//! line to stderr saying what happens next ([`StopNotice`]). Workers watch
+//! the flag inside their kernel's loop, so a repetition in flight ends
+//! within one block of work (the engine then discards it), and the callers,
+//! seeing the repetition stopped, save the repetitions done and mark the
+//! result incomplete. A command this tool runs is told by its
+//! [`super::tree::Supervisor`], which passes the signal on to the command's
+//! whole process tree.
+//!
+//! A second SIGINT or SIGTERM quits at once: while a command runs (its
+//! group registered with [`set_command_group`]) the handler sends SIGKILL
+//! to the group and the supervisor, within one poll, kills the rest of the
+//! tree and ends the process the way that signal does ([`quit_now`]);
+//! otherwise the handler ends the process the default way at once.
 //!
 //! This module only records which signal arrived ([`stop_signal`]); what a
 //! command exits with is the command's business.
 
 use std::io::IsTerminal;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use anyhow::Context;
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
@@ -55,24 +62,39 @@ impl StopSignal {
             .find(|signal| signal.signal_number() == number)
     }
 
-    fn other(self) -> StopSignal {
-        match self {
-            StopSignal::Interrupt => StopSignal::Terminate,
-            StopSignal::Terminate => StopSignal::Interrupt,
-        }
-    }
-
-    /// The line the handler writes, prepared in advance: a handler may not
-    /// format or allocate.
-    fn notice(self) -> &'static [u8] {
+    /// The line the handler writes for `notice`, prepared in advance: a
+    /// handler may not format or allocate.
+    fn notice(self, notice: StopNotice) -> &'static [u8] {
         macro_rules! notice {
             ($name:literal) => {
-                concat!(
-                    "placement-study: ",
-                    $name,
-                    ": stopping within a second; the repetitions done so far are kept \
-                     (a second SIGINT or SIGTERM quits at once)\n"
-                )
+                match notice {
+                    StopNotice::Repetitions => concat!(
+                        "placement-study: ",
+                        $name,
+                        ": stopping within a second; the repetitions done so far are kept \
+                         (a second SIGINT or SIGTERM quits at once)\n"
+                    ),
+                    StopNotice::CommandRounds => concat!(
+                        "placement-study: ",
+                        $name,
+                        ": stopping within a second: COMMAND's process tree gets ",
+                        $name,
+                        ", then SIGKILL, and the repetitions done so far are kept \
+                         (a second SIGINT or SIGTERM quits at once)\n"
+                    ),
+                    StopNotice::Following => concat!(
+                        "placement-study: ",
+                        $name,
+                        ": passed on to COMMAND's process tree; its report follows when it \
+                         ends (a second SIGINT or SIGTERM kills the tree and quits at once)\n"
+                    ),
+                    StopNotice::Recording => concat!(
+                        "placement-study: ",
+                        $name,
+                        ": stopping within a second; what was recorded so far is kept \
+                         (a second SIGINT or SIGTERM quits at once)\n"
+                    ),
+                }
                 .as_bytes()
             };
         }
@@ -80,6 +102,74 @@ impl StopSignal {
             StopSignal::Interrupt => notice!("SIGINT"),
             StopSignal::Terminate => notice!("SIGTERM"),
         }
+    }
+}
+
+/// What the first stop signal does, as its notice says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum StopNotice {
+    /// The built-in kernel's repetitions (the default).
+    Repetitions = 0,
+    /// `run -- COMMAND`: the command's tree is stopped, the finished
+    /// rounds kept.
+    CommandRounds = 1,
+    /// `observe -- COMMAND`: the signal is passed on, and the command's end
+    /// awaited.
+    Following = 2,
+    /// `observe --pid`, `observe --kernel`: the recording ends.
+    Recording = 3,
+}
+
+impl StopNotice {
+    const ALL: [StopNotice; 4] = [
+        StopNotice::Repetitions,
+        StopNotice::CommandRounds,
+        StopNotice::Following,
+        StopNotice::Recording,
+    ];
+}
+
+/// Which notice the first stop signal writes.
+static NOTICE: AtomicU8 = AtomicU8::new(StopNotice::Repetitions as u8);
+
+/// Says what the first stop signal will do (the command that measures
+/// knows; the handler writes it).
+pub fn set_notice(notice: StopNotice) {
+    NOTICE.store(notice as u8, Ordering::SeqCst);
+}
+
+/// The process group of the command running now; 0 when none runs.
+static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// The second stop signal's number, once one arrived while a command ran.
+static QUIT: AtomicI32 = AtomicI32::new(0);
+
+/// Registers the process group of the command now running (0: none), for
+/// a second stop signal to kill at once.
+pub fn set_command_group(group: i32) {
+    COMMAND_GROUP.store(group, Ordering::SeqCst);
+}
+
+/// The second stop signal, once one arrived while a command ran: its tree
+/// must be killed and the process must quit ([`quit_now`]).
+pub fn quit_signal() -> Option<i32> {
+    Some(QUIT.load(Ordering::SeqCst)).filter(|&number| number != 0)
+}
+
+/// Ends this process the way signal `number` does by default (the status
+/// a shell shows for it), at once.
+pub fn quit_now(number: i32) -> ! {
+    // SAFETY: a default disposition for a valid signal, then raise it; an
+    // unblocked default-action SIGINT or SIGTERM ends the process.
+    unsafe {
+        libc::signal(number, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, number);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(number);
+        libc::_exit(128 + number)
     }
 }
 
@@ -107,18 +197,35 @@ extern "C" fn request_stop(number: libc::c_int) {
         .is_ok();
     STOP.request();
     if !first {
+        let group = COMMAND_GROUP.load(Ordering::SeqCst);
+        if group > 0 {
+            // SAFETY: kill(2) is async-signal-safe; the group is the
+            // command's own, never this process's.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            QUIT.store(number, Ordering::SeqCst);
+        } else {
+            // SAFETY: signal(2) and raise(3) are async-signal-safe; the
+            // signal is blocked in its handler, so it ends the process the
+            // default way as the handler returns.
+            unsafe {
+                libc::signal(number, libc::SIG_DFL);
+                libc::raise(number);
+            }
+        }
         return;
     }
     // SAFETY: errno is this thread's, and the handler runs on the interrupted
     // thread; it is put back so the interrupted code never sees write's.
     let errno = unsafe { libc::__errno_location() };
     let saved_errno = unsafe { *errno };
-    // SAFETY: signal(2) is async-signal-safe, and SIG_DFL a valid disposition.
-    unsafe { libc::signal(signal.other().signal_number(), libc::SIG_DFL) };
     if STDERR_IS_TERMINAL.load(Ordering::SeqCst) {
         write_all_to_stderr(CLEAR_LINE);
     }
-    write_all_to_stderr(signal.notice());
+    let notice = StopNotice::ALL
+        .into_iter()
+        .find(|notice| *notice as u8 == NOTICE.load(Ordering::SeqCst))
+        .unwrap_or(StopNotice::Repetitions);
+    write_all_to_stderr(signal.notice(notice));
     // SAFETY: as above.
     unsafe { *errno = saved_errno };
 }
@@ -155,7 +262,7 @@ fn install() -> anyhow::Result<()> {
     STDERR_IS_TERMINAL.store(std::io::stderr().is_terminal(), Ordering::SeqCst);
     let action = SigAction::new(
         SigHandler::Handler(request_stop),
-        SaFlags::SA_RESTART | SaFlags::SA_RESETHAND,
+        SaFlags::SA_RESTART,
         SigSet::empty(),
     );
     for (signal, nix_signal) in [
@@ -201,17 +308,19 @@ mod tests {
                 StopSignal::from_number(signal.signal_number()),
                 Some(signal)
             );
-            assert_ne!(signal.other(), signal);
         }
         assert_eq!(StopSignal::from_number(0), None);
     }
 
     #[test]
     fn notices_are_one_line_naming_the_signal() {
-        for signal in StopSignal::ALL {
-            let notice = std::str::from_utf8(signal.notice()).unwrap();
+        for (signal, notice) in StopSignal::ALL
+            .into_iter()
+            .flat_map(|signal| StopNotice::ALL.map(|notice| (signal, notice)))
+        {
+            let notice = std::str::from_utf8(signal.notice(notice)).unwrap();
             assert!(
-                notice.starts_with(&format!("placement-study: {}: stopping", signal.name())),
+                notice.starts_with(&format!("placement-study: {}: ", signal.name())),
                 "{notice}"
             );
             assert_eq!(notice.matches('\n').count(), 1, "{notice}");

@@ -82,7 +82,7 @@ pub fn render(result: &CommandResult, view: &View) -> String {
         let _ = writeln!(out, "{line}");
     }
     let verdict = if result.valid {
-        "valid study".to_string()
+        valid_verdict(result)
     } else {
         let failed: Vec<String> = invalidating(&result.checks, options.strict)
             .iter()
@@ -97,6 +97,35 @@ pub fn render(result: &CommandResult, view: &View) -> String {
     let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
     out.push_str(&notes_block(&result.warnings, view));
     out
+}
+
+/// A valid study's last line, saying which arms' numbers may be quoted:
+/// a study every arm of which failed its CV bar is valid, but has nothing
+/// to quote.
+fn valid_verdict(result: &CommandResult) -> String {
+    let (quotable, not): (Vec<_>, Vec<_>) = result
+        .arms
+        .iter()
+        .map(|stats| stats.arm)
+        .partition(|&arm| quotable(&result.checks, arm));
+    let names = |arms: &[_]| {
+        arms.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (quotable.is_empty(), not.is_empty()) {
+        (_, true) => "valid study; every arm's wall time is quotable".to_string(),
+        (true, false) => "valid study, but no arm's wall time is quotable (each is above its CV \
+                          bar or was disturbed): nothing here may be quoted; more --reps or a \
+                          quieter machine may settle them"
+            .to_string(),
+        (false, false) => format!(
+            "valid study; quotable: {}; not quotable: {}",
+            names(&quotable),
+            names(&not)
+        ),
+    }
 }
 
 /// Per arm: its CPUs, its wall time's median (CV), min–max and n, and its

@@ -40,6 +40,23 @@ pub fn render(result: &ObserveResult, view: &View) -> String {
     let times = "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
                  context-switch records; task-clock is the kernel's own counter, per CPU";
     let _ = writeln!(out, "{}", view.wrap(times, 2));
+    if !result.outlivers.is_empty() {
+        let left: Vec<String> = result
+            .outlivers
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} (PID {}, {} ms after it: {})",
+                    crate::escape::escape_controls(&o.name),
+                    o.pid,
+                    o.outlived_ms,
+                    o.ended_by.describe()
+                )
+            })
+            .collect();
+        let line = format!("left running when the command exited: {}", left.join("; "));
+        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+    }
     if did_not_run(judged) {
         let idle = "it did not run while it was observed: no time on any CPU in the switch \
                     records, and none on task-clock (a process that slept throughout); zero \

@@ -737,6 +737,10 @@ pub struct ObserveResult {
     pub exit_status: Option<u8>,
     /// Why there is no busy frequency, when cycles were not counted.
     pub cycles_unavailable: Option<String>,
+    /// What of the command's tree outlived it (`command` mode), and what
+    /// ended each.
+    #[serde(default)]
+    pub outlivers: Vec<crate::measure::tree::Outliver>,
     /// Threads, residency, migrations, timeline and the reconciliation
     /// (their fields at the top level of the document).
     #[serde(flatten)]

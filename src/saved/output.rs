@@ -7,13 +7,15 @@
 //! | path | what happens |
 //! | --- | --- |
 //! | `-`, or the file or pipe standard output is open on (`/dev/stdout`, the file `>` redirects to) | standard output |
-//! | a regular file, or nothing yet | a temp file in the same folder, renamed over it when complete |
-//! | a symlink | followed: its target is handled by these rules, the link stays a link |
+//! | a regular file, or nothing yet | a temp file in the same folder, renamed over it when complete; an existing file only where the user may write it (access(2) W_OK) |
+//! | a symlink | followed only where the link, the folder it points into and the file there are the user's: its target is then handled by these rules, the link stays a link; refused otherwise |
 //! | a character device or FIFO | written in place, never renamed over |
 //! | a folder, block device or socket | refused before anything is measured |
 //!
 //! A dangling symlink, a missing or unwritable folder are refused up front
-//! too, with the path in the message.
+//! too, with the path in the message: a file is really created (and
+//! removed) in the folder, so a read-only file system, `/sys` or `/proc`
+//! fail before anything is measured.
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::unistd::{AccessFlags, access};
@@ -58,10 +60,13 @@ impl OutputTarget {
     /// Resolves and checks `arg`, what the user typed after `--json` or
     /// `--csv`.
     ///
-    /// Nothing is created or opened. `-` is standard output, and so is any
+    /// Nothing is opened, and nothing is left behind: a temp file is
+    /// created in the target's folder and removed at once, to prove a file
+    /// can be made there. `-` is standard output, and so is any
     /// path to the file or pipe standard output is already open on
-    /// (`/dev/stdout`, or the file `>` redirected it to). A symlink is followed; a dangling one
-    /// is an error naming the link. A folder, block device or socket is
+    /// (`/dev/stdout`, or the file `>` redirected it to). A symlink is followed
+    /// only as [`check_link`] allows; a dangling one is an error naming the
+    /// link. An existing regular file must be writable by the user. A folder, block device or socket is
     /// refused. A character device or FIFO becomes a
     /// [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so one
     /// without a reader cannot hang the check). For a regular file, existing
@@ -74,7 +79,11 @@ impl OutputTarget {
             bail!("the output path is empty: give a file name, or - for standard output");
         }
         let meta = match fs::symlink_metadata(arg) {
-            Ok(meta) if meta.file_type().is_symlink() => followed_link(arg)?,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = followed_link(arg)?;
+                check_link(arg, &meta, &target)?;
+                target
+            }
             Ok(meta) => meta,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return new_file(arg),
             Err(e) => {
@@ -92,6 +101,16 @@ impl OutputTarget {
         if kind.is_file() {
             let real = fs::canonicalize(arg)
                 .with_context(|| format!("{}: cannot resolve it", arg.display()))?;
+            // Renaming over it needs only the folder; replacing it needs
+            // the user's right to write it, as a shell's `>` would.
+            access(&real, AccessFlags::W_OK).map_err(|errno| {
+                anyhow!(
+                    "{}: you may not write this file ({}); it is never replaced: give \
+                     another path",
+                    arg.display(),
+                    io::Error::from(errno)
+                )
+            })?;
             // `real` is absolute and canonical, so it has a parent.
             check_folder_writable(arg, real.parent().unwrap_or(Path::new("/")))?;
             Ok(OutputTarget::File {
@@ -291,18 +310,60 @@ fn new_file(arg: &Path) -> Result<OutputTarget> {
     })
 }
 
-/// Can a file be created in (and renamed within) `folder`? Checked with
-/// access(2), which also reports a read-only file system (EROFS), even to
-/// root.
+/// Can a file be created in (and renamed within) `folder`? A temp file
+/// is really created there and removed: access(2) says yes to root on
+/// `/sys` and on folders that refuse a create for other reasons.
 fn check_folder_writable(arg: &Path, folder: &Path) -> Result<()> {
-    access(folder, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|errno| {
-        anyhow!(
-            "{}: cannot create files in {}: {}; give a path in a writable folder",
+    let name = std::ffi::OsStr::new("placement-study-check");
+    let (file, temp) = create_temp(arg, folder, name, 0o600)
+        .map_err(|error| anyhow!("{error:#}; give a path in a writable folder"))?;
+    drop(file);
+    fs::remove_file(&temp).with_context(|| {
+        format!(
+            "{}: cannot remove the test file {} it made",
             arg.display(),
-            folder.display(),
-            io::Error::from(errno)
+            temp.display()
         )
     })
+}
+
+/// A symbolic link given as an output is followed only where the user
+/// running the tool owns the link, the folder its target is in, and the
+/// target (an existing one): so a link planted in a shared folder such as
+/// `/tmp` can never make the tool replace someone else's file, nor the
+/// root-run tool a file in a folder of someone else's.
+fn check_link(link: &Path, link_meta: &Metadata, target: &Metadata) -> Result<()> {
+    let me = nix::unistd::geteuid().as_raw();
+    let pointed = fs::read_link(link)
+        .map(|t| t.display().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let refuse = |why: String| {
+        anyhow!(
+            "{}: a symbolic link to {pointed}, {why}; an output follows a link only where the \
+             link, the folder it points into and its file are yours (uid {me}): give the \
+             target's own path, or a plain file name",
+            link.display()
+        )
+    };
+    if link_meta.uid() != me {
+        return Err(refuse(format!("made by uid {}", link_meta.uid())));
+    }
+    let real =
+        fs::canonicalize(link).with_context(|| format!("{}: cannot resolve it", link.display()))?;
+    let folder = real.parent().unwrap_or(Path::new("/"));
+    let folder_owner = fs::metadata(folder)
+        .with_context(|| format!("{}: cannot check {}", link.display(), folder.display()))?
+        .uid();
+    if folder_owner != me {
+        return Err(refuse(format!(
+            "into {}, a folder of uid {folder_owner}",
+            folder.display()
+        )));
+    }
+    if target.uid() != me {
+        return Err(refuse(format!("a file of uid {}", target.uid())));
+    }
+    Ok(())
 }
 
 /// Writes into an existing character device or FIFO, in place. Opening a

@@ -31,6 +31,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandFailed, CommandRep, CommandSample, Output};
 use crate::measure::prepare::run_prepare;
 use crate::measure::stop::{self, StopSignal};
+use crate::measure::tree::Ownership;
 use crate::measure::{Measure, MeasureOptions};
 use crate::plan::Arm;
 use crate::plan::command::{
@@ -55,6 +56,8 @@ pub struct CommandStudyOptions {
     pub baseline: Option<CommandArm>,
     /// `--prepare`: run through `sh -c` before each repetition.
     pub prepare: Option<String>,
+    /// `--leave-running`, `--prepare-timeout`.
+    pub ownership: Ownership,
     pub output: Output,
     /// `--units N --unit NAME`: each arm's cost is also given per unit.
     pub units: Option<Units>,
@@ -122,7 +125,7 @@ pub fn command_study<M: Measure>(
         progress,
         |placement| {
             if let Some(prepare) = &options.prepare {
-                run_prepare(prepare)?;
+                run_prepare(prepare, &options.ownership)?;
             }
             let argv = substitute(&options.argv, plan.threads, &placement.cpus);
             run_once(&argv, &placement.cpus)
@@ -145,6 +148,11 @@ pub fn command_study<M: Measure>(
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
     warnings.extend(plan.spans_nodes.clone().map(Warning::ArmsSpanNodes));
+    warnings.extend(
+        recorded
+            .cut_short
+            .map(|(done, asked)| Warning::CutShort { done, asked }),
+    );
     Ok(RunOutcome::Studied(Box::new(CommandResult {
         head: finished_head(head, recorded.stopped, &mut warnings),
         gated: gate.is_some(),
@@ -189,13 +197,19 @@ pub struct RoundsOptions {
     pub rounds: usize,
     /// Keep a failed repetition (marked) rather than stop.
     pub ignore_failure: bool,
+    /// `--max-seconds`: no round starts once this much has passed.
+    pub max: Option<std::time::Duration>,
 }
 
-/// The repetitions measured, and the signal that stopped them, if one did.
+/// The repetitions measured, the signal that stopped them, if one did,
+/// and the rounds `--max-seconds` left out.
 #[derive(Debug, Default)]
 pub struct CommandRounds {
     pub reps: Vec<CommandRep>,
     pub stopped: Option<StopSignal>,
+    /// `--max-seconds` was reached: the measured rounds done, of those
+    /// asked for.
+    pub cut_short: Option<(usize, usize)>,
 }
 
 /// Runs `options.warmups + options.rounds` rounds of `placements` with
@@ -215,6 +229,20 @@ pub fn run_rounds(
     let began = std::time::Instant::now();
     'rounds: for round in 0..total {
         let warmup = round < options.warmups;
+        if let Some(max) = options.max
+            && round > 0
+            && began.elapsed() >= max
+        {
+            let done = round.saturating_sub(options.warmups);
+            recorded.cut_short = Some((done, options.rounds));
+            progress.note(&format!(
+                "{study}: --max-seconds {} reached after {} of {}: the rest are not run",
+                max.as_secs_f64(),
+                count(done, "measured round"),
+                options.rounds
+            ));
+            break;
+        }
         let eta = match round {
             0 => format!(
                 " ({} a round, {} in all; the time left follows from the first round)",
@@ -223,7 +251,7 @@ pub fn run_rounds(
             ),
             done => super::time_left(began, done, total),
         };
-        progress.update(&if warmup {
+        progress.step(&if warmup {
             format!("{study}: warm-up {}/{}{eta}", round + 1, options.warmups)
         } else {
             format!(
@@ -234,6 +262,7 @@ pub fn run_rounds(
         });
         let kept = recorded.reps.len();
         for placement in placements {
+            let started = std::time::Instant::now();
             let result = run_once(placement);
             // A stop passed on to the command usually makes it fail: the
             // signal, not the failure, is what ended the round.
@@ -250,6 +279,26 @@ pub fn run_rounds(
                     Err(error) => return Err(error),
                 },
             };
+            if recorded.reps.is_empty() {
+                let first = started.elapsed();
+                progress.note(&plan_line(
+                    study,
+                    first,
+                    placements.len(),
+                    total,
+                    options.max,
+                ));
+            }
+            for outliver in &sample.outlivers {
+                progress.note(&format!(
+                    "{study}: {} left {} (PID {}) running {} ms after it exited; {}",
+                    placement.arm,
+                    crate::escape::escape_controls(&outliver.name),
+                    outliver.pid,
+                    outliver.outlived_ms,
+                    outliver.ended_by.describe()
+                ));
+            }
             recorded.reps.push(CommandRep {
                 arm: placement.arm,
                 round,
@@ -261,6 +310,29 @@ pub fn run_rounds(
     }
     progress.done();
     Ok(recorded)
+}
+
+/// The plan said up front, once the first run has shown what one costs:
+/// rounds × runs a round × the first run's time, and `--max-seconds`.
+fn plan_line(
+    study: &str,
+    first: std::time::Duration,
+    runs: usize,
+    rounds: usize,
+    max: Option<std::time::Duration>,
+) -> String {
+    let estimate = first.as_secs_f64() * (runs * rounds) as f64;
+    let cap = max.map_or_else(
+        || "; --max-seconds caps it".to_string(),
+        |max| format!("; --max-seconds stops it after {} s", max.as_secs_f64()),
+    );
+    format!(
+        "{study}: {} × {} × {:.3} s (the first run) ≈ {:.0} s in all{cap}",
+        count(rounds, "round"),
+        count(runs, "run"),
+        first.as_secs_f64(),
+        estimate
+    )
 }
 
 #[cfg(test)]
@@ -305,6 +377,7 @@ mod tests {
             warmups: 1,
             rounds: 2,
             ignore_failure: false,
+            max: None,
         };
         let rounds =
             run_rounds(&placements(), options, "run", &mut Quiet, |_| Ok(sample(0))).unwrap();
@@ -329,6 +402,7 @@ mod tests {
             warmups: 0,
             rounds: 2,
             ignore_failure: false,
+            max: None,
         };
         let error = run_rounds(&placements(), options, "run", &mut Quiet, |_| {
             Err(failing(1))
@@ -354,6 +428,7 @@ mod tests {
             warmups: 0,
             rounds: 1,
             ignore_failure: true,
+            max: None,
         };
         let error = run_rounds(&placements(), options, "run", &mut Quiet, |_| {
             Err(anyhow::anyhow!("fork for COMMAND: out of memory"))
@@ -381,12 +456,14 @@ mod tests {
             arms,
             baseline: None,
             prepare: None,
+            ownership: Ownership::default(),
             output: Output::Discard,
             units: None,
             rounds: RoundsOptions {
                 warmups: 1,
                 rounds: 3,
                 ignore_failure: false,
+                max: None,
             },
             rule: GateRule {
                 threshold: 0.15,

@@ -107,6 +107,14 @@ pub trait Progress {
     fn update(&mut self, message: &str);
     /// The study finished or stopped: clear the line.
     fn done(&mut self);
+    /// A step worth a line of its own where nobody watches the progress
+    /// line (a round): by default, the progress line.
+    fn step(&mut self, message: &str) {
+        self.update(message);
+    }
+    /// A line that stays, on a terminal or in a log (the plan, an
+    /// outliver); by default, none.
+    fn note(&mut self, _line: &str) {}
 }
 
 /// A progress that shows nothing, for the studies' tests.

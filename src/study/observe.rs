@@ -24,6 +24,8 @@ pub struct ObserveStudyOptions {
     pub interval_ms: Option<f64>,
     /// Count cycles for the busy frequency.
     pub cycles: bool,
+    /// `--leave-running`: a command's outlivers are named, not stopped.
+    pub leave_running: bool,
 }
 
 /// Records the target on every CPU of `topology`, and judges it.
@@ -51,6 +53,7 @@ pub fn observe_study<R: Record>(
             cpus: topology.cpus.iter().map(|c| c.cpu).collect(),
             core_pmus: topology.environment.core_pmus.clone(),
             cycles: options.cycles,
+            leave_running: options.leave_running,
         },
         &mut elapsed,
     );
@@ -69,6 +72,7 @@ pub fn observe_study<R: Record>(
         command_end: recording.command,
         exit_status: recording.command.map(|end| end.shell_status()),
         cycles_unavailable: recording.cycles_unavailable.clone(),
+        outlivers: recording.outlivers.clone(),
         judged,
         warnings: Warning::about_machine(topology),
     })

@@ -18,6 +18,7 @@ use crate::judge::warnings::Warning;
 use crate::measure::command::{CommandSample, Output};
 use crate::measure::prepare::run_prepare;
 use crate::measure::stop::StopSignal;
+use crate::measure::tree::Ownership;
 use crate::measure::{Measure, MeasureOptions, MeasurementSetup, RepSample};
 use crate::plan::Placement;
 use crate::plan::command::{CommandArm, CommandPlacement, substitute};
@@ -63,9 +64,13 @@ pub struct CommandSweepOptions {
     pub argv: Vec<OsString>,
     /// `--prepare`: run through `sh -c` before each repetition.
     pub prepare: Option<String>,
+    /// `--leave-running`, `--prepare-timeout`.
+    pub ownership: Ownership,
     pub output: Output,
     pub warmups: usize,
     pub ignore_failure: bool,
+    /// `--max-seconds`: no round starts once this much has passed.
+    pub max: Option<std::time::Duration>,
 }
 
 impl SweepStudyOptions {
@@ -289,10 +294,11 @@ pub fn command_sweep_study<M: Measure>(
         warmups: command.warmups,
         rounds: options.reps,
         ignore_failure: command.ignore_failure,
+        max: command.max,
     };
     let recorded = run_rounds(&placements, rounds, "sweep", progress, |placement| {
         if let Some(prepare) = &command.prepare {
-            run_prepare(prepare)?;
+            run_prepare(prepare, &command.ownership)?;
         }
         let argv = substitute(&command.argv, placement.cpus.len(), &placement.cpus);
         run_once(&argv, &placement.cpus)
@@ -472,9 +478,11 @@ mod tests {
                 .map(Into::into)
                 .collect(),
             prepare: None,
+            ownership: Ownership::default(),
             output: Output::Discard,
             warmups: 1,
             ignore_failure: false,
+            max: None,
         };
         let mut seen = Vec::new();
         let mut no_engine: LazyMeasure<'_, crate::measure::EngineSession> =

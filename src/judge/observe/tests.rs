@@ -62,6 +62,7 @@ fn recording(events: Vec<SchedEvent>, end_ms: u64, task_clock_ms: &[(u32, u64)])
         lost_records: 0,
         command: None,
         stopped: false,
+        outlivers: Vec::new(),
     }
 }
 
