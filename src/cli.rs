@@ -91,6 +91,17 @@ impl Cli {
     fn full_command() -> clap::Command {
         Cli::command()
             .after_help(crate::exit::help_text())
+            // A kernel sweep's step is a share of items as hybrid's is: the
+            // range that `run --sweep` checks is said beside run's own.
+            .mut_subcommand("run", |run| {
+                run.mut_arg("rep_ms", |rep_ms| {
+                    rep_ms.help(
+                        "Target duration of one repetition in milliseconds (1 to 10000; 50 to \
+                         10000 with --sweep); the byte count is calibrated once from it and \
+                         then fixed for every arm and repetition",
+                    )
+                })
+            })
             // hybrid's repetition is a worker's share of items: its own range and meaning.
             .mut_subcommand("hybrid", |hybrid| {
                 hybrid.mut_arg("rep_ms", |rep_ms| {
