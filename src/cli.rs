@@ -318,7 +318,7 @@ pub struct LatencyArgs {
     /// Samples of 1000 round trips per pair (3 to 10000; the 10th percentile is the pair's latency).
     #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLES, value_name = "N")]
     pub samples: usize,
-    /// Wall-time bound of one sample in milliseconds (1 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
+    /// Wall-time bound of one sample in milliseconds (2 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
     #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLE_MS, value_name = "MS")]
     pub sample_ms: u64,
     /// Take every sample of every pair: no early stop once a pair's latency has settled (after 10 samples, within half a cluster gap of its first half's).
