@@ -39,7 +39,7 @@ fn largest(rows: &[Row]) -> (&Row, usize) {
 }
 
 fn bench_probe(c: &mut Criterion) {
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find("benches/probe.rs bench_probe") else {
         return;
     };
     let sysfs_rows = corpus.read_manifest("sysfs-manifest.tsv");

@@ -91,6 +91,17 @@ impl Cli {
     fn full_command() -> clap::Command {
         Cli::command()
             .after_help(crate::exit::help_text())
+            // A kernel sweep's step is a share of items as hybrid's is: the
+            // range that `run --sweep` checks is said beside run's own.
+            .mut_subcommand("run", |run| {
+                run.mut_arg("rep_ms", |rep_ms| {
+                    rep_ms.help(
+                        "Target duration of one repetition in milliseconds (1 to 10000; 50 to \
+                         10000 with --sweep); the byte count is calibrated once from it and \
+                         then fixed for every arm and repetition",
+                    )
+                })
+            })
             // hybrid's repetition is a worker's share of items: its own range and meaning.
             .mut_subcommand("hybrid", |hybrid| {
                 hybrid.mut_arg("rep_ms", |rep_ms| {
@@ -307,7 +318,7 @@ pub struct LatencyArgs {
     /// Samples of 1000 round trips per pair (3 to 10000; the 10th percentile is the pair's latency).
     #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLES, value_name = "N")]
     pub samples: usize,
-    /// Wall-time bound of one sample in milliseconds (1 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
+    /// Wall-time bound of one sample in milliseconds (2 to 10000): a pair with no progress within it is stacked (two vCPUs on one host CPU) and cannot hang.
     #[arg(long, default_value_t = crate::study::latency::DEFAULT_SAMPLE_MS, value_name = "MS")]
     pub sample_ms: u64,
     /// Take every sample of every pair: no early stop once a pair's latency has settled (after 10 samples, within half a cluster gap of its first half's).

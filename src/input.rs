@@ -254,7 +254,7 @@ fn open_regular(
     Ok(Some((file, meta.len())))
 }
 
-/// The read loop: doubling buffers, up to one byte past the limit.
+/// The read loop: a doubling buffer, up to one byte past the limit.
 ///
 /// `size` is what `fstat` said of the file, 0 for a stream. A regular file
 /// is at its end once its size is read, and a sysfs attribute (which says
@@ -264,6 +264,11 @@ fn open_regular(
 /// read of anything else (a network or FUSE file) is not its end. procfs
 /// files say 0, and their `seq_file` may return less than asked before
 /// the end: those, and streams, end only with a read of nothing.
+///
+/// The buffer is zeroed once, where it grows, and each read goes after
+/// what is already there: a pipe handing out 64 KiB a read costs as much
+/// as a file read in one, linear in what is read, never the whole buffer
+/// zeroed again for each read.
 fn read_limited(
     input: &mut impl Read,
     size: u64,
@@ -276,28 +281,31 @@ fn read_limited(
     /// 256-CPU probe reads hundreds of files.
     const FIRST_READ: usize = 1024;
     let mut bytes = Vec::new();
+    // How much of `bytes` holds what was read; the rest is zeroed room.
+    let mut filled = 0;
     loop {
-        // Doubling, up to one byte past the limit: that byte says "too large".
-        let want = bytes
-            .len()
-            .max(FIRST_READ)
-            .min(limit.max_bytes + 1 - bytes.len());
-        let start = bytes.len();
-        bytes.resize(start + want, 0);
+        // Room for as much again as is there (doubling), up to one byte
+        // past the limit: that byte says "too large". Only the new room is
+        // zeroed.
+        let room = filled.max(FIRST_READ).min(limit.max_bytes + 1 - filled);
+        if bytes.len() < filled + room {
+            bytes.resize(filled + room, 0);
+        }
+        let want = bytes.len() - filled;
         let got = loop {
-            match input.read(&mut bytes[start..]) {
+            match input.read(&mut bytes[filled..]) {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 got => break got.with_context(|| format!("reading {name}"))?,
             }
         };
-        bytes.truncate(start + got);
-        if bytes.len() > limit.max_bytes {
+        filled += got;
+        if filled > limit.max_bytes {
             bail!(too_large(name, limit));
         }
-        let at_end = got == 0
-            || (size > 0 && bytes.len() as u64 >= size)
-            || (size == page_size() && got < want);
-        if at_end || is_complete(&bytes) {
+        let at_end =
+            got == 0 || (size > 0 && filled as u64 >= size) || (size == page_size() && got < want);
+        if at_end || is_complete(&bytes[..filled]) {
+            bytes.truncate(filled);
             return Ok(bytes);
         }
     }
@@ -463,6 +471,59 @@ mod tests {
         let read = read_limited(&mut fuse, 2500, TEST_LIMIT, |_| false, "network file");
         assert_eq!(read.unwrap(), content, "a short read is not the end");
         assert_eq!(fuse.reads, 25);
+    }
+
+    /// A reader that writes past what it hands out (as `Read` allows), and
+    /// counts the zero bytes it was offered: each is one the loop zeroed.
+    struct Scribbler {
+        left: usize,
+        chunk: usize,
+        zeroed: usize,
+    }
+
+    impl Read for Scribbler {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.zeroed += buf.iter().filter(|b| **b == 0).count();
+            let n = buf.len().min(self.chunk).min(self.left);
+            buf.fill(b'x');
+            self.left -= n;
+            Ok(n)
+        }
+    }
+
+    /// A stream read in small pieces (a pipe) zeroes its buffer once, where
+    /// it grows, not again for each read: reading is linear in its length,
+    /// and a pipe over the limit is refused as soon as a file is.
+    #[test]
+    fn a_stream_in_small_reads_is_zeroed_once() {
+        let limit = ReadLimit {
+            max_bytes: 1 << 20,
+            ..TEST_LIMIT
+        };
+        let mut pipe = Scribbler {
+            left: 1 << 20,
+            chunk: 4096,
+            zeroed: 0,
+        };
+        let read = read_stream(&mut pipe, limit, "standard input").unwrap();
+        assert_eq!(read.len(), 1 << 20);
+        assert!(read.iter().all(|b| *b == b'x'));
+        assert!(
+            pipe.zeroed <= 2 << 20,
+            "{} bytes zeroed to read 1 MiB",
+            pipe.zeroed
+        );
+        let mut over = Scribbler {
+            left: usize::MAX,
+            chunk: 4096,
+            zeroed: 0,
+        };
+        let error = read_stream(&mut over, limit, "standard input").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "standard input: larger than 1 MiB; not a test file"
+        );
+        assert!(over.zeroed <= 2 << 20, "{} bytes zeroed", over.zeroed);
     }
 
     /// Standard input may be a pipe: read to its end, in as many reads as

@@ -288,6 +288,55 @@ fn run_of_arms_a_host_cannot_place_is_one_usage_error_before_measuring() {
     );
 }
 
+/// A 1 ms sample is too short for 1000 round trips at a guest's 500 ns one
+/// way: its pairs read as stacked on a busy guest (exit 3, "maps differ").
+/// It is refused before anything is measured, naming the smallest bound
+/// that reads the guest right; `latency --help` says the same range.
+#[test]
+fn a_latency_sample_too_short_for_its_round_trips_is_refused() {
+    let (status, stderr) = one_line_error(&placement_study(&[
+        "latency",
+        "--samples",
+        "3",
+        "--sample-ms",
+        "1",
+    ]));
+    assert_eq!(status, Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "placement-study: --sample-ms 1: out of range; use 2 to 10000"
+    );
+    let help =
+        String::from_utf8_lossy(&placement_study(&["latency", "--help"]).stdout).into_owned();
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("Wall-time bound of one sample in milliseconds (2 to 10000)"),
+        "{help}"
+    );
+}
+
+/// `run --help` says each range of `--rep-ms` that `run` checks: 1 to
+/// 10000, and 50 to 10000 with `--sweep`; the checks refuse just below
+/// each and name the same range.
+#[test]
+fn run_help_says_the_rep_ms_ranges_that_run_checks() {
+    let help = String::from_utf8_lossy(&placement_study(&["run", "--help"]).stdout).into_owned();
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("(1 to 10000; 50 to 10000 with --sweep)"),
+        "{help}"
+    );
+    for (args, range) in [
+        (&["run", "--rep-ms", "0"][..], "use 1 to 10000"),
+        (&["run", "--rep-ms", "10001"][..], "use 1 to 10000"),
+        (&["run", "--sweep", "--rep-ms", "49"][..], "use 50 to 10000"),
+    ] {
+        let (status, stderr) = one_line_error(&placement_study(args));
+        assert_eq!(status, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.trim_end().ends_with(range), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn help_names_run_beside_gate_for_each_verdict_that_stops_it() {
     let help = String::from_utf8_lossy(&placement_study(&["--help"]).stdout).into_owned();

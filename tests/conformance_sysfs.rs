@@ -5,7 +5,8 @@
 //! All rows run; failures are collected and reported together, one line per
 //! mismatch, so a regression on one machine does not hide another.
 
-use crate::conformance::{Corpus, Row};
+use crate::common;
+use crate::conformance::{CORPUS_ENV, Corpus, Row};
 use placement_study::cpuset::{CpuSet, parse_list};
 use placement_study::probe::{Topology, probe};
 use std::collections::{BTreeMap, BTreeSet};
@@ -311,7 +312,8 @@ fn probe_row(corpus: &Corpus, name: &str) -> Topology {
 /// processor blocks: they name both CPUs.
 #[test]
 fn old_arm_cpuinfo_names_the_cortex_a9() {
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find("conformance_sysfs::old_arm_cpuinfo_names_the_cortex_a9")
+    else {
         return;
     };
     let topology = probe_row(&corpus, "2arm-2c");
@@ -335,7 +337,8 @@ fn old_arm_cpuinfo_names_the_cortex_a9() {
 
 #[test]
 fn every_sysfs_snapshot_matches_the_manifest() {
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find("conformance_sysfs::every_sysfs_snapshot_matches_the_manifest")
+    else {
         return;
     };
     let rows = corpus.read_manifest("sysfs-manifest.tsv");
@@ -358,5 +361,40 @@ fn every_sysfs_snapshot_matches_the_manifest() {
         failures.len(),
         rows.len(),
         failures.join("\n")
+    );
+}
+
+/// Without its corpus a conformance test says on the terminal that it is
+/// skipped, naming itself (the harness, which captures what a passing test
+/// prints, would show only "ok"); under `CI=true` it fails instead.
+#[test]
+fn a_missing_corpus_is_a_visible_skip_and_a_failure_under_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-corpus");
+    let run = |ci: Option<&str>| {
+        let mut command = common::rerun_test(module_path!(), "old_arm_cpuinfo_names_the_cortex_a9");
+        command.env(CORPUS_ENV, &missing).env_remove("CI");
+        if let Some(ci) = ci {
+            command.env("CI", ci);
+        }
+        command.output().unwrap()
+    };
+    let skipped = run(None);
+    let stderr = String::from_utf8_lossy(&skipped.stderr);
+    assert!(skipped.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "SKIPPED conformance_sysfs::old_arm_cpuinfo_names_the_cortex_a9: no conformance \
+             corpus at {} (CI=true makes this a failure)",
+            missing.display()
+        )),
+        "{stderr}"
+    );
+    let failed = run(Some("true"));
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert!(!failed.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("no conformance corpus at") && stdout.contains("CI is set"),
+        "{stdout}"
     );
 }

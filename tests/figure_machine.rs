@@ -69,7 +69,8 @@ fn every_fixture_drawn_on_the_machine_is_well_formed_small_and_stable() {
 
 #[test]
 fn real_machines_draw_readable_small_and_stable() {
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find("figure_machine::real_machines_draw_readable_small_and_stable")
+    else {
         return;
     };
     let rows = corpus.read_manifest("sysfs-manifest.tsv");

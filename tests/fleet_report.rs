@@ -655,6 +655,52 @@ fn what_hosts_print_is_shown_escaped_and_cut_short() {
     assert_eq!(reason("node3"), "pdsh@head: \\u{1b}[31mred");
 }
 
+/// Every line is counted in a host or as unreadable: a document behind a
+/// prefix no engine writes (200,000 'A's, an escape sequence, markup,
+/// nothing, a NUL) is no host's, and is counted and named by its line,
+/// never dropped.
+#[test]
+fn a_document_behind_a_prefix_that_is_no_host_name_is_counted_unreadable() {
+    let bad = [
+        "A".repeat(200_000),
+        "\u{1b}[31mnode9".to_string(),
+        "</pre><script>".to_string(),
+        String::new(),
+        "\0".to_string(),
+    ];
+    let mut lines = String::new();
+    for n in 1..=6 {
+        lines += &format!("node{n}: {}\n", gate_line(&format!("node{n}")));
+        if let Some(prefix) = bad.get(n - 1) {
+            lines += &format!("{prefix}: {}\n", gate_line("hidden"));
+        }
+    }
+    assert_eq!(lines.lines().count(), 11);
+    let output = report(&[], lines.as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let view = text(&output.stdout);
+    assert!(
+        view.starts_with("6 hosts: 6 with a result, 0 broken, 0 missing; 5 lines unreadable\n"),
+        "{view}"
+    );
+    let note = view[view
+        .find("\nUnreadable (5 lines): ")
+        .expect("an Unreadable note")..]
+        .replace("\n  ", " ");
+    assert!(
+        note.contains(
+            "not counted in any host: standard input:2, standard input:4, standard input:6, \
+             standard input:8, standard input:10\n"
+        ),
+        "{note}"
+    );
+    assert!(!view.contains("hidden"), "{view}");
+    assert!(
+        !view.chars().any(|c| c.is_control() && c != '\n'),
+        "{view:?}"
+    );
+}
+
 /// Named files: every one of them is looked up before any is read, so a
 /// FIFO named first (which would block until written) does not delay the
 /// error about a missing one named after it.

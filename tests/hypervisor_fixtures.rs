@@ -243,6 +243,38 @@ fn a_snapshot_folder_carries_every_source() {
     }
 }
 
+/// An older sibling list that is not symmetric (CPU 0's
+/// thread_siblings_list names CPU 1, CPU 1's does not name CPU 0) under a
+/// sane core_cpus_list is noted, saying which reading `topology` kept.
+#[test]
+fn an_older_sibling_list_that_is_not_symmetric_is_noted() {
+    let t = probe_fixture("asymmetric-thread-siblings");
+    assert_eq!(
+        t.sibling_map_notes,
+        [
+            "CPU 0's thread_siblings_list lists CPU 1, but CPU 1's does not list CPU 0 (not a \
+             partition); core_cpus_list was used (CPU 0: 0-1, CPU 1: 0-1)"
+        ]
+    );
+    assert_eq!((t.summary.cores, t.summary.packages), (2, 1));
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["topology", "--no-cpuid", "--sysfs-root"])
+        .arg(fixture("asymmetric-thread-siblings"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let view = String::from_utf8_lossy(&output.stdout);
+    // The view wraps its notes: compare words.
+    let words = view.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "CPU 0's thread_siblings_list lists CPU 1, but CPU 1's does not list CPU 0 (not a \
+             partition); core_cpus_list was used"
+        ),
+        "{view}"
+    );
+}
+
 #[test]
 fn a_list_and_mask_that_disagree_are_noted() {
     let t = probe_fixture("list-mask-disagree");

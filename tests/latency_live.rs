@@ -106,15 +106,25 @@ fn pairs_with_a_latency_first_pass_says_what_the_pass_found() {
     );
 }
 
-/// A SIGTERM during the same-CPU control (each of its samples bounded at a
-/// second) ends the study with the signal's status and a document marked
-/// incomplete.
+/// A SIGTERM or SIGINT during the same-CPU control (each of its samples
+/// bounded at a second) ends the study with the signal's status and a
+/// document marked incomplete; the view says it was stopped, and the
+/// status it exits with, not the inconclusive verdict's.
 #[test]
-fn sigterm_keeps_what_was_measured_marked_incomplete() {
+fn a_stop_signal_keeps_what_was_measured_marked_incomplete() {
     if !common::two_cpus_allowed() {
         return;
     }
     let _cpus = common::cpus_to_myself();
+    for (signal, name) in [
+        (nix::sys::signal::Signal::SIGTERM, "SIGTERM"),
+        (nix::sys::signal::Signal::SIGINT, "SIGINT"),
+    ] {
+        stopped_by(signal, name);
+    }
+}
+
+fn stopped_by(signal: nix::sys::signal::Signal, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stopped.json");
     let child = Command::new(env!("CARGO_BIN_EXE_placement-study"))
@@ -132,13 +142,25 @@ fn sigterm_keeps_what_was_measured_marked_incomplete() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(pid, signal).unwrap();
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(128 + 15), "{stderr}");
+    let status = 128 + signal as i32;
+    assert_eq!(output.status.code(), Some(status), "{name}: {stderr}");
     let document: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(document["complete"], false);
     assert_eq!(document["verdict"], "inconclusive");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("INCOMPLETE"), "{stdout}");
+    let verdict = format!("\nverdict: none, stopped by {name} (exit {status})\n");
+    assert!(stdout.contains(&verdict), "{name}: {stdout}");
+    assert!(!stdout.contains("(exit 5)"), "{name}: {stdout}");
+    // The saved document reads back the same way.
+    let report = Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .arg("report")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let view = String::from_utf8_lossy(&report.stdout);
+    assert!(view.contains(&verdict), "{name}: {view}");
 }

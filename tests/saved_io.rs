@@ -420,6 +420,42 @@ fn a_zero_node_is_refused_by_name_and_stops_at_the_cap_as_standard_input() {
     );
 }
 
+/// A pipe over the cap, written as a pipe hands it out (64 KiB at a
+/// time), is refused as a file over it is, with the same one line: the
+/// buffer grows without being zeroed again for each read (see
+/// `input::tests::a_stream_in_small_reads_is_zeroed_once`).
+#[test]
+fn a_pipe_over_the_cap_is_refused_like_a_file() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args(["report", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writing = std::thread::spawn(move || {
+        let chunk = vec![b' '; 64 * 1024];
+        let mut written = 0u64;
+        // The reader leaves at the cap: the write past it fails (EPIPE).
+        while written <= JSON_INPUT_CAP + chunk.len() as u64 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+            written += chunk.len() as u64;
+        }
+    });
+    let output = child.wait_with_output().unwrap();
+    writing.join().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "placement-study: standard input: larger than 64 MiB; not a saved result"
+    );
+    assert!(output.stdout.is_empty());
+}
+
 #[test]
 fn read_capped_reads_a_file_up_to_the_cap_and_refuses_one_byte_more() {
     let dir = tempfile::tempdir().unwrap();

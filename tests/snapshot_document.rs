@@ -87,7 +87,9 @@ fn reloaded(document: &SnapshotResult, path: &Path) -> SysfsRoot {
 /// recording too.
 #[test]
 fn every_corpus_machine_reads_back_from_its_document_as_from_its_folder() {
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find(
+        "snapshot_document::every_corpus_machine_reads_back_from_its_document_as_from_its_folder",
+    ) else {
         return;
     };
     let written = tempfile::tempdir().unwrap();

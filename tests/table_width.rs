@@ -217,7 +217,7 @@ fn topology_fits_every_snapshot() {
         let root = entry.unwrap().path();
         check(&root.display().to_string(), &root);
     }
-    let Some(corpus) = Corpus::find() else {
+    let Some(corpus) = Corpus::find("table_width::topology_fits_every_snapshot") else {
         return;
     };
     for row in corpus.read_manifest("sysfs-manifest.tsv") {

@@ -106,7 +106,7 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
         &command.files[..]
     };
     let hosts = crate::fleet::read(files, fleet::answer)?;
-    if hosts.is_empty() && options.expected_hosts.is_empty() {
+    if hosts.hosts.is_empty() && hosts.unread.is_empty() && options.expected_hosts.is_empty() {
         bail!(
             "report --fleet: standard input holds no host's line; pipe in pdsh or clush output \
              (not clush -b, which drops the host names), or give --hosts to list every host as \

@@ -70,6 +70,10 @@ impl<T> Gathering<T> {
                     true
                 }
                 Line::Stray => {
+                    // A document no host can own: counted, never dropped.
+                    if line.contains('{') {
+                        self.unread.push(source.clone());
+                    }
                     last_stray = Some(Broken {
                         source,
                         reason: line.trim().to_string(),

@@ -30,7 +30,10 @@
 //!   prefix every line, so in an input with a bare document line (`gate
 //!   --json-line - 2>&1`, Ansible's output) a `word: text` line is that
 //!   human view ("verdict: no-smt"), not a host's line, unless its text is
-//!   a document (`cat pdsh.out gate.jsonl`).
+//!   a document (`cat pdsh.out gate.jsonl`). A line that holds a document
+//!   (a `{`) behind a prefix that is no host name (empty, over 253
+//!   characters, a control character, markup) is no host's and is not
+//!   ignored: it is counted and named by its line as unreadable.
 //!
 //! Of a host's lines, those starting with `{` are candidate documents; the
 //! rest is remembered only to say why a host without a document is broken.
@@ -154,6 +157,17 @@ pub struct FleetHost<T> {
     pub unreadable: usize,
 }
 
+/// What every input held: the hosts, and the lines that carry a document
+/// but belong to no host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gathered<T> {
+    pub hosts: Vec<FleetHost<T>>,
+    /// Lines with a document (a `{`) behind a prefix that is not a host
+    /// name (empty, too long, a control character, markup): counted and
+    /// named, never dropped.
+    pub unread: Vec<Origin>,
+}
+
 /// Reads every input (`-` is standard input, a folder each regular file in
 /// it) and gathers it per host, in the order hosts first appear. `keep`
 /// turns each parsed document into what the caller holds on to, so a
@@ -165,7 +179,7 @@ pub struct FleetHost<T> {
 pub fn read<T>(
     files: &[PathBuf],
     mut keep: impl FnMut(&Origin, SavedDocument) -> T,
-) -> Result<Vec<FleetHost<T>>> {
+) -> Result<Gathered<T>> {
     let named = files
         .iter()
         .map(|path| Named::look_up(path))
@@ -190,7 +204,11 @@ pub fn read<T>(
             }
         }
     }
-    Ok(gathering.finish())
+    let unread = std::mem::take(&mut gathering.unread);
+    Ok(Gathered {
+        hosts: gathering.finish(),
+        unread,
+    })
 }
 
 /// What a path named on the command line is.
@@ -351,6 +369,8 @@ impl<T> Sent<T> {
 struct Gathering<T> {
     order: Vec<String>,
     hosts: HashMap<String, Sent<T>>,
+    /// Lines with a document that no host can own ([`Gathered::unread`]).
+    unread: Vec<Origin>,
 }
 
 impl<T> Default for Gathering<T> {
@@ -358,6 +378,7 @@ impl<T> Default for Gathering<T> {
         Gathering {
             order: Vec::new(),
             hosts: HashMap::new(),
+            unread: Vec::new(),
         }
     }
 }

@@ -240,7 +240,9 @@ fn a_folder_is_its_regular_files_in_natural_order() {
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     std::fs::write(dir.path().join("n5"), "").unwrap();
     std::fs::write(dir.path().join("n6"), "not a result\n").unwrap();
-    let hosts = read(&[dir.path().to_path_buf()], |_, d| d.head().kind).unwrap();
+    let hosts = read(&[dir.path().to_path_buf()], |_, d| d.head().kind)
+        .unwrap()
+        .hosts;
     let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
     let shown = |name: &str| dir.path().join(name).display().to_string();
     let (folder, fifo, empty, garbage) = (shown("n3"), shown("n4"), shown("n5"), shown("n6"));
@@ -292,7 +294,9 @@ fn what_was_named_but_cannot_be_read_is_an_error_not_a_host() {
     // Read fine, no result line: as in a folder, a host named by its path.
     let human = dir.path().join("view.txt");
     std::fs::write(&human, "the human view alone\n").unwrap();
-    let hosts = read(std::slice::from_ref(&human), |_, d| d.head().kind).unwrap();
+    let hosts = read(std::slice::from_ref(&human), |_, d| d.head().kind)
+        .unwrap()
+        .hosts;
     assert_eq!(hosts.len(), 1);
     assert_eq!(hosts[0].host, human.display().to_string());
 }

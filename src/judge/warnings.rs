@@ -71,6 +71,18 @@ pub fn machine_tick_clock(topology: &Topology) -> ClockKind {
 }
 
 impl Warning {
+    /// The signal that stopped the study, where this is its note: as
+    /// measured, or as read back from a saved document (its text).
+    pub fn stop_signal(&self) -> Option<StopSignal> {
+        match self {
+            Warning::Incomplete(signal) => Some(*signal),
+            Warning::Recorded(text) => StopSignal::ALL
+                .into_iter()
+                .find(|&signal| *text == Warning::Incomplete(signal).to_string()),
+            _ => None,
+        }
+    }
+
     /// The notes about the machine itself, shared by every command.
     pub fn about_machine(topology: &Topology) -> Vec<Warning> {
         let mut out = Vec::new();

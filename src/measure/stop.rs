@@ -38,7 +38,8 @@ pub enum StopSignal {
 }
 
 impl StopSignal {
-    const ALL: [StopSignal; 2] = [StopSignal::Interrupt, StopSignal::Terminate];
+    /// Every stop signal.
+    pub const ALL: [StopSignal; 2] = [StopSignal::Interrupt, StopSignal::Terminate];
 
     /// The signal's number on this system (2 and 15 on Linux).
     pub fn signal_number(self) -> i32 {

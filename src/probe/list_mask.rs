@@ -4,10 +4,19 @@
 //! the first its candidates find). A kernel writes both from one cpumask;
 //! a snapshot edited by hand, or damaged, may not. Where the two say
 //! different sets, a note names the CPU, both values and the file used.
+//!
+//! A set is also written under two names, the newer (`core_cpus_list`,
+//! `package_cpus_list`) and the older (`thread_siblings_list`,
+//! `core_siblings_list`), again from one cpumask. Where the prober used the
+//! newer, the older is read too: an older list that is not symmetric (CPU
+//! a lists b, b's does not list a: not a partition) gets one note per such
+//! pair, and one that differs otherwise one note per CPU, each saying which
+//! reading was kept.
 
 use crate::cpuset::CpuSet;
 use crate::probe::sysfs::{CPU_DIR, SetForm, SysfsRoot};
 use anyhow::Result;
+use std::collections::BTreeMap;
 
 /// Each list file and the mask file of the same set.
 const PAIRS: [(&str, &str); 4] = [
@@ -33,6 +42,12 @@ const PACKAGE_ORDER: [&str; 4] = [
     "core_siblings",
 ];
 
+/// Each set's newer list and its older name.
+const RENAMED: [(&str, &str); 2] = [
+    ("core_cpus_list", "thread_siblings_list"),
+    ("package_cpus_list", "core_siblings_list"),
+];
+
 /// At most this many notes; one more line counts the rest (a garbled
 /// snapshot of a large machine could disagree on every CPU).
 const MAX_NOTES: usize = 16;
@@ -55,8 +70,21 @@ pub fn list_mask_notes(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<String>>
         .collect();
     let used = |order: &[&'static str; 4]| order.iter().copied().find(|name| has(name));
     let (core_used, package_used) = (used(&CORE_ORDER), used(&PACKAGE_ORDER));
+    let renamed: Vec<(&str, &str)> = RENAMED
+        .into_iter()
+        .filter(|(newer, older)| has(newer) && has(older))
+        .collect();
     let mut notes = Vec::new();
     let mut more = 0;
+    for (newer, older) in renamed {
+        for note in renamed_notes(root, online, newer, older)? {
+            if notes.len() == MAX_NOTES {
+                more += 1;
+            } else {
+                notes.push(note);
+            }
+        }
+    }
     for cpu in online.iter() {
         let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
         for &(list, mask) in &pairs {
@@ -82,6 +110,61 @@ pub fn list_mask_notes(root: &SysfsRoot, online: &CpuSet) -> Result<Vec<String>>
         notes.push(format!("and {more} more list/mask disagreements"));
     }
     Ok(notes)
+}
+
+/// The notes on the older list `older` of a set the prober read from its
+/// newer list `newer`: where the older is not symmetric, "CPU 0's
+/// thread_siblings_list lists CPU 1, but CPU 1's does not list CPU 0 (not a
+/// partition); core_cpus_list was used (CPU 0: 0-1, CPU 1: 0-1)", one per
+/// such pair; where it is symmetric but differs, one per CPU that differs.
+fn renamed_notes(
+    root: &SysfsRoot,
+    online: &CpuSet,
+    newer: &str,
+    older: &str,
+) -> Result<Vec<String>> {
+    let read = |cpu: u32, name: &str| {
+        let file = format!("{CPU_DIR}/cpu{cpu}/topology/{name}");
+        // The file the prober used was read already; the other one's parse
+        // error is a list that says no CPU set.
+        root.read_cpuset(&[(&file, SetForm::List)]).ok().flatten()
+    };
+    // By CPU: the newer list and the older.
+    let mut sets = BTreeMap::new();
+    for cpu in online.iter() {
+        if let (Some(new_set), Some(old_set)) = (read(cpu, newer), read(cpu, older)) {
+            sets.insert(cpu, (new_set, old_set));
+        }
+    }
+    let differ = |cpu: &u32| sets.get(cpu).is_some_and(|(new, old)| new != old);
+    // Where both lists agree on both CPUs, an asymmetry is the newer
+    // list's own, which the sibling map's notes name.
+    let mut asymmetric = Vec::new();
+    for (a, (new_a, old_a)) in &sets {
+        for b in old_a.iter().filter(|b| b != a) {
+            let Some((new_b, old_b)) = sets.get(&b) else {
+                continue;
+            };
+            if (differ(a) || differ(&b)) && !old_b.contains(*a) {
+                asymmetric.push(format!(
+                    "CPU {a}'s {older} lists CPU {b}, but CPU {b}'s does not list CPU {a} (not a \
+                     partition); {newer} was used (CPU {a}: {new_a}, CPU {b}: {new_b})"
+                ));
+            }
+        }
+    }
+    if !asymmetric.is_empty() {
+        return Ok(asymmetric);
+    }
+    Ok(sets
+        .iter()
+        .filter(|(_, (new_set, old_set))| new_set != old_set)
+        .map(|(cpu, (new_set, old_set))| {
+            format!(
+                "CPU {cpu}'s {older} says {old_set} but its {newer} says {new_set}; {newer} was used"
+            )
+        })
+        .collect())
 }
 
 /// "thread_siblings_list says 2-3 but its thread_siblings mask 00000003

@@ -8,6 +8,7 @@ use crate::exit::Outcome;
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::latency::{LatencyJudgement, PairLatency};
 use crate::judge::pairs::{MapVerdict, PairRelation, map_text};
+use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
@@ -92,15 +93,29 @@ pub fn sentence(
     }
 }
 
+/// "verdict: agree (exit 0)"; for a study a signal stopped, no verdict but
+/// the stop and the status it exits with ("verdict: none, stopped by
+/// SIGINT (exit 130)"), never the inconclusive verdict's exit 5.
+fn verdict_line(result: &LatencyResult) -> String {
+    let stopped = result.warnings.iter().find_map(Warning::stop_signal);
+    match stopped {
+        Some(signal) if !result.head.complete => format!(
+            "verdict: none, stopped by {} (exit {})",
+            signal.name(),
+            Outcome::Stopped(signal).exit_status()
+        ),
+        _ => format!(
+            "verdict: {} (exit {})",
+            result.verdict.as_str(),
+            Outcome::Map(result.verdict).exit_status()
+        ),
+    }
+}
+
 /// The whole human view.
 pub fn render(result: &LatencyResult, view: &View) -> String {
     let mut out = verdict_heading(result.head.complete, "pairs", &result.sentence, view);
-    let _ = writeln!(
-        out,
-        "verdict: {} (exit {})",
-        result.verdict.as_str(),
-        Outcome::Map(result.verdict).exit_status()
-    );
+    let _ = writeln!(out, "{}", verdict_line(result));
     let options = &result.options;
     let units = format!(
         "one-way latency: half a round trip of a cache line passed by compare-and-swap, the 10th \

@@ -9,7 +9,7 @@
 //! of hosts.
 
 use crate::fleet::hostlist::fold_host_list;
-use crate::fleet::{FleetHost, Origin, natural};
+use crate::fleet::{Gathered, Origin, natural};
 use crate::judge::checks::CheckName;
 use crate::judge::fleet::{
     HostPenalty, ResultFacts, penalty_outliers, result_flags, shape_outliers,
@@ -336,14 +336,17 @@ pub struct Fleet {
     pub hypervisors: Vec<(String, usize)>,
     /// Hosts per placement-study version, most first.
     pub versions: Vec<(String, usize)>,
+    /// Input lines with a document that belongs to no host (a prefix that
+    /// is not a host name), by where they are.
+    pub unread: Vec<Origin>,
 }
 
 impl Fleet {
     /// Sums up what the hosts sent, against the hosts expected.
-    pub fn of(sent: Vec<FleetHost<Answer>>, options: &FleetOptions) -> Fleet {
+    pub fn of(sent: Gathered<Answer>, options: &FleetOptions) -> Fleet {
         let mut rows = Vec::new();
         let mut seen = HashSet::new();
-        for host in sent {
+        for host in sent.hosts {
             seen.insert(host.host.clone());
             if let Some(broken) = host.broken {
                 rows.push(FleetRow {
@@ -416,6 +419,7 @@ impl Fleet {
             missing,
             unexpected,
             rows,
+            unread: sent.unread,
         }
     }
 }
@@ -603,7 +607,31 @@ pub fn title(fleet: &Fleet) -> String {
     if fleet.unexpected > 0 {
         let _ = write!(line, " ({} not in --hosts)", fleet.unexpected);
     }
+    if !fleet.unread.is_empty() {
+        let _ = write!(line, "; {} unreadable", count(fleet.unread.len(), "line"));
+    }
     line
+}
+
+/// Where the unreadable lines are, the first [`UNREAD_SHOWN`] of them.
+const UNREAD_SHOWN: usize = 10;
+
+/// The unreadable lines: how many, why, and where.
+fn unread_note(unread: &[Origin]) -> String {
+    let mut places: Vec<String> = unread
+        .iter()
+        .take(UNREAD_SHOWN)
+        .map(Origin::to_string)
+        .collect();
+    if unread.len() > UNREAD_SHOWN {
+        places.push(format!("and {} more", unread.len() - UNREAD_SHOWN));
+    }
+    format!(
+        "Unreadable ({}): a document behind a prefix that is not a host name (a host name is \
+         1 to 253 ASCII letters, digits, '-', '.' and '_'), not counted in any host: {}",
+        count(unread.len(), "line"),
+        places.join(", ")
+    )
 }
 
 /// The human view: the title, the counts, the outliers, the hosts without
@@ -666,6 +694,9 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
     if !missing.is_empty() {
         let line = format!("Missing ({}): {}", missing.len(), fold_host_list(&missing));
         let _ = write!(out, "\n{}\n", view.wrap(&line, 2));
+    }
+    if !fleet.unread.is_empty() {
+        let _ = write!(out, "\n{}\n", view.wrap(&unread_note(&fleet.unread), 2));
     }
     let broken: Vec<(&str, &str)> = fleet
         .rows

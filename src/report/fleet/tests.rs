@@ -203,6 +203,7 @@ fn both_csvs_carry_the_penalty_columns() {
         models: Vec::new(),
         hypervisors: Vec::new(),
         versions: Vec::new(),
+        unread: Vec::new(),
     };
     let csv = csv(&fleet);
     let line = csv.lines().nth(1).unwrap();
