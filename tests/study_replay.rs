@@ -935,7 +935,12 @@ fn pairs_beside_a_steadily_slower_cpu_finds_no_sibling() {
         replay,
     );
     assert_eq!(result.verdict, MapVerdict::Differ, "{}", result.sentence);
-    assert_eq!(measured_map(&result), "0 / 1 / 2 / 3", "{}", result.sentence);
+    assert_eq!(
+        measured_map(&result),
+        "0 / 1 / 2 / 3",
+        "{}",
+        result.sentence
+    );
     assert!(
         result
             .comparisons
