@@ -528,9 +528,24 @@ fn observe_leaves_standard_output_to_the_command() {
     );
 }
 
-/// A result written through a symbolic link: refused where the file, the
-/// folder it is in or the link is someone else's (a decoy of uid 65534
-/// stands for root's or a stranger's), followed where all are the user's.
+/// `topology --json LINK` as nobody, in `dir`.
+fn topology_as_nobody(dir: &Path, link: &Path) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .arg(BIN)
+        .args(["topology", "--json", link.to_str().unwrap()])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs (util-linux)")
+}
+
+/// A result written through a symbolic link to a file. As root, never
+/// followed: root owns every system folder, so `ln -s /etc/passwd link`
+/// replaced /etc/passwd (a root-owned decoy in a root-owned folder stands
+/// for it here). As nobody: refused where the file, the folder it is in or
+/// the link is someone else's (root's decoys), followed where all are the
+/// user's.
 #[test]
 fn outputs_through_links_that_are_not_the_users_are_refused() {
     let _cpus = crate::common::cpus_to_myself();
@@ -540,41 +555,85 @@ fn outputs_through_links_that_are_not_the_users_are_refused() {
     }
     let dir = tempfile::tempdir().unwrap();
     let other = 65534;
+    // As root: a root-owned file in a root-owned folder, and another
+    // user's file, each behind root's own link.
+    let system_file = dir.path().join("passwd");
+    std::fs::write(&system_file, "root:x:0:0\n").unwrap();
     let decoy = dir.path().join("decoy");
     std::fs::write(&decoy, "decoy\n").unwrap();
     std::os::unix::fs::chown(&decoy, Some(other), None).unwrap();
-    let to_decoy = dir.path().join("to-decoy");
-    std::os::unix::fs::symlink(&decoy, &to_decoy).unwrap();
-    let strangers = dir.path().join("strangers");
-    std::fs::create_dir(&strangers).unwrap();
-    let in_strangers = strangers.join("file");
-    std::fs::write(&in_strangers, "theirs\n").unwrap();
-    std::os::unix::fs::chown(&strangers, Some(other), None).unwrap();
-    let into_strangers = dir.path().join("into-strangers");
-    std::os::unix::fs::symlink(&in_strangers, &into_strangers).unwrap();
-    let mine = dir.path().join("mine");
-    std::fs::write(&mine, "mine\n").unwrap();
-    let planted = dir.path().join("planted");
-    std::os::unix::fs::symlink(&mine, &planted).unwrap();
-    std::os::unix::fs::lchown(&planted, Some(other), None).unwrap();
-    for (option, link, target, why) in [
-        ("--json", &to_decoy, &decoy, "a file of uid 65534"),
-        ("--output", &to_decoy, &decoy, "a file of uid 65534"),
-        (
-            "--json",
-            &into_strangers,
-            &in_strangers,
-            "a folder of uid 65534",
-        ),
-        ("--json", &planted, &mine, "made by uid 65534"),
+    for (option, target) in [
+        ("--output", &system_file),
+        ("--json", &system_file),
+        ("--json", &decoy),
     ] {
+        let link = dir.path().join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).unwrap();
         let before = std::fs::read(target).unwrap();
         let mut args = vec!["run", option, link.to_str().unwrap()];
         args.extend(QUICK);
         args.extend(["--", "echo", "pwned"]);
         let output = placement_study(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{option} {link:?}: {stderr}");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{option} {target:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("as root an output never follows a link to a file"),
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read(target).unwrap(),
+            before,
+            "{target:?} untouched"
+        );
+    }
+
+    // As nobody, in a folder of nobody's: root's file, a file in root's
+    // folder, and a link root planted, all refused; nobody's own link to
+    // nobody's own file followed, and still a link.
+    let home = dir.path().join("nobodys");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let roots = home.join("roots");
+    std::fs::write(&roots, "root's\n").unwrap();
+    let roots_folder = dir.path().join("roots-folder");
+    std::fs::create_dir(&roots_folder).unwrap();
+    let in_roots_folder = roots_folder.join("file");
+    std::fs::write(&in_roots_folder, "theirs\n").unwrap();
+    std::os::unix::fs::chown(&in_roots_folder, Some(other), None).unwrap();
+    let mine = home.join("mine");
+    std::fs::write(&mine, "mine\n").unwrap();
+    std::os::unix::fs::chown(&mine, Some(other), None).unwrap();
+    let planted = home.join("planted");
+    std::os::unix::fs::symlink(&mine, &planted).unwrap();
+    let to_roots = home.join("to-roots");
+    std::os::unix::fs::symlink(&roots, &to_roots).unwrap();
+    std::os::unix::fs::lchown(&to_roots, Some(other), None).unwrap();
+    let into_roots_folder = home.join("into-roots-folder");
+    std::os::unix::fs::symlink(&in_roots_folder, &into_roots_folder).unwrap();
+    std::os::unix::fs::lchown(&into_roots_folder, Some(other), None).unwrap();
+    let own = home.join("own-link");
+    std::os::unix::fs::symlink(&mine, &own).unwrap();
+    std::os::unix::fs::lchown(&own, Some(other), None).unwrap();
+    std::os::unix::fs::chown(&home, Some(other), None).unwrap();
+    for (link, target, why) in [
+        (&to_roots, &roots, "a file of uid 0"),
+        (&into_roots_folder, &in_roots_folder, "a folder of uid 0"),
+        (&planted, &mine, "made by uid 0"),
+    ] {
+        let before = std::fs::read(target).unwrap();
+        let output = topology_as_nobody(&home, link);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{link:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains(why), "{stderr}");
         assert_eq!(
@@ -583,16 +642,8 @@ fn outputs_through_links_that_are_not_the_users_are_refused() {
             "{target:?} untouched"
         );
     }
-    // The user's own link to the user's own file is followed, and stays a
-    // link.
-    let own = dir.path().join("own-link");
-    std::os::unix::fs::symlink(&mine, &own).unwrap();
-    let (output, _) = run_saving(&own, &{
-        let mut args = QUICK.to_vec();
-        args.extend(["--", "true"]);
-        args
-    });
-    assert_eq!(output.status.code(), Some(0));
+    let output = topology_as_nobody(&home, &own);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(
         std::fs::symlink_metadata(&own)
             .unwrap()
@@ -602,7 +653,7 @@ fn outputs_through_links_that_are_not_the_users_are_refused() {
     assert!(
         std::fs::read_to_string(&mine)
             .unwrap()
-            .contains("\"kind\": \"command\"")
+            .contains("\"kind\": \"topology\"")
     );
 }
 

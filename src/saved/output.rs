@@ -8,7 +8,8 @@
 //! | --- | --- |
 //! | `-`, or the file or pipe standard output is open on (`/dev/stdout`, the file `>` redirects to) | standard output |
 //! | a regular file, or nothing yet | a temp file in the same folder, renamed over it when complete; an existing file only where the user may write it (access(2) W_OK) |
-//! | a symlink | followed only where the link, the folder it points into and the file there are the user's: its target is then handled by these rules, the link stays a link; refused otherwise |
+//! | a symlink to a stream | followed: `/dev/stdout`, a terminal, a FIFO are written in place |
+//! | a symlink to a file | followed only where the link, the folder it points into and the file there are the user's, and never as root: its target is then handled by these rules, the link stays a link; refused otherwise |
 //! | a character device or FIFO | written in place, never renamed over |
 //! | a folder, block device or socket | refused before anything is measured |
 //!
@@ -81,7 +82,12 @@ impl OutputTarget {
         let meta = match fs::symlink_metadata(arg) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = followed_link(arg)?;
-                check_link(arg, &meta, &target)?;
+                // A link to a stream (`/dev/stdout`, a terminal, a FIFO) is
+                // written in place and replaces nothing: only a link to a
+                // file, which would be replaced, is checked.
+                if target.file_type().is_file() && !is_standard_output(&target) {
+                    check_link(arg, &meta, &target)?;
+                }
                 target
             }
             Ok(meta) => meta,
@@ -327,16 +333,26 @@ fn check_folder_writable(arg: &Path, folder: &Path) -> Result<()> {
     })
 }
 
-/// A symbolic link given as an output is followed only where the user
-/// running the tool owns the link, the folder its target is in, and the
-/// target (an existing one): so a link planted in a shared folder such as
-/// `/tmp` can never make the tool replace someone else's file, nor the
-/// root-run tool a file in a folder of someone else's.
+/// A symbolic link to a file, given as an output, is followed only where
+/// the user running the tool owns the link, the folder its target is in,
+/// and the target: so a link planted in a shared folder such as `/tmp` can
+/// never make the tool replace someone else's file. Root owns every system
+/// folder, so for root that rule would protect nothing: as root a link to
+/// a file is never followed (`ln -s /etc/passwd out; run --output out`
+/// replaced /etc/passwd).
 fn check_link(link: &Path, link_meta: &Metadata, target: &Metadata) -> Result<()> {
     let me = nix::unistd::geteuid().as_raw();
     let pointed = fs::read_link(link)
         .map(|t| t.display().to_string())
         .unwrap_or_else(|_| "?".into());
+    if me == 0 {
+        bail!(
+            "{}: a symbolic link to {pointed}; as root an output never follows a link to a \
+             file (it could replace any file of the system): give the target's own path, or \
+             a plain file name",
+            link.display()
+        );
+    }
     let refuse = |why: String| {
         anyhow!(
             "{}: a symbolic link to {pointed}, {why}; an output follows a link only where the \
