@@ -339,16 +339,17 @@ impl Evidence {
     }
 }
 
-/// The estimate that stands for several comparisons on `side`, `None` if
-/// any is missing: below, the one wholly below with the lowest upper end
-/// (the worker that showed the two share nothing); otherwise the one with
-/// the lowest lower end (above: what every worker paid at least).
+/// The estimate that stands for several comparisons on `side` (of those
+/// that have one; `None` when none has): below, the one wholly below with
+/// the lowest upper end (the worker that showed the two share nothing);
+/// otherwise the one with the lowest lower end (above: what every worker
+/// paid at least).
 pub fn deciding(
     estimates: Vec<Option<Estimate>>,
     side: Option<Side>,
     rule: &GateRule,
 ) -> Option<Estimate> {
-    let estimates: Vec<Estimate> = estimates.into_iter().collect::<Option<_>>()?;
+    let estimates: Vec<Estimate> = estimates.into_iter().flatten().collect();
     let below = estimates
         .iter()
         .filter(|e| side == Some(Side::Below) && side_of(rule, e) == Some(Side::Below))

@@ -195,7 +195,7 @@ impl Reaped {
 }
 
 /// A command's process tree: its first process (the group's leader) and
-/// everything [`members`] finds. Registered with the stop handlers while
+/// everything `members` finds. Registered with the stop handlers while
 /// it lives, so a second stop signal kills its group at once; dropped
 /// unfinished (an error on the way), it kills the whole tree.
 pub struct Tree {

@@ -72,7 +72,8 @@ pub fn render(result: &GateResult, view: &View) -> String {
             arms_table(&result.arms, setup.tick_clock, false, view)
         );
     }
-    for line in batch_lines(&result.batches, result.mean_based.as_ref()) {
+    let cpus: Vec<u32> = result.workers.iter().map(|w| w.cpu).collect();
+    for line in batch_lines(&result.batches, &cpus, result.mean_based.as_ref()) {
         let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
     if let Some(noise) = &result.noise {
@@ -102,22 +103,39 @@ pub fn render(result: &GateResult, view: &View) -> String {
 
 /// One line per batch: its estimate, its side, its noisy rounds; then the
 /// mean-based estimate of the release before, for comparison.
-pub fn batch_lines(batches: &[Batch], mean_based: Option<&MeanBased>) -> Vec<String> {
+pub fn batch_lines(batches: &[Batch], cpus: &[u32], mean_based: Option<&MeanBased>) -> Vec<String> {
+    let one = |estimate: Option<&Estimate>| {
+        estimate.map_or_else(
+            || "too few kept rounds for an estimate".to_owned(),
+            |e| {
+                format!(
+                    "{:+.1} % [{:+.1}, {:+.1}] (median of {} paired rounds)",
+                    e.penalty * 100.0,
+                    e.ci95.low * 100.0,
+                    e.ci95.high * 100.0,
+                    e.reps
+                )
+            },
+        )
+    };
     let mut lines: Vec<String> = batches
         .iter()
         .map(|b| {
-            let estimate = b.estimate.as_ref().map_or_else(
-                || "too few kept rounds for an estimate".to_owned(),
-                |e| {
-                    format!(
-                        "{:+.1} % [{:+.1}, {:+.1}] (median of {} paired rounds)",
-                        e.penalty * 100.0,
-                        e.ci95.low * 100.0,
-                        e.ci95.high * 100.0,
-                        e.reps
-                    )
-                },
-            );
+            // Per worker where the gate judged each against its own CPU.
+            let estimate = match b.workers.as_slice() {
+                [] => one(b.estimate.as_ref()),
+                workers => workers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let cpu = cpus
+                            .get(i)
+                            .map_or_else(|| format!("worker {i}"), |c| format!("CPU {c}"));
+                        format!("{cpu} {}", one(w.estimate.as_ref()))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
             let side = match b.side {
                 Some(Side::Above) => "above the threshold",
                 Some(Side::Below) => "below the threshold",

@@ -66,7 +66,7 @@ impl OutputTarget {
     /// can be made there. `-` is standard output, and so is any
     /// path to the file or pipe standard output is already open on
     /// (`/dev/stdout`, or the file `>` redirected it to). A symlink is followed
-    /// only as [`check_link`] allows; a dangling one is an error naming the
+    /// only as `check_link` allows; a dangling one is an error naming the
     /// link. An existing regular file must be writable by the user. A folder, block device or socket is
     /// refused. A character device or FIFO becomes a
     /// [`Stream`](OutputTarget::Stream) (a FIFO is not opened here, so one
