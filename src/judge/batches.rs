@@ -272,13 +272,7 @@ impl Evidence {
         let count = |side: Side| self.batches.iter().filter(|b| b.side == Some(side)).count();
         let (above, below) = (count(Side::Above), count(Side::Below));
         let prior = |side: Side| usize::from(self.prior == Some(side));
-        let pooled_side = joint_side(
-            &self
-                .pooled_each(paired)
-                .iter()
-                .map(|e| e.as_ref().and_then(|e| side_of(rule, e)))
-                .collect::<Vec<_>>(),
-        );
+        let pooled_side = pooled_side(rule, &self.pooled_each(paired));
         if above > 0 && below > 0 {
             Next::Decided(Verdict::Inconclusive)
         } else if above > 0
@@ -301,14 +295,7 @@ impl Evidence {
     /// The estimate from every kept round of every batch: the headline.
     /// With several comparisons, the one that decides ([`deciding`]).
     pub fn pooled(&self, rule: &GateRule, paired: &[PairedCosts]) -> Option<Estimate> {
-        let each = self.pooled_each(paired);
-        let side = joint_side(
-            &each
-                .iter()
-                .map(|e| e.as_ref().and_then(|e| side_of(rule, e)))
-                .collect::<Vec<_>>(),
-        );
-        deciding(each, side, rule)
+        headline(rule, self.pooled_each(paired))
     }
 
     /// Each comparison's estimate from every round of every batch that it
@@ -361,6 +348,24 @@ pub fn deciding(
                 .min_by(|a, b| a.ci95.low.total_cmp(&b.ci95.low))
         })
         .cloned()
+}
+
+/// The estimate that stands for comparisons whose pooled estimates are
+/// `each` (as [`Evidence::pooled_each`] gives them): the one that decides
+/// the side they take together ([`deciding`]).
+pub fn headline(rule: &GateRule, each: Vec<Option<Estimate>>) -> Option<Estimate> {
+    let side = pooled_side(rule, &each);
+    deciding(each, side, rule)
+}
+
+/// The side that pooled estimates `each` take together ([`joint_side`]).
+fn pooled_side(rule: &GateRule, each: &[Option<Estimate>]) -> Option<Side> {
+    joint_side(
+        &each
+            .iter()
+            .map(|e| e.as_ref().and_then(|e| side_of(rule, e)))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The side several comparisons take together (the gate's: one per

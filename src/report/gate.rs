@@ -440,18 +440,19 @@ fn measured_sentence(
         )
     };
     let sides = |side: Side| batches.iter().any(|b| b.side == Some(side));
+    let one_sided_cpu = one_sided(workers, threshold);
     let meaning = match verdict {
         Verdict::Physical => "placement is physical",
         Verdict::Virtual => {
             "placement is virtual: the affinity mask moved nothing physical (typical of a VM, \
              whose sibling map is fiction)"
         }
-        Verdict::Inconclusive if one_sided(workers, threshold).is_some() => {
+        Verdict::Inconclusive if one_sided_cpu.is_some() => {
             return format!(
                 "{measured}: inconclusive: only the worker on CPU {} paid that much; sharing a \
                  core slows both of its threads, so something on that CPU's side slowed it (a \
                  neighbour, a burst of load); run it again at a quieter moment",
-                one_sided(workers, threshold).unwrap_or_default()
+                one_sided_cpu.unwrap_or_default()
             );
         }
         Verdict::Inconclusive if sides(Side::Above) && sides(Side::Below) => {

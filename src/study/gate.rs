@@ -6,7 +6,7 @@
 
 use super::{LazyMeasure, Progress, Recorded, head};
 use crate::judge::arms::{arm_stats, measured};
-use crate::judge::batches::{Evidence, Next};
+use crate::judge::batches::{self, Evidence, Next};
 use crate::judge::checks::{CheckStatus, excluded_reps};
 use crate::judge::cost::rep_cost;
 use crate::judge::gate::{self, CONTROL_ATTEMPTS, GateRule, Verdict, WorkerPenalty};
@@ -165,11 +165,12 @@ pub fn gate_session<M: Measure>(
         }
     }
     let paired = paired_of(&recorded.samples);
-    let estimate = evidence.pooled(rule, &paired);
+    let each = evidence.pooled_each(&paired);
+    let estimate = batches::headline(rule, each.clone());
     let workers: Vec<WorkerPenalty> = pairs
         .siblings
         .iter()
-        .zip(evidence.pooled_each(&paired))
+        .zip(each)
         .map(|(&cpu, estimate)| WorkerPenalty { cpu, estimate })
         .collect();
     let batch_rounds: Vec<Vec<usize>> = evidence.batches.iter().map(|b| b.rounds.clone()).collect();
