@@ -142,6 +142,46 @@ fn a_failing_command_stops_the_study_with_its_status_and_stderr() {
     );
 }
 
+/// Nothing measured is never valid: a sweep whose every step failed
+/// (kept by `--ignore-failure`) says INVALID and exits 6, its JSON says
+/// `"valid": false`, and its metrics read it as a failure. (It printed
+/// "valid study" and exited 0.)
+#[test]
+fn a_sweep_with_no_kept_repetition_is_invalid() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("out.prom");
+    let args = [
+        "--sweep",
+        "--skip-gate",
+        "--ignore-failure",
+        "--warmups",
+        "0",
+        "--reps",
+        "2",
+        "--prom",
+        prom.to_str().unwrap(),
+        "--",
+        "false",
+    ];
+    let (output, saved) = run_saving(dir.path(), &args);
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(6), "{view}");
+    assert!(
+        view.contains("INVALID study (exit 6): nothing measured, no number left: step:1"),
+        "{view}"
+    );
+    assert!(!view.contains("valid study"), "{view}");
+    assert_eq!(saved.expect("a result is written")["valid"], false);
+    let metrics = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("placement_study_sweep_valid") && l.ends_with(" 0")),
+        "{metrics}"
+    );
+}
+
 #[test]
 fn a_shell_loop_is_studied_end_to_end() {
     let _cpus = crate::common::cpus_to_myself();

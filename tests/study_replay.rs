@@ -706,11 +706,11 @@ fn an_arm_with_every_repetition_excluded_invalidates_the_study() {
     assert_eq!(failed.status, CheckStatus::Failed);
     assert_eq!(
         judge_run(&result.checks, false).reasons,
-        [InvalidReason::NothingMeasured(vec![Arm::OnePerCore])]
+        [InvalidReason::NothingMeasured(vec!["one-per-core".into()])]
     );
     let view = report::run::render(&result, &View::default());
     assert!(
-        view.contains("every repetition excluded, no number left: one-per-core"),
+        view.contains("nothing measured, no number left: one-per-core"),
         "{view}"
     );
 }

@@ -71,6 +71,19 @@ impl CheckName {
         }
     }
 
+    /// What a `repetitions …` check is about (`sibling-packed`,
+    /// `step:2`, `cpu:1`, `class:0`): the arm, step, class or CPU alone
+    /// that kept no repetition; `None` for every other check.
+    pub fn nothing_kept_subject(&self) -> Option<String> {
+        match self {
+            CheckName::Repetitions(arm) => Some(arm.to_string()),
+            CheckName::ClassRepetitions(index) => Some(format!("class:{index}")),
+            CheckName::StepRepetitions(workers) => Some(format!("step:{workers}")),
+            CheckName::AloneRepetitions(cpu) => Some(format!("cpu:{cpu}")),
+            _ => None,
+        }
+    }
+
     /// The repetitions check of a command study's arm: `repetitions ARM`.
     pub fn repetitions_of(arm: CommandArm) -> CheckName {
         match arm {
@@ -558,13 +571,31 @@ pub fn cv_bar(name: CheckName, spread: &Spread, bar: f64) -> Check {
     }
 }
 
+/// The one rule for every kind: nothing measured is never valid. An arm,
+/// step, class or CPU alone that kept no repetition has no number at all,
+/// not merely a noisy one, so its failed `repetitions …` check (`name`)
+/// makes the study invalid whatever else passed. Of its `measured`
+/// repetitions (warm-ups aside), `failed` were runs of a command that
+/// failed (kept by `--ignore-failure`); the rest were excluded.
+pub fn nothing_kept(name: CheckName, measured: usize, failed: usize) -> Check {
+    let why = match measured {
+        0 => "none was measured (the study stopped, or ran out of time, first)".to_string(),
+        n if failed == n => {
+            format!("the command failed in every one of its {n} measured repetitions")
+        }
+        n => format!(
+            "every one of its {n} measured repetitions was excluded (see Excluded: a worker moved, \
+             a counter multiplexed, or the host's load spoiled it)"
+        ),
+    };
+    Check::failed(name, format!("{why}: no number is left"))
+}
+
 /// Each run arm's checks, with its quotable mark and its change against
 /// one-per-core set: the CV bar (unavailable under 2 measured
-/// repetitions), and, for an arm that kept no measured repetition because
-/// every one was excluded (multiplexed, or a pinned worker moved), a failed
-/// `repetitions ARM` check, which makes the run invalid: such an arm has
-/// no number at all, not merely a noisy one. `kept` is each arm's count of
-/// measured repetitions left after `excluded`.
+/// repetitions), and, for an arm that kept no measured repetition, a failed
+/// `repetitions ARM` check ([`nothing_kept`]). `kept` is each arm's count
+/// of measured repetitions left after `excluded`.
 pub fn run_arm_checks(
     arms: &mut [ArmStats],
     kept: &[usize],
@@ -589,15 +620,9 @@ pub fn run_arm_checks(
         };
         arm.quotable = check.status == CheckStatus::Passed;
         checks.push(check);
-        let dropped = excluded.iter().filter(|e| e.arm == arm.name).count();
-        if kept == 0 && dropped > 0 {
-            checks.push(Check::failed(
-                CheckName::Repetitions(arm.name),
-                format!(
-                    "every one of its {dropped} measured repetitions was excluded (multiplexed, \
-                     or a pinned worker moved): no number is left"
-                ),
-            ));
+        if kept == 0 {
+            let dropped = excluded.iter().filter(|e| e.arm == arm.name).count();
+            checks.push(nothing_kept(CheckName::Repetitions(arm.name), dropped, 0));
         }
     }
     checks

@@ -11,7 +11,9 @@
 //! the tree's hardware counters ran all their enabled time; a multiplexed
 //! count is left out of the same-work medians, never scaled.
 
-use super::checks::{Check, CheckName, CheckStatus, MULTIPLEXING_CAUSES, cv_bar, name_offenders};
+use super::checks::{
+    Check, CheckName, CheckStatus, MULTIPLEXING_CAUSES, cv_bar, name_offenders, nothing_kept,
+};
 use super::command::{ArmResidency, CommandArmStats};
 use super::stats::significant;
 use crate::measure::command::{CommandRep, TreeHardware};
@@ -33,9 +35,9 @@ use crate::plan::command::CommandArm;
 pub const SAME_WORK_TOLERANCE: f64 = 0.01;
 
 /// Each arm's CV bar: passed, failed (not quotable), or unavailable under
-/// two kept repetitions; and, for an arm whose every measured repetition
-/// failed (kept by `--ignore-failure`), a failed `repetitions ARM`: such an
-/// arm has no number at all, which makes the study invalid.
+/// two kept repetitions; and, for an arm that kept no repetition (each
+/// failed and was kept by `--ignore-failure`, or none was measured), a
+/// failed `repetitions ARM` ([`nothing_kept`]).
 pub fn arm_checks(arms: &[CommandArmStats], reps: &[CommandRep], bar: f64) -> Vec<Check> {
     let mut checks = Vec::new();
     for stats in arms {
@@ -45,17 +47,14 @@ pub fn arm_checks(arms: &[CommandArmStats], reps: &[CommandRep], bar: f64) -> Ve
             None => Check::unavailable(name, "fewer than 2 kept repetitions"),
         });
         let measured = reps.iter().filter(|r| r.arm == stats.arm && !r.warmup);
-        let (failed, kept) = measured.fold((0, 0), |(failed, kept), rep| {
-            if rep.failed {
-                (failed + 1, kept)
-            } else {
-                (failed, kept + 1)
-            }
+        let (measured, failed) = measured.fold((0, 0), |(measured, failed), rep| {
+            (measured + 1, failed + usize::from(rep.failed))
         });
-        if kept == 0 && failed > 0 {
-            checks.push(Check::failed(
+        if measured == failed {
+            checks.push(nothing_kept(
                 CheckName::repetitions_of(stats.arm),
-                format!("the command failed in every one of its {failed} measured repetitions: no number is left"),
+                measured,
+                failed,
             ));
         }
     }
@@ -381,13 +380,27 @@ mod tests {
         }
     }
 
+    /// Two kept repetitions of each of `arms`: numbers to judge.
+    fn kept_reps(arms: &[CommandArm]) -> Vec<CommandRep> {
+        let kept = |arm, round| CommandRep {
+            arm,
+            round,
+            warmup: false,
+            failed: false,
+            sample: CommandSample::of_wall(1),
+        };
+        arms.iter()
+            .flat_map(|&arm| [kept(arm, 1), kept(arm, 2)])
+            .collect()
+    }
+
     #[test]
     fn each_arm_gets_its_cv_bar_and_strict_makes_a_noisy_arm_invalid() {
         let one = CommandArm::Placement(Arm::OnePerCore);
         let class = CommandArm::Class(1);
         let mut checks = arm_checks(
             &[stats(one, Some(0.005)), stats(class, Some(0.05))],
-            &[],
+            &kept_reps(&[one, class]),
             0.01,
         );
         assert_eq!(checks[0].status, CheckStatus::Passed);
@@ -439,7 +452,7 @@ mod tests {
         );
         let mut checks = arm_checks(
             &[stats(one, Some(0.005)), stats(packed, Some(0.005))],
-            &[],
+            &kept_reps(&[one, packed]),
             0.01,
         );
         checks.extend(other);

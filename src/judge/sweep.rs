@@ -8,7 +8,7 @@
 //! baseline: the unit of every speedup, gain and ceiling ("fastest-class
 //! CPUs" when the order starts with the fastest class, as by default).
 
-use crate::judge::checks::{self, Check, ExcludedRep, excluded_reps};
+use crate::judge::checks::{self, Check, CheckName, ExcludedRep, excluded_reps};
 use crate::judge::command::ArmResidency;
 use crate::judge::command_checks;
 use crate::judge::hybrid::{Ratio, wall_ms};
@@ -209,11 +209,30 @@ pub fn judge_sweep(
         setup.kernel_instructions_per_byte,
         setup.why_instructions_uncounted(),
     );
-    let all_checks = vec![
+    let mut all_checks = vec![
         checks::pinning(samples),
         checks::multiplexing(samples),
         invariance,
     ];
+    let measured = |arm: CommandArm| {
+        let of_arm = |rep: &&RepSample| match arm {
+            CommandArm::Step(1) => {
+                rep.arm == Arm::Baseline
+                    && rep.workers.first().and_then(|w| w.pinned_cpu) == Some(first)
+            }
+            CommandArm::Step(k) => rep.arm == Arm::StealingPinned && rep.workers.len() == k,
+            CommandArm::Alone(cpu) => {
+                rep.arm == Arm::Baseline
+                    && rep.workers.first().and_then(|w| w.pinned_cpu) == Some(cpu)
+            }
+            _ => false,
+        };
+        (
+            samples.iter().filter(|r| !r.warmup).filter(of_arm).count(),
+            0,
+        )
+    };
+    all_checks.extend(nothing_kept(plan, &step_times, baseline, measured));
     let all_quotable = steps.iter().all(|s| s.quotable);
     SweepJudgement {
         busy_mhz_unavailable: steps
@@ -296,10 +315,11 @@ pub fn judge_command_sweep(
         .collect();
     let unit = times_of(CommandArm::Step(1));
     let first = plan.order.first().map_or(0, |c| c.cpu);
-    let cpu_speeds = cpu_speeds(plan, &unit, |cpu| match cpu == first {
+    let alone = |cpu: u32| match cpu == first {
         true => unit.clone(),
         false => times_of(CommandArm::Alone(cpu)),
-    });
+    };
+    let cpu_speeds = cpu_speeds(plan, &unit, alone);
     let steps = curve(plan, &step_times, &cpu_speeds, rules.cv_bar, |k, stats| {
         let beside_load = residency
             .iter()
@@ -310,6 +330,13 @@ pub fn judge_command_sweep(
         command_checks::placement_held(residency),
         command_checks::multiplexing(reps),
     ];
+    let measured = |arm: CommandArm| {
+        let of_arm = reps.iter().filter(|r| r.arm == arm && !r.warmup);
+        of_arm.fold((0, 0), |(measured, failed), rep| {
+            (measured + 1, failed + usize::from(rep.failed))
+        })
+    };
+    all_checks.extend(nothing_kept(plan, &step_times, alone, measured));
     all_checks.extend(command_checks::other_load(residency, rules.cv_bar));
     let all_quotable = steps.iter().all(|s| s.quotable);
     SweepJudgement {
@@ -330,6 +357,35 @@ pub fn judge_command_sweep(
         excluded: Vec::new(),
         invariance_spread: None,
     }
+}
+
+/// A failed `repetitions` check ([`checks::nothing_kept`]) for each step
+/// and each CPU alone that kept no round: a sweep with a step or a CPU
+/// without a number is invalid. `step_times` are the kept times by round of
+/// `plan.steps`, `alone` gives a CPU's, and `measured` counts an arm's
+/// measured repetitions and the failed ones among them.
+fn nothing_kept(
+    plan: &SweepPlan,
+    step_times: &[BTreeMap<usize, f64>],
+    alone: impl Fn(u32) -> BTreeMap<usize, f64>,
+    measured: impl Fn(CommandArm) -> (usize, usize),
+) -> Vec<Check> {
+    let first = plan.order.first().map_or(0, |c| c.cpu);
+    let steps = plan.steps.iter().zip(step_times);
+    let emptied_steps = steps
+        .filter(|(_, times)| times.is_empty())
+        .map(|(&k, _)| CommandArm::Step(k));
+    let others = plan.baseline_cpus().into_iter().filter(|&cpu| cpu != first);
+    let emptied_cpus = others
+        .filter(|&cpu| alone(cpu).is_empty())
+        .map(CommandArm::Alone);
+    emptied_steps
+        .chain(emptied_cpus)
+        .map(|arm| {
+            let (count, failed) = measured(arm);
+            checks::nothing_kept(CheckName::repetitions_of(arm), count, failed)
+        })
+        .collect()
 }
 
 /// Each step of `plan` from its wall times by round (`step_times`, step
@@ -889,6 +945,31 @@ mod tests {
             "no cycles, and why"
         );
         assert!(judged.noise_floor.is_some());
+    }
+
+    /// Nothing measured is never valid: a step that kept no round (here
+    /// step 4's, never measured) fails `repetitions step:4` and the sweep
+    /// is invalid, though every other check passed.
+    #[test]
+    fn a_step_without_a_kept_round_makes_the_sweep_invalid() {
+        let plan = cores_then_siblings();
+        let mut samples = rounds_of_cores_then_siblings(&plan);
+        samples.retain(|rep| rep.workers.len() != 4);
+        let judged = judge_sweep(&samples, &plan, &setup(), &RULES);
+        assert!(!judged.valid);
+        let failed: Vec<String> = judged
+            .checks
+            .iter()
+            .filter(|c| c.status == checks::CheckStatus::Failed)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                "repetitions step:4: none was measured (the study stopped, or ran out of time, \
+              first): no number is left"
+            ]
+        );
     }
 
     /// Step 2 of a command runs in 1/1.8 of step 1's time and the command

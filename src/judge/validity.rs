@@ -18,9 +18,10 @@ pub enum InvalidReason {
     CountersNotOnWorkers,
     /// `--strict`, and these arms are over the CV bar.
     NotQuotable(Vec<Arm>),
-    /// Every measured repetition of these arms was excluded: they have no
-    /// number at all.
-    NothingMeasured(Vec<Arm>),
+    /// These arms, steps, classes or CPUs alone kept no repetition (each
+    /// was excluded or failed, or none was measured): they have no number
+    /// at all, and nothing measured is never valid.
+    NothingMeasured(Vec<String>),
 }
 
 impl fmt::Display for InvalidReason {
@@ -39,14 +40,11 @@ impl fmt::Display for InvalidReason {
                 let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
                 write!(f, "--strict and over the CV bar: {}", names.join(", "))
             }
-            InvalidReason::NothingMeasured(arms) => {
-                let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
-                write!(
-                    f,
-                    "every repetition excluded, no number left: {}",
-                    names.join(", ")
-                )
-            }
+            InvalidReason::NothingMeasured(subjects) => write!(
+                f,
+                "nothing measured, no number left: {}",
+                subjects.join(", ")
+            ),
         }
     }
 }
@@ -94,12 +92,10 @@ pub fn judge_run(checks: &[Check], strict: bool) -> Validity {
     if strict && !noisy.is_empty() {
         reasons.push(InvalidReason::NotQuotable(noisy));
     }
-    let emptied: Vec<Arm> = checks
+    let emptied: Vec<String> = checks
         .iter()
-        .filter_map(|c| match c.name {
-            CheckName::Repetitions(arm) if c.status == CheckStatus::Failed => Some(arm),
-            _ => None,
-        })
+        .filter(|c| c.status == CheckStatus::Failed)
+        .filter_map(|c| c.name.nothing_kept_subject())
         .collect();
     if !emptied.is_empty() {
         reasons.push(InvalidReason::NothingMeasured(emptied));
@@ -143,11 +139,13 @@ mod tests {
         let validity = judge_run(&checks, false);
         assert_eq!(
             validity.reasons,
-            [InvalidReason::NothingMeasured(vec![Arm::SiblingPacked])]
+            [InvalidReason::NothingMeasured(vec![
+                "sibling-packed".into()
+            ])]
         );
         assert_eq!(
             validity.reasons[0].to_string(),
-            "every repetition excluded, no number left: sibling-packed"
+            "nothing measured, no number left: sibling-packed"
         );
         // Merely unquotable (under 2 repetitions, none excluded) is not invalid.
         assert!(judge_run(&checks[..1], false).is_valid());

@@ -20,6 +20,7 @@ use crate::judge::stats::{Spread, median, penalty_centre, penalty_ci95, spread};
 use crate::judge::validity::judge_run;
 use crate::measure::{MeasurementSetup, RepSample, WorkerSample};
 use crate::plan::Arm;
+use crate::plan::command::CommandArm;
 use crate::plan::hybrid::{HybridPlan, SCHEME_ARMS, Scheme};
 use crate::probe::{CoreClass, CoreKind};
 use serde::{Deserialize, Serialize};
@@ -352,6 +353,7 @@ pub fn judge_hybrid(
         scheme.quotable = check.status == CheckStatus::Passed;
         all_checks.push(check);
     }
+    all_checks.extend(nothing_kept(samples, plan, &baseline_excluded, &excluded));
     let valid = judge_run(&all_checks, rules.strict).is_valid();
     HybridJudgement {
         baselines,
@@ -437,6 +439,39 @@ fn rounds<'a>(
         .filter(|rep| !excluded.iter().any(|e| e.covers(arm, rep.rep)))
         .map(|rep| (rep.rep, rep))
         .collect()
+}
+
+/// A failed `repetitions` check ([`checks::nothing_kept`]) for each
+/// baseline CPU (`repetitions cpu:N`) and each scheme (`repetitions ARM`)
+/// that kept no round: a class or scheme without a number makes the study
+/// invalid. `baseline_excluded` holds each baseline CPU's exclusions,
+/// `excluded` the schemes'.
+fn nothing_kept(
+    samples: &[RepSample],
+    plan: &HybridPlan,
+    baseline_excluded: &BTreeMap<u32, Vec<ExcludedRep>>,
+    excluded: &[ExcludedRep],
+) -> Vec<Check> {
+    let measured = |arm: Arm, cpu: Option<u32>| rounds(samples, arm, cpu, &[]).len();
+    let no_exclusions = Vec::new();
+    let baselines = plan
+        .baseline_cpus
+        .iter()
+        .filter(|&cpu| {
+            let cpu_excluded = baseline_excluded.get(cpu).unwrap_or(&no_exclusions);
+            rounds(samples, Arm::Baseline, Some(*cpu), cpu_excluded).is_empty()
+        })
+        .map(|&cpu| {
+            let name = CheckName::repetitions_of(CommandArm::Alone(cpu));
+            checks::nothing_kept(name, measured(Arm::Baseline, Some(cpu)), 0)
+        });
+    let schemes = plan
+        .schemes
+        .iter()
+        .map(|p| p.arm)
+        .filter(|&arm| rounds(samples, arm, None, excluded).is_empty())
+        .map(|arm| checks::nothing_kept(CheckName::Repetitions(arm), measured(arm, None), 0));
+    baselines.chain(schemes).collect()
 }
 
 fn times(rounds: &BTreeMap<usize, &RepSample>) -> BTreeMap<usize, f64> {

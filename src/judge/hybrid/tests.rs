@@ -177,6 +177,27 @@ fn a_throttled_cpu_is_a_measured_class_the_machine_does_not_publish() {
     assert!(judged.valid);
 }
 
+/// Nothing measured is never valid: a scheme and a baseline CPU with
+/// every round gone fail their `repetitions` checks and the study is
+/// invalid.
+#[test]
+fn a_scheme_or_baseline_without_a_kept_round_makes_the_study_invalid() {
+    let mut samples = rounds_of(0.46, &[0, 1], 11);
+    samples.retain(|rep| {
+        rep.arm != Arm::StaticPinned
+            && !(rep.arm == Arm::Baseline && rep.workers[0].pinned_cpu == Some(1))
+    });
+    let judged = judge_hybrid(&samples, &plan(&[0, 1]), &setup(), &uniform(), &RULES, &[]);
+    assert!(!judged.valid);
+    let failed: Vec<String> = judged
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Failed)
+        .map(|c| c.name.to_string())
+        .collect();
+    assert_eq!(failed, ["repetitions cpu:1", "repetitions static-pinned"]);
+}
+
 #[test]
 fn one_baseline_per_published_class_trusts_the_published_classes() {
     let samples = rounds_of(0.46, &[0], 11);

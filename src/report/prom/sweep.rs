@@ -19,8 +19,9 @@ pub fn sweep(result: &SweepResult) -> String {
     );
     m.gauge(
         "placement_study_sweep_valid",
-        "1 when pinning, multiplexing and invariance held (and, with --strict, every step is \
-         quotable); at 0 no number of this sweep may be quoted.",
+        "1 when pinning, multiplexing and invariance held, every step and CPU alone kept a \
+         repetition (and, with --strict, every step is quotable); at 0 no number of this sweep \
+         may be quoted.",
         &[],
         flag_value(judged.valid),
     );
