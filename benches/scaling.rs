@@ -52,7 +52,8 @@ fn bench_scaling(c: &mut Criterion) {
         group.bench_with_input(id("topology"), root, |b, root| {
             b.iter(|| {
                 let probed = probe::probe(Some(root), None).expect("probes");
-                let text = topology::render(&probed, &View::default());
+                let text =
+                    topology::blocks(&probed, &View::default()).to_terminal(&View::default());
                 let json = serde_json::to_vec(&probed).expect("serializes");
                 (text.len(), json.len())
             });

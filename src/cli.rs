@@ -638,6 +638,9 @@ pub struct ReportArgs {
     /// Write every FILE as one self-contained HTML page (figures, tables, checks, notes; hosts side by side) to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// Write every FILE's view as Markdown (pipe tables; for a ticket or a pull request) to OUT ("-" for standard output), atomically.
+    #[arg(long, value_name = "OUT")]
+    pub markdown: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
     /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input

@@ -266,11 +266,13 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                      (write each file's figure with its own `report FILE --svg OUT`)"
                 );
             }
-            if args.html.is_some() && args.fleet {
-                bail!(
-                    "--html: a page shows each saved FILE whole, --fleet sums a fleet up in one \
-                     table; drop --fleet to put the files on one page"
-                );
+            for (flag, asked) in [("--html", &args.html), ("--markdown", &args.markdown)] {
+                if asked.is_some() && args.fleet {
+                    bail!(
+                        "{flag}: a page shows each saved FILE whole, --fleet sums a fleet up in \
+                         one table; drop --fleet to put the files on one page"
+                    );
+                }
             }
             if args.prom.is_some() && args.files.len() > 1 {
                 bail!(
@@ -281,13 +283,15 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if args.trace.is_some() && args.files.len() > 1 {
                 bail!("--trace: a trace is of one observation; name one observe FILE");
             }
-            let outputs = outputs(
+            let mut outputs = outputs(
                 &args.output(),
                 args.prom.as_ref(),
                 args.trace.as_ref(),
                 args.html.as_ref(),
                 &args.files,
             )?;
+            outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &args.files)?;
+            check_outputs(&outputs)?;
             // `--fleet`'s hosts are checked here, before any input is read.
             let fleet = match (args.fleet, &args.hosts) {
                 (false, _) => None,
@@ -969,8 +973,8 @@ fn quiet_beside_metrics(command: &str, quiet: bool, prom: &cli::PromArgs) -> Res
     Ok(())
 }
 
-/// The `--json`, `--json-line`, `--csv`, `--prom`, `--trace`, `--svg` and
-/// `--html` targets, checked now: they exist or can be created, are not the same, and (for
+/// The `--json`, `--json-line`, `--csv`, `--prom`, `--trace`, `--svg`,
+/// `--html` and `--markdown` targets, checked now: they exist or can be created, are not the same, and (for
 /// `report`) are none of the inputs.
 fn outputs(
     args: &OutputArgs,
@@ -980,20 +984,7 @@ fn outputs(
     inputs: &[std::path::PathBuf],
 ) -> Result<Outputs> {
     let target =
-        |option: &str, path: Option<&std::path::PathBuf>| -> Result<Option<OutputTarget>> {
-            let Some(path) = path else {
-                return Ok(None);
-            };
-            if inputs.iter().any(|input| same_file(input, path)) {
-                bail!(
-                    "{option} {}: that is one of the files to read; name another output file",
-                    escape_path(path)
-                );
-            }
-            OutputTarget::parse(path)
-                .map(Some)
-                .with_context(|| format!("{option} {}", escape_path(path)))
-        };
+        |option: &str, path: Option<&std::path::PathBuf>| output_target(option, path, inputs);
     let outputs = Outputs {
         json: target("--json", args.json.as_ref())?,
         json_line: target("--json-line", args.json_line.as_ref())?,
@@ -1002,6 +993,7 @@ fn outputs(
         trace: target("--trace", trace)?,
         svg: target("--svg", args.svg.as_ref())?,
         html: target("--html", html)?,
+        markdown: None,
         report: None,
         human_on_stderr: false,
         wide: args.view.wide,
@@ -1009,6 +1001,27 @@ fn outputs(
     };
     check_outputs(&outputs)?;
     Ok(outputs)
+}
+
+/// The output `option` names at `path`, checked now (it exists or can be
+/// created, and is none of the `inputs`); `None` when not asked for.
+fn output_target(
+    option: &str,
+    path: Option<&std::path::PathBuf>,
+    inputs: &[std::path::PathBuf],
+) -> Result<Option<OutputTarget>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    if inputs.iter().any(|input| same_file(input, path)) {
+        bail!(
+            "{option} {}: that is one of the files to read; name another output file",
+            escape_path(path)
+        );
+    }
+    OutputTarget::parse(path)
+        .map(Some)
+        .with_context(|| format!("{option} {}", escape_path(path)))
 }
 
 /// Refuses two outputs of `outputs` that would spoil each other
@@ -1022,6 +1035,7 @@ fn check_outputs(outputs: &Outputs) -> Result<()> {
         ("--trace", &outputs.trace),
         ("--svg", &outputs.svg),
         ("--html", &outputs.html),
+        ("--markdown", &outputs.markdown),
         ("-o", &outputs.report),
     ]
     .into_iter()

@@ -87,6 +87,81 @@ fn a_host_name_with_control_codes_is_shown_escaped_and_in_line() {
     }
 }
 
+/// The newline escaped in every view of every kind, in one place: a saved
+/// document whose host, model, warnings, command line or prepare hold a
+/// fake line ("\n\nFAKE-LINE: ...") shows it on the line it is part of, in
+/// the terminal's view (80 columns and `--wide`) and in the Markdown; and
+/// `run -- sh -c 'true<newline>...'` prints no line of its own making. (A
+/// saved document's host printed 5 fake lines in `report FILE`.)
+#[test]
+fn a_newline_from_outside_starts_no_line_in_any_view() {
+    const FAKE: &str = "\n\nFAKE-LINE: every check passed, valid study (exit 0)";
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = std::fs::read_dir("fixtures/results").unwrap();
+    let mut names: Vec<String> = fixtures
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    names.sort();
+    for name in &names {
+        let file = edited_copy(dir.path(), name, |document| {
+            document["host"] = format!("host{FAKE}").into();
+            document["model"] = format!("model{FAKE}").into();
+            if let Some(warnings) = document["warnings"].as_array_mut() {
+                warnings.push(format!("note{FAKE}").into());
+            }
+            for command in ["options", "command"] {
+                let argv = document.get_mut(command).and_then(|c| c.get_mut("argv"));
+                if let Some(argv) = argv.and_then(serde_json::Value::as_array_mut) {
+                    argv.push(format!("arg{FAKE}").into());
+                }
+            }
+            if document["options"]["prepare"].is_string() {
+                document["options"]["prepare"] = format!("prep{FAKE}").into();
+            }
+        });
+        for args in [
+            vec!["report", &file],
+            vec!["report", "--wide", &file],
+            vec!["report", "--markdown=-", &file],
+        ] {
+            let output = placement_study(&args);
+            let shown = String::from_utf8(output.stdout).unwrap();
+            assert!(
+                !shown.is_empty(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(
+                !shown
+                    .lines()
+                    .any(|line| line.trim_start().starts_with("FAKE-LINE")),
+                "{args:?}: a line of its own:\n{shown}"
+            );
+        }
+    }
+    let _cpus = crate::common::cpus_to_myself();
+    let mut args = vec!["run"];
+    args.extend(crate::common::QUICK_RUN);
+    args.extend([
+        "--prepare",
+        "true\n: FAKE-LINE prepared",
+        "--",
+        "sh",
+        "-c",
+        "true\n: FAKE-LINE valid study",
+    ]);
+    let output = placement_study(&args);
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert!(shown.contains(r"true\n: FAKE-LINE valid study"), "{shown}");
+    assert!(
+        !shown
+            .lines()
+            .any(|line| line.trim_start().starts_with(": FAKE-LINE")),
+        "{shown}"
+    );
+}
+
 #[test]
 fn values_and_paths_in_errors_stay_on_one_line() {
     for (args, expected) in [

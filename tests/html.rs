@@ -11,6 +11,7 @@
 //! fixture's page in headless Chromium too (`.ci/render-page.py`).
 
 use crate::figures::{fixtures, placement_study, repository};
+use placement_study::report::blocks::Block;
 use placement_study::report::document;
 use placement_study::report::figure::xml_text;
 use placement_study::report::html::{PageEntry, page};
@@ -79,14 +80,28 @@ fn assert_sound(html: &str, documents: usize, what: &str) {
     assert_eq!(html.matches("<html").count(), 1, "{what}: one <html>");
     let svgs = parsed.descendants().filter(|n| n.has_tag_name("svg"));
     assert_eq!(svgs.count(), documents, "{what}: one figure per document");
-    assert_eq!(
-        parsed
-            .descendants()
-            .filter(|n| n.has_tag_name("pre"))
-            .count(),
-        documents,
-        "{what}: one text view per document"
-    );
+    let views = parsed
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("view"));
+    assert_eq!(views.count(), documents, "{what}: one view per document");
+    assert!(!html.contains("<pre"), "{what}: no preformatted text view");
+    // The summary first: a row per document, each a link to its card.
+    let summary = parsed
+        .descendants()
+        .find(|n| n.attribute("class") == Some("summary"))
+        .unwrap_or_else(|| panic!("{what}: no summary"));
+    let links: Vec<&str> = summary
+        .descendants()
+        .filter_map(|n| n.attribute("href"))
+        .collect();
+    assert_eq!(links.len(), documents, "{what}: a summary row per document");
+    for link in links {
+        let id = link.trim_start_matches('#');
+        assert!(
+            parsed.descendants().any(|n| n.attribute("id") == Some(id)),
+            "{what}: the summary links to {link}, which is not on the page"
+        );
+    }
     let without_namespace = html.replace(SVG_NAMESPACE, "");
     for forbidden in [
         "http://", "https://", "<script", "<link", "@import", "url(", "<?xml",
@@ -105,13 +120,25 @@ fn every_fixture_has_a_sound_page() {
         assert_sound(&html, 1, &name);
         assert!(html.len() < MOST_BYTES, "{name}: {} bytes", html.len());
         assert_eq!(page_of(&[&name]), html, "{name}: not the same bytes twice");
-        let text = document::of(&loaded(&name)).render(&Default::default());
-        for line in text.lines() {
-            assert!(
-                html.contains(&xml_text(line)),
-                "{name}: the text view's line {line:?} is not on the page"
-            );
-        }
+        // Every table of the view is a real table, beside the summary's,
+        // and the view's first line (its verdict) is in the summary.
+        let view = placement_study::report::view::View {
+            wide: true,
+            ..Default::default()
+        };
+        let blocks = document::of(&loaded(&name)).blocks(&view);
+        let tables = blocks
+            .iter()
+            .filter(|block| matches!(block, Block::Table(_) | Block::Checks(_)))
+            .count();
+        assert_eq!(html.matches("<table").count(), tables + 1, "{name}");
+        let Some(Block::Line { text, .. }) = blocks.iter().next() else {
+            panic!("{name}: the view does not open with a line")
+        };
+        assert!(
+            html.contains(&xml_text(text)),
+            "{name}: {text:?} is not on the page"
+        );
     }
 }
 
@@ -129,7 +156,7 @@ fn a_page_of_every_fixture_groups_them_by_kind() {
         .filter(|n| n.has_tag_name("h2"))
         .filter_map(|n| n.text())
         .collect();
-    let mut kinds: Vec<&str> = Vec::new();
+    let mut kinds: Vec<&str> = vec!["Summary"];
     for name in &names {
         let kind = name.split('-').next().unwrap();
         if !kinds.contains(&kind) {

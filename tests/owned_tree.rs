@@ -22,18 +22,7 @@ use crate::common::placement_study;
 
 const BIN: &str = env!("CARGO_BIN_EXE_placement-study");
 
-/// One arm, one thread, no gate, no warm-ups: the fastest real study.
-const QUICK: [&str; 9] = [
-    "--skip-gate",
-    "--arms",
-    "one-per-core",
-    "--threads",
-    "1",
-    "--warmups",
-    "0",
-    "--reps",
-    "2",
-];
+use crate::common::QUICK_RUN as QUICK;
 
 /// A `sleep` length no other process has: 300-something seconds, with this
 /// test process's PID and a counter as its decimals.
@@ -725,25 +714,10 @@ fn a_study_says_its_plan_and_each_round_and_stops_at_max_seconds() {
     let _cpus = crate::common::cpus_to_myself();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    let (output, saved) = run_saving(
-        &json,
-        &[
-            "--skip-gate",
-            "--arms",
-            "one-per-core",
-            "--threads",
-            "1",
-            "--warmups",
-            "0",
-            "--reps",
-            "1000",
-            "--max-seconds",
-            "2",
-            "--",
-            "sleep",
-            "0.3",
-        ],
-    );
+    // QUICK, but 1000 repetitions that --max-seconds cuts short.
+    let mut args = QUICK[..QUICK.len() - 1].to_vec();
+    args.extend(["1000", "--max-seconds", "2", "--", "sleep", "0.3"]);
+    let (output, saved) = run_saving(&json, &args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(

@@ -9,7 +9,8 @@
 //! CSV.
 //!
 //! A snapshot is named after its test (the view) and its fixture:
-//! `report_wide@gate-vm-no-smt.json.snap`. After a deliberate change, update
+//! `report_wide@gate-vm-no-smt.json.snap`. Each saved result's Markdown
+//! (`--markdown=-`) is pinned too. After a deliberate change, update
 //! them with `INSTA_UPDATE=always cargo test --test tests snapshot::` (or
 //! `cargo insta review`) and review `git diff tests/snapshots/`. Under CI
 //! (`CI` set) a missing or differing snapshot fails and nothing is written.
@@ -191,6 +192,15 @@ fn report_csv() {
     let paths = saved_results();
     let args = |path| vec!["report", "--csv=-", path];
     assert_view_of_each("report_csv", &paths, args, Streams::Document);
+}
+
+/// The Markdown of each saved result: the same view model as the terminal's,
+/// drawn by the other renderer (`--html` is pinned in tests/html.rs).
+#[test]
+fn report_markdown() {
+    let paths = saved_results();
+    let args = |path| vec!["report", "--markdown=-", path];
+    assert_view_of_each("report_markdown", &paths, args, Streams::Document);
 }
 
 /// `report` with all the saved results at once: the comparison of their

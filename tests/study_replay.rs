@@ -26,7 +26,7 @@ use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
-use placement_study::report;
+use placement_study::report::document::Document;
 use placement_study::report::view::View;
 use placement_study::saved::{GateResult, RunResult};
 use placement_study::saved::{HybridResult, PairsResult};
@@ -472,10 +472,13 @@ fn a_steady_neighbour_on_one_sibling_reads_virtual_and_is_named() {
     let slow = result.slow_cpu.as_ref().expect("CPU 1 named as slower");
     assert_eq!((slow.cpu, slow.other), (1, 0));
     assert!((0.45..=0.55).contains(&slow.slower), "{slow:?}");
-    // Said first, before any statistics.
-    let view = report::gate::render(&result, &View::default());
+    // Said right after the verdict, before any statistics.
+    let view = result.render(&View::default());
+    let second = view.lines().nth(1).unwrap_or_default();
     assert!(
-        view.starts_with("CPU 1 ran 5") && view.contains("slower alone than CPU 0 for the whole"),
+        view.starts_with("verdict: virtual")
+            && second.starts_with("CPU 1 ran 5")
+            && view.contains("slower alone than CPU 0 for the whole"),
         "{view}"
     );
 }
@@ -641,7 +644,7 @@ fn a_replayed_instructions_spread_invalidates_the_study_and_the_report_says_why(
     // The report re-derives the reasons from the saved checks: one rule.
     let validity = judge_run(&result.checks, result.options.strict);
     assert_eq!(validity.reasons, [InvalidReason::CountersNotOnWorkers]);
-    let text = placement_study::report::run::render(&result, &View::default());
+    let text = result.render(&View::default());
     assert!(text.contains("INVALID run (exit 6)"), "{text}");
     assert!(
         text.contains("the counters were not on the workers"),
@@ -708,7 +711,7 @@ fn an_arm_with_every_repetition_excluded_invalidates_the_study() {
         judge_run(&result.checks, false).reasons,
         [InvalidReason::NothingMeasured(vec!["one-per-core".into()])]
     );
-    let view = report::run::render(&result, &View::default());
+    let view = result.render(&View::default());
     assert!(
         view.contains("nothing measured, no number left: one-per-core"),
         "{view}"
@@ -1239,16 +1242,13 @@ fn replayed_views_fit_the_width_and_wide_has_every_column() {
             ..View::default()
         };
         let views = [
-            ("physical gate", report::gate::render(&physical, &view)),
-            (
-                "gate with exclusions",
-                report::gate::render(&excluded, &view),
-            ),
-            ("valid run", report::run::render(&valid, &view)),
-            ("invalid run", report::run::render(&invalid, &view)),
-            ("noisy run", report::run::render(&noisy, &view)),
-            ("crossed pairs", report::pairs::render(&crossed, &view)),
-            ("128-CPU pairs", report::pairs::render(&server, &view)),
+            ("physical gate", physical.render(&view)),
+            ("gate with exclusions", excluded.render(&view)),
+            ("valid run", valid.render(&view)),
+            ("invalid run", invalid.render(&view)),
+            ("noisy run", noisy.render(&view)),
+            ("crossed pairs", crossed.render(&view)),
+            ("128-CPU pairs", server.render(&view)),
         ];
         for (what, text) in views {
             assert!(
@@ -1258,7 +1258,7 @@ fn replayed_views_fit_the_width_and_wide_has_every_column() {
         }
     }
     // A noisy arm is marked in the default view too, with the mark's legend.
-    let text = report::run::render(&noisy, &View::default());
+    let text = noisy.render(&View::default());
     assert!(noisy.arms.iter().any(|a| !a.quotable));
     assert!(text.contains("│ one-per-core* "), "{text}");
     assert!(text.contains("\n* not quotable: "), "{text}");
@@ -1267,15 +1267,12 @@ fn replayed_views_fit_the_width_and_wide_has_every_column() {
         wide: true,
         ..View::default()
     };
-    for text in [
-        report::run::render(&valid, &wide),
-        report::gate::render(&physical, &wide),
-    ] {
+    for text in [valid.render(&wide), physical.render(&wide)] {
         assert!(text.contains("│ eff. GHz │"), "{text}");
         assert!(widest_table_line(&text) > 80, "{text}");
     }
-    let text = report::run::render(&noisy, &wide);
+    let text = noisy.render(&wide);
     assert!(text.contains("│ one-per-core (not quotable) "), "{text}");
     assert!(text.contains("│ instructions │"), "{text}");
-    assert!(!report::run::render(&valid, &View::default()).contains("eff. GHz"));
+    assert!(!valid.render(&View::default()).contains("eff. GHz"));
 }

@@ -203,7 +203,8 @@ fn topology_fits_every_snapshot() {
         let Ok(topology) = probe(Some(root), None) else {
             return;
         };
-        let text = report::topology::render(&topology, &View::default());
+        let text =
+            report::topology::blocks(&topology, &View::default()).to_terminal(&View::default());
         let prose: String = text
             .lines()
             .filter(|line| !line.starts_with("  Core "))

@@ -308,7 +308,8 @@ fn dgx_spark_classes_come_from_capacity_and_name_their_parts() {
         t.cpu_name().as_deref(),
         Some("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10")
     );
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(
         text.starts_with("ARM Cortex-X925 r0p1 ×10 + Cortex-A725 r0p1 ×10\n"),
         "{text}"
@@ -369,7 +370,8 @@ fn jetson_tx2_identity_comes_from_cpuinfo_and_its_classes_are_not_ranked() {
         Some("ARMv8 Processor rev 3 (v8l)"),
         "this kernel prints a model name: it is kept"
     );
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert_has_line(
         &text,
         "  cpuid           not part of aarch64 (CPU identity from the MIDR fields of /proc/cpuinfo)",
@@ -825,7 +827,8 @@ fn generated_machines_probe_as_written() {
     assert!(t.sibling_map_notes.is_empty(), "{:?}", t.sibling_map_notes);
     // Each core's mask would be 8 words: the view leaves the masks out,
     // and says so once.
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(
         text.contains("\n  Core 5    uniform                CPUs 5,133\n"),
         "{text}"
@@ -882,7 +885,8 @@ fn missing_topology_folders_make_the_structure_unknown() {
             && why.ends_with("cpu0/topology/core_cpus_list or thread_siblings)"),
         "{why}"
     );
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(text.contains("SMT unknown"), "{text}");
     assert!(
         text.contains("the machine's structure is unknown"),
@@ -1040,7 +1044,8 @@ fn run_on_unknown_structure_places_no_arm_on_a_guess() {
         "{refused}"
     );
 
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(
         text.contains("8 CPUs (8 allowed), cores unknown, 1 package"),
         "{text}"
@@ -1154,7 +1159,8 @@ fn a_memory_only_node_has_memory_and_no_cpus() {
         ]
     );
     assert!(t.node_notes.is_empty(), "{:?}", t.node_notes);
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(
         text.contains("node 1  memory  128.0 GiB  no CPUs"),
         "{text}"
@@ -1173,7 +1179,8 @@ fn a_memory_only_node_has_memory_and_no_cpus() {
 fn a_machine_without_node_files_has_no_nodes() {
     let t = probe_fixture("laptop-i5-11300H");
     assert!(t.nodes.is_empty() && t.node_notes.is_empty());
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(text.contains("none: no NUMA node files"), "{text}");
 }
 
@@ -1200,7 +1207,8 @@ fn overlapping_node_lists_and_a_cpu_in_no_node_are_noted() {
     assert_eq!(t.node_of(31), None);
     let by_cpu = t.nodes_by_cpu();
     assert_eq!((by_cpu.get(&7), by_cpu.get(&31)), (Some(&0), None));
-    let text = placement_study::report::topology::render(&t, &View::default());
+    let text = placement_study::report::topology::blocks(&t, &View::default())
+        .to_terminal(&View::default());
     assert!(
         text.contains("the kernel's NUMA node files disagree: CPU 7"),
         "{text}"

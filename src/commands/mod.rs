@@ -127,6 +127,9 @@ pub struct Outputs {
     /// `--html` (`report` only): one self-contained page of every document
     /// read ([`crate::report::html`]).
     pub html: Option<OutputTarget>,
+    /// `--markdown` (`report` only): every document read, as Markdown
+    /// ([`crate::report::markdown`]).
+    pub markdown: Option<OutputTarget>,
     /// `observe -o FILE`: the human view goes to FILE, atomically.
     pub report: Option<OutputTarget>,
     /// The human view goes to standard error, never standard output
@@ -264,6 +267,7 @@ impl Outputs {
             &self.trace,
             &self.svg,
             &self.html,
+            &self.markdown,
         ]
         .into_iter()
         .flatten()

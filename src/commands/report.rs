@@ -8,6 +8,7 @@ use crate::report::compare::{self, HostSummary};
 use crate::report::document;
 use crate::report::fleet::{self, Fleet, FleetOptions};
 use crate::report::html::{self, PageEntry};
+use crate::report::markdown;
 use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
@@ -46,7 +47,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             };
             outputs.write_trace(observed)?;
         }
-        write_page(command, &documents)?;
+        write_pages(command, &documents)?;
         outputs.emit_as(&document.render(&outputs.view()), document, saved)?;
     } else {
         let hosts: Vec<HostSummary> = command
@@ -55,7 +56,7 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             .zip(&documents)
             .map(|(path, saved)| document::of(saved).summary(path.display().to_string()))
             .collect();
-        write_page(command, &documents)?;
+        write_pages(command, &documents)?;
         outputs.write(
             &(compare::render(&hosts, &outputs.view()) + "\n"),
             &hosts,
@@ -65,13 +66,14 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// `--html`, when it was asked for: one page of every document read,
-/// written once nothing can refuse them any more (a `--trace` of another
-/// kind), before the other result files.
-fn write_page(command: &ReportCommand, documents: &[SavedDocument]) -> Result<()> {
-    let Some(target) = &command.outputs.html else {
+/// `--html` and `--markdown`, where they were asked for: every document
+/// read, on one page, written once nothing can refuse them any more (a
+/// `--trace` of another kind), before the other result files.
+fn write_pages(command: &ReportCommand, documents: &[SavedDocument]) -> Result<()> {
+    let outputs = &command.outputs;
+    if outputs.html.is_none() && outputs.markdown.is_none() {
         return Ok(());
-    };
+    }
     let entries: Vec<PageEntry> = command
         .files
         .iter()
@@ -81,7 +83,13 @@ fn write_page(command: &ReportCommand, documents: &[SavedDocument]) -> Result<()
             document: document::of(saved),
         })
         .collect();
-    target.write(html::page(&entries).as_bytes())
+    if let Some(target) = &outputs.html {
+        target.write(html::page(&entries).as_bytes())?;
+    }
+    if let Some(target) = &outputs.markdown {
+        target.write(markdown::page(&entries).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The name a page gives the file at `path`: its last component, so the

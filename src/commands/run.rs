@@ -7,7 +7,6 @@ use crate::measure::EngineSession;
 use crate::measure::command::{Watched, run_once};
 use crate::measure::stop::{self, StopNotice};
 use crate::measure::tree::become_subreaper;
-use crate::report;
 use crate::report::document::Document;
 use crate::study::LazyMeasure;
 use crate::study::command::{CommandStudyOptions, command_study};
@@ -102,7 +101,7 @@ fn emit<R: Document + Serialize>(outputs: &Outputs, outcome: RunOutcome<R>) -> R
             let stopped_here = format!(
                 "{}run: stopped at the gate ({}): the study would measure nothing physical here; \
                  --skip-gate runs it anyway, marked UNGATED\n",
-                report::gate::render(&gate, &outputs.view()),
+                gate.render(&outputs.view()),
                 gate.verdict.as_str()
             );
             // Run metrics (the gate says it stopped a run), so a textfile

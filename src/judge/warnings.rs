@@ -71,6 +71,25 @@ pub fn machine_tick_clock(topology: &Topology) -> ClockKind {
 }
 
 impl Warning {
+    /// A note a study's view leaves out because the study says it better:
+    /// that a hypervisor is named (by CPUID or the cpuinfo flag). Its
+    /// evidence block names the hypervisor, and the study measured (or,
+    /// ungated, says in its banner that it did not measure) what the note
+    /// would send the user to measure. `topology`, which measures nothing,
+    /// keeps it.
+    pub fn said_by_the_study(&self) -> bool {
+        match self {
+            Warning::Hypervisor(_) | Warning::HypervisorFlag => true,
+            // A saved document keeps the notes' words only: known by how
+            // each of the two begins.
+            Warning::Recorded(text) => {
+                text.starts_with("running under a hypervisor (")
+                    || text.starts_with("the kernel reports the hypervisor CPU flag:")
+            }
+            _ => false,
+        }
+    }
+
     /// The signal that stopped the study, where this is its note: as
     /// measured, or as read back from a saved document (its text).
     pub fn stop_signal(&self) -> Option<StopSignal> {

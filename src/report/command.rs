@@ -5,33 +5,51 @@
 use crate::exit::Outcome;
 use crate::judge::command_checks::{different_work, invalidating, quotable, signed_percent};
 use crate::measure::command::Output;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::run::UNGATED;
-use crate::report::table::{check_lines, fit, host_line, legend_saying, marked};
+use crate::report::table::{check_lines, host_line, legend_saying, marked};
 use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
 use crate::saved::{CommandResult, DocumentHead};
-use std::fmt::Write;
-use tabled::builder::Builder;
 
-pub fn render(result: &CommandResult, view: &View) -> String {
-    let mut out = String::new();
+/// The whole human view: the validity verdict first, what to run next,
+/// then each arm's wall time, where the threads ran, and the checks.
+pub fn blocks(result: &CommandResult, view: &View) -> Blocks {
+    let mut out = Blocks::new();
     if !result.gated {
-        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
+        out.banner(UNGATED).gap();
     }
     if !result.head.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: stopped by a signal; only the rounds finished are shown ***\n"
-        );
+        out.banner("INCOMPLETE: stopped by a signal; only the rounds finished are shown")
+            .gap();
     }
-    if let Some(gate) = &result.gate {
-        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
-    }
-    let _ = writeln!(out, "{}", view.wrap(&host_line(&result.head), 2));
     let options = &result.options;
+    let verdict = if result.valid {
+        valid_verdict(result)
+    } else {
+        let failed: Vec<String> = invalidating(&result.checks, options.strict)
+            .iter()
+            .map(|c| format!("{} {}", c.name, c.status.as_str()))
+            .collect();
+        format!(
+            "INVALID study (exit {}): {}",
+            Outcome::InvalidRun.exit_status(),
+            failed.join(", ")
+        )
+    };
+    out.answer(verdict);
+    if let Some(gate) = &result.gate {
+        out.line(format!("gate: {}", gate.sentence), 2);
+    }
+    out.line(
+        "next: `placement-study run --sweep -- COMMAND` gives its scaling curve, and \
+         `placement-study observe -- COMMAND` shows where Linux ran its threads",
+        2,
+    );
+    out.gap().line(host_line(&result.head), 2);
     let setup = format!(
         "`{}` with {{threads}} = {}; {} after {}, arms interleaved; its output {}{}",
         options.command_text(),
@@ -51,51 +69,35 @@ pub fn render(result: &CommandResult, view: &View) -> String {
             .as_ref()
             .map_or_else(String::new, |prepare| format!("; `{prepare}` before each")),
     );
-    let _ = writeln!(out, "{}", view.wrap(&setup, 2));
+    out.line(setup, 2);
     if !result.valid {
-        let banner = "*** INVALID STUDY: a check that every number rests on failed (see \
-                      Checks); none of them may be quoted ***";
-        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
-    }
-    let _ = writeln!(out, "\n{}", arms_table(result, view));
-    let lines_under = [per_unit_line(result), instructions_line(result)];
-    for line in lines_under.into_iter().flatten() {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
-    if !result.residency.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nWhere the threads ran (share of the tree's on-CPU time)"
+        out.gap().banner(
+            "INVALID STUDY: a check that every number rests on failed (see Checks); none of \
+             them may be quoted",
         );
-        let _ = writeln!(out, "{}", residency_table(result, view));
+    }
+    out.gap().extend(arms_table(result, view));
+    let lines_under = [per_unit_line(result), instructions_line(result)];
+    out.lines(lines_under.into_iter().flatten(), 2);
+    if !result.residency.is_empty() {
+        out.gap()
+            .heading("Where the threads ran (share of the tree's on-CPU time)")
+            .extend(residency_table(result));
     }
     let failed = result.reps.iter().filter(|r| r.failed).count();
     if failed > 0 {
-        let line = format!(
-            "{} failed (kept by --ignore-failure, left out of every statistic)",
-            count(failed, "repetition")
+        out.line(
+            format!(
+                "{} failed (kept by --ignore-failure, left out of every statistic)",
+                count(failed, "repetition")
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
-    let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.checks, view) {
-        let _ = writeln!(out, "{line}");
-    }
-    let verdict = if result.valid {
-        valid_verdict(result)
-    } else {
-        let failed: Vec<String> = invalidating(&result.checks, options.strict)
-            .iter()
-            .map(|c| format!("{} {}", c.name, c.status.as_str()))
-            .collect();
-        format!(
-            "INVALID study (exit {}): {}",
-            Outcome::InvalidRun.exit_status(),
-            failed.join(", ")
-        )
-    };
-    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
-    out.push_str(&notes_block(&result.warnings, view));
+    out.gap()
+        .heading("Checks")
+        .extend(check_lines(&result.checks));
+    out.extend(notes_block(&result.warnings));
     out
 }
 
@@ -130,9 +132,9 @@ fn valid_verdict(result: &CommandResult) -> String {
 
 /// Per arm: its CPUs, its wall time's median (CV), min–max and n, and its
 /// ratio to the baseline with the 95 % interval.
-fn arms_table(result: &CommandResult, view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record([
+fn arms_table(result: &CommandResult, view: &View) -> Blocks {
+    let mut table = Grid::default();
+    table.push([
         "arm",
         "CPUs",
         "wall s (CV)",
@@ -176,7 +178,7 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
                 _ => "—".into(),
             }
         };
-        table.push_record([
+        table.push([
             marked(stats.arm, is_quotable, view),
             cpus,
             wall,
@@ -185,12 +187,7 @@ fn arms_table(result: &CommandResult, view: &View) -> String {
             ratio,
         ]);
     }
-    legend_saying(
-        fit(table.build(), view),
-        marks,
-        &view.wrap(NOT_QUOTABLE, 2),
-        view,
-    )
+    legend_saying(table, marks, NOT_QUOTABLE, view)
 }
 
 /// Why an arm of a command study is marked.
@@ -264,36 +261,57 @@ fn instructions_line(result: &CommandResult) -> Option<String> {
 /// Per arm, from the repetitions' context-switch records: the share of
 /// the tree's on-CPU time on the arm's CPUs, and the shares during which
 /// its CPU's SMT sibling ran another thread of the tree, or something else.
-fn residency_table(result: &CommandResult, view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record([
-        "arm",
-        "on its CPUs",
-        "sibling ran the tree",
-        "sibling ran other load",
-        "judged",
-    ]);
-    let share = |value: Option<f64>| value.map_or_else(|| "—".to_string(), percent);
-    for arm in &result.residency {
-        table.push_record([
-            arm.arm.to_string(),
-            share(arm.held_share),
-            share(arm.co_residency),
-            share(arm.other_load),
-            format!("{} of {}", arm.judged, arm.judged + arm.unjudged),
+fn residency_table(result: &CommandResult) -> Blocks {
+    // Without SMT no CPU has a sibling: the sibling columns would read
+    // "0.00 %", which says "nothing interfered", not "nothing can".
+    let no_siblings = result
+        .head
+        .topology
+        .as_ref()
+        .is_some_and(|summary| summary.smt == Some(false));
+    let mut table = Grid::default();
+    if no_siblings {
+        table.push(["arm", "on its CPUs", "judged"]);
+    } else {
+        table.push([
+            "arm",
+            "on its CPUs",
+            "sibling ran the tree",
+            "sibling ran other load",
+            "judged",
         ]);
     }
-    let mut text = fit(table.build(), view);
-    // Why the other load is not known (one reason: the same for every arm).
-    if let Some(why) = result
+    let share = |value: Option<f64>| value.map_or_else(|| "—".to_string(), percent);
+    for arm in &result.residency {
+        let judged = format!("{} of {}", arm.judged, arm.judged + arm.unjudged);
+        if no_siblings {
+            table.push([arm.arm.to_string(), share(arm.held_share), judged]);
+        } else {
+            table.push([
+                arm.arm.to_string(),
+                share(arm.held_share),
+                share(arm.co_residency),
+                share(arm.other_load),
+                judged,
+            ]);
+        }
+    }
+    let mut blocks = Blocks::new();
+    blocks.table(table, "no arm kept a repetition to judge");
+    if no_siblings {
+        blocks.line(
+            "no CPU here has an SMT sibling, so no other thread can share an arm's core",
+            2,
+        );
+    } else if let Some(why) = result
         .residency
         .iter()
         .find_map(|arm| arm.other_load_unavailable.as_deref())
     {
-        let line = format!("other load unavailable: {why}");
-        let _ = write!(text, "\n{}", view.wrap(&line, 2));
+        // Why the other load is not known (one reason: the same for every arm).
+        blocks.line(format!("other load unavailable: {why}"), 2);
     }
-    text
+    blocks
 }
 
 /// "15 rounds", or for a stopped study "3 of 15 rounds".
@@ -316,8 +334,8 @@ impl Document for CommandResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {

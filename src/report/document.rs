@@ -9,6 +9,7 @@
 //! parse) and [`of`] (which implementation to call).
 
 use crate::exit::Outcome;
+use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
 use crate::report::view::View;
 use crate::saved::{DocumentHead, SavedDocument};
@@ -18,8 +19,14 @@ pub trait Document {
     /// Kind, host, machine and evidence.
     fn head(&self) -> &DocumentHead;
 
-    /// The human view, as wide as `view` allows.
-    fn render(&self, view: &View) -> String;
+    /// The human view as blocks ([`Blocks`]), with the columns `view`
+    /// asks for (`--wide` or not).
+    fn blocks(&self, view: &View) -> Blocks;
+
+    /// The human view as the terminal shows it, as wide as `view` allows.
+    fn render(&self, view: &View) -> String {
+        self.blocks(view).to_terminal(view)
+    }
 
     /// `--csv`: the document's rows (samples, comparisons, CPUs…).
     fn csv(&self) -> String;

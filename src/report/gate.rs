@@ -10,6 +10,7 @@ use crate::measure::stop::StopSignal;
 use crate::plan::GateBaseline;
 use crate::probe::hypervisor::{self, HypervisorSource, Identity};
 use crate::probe::{Crosscheck, virtual_board};
+use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::table::{arms_table, excluded_lines};
@@ -20,18 +21,11 @@ use crate::saved::Evidence;
 use crate::saved::{DocumentHead, GateResult};
 use std::fmt::Write;
 
-/// The whole human view.
-pub fn render(result: &GateResult, view: &View) -> String {
-    // A neighbour that shaped the measurement is said first, before the
-    // sentence's statistics.
-    let mut out = result
-        .slow_cpu
-        .as_ref()
-        .map(|slow| format!("{}\n", view.wrap(&slow_cpu_line(slow), 0)))
-        .unwrap_or_default();
-    out += &verdict_heading(result.head.complete, "repetitions", &result.sentence, view);
-    let _ = writeln!(
-        out,
+/// The whole human view: the verdict and why, what to run next, then the
+/// measurement behind it.
+pub fn blocks(result: &GateResult, view: &View) -> Blocks {
+    let mut out = verdict_heading(result.head.complete, "repetitions");
+    out.answer(format!(
         "verdict: {} (exit {}){}",
         result.verdict.as_str(),
         Outcome::Verdict(result.verdict).exit_status(),
@@ -39,7 +33,14 @@ pub fn render(result: &GateResult, view: &View) -> String {
             Some(baseline) => format!(", baseline: {}", baseline.describe()),
             None => String::new(),
         }
-    );
+    ));
+    // A neighbour that shaped the measurement is said before the
+    // sentence's statistics.
+    if let Some(slow) = &result.slow_cpu {
+        out.line(slow_cpu_line(slow), 0);
+    }
+    out.line(capitalise(&result.sentence), 0);
+    out.line(next_step(result.verdict), 2);
     if let (Some(pairs), Some(setup)) = (&result.pairs, &result.setup) {
         let against = match (pairs.separate, result.baseline) {
             (Some([a, b]), _) => format!("separate CPUs {a},{b}"),
@@ -61,44 +62,59 @@ pub fn render(result: &GateResult, view: &View) -> String {
             setup.kernel,
             setup.bytes_per_worker
         );
-        let _ = writeln!(out, "\n{}", view.wrap(&siblings, 2));
-        let _ = writeln!(out, "{}", view.wrap(&clock_note(setup), 2));
-        for note in counter_notes(setup) {
-            let _ = writeln!(out, "{}", view.wrap(&note, 2));
-        }
-        let _ = writeln!(
-            out,
-            "\n{}",
-            arms_table(&result.arms, setup.tick_clock, false, view)
-        );
+        out.gap().line(siblings, 2);
+        out.line(clock_note(setup), 2);
+        out.lines(counter_notes(setup), 2);
+        out.gap()
+            .extend(arms_table(&result.arms, setup.tick_clock, false, view));
     }
     let cpus: Vec<u32> = result.workers.iter().map(|w| w.cpu).collect();
-    for line in batch_lines(&result.batches, &cpus, result.mean_based.as_ref()) {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
+    out.lines(
+        batch_lines(&result.batches, &cpus, result.mean_based.as_ref()),
+        2,
+    );
     if let Some(noise) = &result.noise {
-        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
+        out.line(noise_line(noise), 2);
     }
-    for line in control_attempt_lines(&result.control_attempts) {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
+    out.lines(control_attempt_lines(&result.control_attempts), 2);
     if let Some(control) = &result.control {
-        let control = format!(
-            "control (both workers on one CPU): {} — {}",
-            control.status.as_str(),
-            control.detail
+        out.line(
+            format!(
+                "control (both workers on one CPU): {} — {}",
+                control.status.as_str(),
+                control.detail
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&control, 2));
     }
-    for line in excluded_lines(&result.excluded) {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
-    out.push_str(&evidence_and_notes(
-        &result.head.evidence,
-        &result.warnings,
-        view,
-    ));
+    out.lines(excluded_lines(&result.excluded), 2);
+    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
     out
+}
+
+/// What to run after a gate, by its verdict: with no SMT or a virtual
+/// map, the studies that measure which CPUs share anything; after a
+/// physical one, the map of every pair and what sharing costs a program.
+pub fn next_step(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Physical => {
+            "next: `placement-study pairs` maps every sibling pair, and `placement-study run -- \
+             COMMAND` measures what sharing a core costs your program"
+        }
+        Verdict::Virtual => {
+            "next: the published siblings are not what shares a core here; `placement-study \
+             pairs` and `placement-study latency` measure which CPUs really share a core or a \
+             cache"
+        }
+        Verdict::NoSmt => {
+            "next: no SMT is published; `placement-study pairs` and `placement-study latency` \
+             measure whether any CPUs share a core or a cache anyway (a VM's host may)"
+        }
+        Verdict::Inconclusive => {
+            "next: run it again at a quieter moment, or give it more batches (--max-batches); \
+             the reason is in the sentence above"
+        }
+    }
 }
 
 /// One line per batch: its estimate, its side, its noisy rounds; then the
@@ -211,29 +227,29 @@ pub fn noise_line(noise: &HostNoise) -> String {
     )
 }
 
-/// A verdict's first lines: an INCOMPLETE banner for a result a signal
-/// cut short (`done` names what was measured: "repetitions"), then the
-/// sentence, wrapped at the view's width.
-pub fn verdict_heading(complete: bool, done: &str, sentence: &str, view: &View) -> String {
-    let mut out = String::new();
+/// A verdict's first line, for a result a signal cut short: an INCOMPLETE
+/// banner (`done` names what was measured: "repetitions").
+pub fn verdict_heading(complete: bool, done: &str) -> Blocks {
+    let mut out = Blocks::new();
     if !complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: no verdict; only the {done} done are shown ***\n"
-        );
+        out.banner(&format!(
+            "INCOMPLETE: no verdict; only the {done} done are shown"
+        ))
+        .gap();
     }
-    let _ = writeln!(out, "{}", view.wrap(&capitalise(sentence), 0));
     out
 }
 
 /// The evidence block ("shown, never deciding") and the notes: how a
-/// verdict's view ends; both wrapped at the view's width.
-pub fn evidence_and_notes(evidence: &Evidence, warnings: &[Warning], view: &View) -> String {
-    let mut out = String::from("\nEvidence (shown, never deciding)\n");
+/// verdict's view ends.
+pub fn evidence_and_notes(evidence: &Evidence, warnings: &[Warning]) -> Blocks {
+    let mut out = Blocks::new();
+    out.gap().heading("Evidence (shown, never deciding)");
     for line in evidence_lines(evidence) {
-        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+        out.line(format!("  {line}"), 4);
     }
-    out + &notes_block(warnings, view)
+    out.extend(notes_block(warnings));
+    out
 }
 
 /// The VM evidence, one fact per line.
@@ -527,8 +543,8 @@ impl Document for GateResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {

@@ -1,14 +1,16 @@
 //! `report --html OUT FILE…`: one self-contained HTML page of saved
 //! documents, to open offline or attach to a ticket.
 //!
-//! Each document is shown as its heading (host, kind, the version that
-//! wrote it, the file it was read from), its figure inline
-//! ([`Document::figure`]) and its text view ([`Document::render`]: the
-//! tables, checks and notes `report FILE` prints, warnings among the
-//! notes) as preformatted text, so the page says exactly what the terminal
-//! says and no second table renderer exists. Documents of one kind are
-//! grouped, and within a group each host's document is a column beside the
-//! others, so two hosts' runs read side by side.
+//! The page opens with a summary: one row per document (host, kind, its
+//! verdict, the file), each linking to the document below. Each document is
+//! then shown as its heading (host, kind, the version that wrote it, the
+//! file it was read from), its figure inline ([`Document::figure`]) and its
+//! view ([`Document::blocks`], the same blocks `report FILE` prints, with
+//! every column, as `--wide` shows them): its lines as paragraphs, its
+//! tables as real `<table>`s. No format keeps a second copy of a view.
+//! Documents of one kind are grouped, and within a group each host's
+//! document is a column beside the others, so two hosts' runs read side by
+//! side.
 //!
 //! The page holds no script, no web font and no URL to fetch (the only
 //! "http" in it is each figure's SVG namespace, which names and fetches
@@ -20,6 +22,8 @@
 //! order of a hash map: the same files in the same order give the same
 //! bytes.
 
+use crate::escape::escape_controls;
+use crate::report::blocks::{Block, Tone};
 use crate::report::document::Document;
 use crate::report::figure::xml_text;
 use crate::report::view::View;
@@ -34,9 +38,9 @@ pub struct PageEntry<'a> {
 }
 
 /// The page's style: columns that wrap on a narrow window, figures that
-/// shrink to their column, text views that scroll sideways rather than
-/// wrap a table's lines. The page's grey sets each document's white card
-/// apart from it.
+/// shrink to their column, views whose wide tables scroll sideways rather
+/// than squeeze. The page's grey sets each document's white card apart
+/// from it.
 const STYLE: &str = "\
 body{margin:0;padding:16px 24px 32px;background:#EEF0F2;color:#222222;\
 font-family:sans-serif;font-size:14px;line-height:1.4}\
@@ -50,16 +54,24 @@ article{background:#FFFFFF;border:1px solid #C8C8C8;border-radius:4px;\
 padding:12px 14px;min-width:0}\
 figure{margin:0 0 10px}\
 figure svg{display:block;max-width:100%;height:auto}\
-pre{margin:0;padding:8px;background:#F7F7F7;border:1px solid #E2E2E2;\
-overflow-x:auto;font-family:monospace;font-size:12px;line-height:1.2}";
+.view{overflow-x:auto}\
+.view p{margin:2px 0}\
+.view p.detail{margin-left:1.5em}\
+.view p.answer{font-weight:bold}\
+.view p.banner{font-weight:bold;color:#A00000}\
+.view p.fixed{font-family:monospace;white-space:pre;font-size:12px}\
+h4{font-size:14px;margin:12px 0 4px}\
+table{border-collapse:collapse;font-size:12px;margin:4px 0 6px}\
+th,td{border:1px solid #D0D0D0;padding:2px 6px;text-align:left;vertical-align:top}\
+th{background:#F0F2F4}\
+table.summary{font-size:13px;background:#FFFFFF}";
 
-/// The text views are drawn as `report FILE` draws them to a file or a
-/// pipe: 80 columns, the default columns, UTF-8, whatever the terminal
-/// `report --html` ran in (so the page does not depend on it), and narrow
-/// enough for two columns side by side.
-const TEXT_VIEW: View = View {
+/// The views are built as `report FILE --wide` builds them, whatever the
+/// terminal `report --html` ran in (so the page does not depend on it):
+/// every column, the marks spelt out ("(not quotable)"), UTF-8.
+const PAGE_VIEW: View = View {
     width: View::STANDARD_WIDTH,
-    wide: false,
+    wide: true,
     charset: crate::report::view::Charset::Utf8,
 };
 
@@ -88,19 +100,19 @@ pub fn page(entries: &[PageEntry<'_>]) -> String {
          </head>\n<body>\n<h1>placement-study report</h1>\n\
          <p class=\"about\">{count} saved {documents} from {host_count} {host_word}: \
          {title}</p>\n",
-        title = xml_text(&hosts.join(", ")),
+        title = xml_text(&escape_controls(&hosts.join(", "))),
         count = entries.len(),
         documents = plural(entries.len(), "document", "documents"),
         host_count = hosts.len(),
         host_word = plural(hosts.len(), "host", "hosts"),
     );
+    html.push_str(&summary(entries));
     for kind in kinds {
         let _ = write!(html, "<section>\n<h2>{kind}</h2>\n<div class=\"hosts\">\n");
-        for entry in entries
-            .iter()
-            .filter(|entry| entry.document.head().kind == kind)
-        {
-            html.push_str(&article(entry));
+        for (index, entry) in entries.iter().enumerate() {
+            if entry.document.head().kind == kind {
+                html.push_str(&article(index, entry));
+            }
         }
         html.push_str("</div>\n</section>\n");
     }
@@ -108,27 +120,57 @@ pub fn page(entries: &[PageEntry<'_>]) -> String {
     html
 }
 
-/// One document's card: its heading, its figure and its text view.
-fn article(entry: &PageEntry<'_>) -> String {
+/// The summary every page opens with: per document, in the order given,
+/// its host, kind, first line (its verdict) and file, linking to its card.
+fn summary(entries: &[PageEntry<'_>]) -> String {
+    let mut rows = String::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let head = entry.document.head();
+        let blocks = entry.document.blocks(&PAGE_VIEW);
+        let verdict = blocks.iter().find_map(|block| match block {
+            Block::Line {
+                text,
+                tone: Tone::Answer,
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        });
+        let _ = writeln!(
+            rows,
+            "<tr><td><a href=\"#document-{index}\">{host}</a></td><td>{kind}</td><td>{verdict}</td>\
+             <td>{file}</td></tr>",
+            host = xml_text(&escape_controls(&head.host)),
+            kind = head.kind,
+            verdict = xml_text(&escape_controls(verdict.unwrap_or("—"))),
+            file = xml_text(&escape_controls(&entry.file)),
+        );
+    }
+    format!(
+        "<h2>Summary</h2>\n<table class=\"summary\">\n<tr><th>host</th><th>kind</th>\
+         <th>verdict</th><th>file</th></tr>\n{rows}</table>\n"
+    )
+}
+
+/// One document's card, `document-INDEX` to the summary's links: its
+/// heading, its figure and its view.
+fn article(index: usize, entry: &PageEntry<'_>) -> String {
     let head = entry.document.head();
     let figure = entry.document.figure();
-    let text = entry.document.render(&TEXT_VIEW);
-    let text: Vec<String> = text.lines().map(xml_text).collect();
+    let view = entry.document.blocks(&PAGE_VIEW).to_html();
     format!(
-        "<article>\n<h3>{host} — {kind}</h3>\n\
+        "<article id=\"document-{index}\">\n<h3>{host} — {kind}</h3>\n\
          <p class=\"about\">written by placement-study {version}{incomplete} · {file}</p>\n\
-         <figure>\n{svg}</figure>\n<pre>{text}</pre>\n</article>\n",
-        host = xml_text(&head.host),
+         <figure>\n{svg}</figure>\n<div class=\"view\">\n{view}</div>\n</article>\n",
+        host = xml_text(&escape_controls(&head.host)),
         kind = head.kind,
-        version = xml_text(&head.tool_version),
+        version = xml_text(&escape_controls(&head.tool_version)),
         incomplete = if head.complete {
             ""
         } else {
             " · incomplete: a stop signal ended it"
         },
-        file = xml_text(&entry.file),
+        file = xml_text(&escape_controls(&entry.file)),
         svg = inline_svg(&figure),
-        text = text.join("\n").trim_end(),
     )
 }
 

@@ -5,28 +5,49 @@
 use crate::exit::Outcome;
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerRow};
 use crate::judge::stats::Spread;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::{evidence_and_notes, noise_line};
 use crate::report::table::{
-    check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
+    check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
 use crate::report::units::{Fixed, bytes, count, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, HybridResult};
-use std::fmt::Write;
-use tabled::builder::Builder;
 
 const DASH: &str = "—";
 
-pub fn render(result: &HybridResult, view: &View) -> String {
-    let mut out = String::new();
-    out.push_str(&headline(
+/// The whole human view: the verdict on the classes and the schemes'
+/// sentence first, what to run next, then the baselines, the classes, the
+/// schemes, the workers and the checks.
+pub fn blocks(result: &HybridResult, view: &View) -> Blocks {
+    let validity = validity_verdict(
+        "study",
+        result.judged.valid,
+        &result.judged.checks,
+        result.options.strict,
+    );
+    let verdict = match result.judged.valid {
+        true => format!(
+            "verdict: measured classes {} (exit {}); {validity}",
+            result.judged.class_judgement.verdict.as_str(),
+            result.outcome().exit_status()
+        ),
+        false => validity,
+    };
+    let mut out = headline(
         &result.head,
         "the rounds done are",
+        verdict,
         &result.sentence,
-        view,
-    ));
+    );
+    out.line(
+        "next: `placement-study run --sweep` gives the scaling curve in this order, and \
+         `placement-study observe` shows which class Linux runs the work on",
+        2,
+    );
+    out.gap().line(host_line(&result.head), 2);
     let rounds = result
         .judged
         .baselines
@@ -57,48 +78,51 @@ pub fn render(result: &HybridResult, view: &View) -> String {
         },
         result.options.items_per_worker,
     );
-    let _ = writeln!(out, "{}", view.wrap(&work, 2));
-    let times = format!(
-        "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} \
-         (after {}; baselines and schemes interleaved by round)",
-        count(rounds, "round"),
-        count(result.options.warmups, "warm-up"),
+    out.line(work, 2);
+    out.line(
+        format!(
+            "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
+             {}; baselines and schemes interleaved by round)",
+            count(rounds, "round"),
+            count(result.options.warmups, "warm-up"),
+        ),
+        2,
     );
-    let _ = writeln!(out, "{}", view.wrap(&times, 2));
     if !result.judged.valid {
-        let banner = "*** INVALID STUDY: the numbers below failed their validity checks (see \
-                      Checks); none of them may be quoted ***";
-        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+        out.gap().banner(
+            "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
+             of them may be quoted",
+        );
     }
-    let _ = writeln!(
-        out,
-        "\nPer-class speed: pinned single-worker baselines, all {} items on one CPU\n{}",
-        result.work.items,
-        baselines_table(result, view)
-    );
-    let _ = writeln!(
-        out,
-        "\nMeasured classes, fastest first\n{}",
-        classes_table(result, view)
-    );
+    out.gap()
+        .heading(format!(
+            "Per-class speed: pinned single-worker baselines, all {} items on one CPU",
+            result.work.items
+        ))
+        .extend(baselines_table(result, view));
+    out.gap()
+        .heading("Measured classes, fastest first")
+        .extend(classes_table(result, view));
     let judgement = &result.judged.class_judgement;
     let published: Vec<String> = result
         .classes
         .iter()
         .map(|c| format!("{} (CPUs {})", c.name, c.cpus))
         .collect();
-    let published = format!(
-        "published: {}; measured classes {}",
-        published.join(", "),
-        match judgement.verdict {
-            ClassVerdict::Agree => "agree",
-            ClassVerdict::Differ => "DIFFER",
-            ClassVerdict::Inconclusive => "inconclusive",
-        }
+    out.line(
+        format!(
+            "published: {}; measured classes {}",
+            published.join(", "),
+            match judgement.verdict {
+                ClassVerdict::Agree => "agree",
+                ClassVerdict::Differ => "DIFFER",
+                ClassVerdict::Inconclusive => "inconclusive",
+            }
+        ),
+        2,
     );
-    let _ = writeln!(out, "{}", view.wrap(&published, 2));
     for note in &judgement.notes {
-        let _ = writeln!(out, "{}", view.wrap(&format!("  {note}"), 4));
+        out.line(format!("  {note}"), 4);
     }
     if !judgement.batches.is_empty() {
         let groupings: Vec<String> = judgement
@@ -114,38 +138,38 @@ pub fn render(result: &HybridResult, view: &View) -> String {
                 )
             })
             .collect();
-        let batches = format!(
-            "batches, {} ms apart, group the CPUs {}: {}",
-            result.options.batching.batch_gap_ms,
-            if judgement.batches_agree() {
-                "alike"
-            } else {
-                "DIFFERENTLY"
-            },
-            groupings.join("; ")
+        out.line(
+            format!(
+                "batches, {} ms apart, group the CPUs {}: {}",
+                result.options.batching.batch_gap_ms,
+                if judgement.batches_agree() {
+                    "alike"
+                } else {
+                    "DIFFERENTLY"
+                },
+                groupings.join("; ")
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&batches, 2));
     }
     if let Some(noise) = &result.judged.noise {
-        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
+        out.line(noise_line(noise), 2);
     }
-    let ceiling = format!("ceiling: {}", ceiling_line(result));
-    let _ = writeln!(out, "{}", view.wrap(&ceiling, 2));
-    let schemes = format!(
-        "Schemes: the same {} items on {}; speedup against the fastest class's pinned baseline",
-        result.work.items,
-        count(result.options.workers, "worker"),
-    );
-    let _ = writeln!(
-        out,
-        "\n{}\n{}",
-        view.wrap(&schemes, 2),
-        schemes_table(&result.judged.schemes, view)
-    );
-    let _ = writeln!(
-        out,
-        "\nIdle and work per class\n{}",
-        class_share_table(&result.judged.schemes, view)
+    out.line(format!("ceiling: {}", ceiling_line(result)), 2);
+    out.gap()
+        .line(
+            format!(
+                "Schemes: the same {} items on {}; speedup against the fastest class's pinned \
+                 baseline",
+                result.work.items,
+                count(result.options.workers, "worker"),
+            ),
+            2,
+        )
+        .extend(schemes_table(&result.judged.schemes, view));
+    out.gap().heading("Idle and work per class").table(
+        class_share_table(&result.judged.schemes),
+        "no scheme was measured",
     );
     for scheme in &result.judged.schemes {
         for ratio in &scheme.work_ratios {
@@ -163,41 +187,32 @@ pub fn render(result: &HybridResult, view: &View) -> String {
                 Fixed(ratio.speed_ratio),
                 Fixed(ratio.difference * 100.0)
             );
-            let _ = writeln!(out, "{}", view.wrap(&line, 2));
+            out.line(line, 2);
         }
     }
     for scheme in &result.judged.schemes {
-        let _ = writeln!(
-            out,
-            "\nWorkers, {} (median [min–max] over rounds)\n{}",
-            scheme.name(),
-            workers_table(&scheme.worker_rows, view)
-        );
+        out.gap()
+            .heading(format!(
+                "Workers, {} (median [min–max] over rounds)",
+                scheme.name()
+            ))
+            .table(
+                workers_table(&scheme.worker_rows, view),
+                "no round of it was kept",
+            );
     }
-    let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.judged.checks, view) {
-        let _ = writeln!(out, "{line}");
-    }
+    out.gap()
+        .heading("Checks")
+        .extend(check_lines(&result.judged.checks));
     let baseline_excluded = result.judged.baselines.iter().flat_map(|b| {
         excluded_lines(&b.excluded)
             .into_iter()
             .map(move |line| format!("{line} (CPU {})", b.cpu))
     });
     for line in baseline_excluded.chain(excluded_lines(&result.judged.excluded)) {
-        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+        out.line(format!("  {line}"), 4);
     }
-    let verdict = validity_verdict(
-        "study",
-        result.judged.valid,
-        &result.judged.checks,
-        result.options.strict,
-    );
-    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
-    out.push_str(&evidence_and_notes(
-        &result.head.evidence,
-        &result.warnings,
-        view,
-    ));
+    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
     out
 }
 
@@ -257,10 +272,10 @@ fn percent_spread(s: &Option<Spread>) -> String {
 }
 
 /// Each CPU's pinned baseline; the default view leaves out the min–max.
-fn baselines_table(result: &HybridResult, view: &View) -> String {
-    let mut table = Builder::default();
+fn baselines_table(result: &HybridResult, view: &View) -> Blocks {
+    let mut table = Grid::default();
     if view.wide {
-        table.push_record([
+        table.push([
             "CPU",
             "class",
             "wall ms",
@@ -271,7 +286,7 @@ fn baselines_table(result: &HybridResult, view: &View) -> String {
             "× fastest [95 % CI]",
         ]);
     } else {
-        table.push_record([
+        table.push([
             "CPU",
             "class",
             "wall ms",
@@ -297,16 +312,16 @@ fn baselines_table(result: &HybridResult, view: &View) -> String {
             b.items_per_ms.map_or(DASH.into(), sig4),
             ratio(&b.slowdown),
         ]);
-        table.push_record(row);
+        table.push(row);
     }
     let marks = result.judged.baselines.iter().any(|b| !b.quotable);
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
 /// The measured classes; the default view leaves out how much slower each
 /// is (the inverse of its speed).
-fn classes_table(result: &HybridResult, view: &View) -> String {
-    let mut table = Builder::default();
+fn classes_table(result: &HybridResult, view: &View) -> Blocks {
+    let mut table = Grid::default();
     let mut header = vec![
         "class",
         "measured on",
@@ -317,7 +332,7 @@ fn classes_table(result: &HybridResult, view: &View) -> String {
     if view.wide {
         header.push("slower by");
     }
-    table.push_record(header);
+    table.push(header);
     // A class's wall time is its baselines' median, and its speed that
     // against the fastest class's: marked when a baseline behind either is
     // over the CV bar.
@@ -353,10 +368,10 @@ fn classes_table(result: &HybridResult, view: &View) -> String {
                     .map_or(DASH.into(), |s| format!("{:.2}×", s.value)),
             );
         }
-        table.push_record(row);
+        table.push(row);
     }
     let marks = result.judged.speed_classes.iter().any(|c| !quotable(c));
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
 /// "1.46 fastest-class CPUs over 2 worker CPUs (1 × 1.00 + 1 × 0.46)".
@@ -388,10 +403,10 @@ fn ceiling_line(result: &HybridResult) -> String {
 
 /// Each scheme against the ceiling; the default view leaves out the
 /// min–max and the idle share (the next table has it per class).
-fn schemes_table(schemes: &[SchemeStats], view: &View) -> String {
-    let mut table = Builder::default();
+fn schemes_table(schemes: &[SchemeStats], view: &View) -> Blocks {
+    let mut table = Grid::default();
     if view.wide {
-        table.push_record([
+        table.push([
             "scheme",
             "wall ms",
             "CV",
@@ -402,7 +417,7 @@ fn schemes_table(schemes: &[SchemeStats], view: &View) -> String {
             "idle [min–max]",
         ]);
     } else {
-        table.push_record([
+        table.push([
             "scheme",
             "wall ms",
             "CV %",
@@ -426,18 +441,18 @@ fn schemes_table(schemes: &[SchemeStats], view: &View) -> String {
         if view.wide {
             row.push(percent_spread(&s.idle));
         }
-        table.push_record(row);
+        table.push(row);
     }
     let marks = schemes.iter().any(|s| !s.quotable);
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
-fn class_share_table(schemes: &[SchemeStats], view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record(["scheme", "class", "workers", "items", "idle [min–max]"]);
+fn class_share_table(schemes: &[SchemeStats]) -> Grid {
+    let mut table = Grid::default();
+    table.push(["scheme", "class", "workers", "items", "idle [min–max]"]);
     for s in schemes {
         for share in &s.classes {
-            table.push_record([
+            table.push([
                 s.name(),
                 share.class.clone(),
                 share.workers.map_or("OS".into(), |n| n.to_string()),
@@ -448,20 +463,20 @@ fn class_share_table(schemes: &[SchemeStats], view: &View) -> String {
             ]);
         }
     }
-    fit(table.build(), view)
+    table
 }
 
 /// Each worker's items, steals, busy and idle time; the default view
 /// leaves out its items per ms (its items over its busy time).
-fn workers_table(rows: &[WorkerRow], view: &View) -> String {
-    let mut table = Builder::default();
+fn workers_table(rows: &[WorkerRow], view: &View) -> Grid {
+    let mut table = Grid::default();
     let mut header = vec![
         "worker", "CPU", "class", "items", "stolen", "busy ms", "idle ms",
     ];
     if view.wide {
         header.push("items/ms");
     }
-    table.push_record(header);
+    table.push(header);
     // The median, then the range over rounds: "70.6 [69.9–71.2]", "68 [66–70]".
     let ranged = |s: &Option<Spread>, digits: usize| {
         s.as_ref().map_or(DASH.into(), |s| {
@@ -487,9 +502,9 @@ fn workers_table(rows: &[WorkerRow], view: &View) -> String {
         if view.wide {
             record.push(row.items_per_ms.map_or(DASH.into(), sig4));
         }
-        table.push_record(record);
+        table.push(record);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// The sentence printed first: each scheme's speedup and its share of the
@@ -526,8 +541,8 @@ impl Document for HybridResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {
@@ -568,14 +583,14 @@ mod tests {
         ))
         .unwrap();
         let one_per_core = "on CPUs 0-1 (one per core)";
-        assert!(render(&result, &View::default()).contains(one_per_core));
+        assert!(result.render(&View::default()).contains(one_per_core));
         let summary = result.head.topology.as_mut().unwrap();
         summary.structure_unknown = Some("no core sibling set for CPUs 0-1".into());
         let unwrapped = View {
             width: 1000,
             ..View::default()
         };
-        let text = render(&result, &unwrapped);
+        let text = result.render(&unwrapped);
         assert!(
             text.contains(
                 "(one per CPU: which CPUs share a core is unknown, so two may share one)"

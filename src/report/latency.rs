@@ -10,16 +10,15 @@ use crate::judge::latency::{LatencyJudgement, PairLatency};
 use crate::judge::pairs::{MapVerdict, PairRelation, map_text};
 use crate::judge::warnings::Warning;
 use crate::measure::stop::StopSignal;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::{evidence_and_notes, verdict_heading};
-use crate::report::table::fit;
-use crate::report::units::{count, nanos};
+use crate::report::units::{capitalise, count, nanos};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, LatencyResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use tabled::builder::Builder;
 
 /// Up to this many CPUs the view prints the whole matrix, and every pair.
 pub const MATRIX_CPUS: usize = 16;
@@ -112,10 +111,18 @@ fn verdict_line(result: &LatencyResult) -> String {
     }
 }
 
-/// The whole human view.
-pub fn render(result: &LatencyResult, view: &View) -> String {
-    let mut out = verdict_heading(result.head.complete, "pairs", &result.sentence, view);
-    let _ = writeln!(out, "{}", verdict_line(result));
+/// The whole human view: the verdict and its sentence first, what to run
+/// next, then the matrix, the domains, the published levels and the
+/// checks.
+pub fn blocks(result: &LatencyResult, view: &View) -> Blocks {
+    let mut out = verdict_heading(result.head.complete, "pairs");
+    out.answer(verdict_line(result));
+    out.line(capitalise(&result.sentence), 0);
+    out.line(
+        "next: `placement-study pairs` measures which CPUs share a core's execution units, \
+         and `placement-study run -- COMMAND` what these domains cost your program",
+        2,
+    );
     let options = &result.options;
     let units = format!(
         "one-way latency: half a round trip of a cache line passed by compare-and-swap, the 10th \
@@ -123,10 +130,11 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
          at {} ms)",
         options.samples, options.round_trips_per_sample, options.sample_ms
     );
-    let _ = writeln!(out, "\n{}", view.wrap(&units, 2));
+    out.gap().line(units, 2);
     if result.tested.len() <= MATRIX_CPUS {
-        let _ = writeln!(out, "\n{}", matrix(result, view));
-        let _ = writeln!(out, "\n{}", pairs_table(&result.pairs, view));
+        out.gap().extend(matrix(result, view));
+        out.gap()
+            .table(pairs_table(&result.pairs), "no pair was measured");
     }
     if let Some(control) = &result.control {
         let line = format!(
@@ -140,43 +148,44 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
                 .as_ref()
                 .map_or("", |c| c.detail.as_str())
         );
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+        out.line(line, 2);
     }
 
     let judgement = &result.judgement;
-    let _ = writeln!(
-        out,
-        "\nDomains (latencies split where one is at least 1.5 × the one below)"
-    );
-    let mut clusters = Builder::default();
-    clusters.push_record(["class", "one-way", "pairs", "measured domains"]);
+    out.gap()
+        .heading("Domains (latencies split where one is at least 1.5 × the one below)");
+    let mut clusters = Grid::default();
+    clusters.push(["class", "one-way", "pairs", "measured domains"]);
     for cluster in &judgement.clusters {
         let range = match (cluster.low_ns, cluster.high_ns) {
             (Some(low), Some(high)) if low == high => nanos(low),
             (Some(low), Some(high)) => format!("{} – {}", nanos(low), nanos(high)),
             _ => "no progress".to_string(),
         };
-        clusters.push_record([
+        clusters.push([
             cluster.class.as_str().to_string(),
             range,
             cluster.pairs.len().to_string(),
             map_text(&cluster.domains),
         ]);
     }
-    let _ = writeln!(out, "{}", fit(clusters.build(), view));
+    out.table(clusters, "no latency was measured, so no domain");
     for gap in &judgement.gaps {
-        let line = format!(
-            "gap: {} → {} (× {:.1})",
-            nanos(gap.below_ns),
-            nanos(gap.above_ns),
-            gap.ratio
+        out.line(
+            format!(
+                "gap: {} → {} (× {:.1})",
+                nanos(gap.below_ns),
+                nanos(gap.above_ns),
+                gap.ratio
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
 
-    let _ = writeln!(out, "\nPublished levels against the measured domains");
-    let mut levels = Builder::default();
-    levels.push_record([
+    out.gap()
+        .heading("Published levels against the measured domains");
+    let mut levels = Grid::default();
+    levels.push([
         "level",
         "published",
         "measured",
@@ -189,7 +198,7 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
             let found = level.map.pairs.iter().filter(|p| p.relation == relation);
             found.count().to_string()
         };
-        levels.push_record([
+        levels.push([
             level.level.as_str().to_string(),
             match &level.map.published_unknown {
                 Some(_) => "unknown".to_string(),
@@ -201,7 +210,7 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
             level.verdict.as_str().to_string(),
         ]);
     }
-    let _ = writeln!(out, "{}", fit(levels.build(), view));
+    out.table(levels, "no level is published");
 
     let effort = &result.effort;
     let mut line = format!(
@@ -252,37 +261,37 @@ pub fn render(result: &LatencyResult, view: &View) -> String {
             options.time_budget_seconds.unwrap_or_default()
         );
     }
-    let _ = writeln!(out, "\n{}", view.wrap(&line, 2));
-    let pinning = format!(
-        "pinning: {} — {}",
-        result.pinning.status.as_str(),
-        result.pinning.detail
+    out.gap().line(line, 2);
+    out.line(
+        format!(
+            "pinning: {} — {}",
+            result.pinning.status.as_str(),
+            result.pinning.detail
+        ),
+        2,
     );
-    let _ = writeln!(out, "{}", view.wrap(&pinning, 2));
     if let Some(parallel) = &result.parallel_check {
-        let line = format!(
-            "parallel: {} — {}",
-            parallel.status.as_str(),
-            parallel.detail
+        out.line(
+            format!(
+                "parallel: {} — {}",
+                parallel.status.as_str(),
+                parallel.detail
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
     }
-    out.push_str(&evidence_and_notes(
-        &result.head.evidence,
-        &result.warnings,
-        view,
-    ));
+    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
     out
 }
 
 /// The CPU × CPU matrix of one-way latencies ("—" on the diagonal, "?"
 /// for a pair not measured, "stall" for one without progress).
-fn matrix(result: &LatencyResult, view: &View) -> String {
+fn matrix(result: &LatencyResult, view: &View) -> Blocks {
     let by_pair: BTreeMap<[u32; 2], &PairLatency> =
         result.pairs.iter().map(|p| (p.cpus, p)).collect();
     let cpus = result.tested.cpus();
-    let mut table = Builder::default();
-    table.push_record(std::iter::once("CPU".to_string()).chain(cpus.iter().map(u32::to_string)));
+    let mut table = Grid::default();
+    table.push(std::iter::once("CPU".to_string()).chain(cpus.iter().map(u32::to_string)));
     for &a in cpus {
         let cells = cpus.iter().map(|&b| {
             if a == b {
@@ -293,35 +302,35 @@ fn matrix(result: &LatencyResult, view: &View) -> String {
                 Some(pair) => pair.one_way_ns.map_or_else(|| "stall".into(), nanos),
             }
         });
-        table.push_record(std::iter::once(a.to_string()).chain(cells));
+        table.push(std::iter::once(a.to_string()).chain(cells));
     }
     // Squeezed below its cells, a matrix breaks every latency over two
     // lines: where it does not fit, say where it is instead.
-    let drawn = fit(
-        table.build(),
-        &View {
-            wide: true,
-            ..*view
-        },
-    );
+    let drawn = table.to_terminal(&View {
+        wide: true,
+        ..*view
+    });
     let widest = drawn.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut blocks = Blocks::new();
     if view.wide || widest <= view.width {
-        return drawn;
+        blocks.table(table, "no CPU was tested");
+    } else {
+        blocks.line(
+            format!(
+                "(the {n} × {n} matrix needs {widest} columns: --wide shows it; every pair is \
+                 below, in --json and in --csv)",
+                n = cpus.len()
+            ),
+            0,
+        );
     }
-    view.wrap(
-        &format!(
-            "(the {n} × {n} matrix needs {widest} columns: --wide shows it; every pair is below, \
-             in --json and in --csv)",
-            n = cpus.len()
-        ),
-        0,
-    )
+    blocks
 }
 
 /// Every measured pair: latency, spread, samples.
-fn pairs_table(pairs: &[PairLatency], view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record([
+fn pairs_table(pairs: &[PairLatency]) -> Grid {
+    let mut table = Grid::default();
+    table.push([
         "CPUs",
         "one-way",
         "p10 – p90",
@@ -334,7 +343,7 @@ fn pairs_table(pairs: &[PairLatency], view: &View) -> String {
             (Some(low), Some(high)) => format!("{} – {}", nanos(low), nanos(high)),
             _ => "no progress within a sample's bound".to_string(),
         };
-        table.push_record([
+        table.push([
             format!("{}-{}", pair.cpus[0], pair.cpus[1]),
             pair.one_way_ns.map_or_else(|| "—".into(), nanos),
             spread,
@@ -347,7 +356,7 @@ fn pairs_table(pairs: &[PairLatency], view: &View) -> String {
             },
         ]);
     }
-    fit(table.build(), view)
+    table
 }
 
 impl Document for LatencyResult {
@@ -355,8 +364,8 @@ impl Document for LatencyResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {

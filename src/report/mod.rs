@@ -1,5 +1,6 @@
 //! Report: human tables, JSON, CSV and Prometheus metrics.
 
+pub mod blocks;
 pub mod command;
 pub mod compare;
 pub mod csv;
@@ -10,6 +11,7 @@ pub mod gate;
 pub mod html;
 pub mod hybrid;
 pub mod latency;
+pub mod markdown;
 pub mod nodes;
 pub mod observe;
 pub mod pairs;

@@ -2,15 +2,17 @@
 //! distance matrix laid out as `numactl -H` lays it out.
 
 use crate::probe::{NumaNode, Topology};
+use crate::report::blocks::Blocks;
 use crate::report::view::View;
 
 /// The "NUMA nodes" section, its heading included; on a machine without
 /// node files, a line that says so.
-pub fn section(topology: &Topology, view: &View) -> String {
-    let mut lines = vec!["NUMA nodes".to_string()];
+pub fn section(topology: &Topology, view: &View) -> Blocks {
+    let mut out = Blocks::new();
+    out.heading("NUMA nodes");
     if topology.nodes.is_empty() {
-        lines.push("  none: no NUMA node files (sys/devices/system/node)".into());
-        return lines.join("\n");
+        out.fixed("  none: no NUMA node files (sys/devices/system/node)");
+        return out;
     }
     let name_width = topology
         .nodes
@@ -29,14 +31,10 @@ pub fn section(topology: &Topology, view: &View) -> String {
             node.node,
             memory(node.memory_kib),
         );
-        lines.push(view.wrap(&line, 30 + name_width));
+        out.line(line, 30 + name_width);
     }
-    lines.extend(
-        distance_matrix(&topology.nodes, view.width)
-            .iter()
-            .map(|line| view.wrap(line, 4)),
-    );
-    lines.join("\n")
+    out.lines(distance_matrix(&topology.nodes, view.width), 4);
+    out
 }
 
 /// The node's memory: "62.7 GiB", "512 MiB", "none" (0 kB), "unknown"

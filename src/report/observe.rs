@@ -7,16 +7,16 @@ use crate::cpuset::CpuSet;
 use crate::exit::Outcome;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
 use crate::measure::recording::CommandEnd;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::evidence_and_notes;
-use crate::report::table::{fit, headline};
+use crate::report::table::{headline, host_line};
 use crate::report::units::{Fixed, count, percent};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, ObserveResult};
 use crate::saved::{ObserveMode, ObserveOptions};
 use std::fmt::Write;
-use tabled::builder::Builder;
 
 const DASH: &str = "—";
 
@@ -26,20 +26,37 @@ const THREADS_SHOWN: usize = 20;
 /// Migrations shown in the text: the first half and the last half.
 const MIGRATIONS_SHOWN: usize = 30;
 
-pub fn render(result: &ObserveResult, view: &View) -> String {
+/// The whole human view: whether the observation is valid and its
+/// sentence first, what to run next, then residency by class, CPU and
+/// core, the reconciliation, the threads, the migrations and the timeline.
+pub fn blocks(result: &ObserveResult, view: &View) -> Blocks {
     let judged = &result.judged;
-    let mut out = String::new();
-    out.push_str(&headline(
+    let verdict = match judged.valid {
+        true => "valid observation: the residency adds up to the kernel's task-clock".to_string(),
+        false => format!(
+            "INVALID observation (exit {}): {}",
+            Outcome::InvalidRun.exit_status(),
+            judged.problems.join("; ")
+        ),
+    };
+    let mut out = headline(
         &result.head,
         "the time recorded until then is",
+        verdict,
         &result.sentence,
-        view,
-    ));
-    let observed = format!("observed: {}", observed_line(result));
-    let _ = writeln!(out, "{}", view.wrap(&observed, 2));
-    let times = "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
-                 context-switch records; task-clock is the kernel's own counter, per CPU";
-    let _ = writeln!(out, "{}", view.wrap(times, 2));
+    );
+    out.line(
+        "next: `placement-study run -- COMMAND` measures what each placement costs it, and \
+         `report FILE --html OUT` draws the timeline beside the tables",
+        2,
+    );
+    out.gap().line(host_line(&result.head), 2);
+    out.line(format!("observed: {}", observed_line(result)), 2);
+    out.line(
+        "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
+         context-switch records; task-clock is the kernel's own counter, per CPU",
+        2,
+    );
     if !result.outlivers.is_empty() {
         let left: Vec<String> = result
             .outlivers
@@ -47,96 +64,96 @@ pub fn render(result: &ObserveResult, view: &View) -> String {
             .map(|o| {
                 format!(
                     "{} (PID {}, {} ms after it: {})",
-                    crate::escape::escape_controls(&o.name),
+                    o.name,
                     o.pid,
                     o.outlived_ms,
                     o.ended_by.describe()
                 )
             })
             .collect();
-        let line = format!("left running when the command exited: {}", left.join("; "));
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+        out.line(
+            format!("left running when the command exited: {}", left.join("; ")),
+            2,
+        );
     }
     if did_not_run(judged) {
-        let idle = "it did not run while it was observed: no time on any CPU in the switch \
-                    records, and none on task-clock (a process that slept throughout); zero \
-                    time is what there was to observe";
-        let _ = writeln!(out, "{}", view.wrap(idle, 2));
+        out.line(
+            "it did not run while it was observed: no time on any CPU in the switch records, \
+             and none on task-clock (a process that slept throughout); zero time is what there \
+             was to observe",
+            2,
+        );
     }
     // A number that failed its bar is marked wherever it is shown.
     let mark = if judged.valid {
         ""
     } else {
-        let banner = "*** INVALID OBSERVATION: the numbers below failed their validity \
-                      checks; none of them may be quoted ***";
-        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+        out.gap().banner(
+            "INVALID OBSERVATION: the numbers below failed their validity checks; none of them \
+             may be quoted",
+        );
         for problem in &judged.problems {
-            let _ = writeln!(out, "{}", view.wrap(&format!("  {problem}"), 4));
+            out.line(format!("  {problem}"), 4);
         }
         " (INVALID)"
     };
-    let _ = writeln!(
-        out,
-        "\nResidency per core class{mark}\n{}",
-        classes_table(judged, view)
-    );
+    out.gap()
+        .heading(format!("Residency per core class{mark}"))
+        .table(classes_table(judged, view), "no class ran anything");
     if !view.wide && judged.classes.iter().any(|c| c.busy_mhz.is_some()) {
-        let _ = writeln!(out, "busy MHz: core cycles ÷ task-clock");
+        out.line("busy MHz: core cycles ÷ task-clock", 0);
     }
     for (reason, classes) in busy_mhz_unavailable(judged) {
-        let line = format!("busy MHz unavailable{classes}: {reason}");
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
+        out.line(format!("busy MHz unavailable{classes}: {reason}"), 2);
     }
     let idle = judged
         .cpus
         .iter()
         .filter(|c| c.ms <= 0.0 && c.task_clock_ms <= 0.0)
         .count();
-    let _ = writeln!(
-        out,
-        "\nResidency per CPU{mark}{}\n{}",
-        if idle > 0 {
-            format!("; {} with no time omitted", count(idle, "CPU"))
-        } else {
-            String::new()
-        },
-        cpus_table(judged, view)
-    );
+    out.gap()
+        .heading(format!(
+            "Residency per CPU{mark}{}",
+            if idle > 0 {
+                format!("; {} with no time omitted", count(idle, "CPU"))
+            } else {
+                String::new()
+            }
+        ))
+        .table(cpus_table(judged, view), "no CPU ran it");
     if judged.cores.iter().any(|c| c.cpus.len() > 1) {
-        let _ = writeln!(
-            out,
-            "\nResidency per core, all of its hardware threads{mark}\n{}",
-            cores_table(judged, view)
-        );
+        out.gap()
+            .heading(format!(
+                "Residency per core, all of its hardware threads{mark}"
+            ))
+            .table(cores_table(judged, view), "no core ran it");
     }
-    let _ = writeln!(out, "\nReconciliation\n{}", reconciliation(judged, view));
+    out.gap()
+        .heading("Reconciliation")
+        .extend(reconciliation(judged));
     let shown = judged.threads.len().min(THREADS_SHOWN);
-    let _ = writeln!(
-        out,
-        "\nThreads{mark}{}\n{}",
-        if shown < judged.threads.len() {
-            format!(
-                ": the {shown} busiest of {} (the JSON and CSV have all)",
-                judged.threads.len()
-            )
-        } else {
-            String::new()
-        },
-        threads_table(judged, shown, view)
-    );
-    out.push_str(&migrations(judged, mark, view));
+    out.gap()
+        .heading(format!(
+            "Threads{mark}{}",
+            if shown < judged.threads.len() {
+                format!(
+                    ": the {shown} busiest of {} (the JSON and CSV have all)",
+                    judged.threads.len()
+                )
+            } else {
+                String::new()
+            }
+        ))
+        .table(threads_table(judged, shown, view), "no thread was recorded");
+    out.extend(migrations(judged, mark));
     if let (Some(step), false) = (judged.interval_ms, judged.timeline.is_empty()) {
-        let _ = writeln!(
-            out,
-            "\nTimeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)\n{}",
-            timeline_table(judged, view)
-        );
+        out.gap()
+            .heading(format!(
+                "Timeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)"
+            ))
+            .table(timeline_table(judged), "no interval");
     }
-    out.push_str(&evidence_and_notes(
-        &result.head.evidence,
-        &result.warnings,
-        view,
-    ));
+    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
     out
 }
 
@@ -198,9 +215,9 @@ fn share_heading(view: &View) -> &'static str {
     }
 }
 
-fn classes_table(judged: &ObserveJudgement, view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record([
+fn classes_table(judged: &ObserveJudgement, view: &View) -> Grid {
+    let mut table = Grid::default();
+    table.push([
         "class",
         "CPUs",
         "ms",
@@ -212,7 +229,7 @@ fn classes_table(judged: &ObserveJudgement, view: &View) -> String {
         },
     ]);
     for class in &judged.classes {
-        table.push_record([
+        table.push([
             class.class.to_string(),
             CpuSet::from_cpus(class.cpus.iter().copied()).to_string(),
             ms(class.ms),
@@ -224,7 +241,7 @@ fn classes_table(judged: &ObserveJudgement, view: &View) -> String {
             },
         ]);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// Each reason there is no busy frequency, once, with the classes it
@@ -255,8 +272,8 @@ fn busy_mhz_unavailable(judged: &ObserveJudgement) -> Vec<(&str, String)> {
 
 /// Each CPU with time on it; the default view leaves out its package and
 /// core (the cores table has them).
-fn cpus_table(judged: &ObserveJudgement, view: &View) -> String {
-    let mut table = Builder::default();
+fn cpus_table(judged: &ObserveJudgement, view: &View) -> Grid {
+    let mut table = Grid::default();
     let mut header = vec!["CPU"];
     if view.wide {
         header.push("package/core");
@@ -268,7 +285,7 @@ fn cpus_table(judged: &ObserveJudgement, view: &View) -> String {
         "hand-over ms",
         "task-clock ms",
     ]);
-    table.push_record(header);
+    table.push(header);
     for cpu in judged
         .cpus
         .iter()
@@ -288,16 +305,16 @@ fn cpus_table(judged: &ObserveJudgement, view: &View) -> String {
             ms(cpu.handover_ms),
             ms(cpu.task_clock_ms),
         ]);
-        table.push_record(row);
+        table.push(row);
     }
-    fit(table.build(), view)
+    table
 }
 
-fn cores_table(judged: &ObserveJudgement, view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record(["package/core", "class", "CPUs", "ms", share_heading(view)]);
+fn cores_table(judged: &ObserveJudgement, view: &View) -> Grid {
+    let mut table = Grid::default();
+    table.push(["package/core", "class", "CPUs", "ms", share_heading(view)]);
     for core in &judged.cores {
-        table.push_record([
+        table.push([
             format!("{}/{}", core.package, core.core),
             core.class.to_string(),
             CpuSet::from_cpus(core.cpus.iter().copied()).to_string(),
@@ -305,15 +322,15 @@ fn cores_table(judged: &ObserveJudgement, view: &View) -> String {
             share(core.share, view),
         ]);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// Σ residency plus the hand-overs against Σ task-clock, and the bar.
-fn reconciliation(judged: &ObserveJudgement, view: &View) -> String {
+fn reconciliation(judged: &ObserveJudgement) -> Blocks {
     let r = &judged.reconciliation;
-    let mut table = Builder::default();
-    table.push_record(["", "ms", "from"]);
-    table.push_record([
+    let mut table = Grid::default();
+    table.push(["", "ms", "from"]);
+    table.push([
         "Σ residency".into(),
         ms(r.residency_ms),
         format!(
@@ -321,7 +338,7 @@ fn reconciliation(judged: &ObserveJudgement, view: &View) -> String {
             count(judged.threads.len(), "thread")
         ),
     ]);
-    table.push_record([
+    table.push([
         "+ hand-overs".into(),
         ms(r.handover_ms),
         format!(
@@ -330,34 +347,41 @@ fn reconciliation(judged: &ObserveJudgement, view: &View) -> String {
             HANDOVER_MAX_NS / 1000
         ),
     ]);
-    table.push_record([
+    table.push([
         "= total".into(),
         ms(r.residency_ms + r.handover_ms),
         String::new(),
     ]);
-    table.push_record([
+    table.push([
         "Σ task-clock".into(),
         ms(r.task_clock_ms),
         "the kernel's task-clock counter on every CPU".into(),
     ]);
-    let mut out = fit(table.build(), view);
-    let _ = write!(
-        out,
-        "\ndifference {} of task-clock, bar {}: {}",
-        percent(r.difference),
-        percent(r.bar),
-        if r.holds { "holds" } else { "FAILED" }
+    let mut out = Blocks::new();
+    out.table(table, "nothing to reconcile");
+    out.line(
+        format!(
+            "difference {} of task-clock, bar {}: {}",
+            percent(r.difference),
+            percent(r.bar),
+            if r.holds { "holds" } else { "FAILED" }
+        ),
+        0,
     );
     if r.handovers > 0 {
-        let why = "task-clock counts the hand-overs: perf swaps the threads' equivalent \
-                   contexts there without stopping it";
-        let _ = write!(out, "\n{}", view.wrap(why, 2));
+        out.line(
+            "task-clock counts the hand-overs: perf swaps the threads' equivalent contexts \
+             there without stopping it",
+            2,
+        );
     }
     if judged.lost_records > 0 {
-        let _ = write!(
-            out,
-            "\nlost records: {} (a ring buffer was full): the residency misses their time",
-            judged.lost_records
+        out.line(
+            format!(
+                "lost records: {} (a ring buffer was full): the residency misses their time",
+                judged.lost_records
+            ),
+            0,
         );
     }
     out
@@ -365,14 +389,14 @@ fn reconciliation(judged: &ObserveJudgement, view: &View) -> String {
 
 /// The busiest `shown` threads; the default view leaves out the CPU each
 /// first ran on.
-fn threads_table(judged: &ObserveJudgement, shown: usize, view: &View) -> String {
-    let mut table = Builder::default();
+fn threads_table(judged: &ObserveJudgement, shown: usize, view: &View) -> Grid {
+    let mut table = Grid::default();
     let mut header = vec!["tid", "comm", "on-CPU ms"];
     if view.wide {
         header.push("first CPU");
     }
     header.extend(["home CPU (share)", "settled after ms", "migrations"]);
-    table.push_record(header);
+    table.push(header);
     for thread in judged.threads.iter().take(shown) {
         let mut row = vec![
             thread.tid.to_string(),
@@ -389,17 +413,19 @@ fn threads_table(judged: &ObserveJudgement, shown: usize, view: &View) -> String
             thread.settled_after_ms.map_or("never".into(), ms),
             thread.migrations.to_string(),
         ]);
-        table.push_record(row);
+        table.push(row);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// The count, then the moves in time order: all of them, or the first and
 /// the last [`MIGRATIONS_SHOWN`] / 2 with a row marking the gap.
-fn migrations(judged: &ObserveJudgement, mark: &str, view: &View) -> String {
+fn migrations(judged: &ObserveJudgement, mark: &str) -> Blocks {
     let moves = &judged.migrations;
+    let mut out = Blocks::new();
     if moves.is_empty() {
-        return "\nMigrations: none\n".into();
+        out.gap().heading("Migrations: none");
+        return out;
     }
     // On a machine of one class, the class of every move says nothing.
     let classes = judged.classes.len() > 1;
@@ -416,19 +442,22 @@ fn migrations(judged: &ObserveJudgement, mark: &str, view: &View) -> String {
             "; the first {half} and the last {half} (the JSON has all)"
         );
     }
-    let mut out = format!("\n{}", view.wrap(&heading, 2));
-    out.push_str("\na wake-up on another CPU counts, as in the kernel's cpu-migrations");
-    let mut table = Builder::default();
+    out.gap().line(heading, 2);
+    out.line(
+        "a wake-up on another CPU counts, as in the kernel's cpu-migrations",
+        0,
+    );
+    let mut table = Grid::default();
     let mut header = vec!["time ms", "tid", "comm", "CPU"];
     if classes {
         header.push("class");
     }
-    table.push_record(header);
+    table.push(header);
     for (index, m) in moves.iter().enumerate() {
         if left_out > 0 && index == half {
             let mut gap = vec!["…".to_string(), String::new(), format!("{left_out} more")];
             gap.resize(if classes { 5 } else { 4 }, String::new());
-            table.push_record(gap);
+            table.push(gap);
         }
         if left_out > 0 && (half..half + left_out).contains(&index) {
             continue;
@@ -442,16 +471,16 @@ fn migrations(judged: &ObserveJudgement, mark: &str, view: &View) -> String {
         if classes {
             record.push(format!("{} → {}", m.from_class, m.to_class));
         }
-        table.push_record(record);
+        table.push(record);
     }
-    let _ = writeln!(out, "\n{}", fit(table.build(), view));
+    out.table(table, "no migration");
     out
 }
 
 /// One row per interval: each class's ms, as a share of its CPUs' time
 /// in the interval, then the migrations that began in it.
-fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
-    let mut table = Builder::default();
+fn timeline_table(judged: &ObserveJudgement) -> Grid {
+    let mut table = Grid::default();
     let mut header = vec!["time ms".to_string()];
     header.extend(
         judged
@@ -460,7 +489,7 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
             .map(|class| format!("{} ({})", class.class, count(class.cpus.len(), "CPU"))),
     );
     header.push("migrations".into());
-    table.push_record(header);
+    table.push(header);
     for row in &judged.timeline {
         let length = row.end_ms - row.start_ms;
         let mut record = vec![format!(
@@ -482,9 +511,9 @@ fn timeline_table(judged: &ObserveJudgement, view: &View) -> String {
                 }),
         );
         record.push(row.migrations.to_string());
-        table.push_record(record);
+        table.push(record);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// The plain sentence printed first.
@@ -536,8 +565,8 @@ impl Document for ObserveResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {
@@ -592,8 +621,15 @@ mod tests {
 
     #[test]
     fn the_view_has_every_section_and_the_reconciliation() {
-        let text = render(&kernel_vm(), &View::default());
-        assert!(text.starts_with("2 mul threads ran 0.51 s"), "{text}");
+        let text = kernel_vm().render(&View::default());
+        assert!(text.starts_with("valid observation"), "{text}");
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("2 mul threads ran 0.51 s"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "observed: built-in kernel, 2 mul threads, unpinned, for 0.5 s; 509.8 ms wall\n"
@@ -640,7 +676,7 @@ mod tests {
         let r = &mut judged.reconciliation;
         (r.residency_ms, r.task_clock_ms, r.handover_ms, r.difference) = (-0.0, -0.0, -0.0, 0.0);
         result.sentence = sentence(&result.options, &result.judged);
-        let text = render(&result, &View::default());
+        let text = result.render(&View::default());
         assert!(
             !text.contains("-0.0") && !text.contains("INVALID"),
             "{text}"
@@ -665,7 +701,7 @@ mod tests {
         result.judged.reconciliation.holds = false;
         result.judged.lost_records = 3;
         result.judged.problems = vec!["the kernel dropped 3 records".into()];
-        let text = render(&result, &View::default());
+        let text = result.render(&View::default());
         assert!(text.starts_with("*** INCOMPLETE: "), "{text}");
         // The observed line, wrapped at 80 columns.
         let observed = text.replace("\n  ", " ");
@@ -709,7 +745,7 @@ mod tests {
                 ..migration.clone()
             })
             .collect();
-        let text = render(&result, &View::default());
+        let text = result.render(&View::default());
         assert!(text.contains("Threads: the 20 busiest of 25 (the JSON and CSV have all)"));
         assert!(
             text.contains("│ 3019 ") && !text.contains("│ 3020 "),

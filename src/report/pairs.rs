@@ -10,29 +10,29 @@ use crate::judge::pairs::{
 };
 use crate::judge::stats::spread;
 use crate::measure::stop::StopSignal;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line, verdict_heading};
 use crate::report::table::excluded_lines;
-use crate::report::table::fit;
 use crate::report::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, FirstPass, PairsResult};
-use std::fmt::Write;
-use tabled::builder::Builder;
 
 /// Comparisons listed in the text view; more are in `--json` and `--csv`.
 const LISTED_COMPARISONS: usize = 40;
 
-/// The whole human view.
-pub fn render(result: &PairsResult, view: &View) -> String {
-    let mut out = verdict_heading(result.head.complete, "comparisons", &result.sentence, view);
-    let _ = writeln!(
-        out,
+/// The whole human view: the verdict and its sentence first, what to run
+/// next, then both maps, the pairs, every comparison and the checks.
+pub fn blocks(result: &PairsResult, view: &View) -> Blocks {
+    let mut out = verdict_heading(result.head.complete, "comparisons");
+    out.answer(format!(
         "verdict: {} (exit {})",
         result.verdict.as_str(),
         Outcome::Map(result.verdict).exit_status()
-    );
+    ));
+    out.line(capitalise(&result.sentence), 0);
+    out.line(next_step(result.verdict), 2);
     let map = &result.map;
     let published = match &map.published_unknown {
         Some(reason) => format!("published  unknown   ({reason})"),
@@ -56,13 +56,12 @@ pub fn render(result: &PairsResult, view: &View) -> String {
             ""
         }
     );
-    let _ = writeln!(out, "\n{}", view.wrap(&published, 11));
-    let _ = writeln!(out, "{}", view.wrap(&measured, 11));
+    out.gap().line(published, 11).line(measured, 11);
 
-    let mut cpus = Builder::default();
-    cpus.push_record(["CPU", "published", "measured", "relation"]);
+    let mut cpus = Grid::default();
+    cpus.push(["CPU", "published", "measured", "relation"]);
     for entry in &map.cpus {
-        cpus.push_record([
+        cpus.push([
             entry.cpu.to_string(),
             if known {
                 entry.published.to_string()
@@ -77,21 +76,18 @@ pub fn render(result: &PairsResult, view: &View) -> String {
             },
         ]);
     }
-    let _ = writeln!(out, "\n{}", fit(cpus.build(), view));
+    out.gap().table(cpus, "no CPU was tested");
 
     if !map.pairs.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nPairs published as siblings, measured sharing, or undecided"
-        );
-        let _ = writeln!(
-            out,
-            "{}",
-            pairs_table(&map.pairs, &result.comparisons, known, view)
-        );
+        out.gap()
+            .heading("Pairs published as siblings, measured sharing, or undecided")
+            .table(
+                pairs_table(&map.pairs, &result.comparisons, known, view),
+                "no pair",
+            );
     }
     for note in &map.notes {
-        let _ = writeln!(out, "{}", view.wrap(&format!("! {note}"), 2));
+        out.line(format!("! {note}"), 2);
     }
 
     let effort = &result.effort;
@@ -112,9 +108,9 @@ pub fn render(result: &PairsResult, view: &View) -> String {
             String::new()
         }
     );
-    let _ = writeln!(out, "\n{}", view.wrap(&search, 2));
+    out.gap().line(search, 2);
     if let Some(pass) = &result.first_pass {
-        let _ = writeln!(out, "{}", view.wrap(&first_pass(pass), 2));
+        out.line(first_pass(pass), 2);
     }
     let unit = result.clock.unit();
     let options = &result.options;
@@ -139,56 +135,71 @@ pub fn render(result: &PairsResult, view: &View) -> String {
          probe beside its set with the probe alone, {}–{} repetitions each{batches}",
         result.setup.kernel, result.setup.bytes_per_worker, options.min_reps, options.max_reps
     );
-    let _ = writeln!(out, "{}", view.wrap(&cost, 2));
+    out.line(cost, 2);
     if !result.comparisons.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            comparisons_table(&result.comparisons, result.clock.column(), view)
+        out.gap().table(
+            comparisons_table(&result.comparisons, result.clock.column(), view),
+            "no comparison",
         );
     }
     if result.comparisons.len() > LISTED_COMPARISONS {
-        let _ = writeln!(
-            out,
-            "… and {} more comparisons (all of them are in --json and --csv)",
-            result.comparisons.len() - LISTED_COMPARISONS
+        out.line(
+            format!(
+                "… and {} more comparisons (all of them are in --json and --csv)",
+                result.comparisons.len() - LISTED_COMPARISONS
+            ),
+            0,
         );
     }
     if let Some(noise) = &result.noise {
-        let _ = writeln!(out, "{}", view.wrap(&noise_line(noise), 2));
+        out.line(noise_line(noise), 2);
     }
-    for line in control_attempt_lines(&result.control_attempts) {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
+    out.lines(control_attempt_lines(&result.control_attempts), 2);
     if let Some(control) = &result.control {
-        let control = format!(
-            "control (both workers on CPU {}): {} — {}",
-            result.tested.first().unwrap_or_default(),
-            control.status.as_str(),
-            control.detail
+        out.line(
+            format!(
+                "control (both workers on CPU {}): {} — {}",
+                result.tested.first().unwrap_or_default(),
+                control.status.as_str(),
+                control.detail
+            ),
+            2,
         );
-        let _ = writeln!(out, "{}", view.wrap(&control, 2));
     }
-    let pinning = format!(
-        "pinning: {} — {}",
-        result.pinning.status.as_str(),
-        result.pinning.detail
+    out.line(
+        format!(
+            "pinning: {} — {}",
+            result.pinning.status.as_str(),
+            result.pinning.detail
+        ),
+        2,
     );
-    let _ = writeln!(out, "{}", view.wrap(&pinning, 2));
     let excluded: Vec<ExcludedRep> = result
         .comparisons
         .iter()
         .flat_map(|c| c.excluded.iter().cloned())
         .collect();
-    for line in excluded_lines(&excluded) {
-        let _ = writeln!(out, "{}", view.wrap(&line, 2));
-    }
-    out.push_str(&evidence_and_notes(
-        &result.head.evidence,
-        &result.warnings,
-        view,
-    ));
+    out.lines(excluded_lines(&excluded), 2);
+    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
     out
+}
+
+/// What to run after `pairs`, by its verdict.
+fn next_step(verdict: MapVerdict) -> &'static str {
+    match verdict {
+        MapVerdict::Agree => {
+            "next: `placement-study latency` measures which CPUs share a cache, and \
+             `placement-study run -- COMMAND` what sharing a core costs your program"
+        }
+        MapVerdict::Differ => {
+            "next: place work by the measured map, not the published one; `placement-study \
+             latency` measures which CPUs share a cache as well"
+        }
+        MapVerdict::Inconclusive => {
+            "next: run it again at a quieter moment, or with a larger --max-reps; the reason is \
+             in the sentence above"
+        }
+    }
 }
 
 /// The penalty and its interval: "+96.1 %" and "[+91.0 %, +101.3 %]", or
@@ -225,8 +236,8 @@ fn pairs_table(
     comparisons: &[ComparisonRecord],
     published_known: bool,
     view: &View,
-) -> String {
-    let mut table = Builder::default();
+) -> Grid {
+    let mut table = Grid::default();
     let mut header = vec!["pair", "published"];
     if view.wide {
         header.push("measured");
@@ -237,7 +248,7 @@ fn pairs_table(
         if view.wide { "reps" } else { "n" },
         "relation",
     ]);
-    table.push_record(header);
+    table.push(header);
     for pair in pairs {
         let record = pair
             .comparison
@@ -277,16 +288,16 @@ fn pairs_table(
             _ => pair.relation.label().into(),
         };
         row.extend([penalty, ci, reps, relation]);
-        table.push_record(row);
+        table.push(row);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// Every comparison (the first [`LISTED_COMPARISONS`]): its penalty with
 /// interval, repetitions and outcome; the wide view adds the probe's median
 /// cost alone and beside the set, with CVs. `unit` names the clock ("TSC").
-fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) -> String {
-    let mut table = Builder::default();
+fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) -> Grid {
+    let mut table = Grid::default();
     let alone = format!("alone {unit}/B (CV)");
     let loaded = format!("beside {unit}/B (CV)");
     let mut header = vec!["#", "probe", "beside", penalty_heading(view), "95 % CI"];
@@ -296,7 +307,7 @@ fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) 
         header.push("n");
     }
     header.push("outcome");
-    table.push_record(header);
+    table.push(header);
     let median_cv = |costs: &[f64]| match spread(costs) {
         Some(s) => format!("{} ({:.1} %)", sig4(s.median), Fixed(s.cv * 100.0)),
         None => "—".into(),
@@ -320,9 +331,9 @@ fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) 
             record.loaded_costs.len().to_string(),
             record.outcome.as_str().into(),
         ]);
-        table.push_record(row);
+        table.push(row);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// The one line a sysadmin reads first.
@@ -403,8 +414,8 @@ impl Document for PairsResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {

@@ -6,10 +6,11 @@ use crate::judge::checks::CheckName;
 use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::table::{
-    arms_table, check_lines, excluded_lines, fit, headline_table, host_line, legend, marked,
+    arms_table, check_lines, excluded_lines, headline_table, host_line, legend, marked,
     validity_verdict,
 };
 use crate::report::units::{count, percent, sig4};
@@ -17,30 +18,46 @@ use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::{DocumentHead, RunResult};
 use std::collections::BTreeMap;
-use std::fmt::Write;
-use tabled::builder::Builder;
-use tabled::{Table, Tabled};
+use tabled::Tabled;
 
 /// The banner an ungated run carries on every output.
 pub const UNGATED: &str = "UNGATED: --skip-gate was given, so nothing shows that placement on this host is \
 physical; on a VM these numbers may describe the hypervisor's scheduling, not SMT";
 
-pub fn render(result: &RunResult, view: &View) -> String {
-    let mut out = String::new();
+/// The whole human view: the validity verdict first, what to run next,
+/// then the arms, where the time went, and the checks behind the verdict.
+pub fn blocks(result: &RunResult, view: &View) -> Blocks {
+    let mut out = Blocks::new();
     if !result.gated {
-        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
+        out.banner(UNGATED).gap();
     }
     if !result.head.complete {
-        let _ = writeln!(
-            out,
-            "*** INCOMPLETE: stopped by a signal; only the repetitions done are shown ***\n"
-        );
+        out.banner("INCOMPLETE: stopped by a signal; only the repetitions done are shown")
+            .gap();
     }
+    let status_of = |name: CheckName| {
+        result
+            .checks
+            .iter()
+            .find(|c| c.name == name)
+            .map_or("not run", |c| c.status.as_str())
+    };
+    let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
+    out.answer(format!(
+        "{verdict} (pinning {}, multiplexing {}, invariance {})",
+        status_of(CheckName::Pinning),
+        status_of(CheckName::Multiplexing),
+        status_of(CheckName::Invariance)
+    ));
     if let Some(gate) = &result.gate {
-        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
+        out.line(format!("gate: {}", gate.sentence), 2);
     }
-    let host = host_line(&result.head);
-    let _ = writeln!(out, "{}", view.wrap(&host, 2));
+    out.line(
+        "next: `placement-study run -- COMMAND` measures your own program under these arms; \
+         `placement-study run --sweep` gives the scaling curve",
+        2,
+    );
+    out.gap().line(host_line(&result.head), 2);
     let setup = format!(
         "{} per arm on {} cores of package {}{}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
@@ -60,57 +77,41 @@ pub fn render(result: &RunResult, view: &View) -> String {
         repetitions_done(result),
         count(result.options.warmups, "warm-up")
     );
-    let _ = writeln!(out, "{}", view.wrap(&setup, 2));
-    let _ = writeln!(out, "{}", view.wrap(&clock_note(&result.setup), 2));
-    for note in counter_notes(&result.setup) {
-        let _ = writeln!(out, "{}", view.wrap(&note, 2));
-    }
+    out.line(setup, 2);
+    out.line(clock_note(&result.setup), 2);
+    out.lines(counter_notes(&result.setup), 2);
     if !result.valid {
-        let banner = "*** INVALID RUN: the numbers below failed their validity checks (see \
-                      Checks); none of them may be quoted ***";
-        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+        out.gap().banner(
+            "INVALID RUN: the numbers below failed their validity checks (see Checks); none of \
+             them may be quoted",
+        );
     }
-    let _ = writeln!(out, "\n{}", headline_table(&result.arms, view));
-    let _ = writeln!(
-        out,
-        "\n{}",
-        arms_table(&result.arms, result.setup.tick_clock, true, view)
-    );
-    let _ = writeln!(
-        out,
-        "\nWhere the time went (medians over repetitions)\n{}",
-        worker_table(result, view)
-    );
-    let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&result.checks, view) {
-        let _ = writeln!(out, "{line}");
-    }
+    out.gap().extend(headline_table(&result.arms, view));
+    out.gap().extend(arms_table(
+        &result.arms,
+        result.setup.tick_clock,
+        true,
+        view,
+    ));
+    out.gap()
+        .heading("Where the time went (medians over repetitions)")
+        .extend(worker_table(result, view));
+    out.gap()
+        .heading("Checks")
+        .extend(check_lines(&result.checks));
     for line in excluded_lines(&result.excluded) {
-        let _ = writeln!(out, "  {}", view.wrap(&line, 4));
+        out.line(format!("  {line}"), 4);
     }
     if let Some(share) = dispatcher_share(result) {
-        let line = format!(
-            "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
-            percent(share)
+        out.line(
+            format!(
+                "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
+                percent(share)
+            ),
+            4,
         );
-        let _ = writeln!(out, "{}", view.wrap(&line, 4));
     }
-    let status_of = |name: CheckName| {
-        result
-            .checks
-            .iter()
-            .find(|c| c.name == name)
-            .map_or("not run", |c| c.status.as_str())
-    };
-    let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
-    let verdict = format!(
-        "{verdict} (pinning {}, multiplexing {}, invariance {})",
-        status_of(CheckName::Pinning),
-        status_of(CheckName::Multiplexing),
-        status_of(CheckName::Invariance)
-    );
-    let _ = writeln!(out, "\n{}", view.wrap(&verdict, 2));
-    out.push_str(&notes_block(&result.warnings, view));
+    out.extend(notes_block(&result.warnings));
     out
 }
 
@@ -140,7 +141,7 @@ struct WorkerRow {
 /// Per arm and worker: where it ran and where its time went, over the
 /// repetitions the statistics kept (excluded ones are listed, not counted).
 /// The default view leaves out the core, the bytes and the counts.
-fn worker_table(result: &RunResult, view: &View) -> String {
+fn worker_table(result: &RunResult, view: &View) -> Blocks {
     let mut per: BTreeMap<(usize, usize), Vec<&crate::measure::WorkerSample>> = BTreeMap::new();
     let order: Vec<Arm> = result.plan.placements.iter().map(|p| p.arm).collect();
     let quotable = |arm: Arm| result.arms.iter().any(|a| a.name == arm && a.quotable);
@@ -213,11 +214,13 @@ fn worker_table(result: &RunResult, view: &View) -> String {
     });
     let marks = order.iter().any(|&arm| !quotable(arm));
     if view.wide {
-        return fit(Table::new(rows), view);
+        let mut blocks = Blocks::new();
+        blocks.table(Grid::of_rows(rows), "no repetition was kept");
+        return blocks;
     }
-    let mut table = Builder::default();
+    let mut table = Grid::default();
     let cost_header = format!("{}/B", result.setup.clock.column());
-    table.push_record([
+    table.push([
         "arm",
         "worker",
         "CPU",
@@ -227,7 +230,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
         &cost_header,
     ]);
     for row in rows {
-        table.push_record([
+        table.push([
             row.arm.to_string(),
             row.worker.to_string(),
             row.cpu,
@@ -237,7 +240,7 @@ fn worker_table(result: &RunResult, view: &View) -> String {
             row.cost,
         ]);
     }
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
 /// "15 repetitions", or for a stopped run "3 of 15 repetitions".
@@ -275,8 +278,8 @@ impl Document for RunResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {
@@ -315,9 +318,9 @@ mod tests {
             panic!("{} is a run", path.display());
         };
         let view = View::default();
-        assert!(!render(&result, &view).contains("NUMA node"));
+        assert!(!result.render(&view).contains("NUMA node"));
         result.plan.node = Some(1);
-        let text = render(&result, &view);
+        let text = result.render(&view);
         assert!(text.contains("package 0, NUMA node 1;"), "{text}");
     }
 }

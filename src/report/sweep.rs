@@ -5,36 +5,45 @@
 use crate::exit::Outcome;
 use crate::judge::sweep::{Gain, Knee, SweepJudgement};
 use crate::plan::sweep::Added;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::hybrid::{cpu_list, ratio, spread_cells};
 use crate::report::run::UNGATED;
 use crate::report::table::{
-    check_lines, excluded_lines, fit, headline, legend, marked, validity_verdict,
+    check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
 use crate::report::units::{Fixed, count};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, SweepResult};
-use std::fmt::Write;
-use tabled::builder::Builder;
 
 const DASH: &str = "—";
 
-pub fn render(result: &SweepResult, view: &View) -> String {
-    let mut out = String::new();
+/// The whole human view: the validity verdict and the curve's sentence
+/// first, what to run next, then the steps, the knees, each CPU alone and
+/// the checks.
+pub fn blocks(result: &SweepResult, view: &View) -> Blocks {
+    let mut out = Blocks::new();
     if !result.gated {
-        let _ = writeln!(out, "{}\n", view.wrap(&format!("*** {UNGATED} ***"), 4));
-    }
-    out.push_str(&headline(
-        &result.head,
-        "the rounds done are",
-        &result.sentence,
-        view,
-    ));
-    if let Some(gate) = &result.gate {
-        let _ = writeln!(out, "{}", view.wrap(&format!("gate: {}", gate.sentence), 2));
+        out.banner(UNGATED).gap();
     }
     let judged = &result.judged;
+    let verdict = validity_verdict("study", judged.valid, &judged.checks, result.options.strict);
+    out.extend(headline(
+        &result.head,
+        "the rounds done are",
+        verdict,
+        &result.sentence,
+    ));
+    if let Some(gate) = &result.gate {
+        out.line(format!("gate: {}", gate.sentence), 2);
+    }
+    out.line(
+        "next: `placement-study hybrid` measures whether the CPUs differ in speed, and \
+         `placement-study observe` shows where Linux runs the work when nothing pins it",
+        2,
+    );
+    out.gap().line(host_line(&result.head), 2);
     let rounds = judged
         .steps
         .first()
@@ -77,55 +86,43 @@ pub fn render(result: &SweepResult, view: &View) -> String {
             order.join(", "),
         ),
     };
-    let _ = writeln!(out, "{}", view.wrap(&work, 2));
+    out.line(work, 2);
     let interleaved = match each_alone {
         true => "every step and every CPU alone interleaved by round",
         false => "every step interleaved by round",
     };
-    let times = format!(
-        "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after {}; \
-         {interleaved})",
-        count(rounds, "round"),
-        count(result.options.warmups, "warm-up"),
+    out.line(
+        format!(
+            "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
+             {}; {interleaved})",
+            count(rounds, "round"),
+            count(result.options.warmups, "warm-up"),
+        ),
+        2,
     );
-    let _ = writeln!(out, "{}", view.wrap(&times, 2));
     if !judged.valid {
-        let banner = "*** INVALID STUDY: the numbers below failed their validity checks (see \
-                      Checks); none of them may be quoted ***";
-        let _ = writeln!(out, "\n{}", view.wrap(banner, 4));
+        out.gap().banner(
+            "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
+             of them may be quoted",
+        );
     }
-    let _ = writeln!(
-        out,
-        "\nSteps: k workers on the first k CPUs of the order\n{}",
-        steps_table(judged, view)
-    );
-    let _ = writeln!(out, "{}", view.wrap(&noise_line(judged), 2));
-    let _ = writeln!(out, "{}", view.wrap(&busy_line(judged), 2));
-    let _ = writeln!(out, "\nKnees\n{}", view.wrap(&knees_text(judged), 2));
+    out.gap()
+        .heading("Steps: k workers on the first k CPUs of the order")
+        .extend(steps_table(judged, view));
+    out.line(noise_line(judged), 2);
+    out.line(busy_line(judged), 2);
+    out.gap().heading("Knees").line(knees_text(judged), 2);
+    out.gap().heading("Each CPU alone");
     match &judged.ceiling_unavailable {
-        Some(why) => {
-            let line = format!("ceiling: unavailable ({why})");
-            let _ = writeln!(out, "\nEach CPU alone\n{}", view.wrap(&line, 2));
-        }
-        None => {
-            let _ = writeln!(out, "\nEach CPU alone\n{}", speeds_table(judged, view));
-        }
-    }
-    let _ = writeln!(out, "\nChecks");
-    for line in check_lines(&judged.checks, view) {
-        let _ = writeln!(out, "{line}");
-    }
+        Some(why) => out.line(format!("ceiling: unavailable ({why})"), 2),
+        None => out.table(speeds_table(judged, view), "no CPU was measured alone"),
+    };
+    out.gap()
+        .heading("Checks")
+        .extend(check_lines(&judged.checks));
     for line in excluded_lines(&judged.excluded) {
-        let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+        out.line(format!("  {line}"), 4);
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        view.wrap(
-            &validity_verdict("study", judged.valid, &judged.checks, result.options.strict),
-            2
-        )
-    );
     out
 }
 
@@ -163,8 +160,8 @@ fn gain(g: &Option<Gain>) -> String {
 /// Each step: wall time, speedup against the ideal (k) and the ceiling,
 /// the marginal gain and what was added; the default view leaves out the
 /// min–max, the CPUs, the unpinned speedup and the busy clock.
-fn steps_table(judged: &SweepJudgement, view: &View) -> String {
-    let mut table = Builder::default();
+fn steps_table(judged: &SweepJudgement, view: &View) -> Blocks {
+    let mut table = Grid::default();
     let mut header = vec!["k", "wall ms", "CV %", "n"];
     if view.wide {
         header.splice(2..3, ["CV", "min–max"]);
@@ -179,7 +176,7 @@ fn steps_table(judged: &SweepJudgement, view: &View) -> String {
         header.push("busy MHz");
     }
     header.push("added");
-    table.push_record(header);
+    table.push(header);
     for step in &judged.steps {
         let [median, cv, range, reps] = spread_cells(&step.wall_ms, view);
         let mut row = vec![marked(step.workers, step.quotable, view), median, cv];
@@ -205,25 +202,25 @@ fn steps_table(judged: &SweepJudgement, view: &View) -> String {
             row.push(step.busy_mhz.map_or(DASH.into(), |m| format!("{m:.0}")));
         }
         row.push(added_text(&step.added));
-        table.push_record(row);
+        table.push(row);
     }
     let marks = judged.steps.iter().any(|s| !s.quotable);
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
 /// Each CPU's single-worker speed: what the ceiling adds up.
-fn speeds_table(judged: &SweepJudgement, view: &View) -> String {
-    let mut table = Builder::default();
-    table.push_record(["CPU", "wall ms", "CV %", "n", "speed [95 % CI]"]);
+fn speeds_table(judged: &SweepJudgement, view: &View) -> Grid {
+    let mut table = Grid::default();
+    table.push(["CPU", "wall ms", "CV %", "n", "speed [95 % CI]"]);
     let narrow = View {
         wide: false,
         ..*view
     };
     for speed in &judged.cpu_speeds {
         let [median, cv, _, reps] = spread_cells(&speed.wall_ms, &narrow);
-        table.push_record([speed.cpu.to_string(), median, cv, reps, ratio(&speed.speed)]);
+        table.push([speed.cpu.to_string(), median, cv, reps, ratio(&speed.speed)]);
     }
-    fit(table.build(), view)
+    table
 }
 
 /// "noise floor: step 1 against itself ±2.1 % (95 % interval of its
@@ -365,8 +362,8 @@ impl Document for SweepResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(self, view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(self, view)
     }
 
     fn csv(&self) -> String {

@@ -9,6 +9,7 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::units::{
     Fixed, capitalise, cores, count, percent, percent_change, sig4, wrap_words,
 };
@@ -16,7 +17,6 @@ use crate::report::view::{Charset, View};
 use crate::saved::DocumentHead;
 use std::collections::BTreeMap;
 use tabled::Table;
-use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Segment};
 use tabled::settings::style::HorizontalLine;
 use tabled::settings::{Format, Style};
@@ -115,18 +115,19 @@ pub fn marked(name: impl std::fmt::Display, quotable: bool, view: &View) -> Stri
 
 /// `table`, with the [`NOT_QUOTABLE_LEGEND`] under it when [`marked`] put
 /// a "*" in it (`any_not_quotable`, in the default view).
-pub fn legend(table: String, any_not_quotable: bool, view: &View) -> String {
+pub fn legend(table: Grid, any_not_quotable: bool, view: &View) -> Blocks {
     legend_saying(table, any_not_quotable, NOT_QUOTABLE_LEGEND, view)
 }
 
 /// [`legend`] with another legend: a study whose arms are marked for more
 /// reasons than the CV bar says which.
-pub fn legend_saying(table: String, any_not_quotable: bool, text: &str, view: &View) -> String {
+pub fn legend_saying(table: Grid, any_not_quotable: bool, text: &str, view: &View) -> Blocks {
+    let mut blocks = Blocks::new();
+    blocks.table(table, "no row to show");
     if any_not_quotable && !view.wide {
-        format!("{table}\n{text}")
-    } else {
-        table
+        blocks.line(text, 2);
     }
+    blocks
 }
 
 fn median_or_dash(s: &Option<Spread>) -> String {
@@ -153,15 +154,15 @@ pub fn arms_table(
     tick_clock: ClockKind,
     mark_quotable: bool,
     view: &View,
-) -> String {
+) -> Blocks {
     let name = |a: &ArmStats| marked(a.name, a.quotable || !mark_quotable, view);
     let or_dash =
         |s: Option<&Spread>, f: &dyn Fn(&Spread) -> String| s.map(f).unwrap_or_else(|| "—".into());
     let reps = |a: &ArmStats| a.cost.as_ref().map_or(0, |s| s.reps).to_string();
-    let mut table = Builder::default();
+    let mut table = Grid::default();
     if view.wide {
         let tick_header = format!("{}/byte", tick_clock.column());
-        table.push_record([
+        table.push([
             "arm",
             "CPUs",
             "cost/byte",
@@ -175,7 +176,7 @@ pub fn arms_table(
         ]);
         for a in arms {
             let cost = a.cost.as_ref();
-            table.push_record([
+            table.push([
                 name(a),
                 cpus_label(&a.cpus),
                 median_or_dash(&a.cost),
@@ -190,10 +191,10 @@ pub fn arms_table(
         }
     } else {
         let cost_header = format!("{}/B", arms_clock(arms).column());
-        table.push_record(["arm", "CPUs", &cost_header, "CV %", "min", "max", "n"]);
+        table.push(["arm", "CPUs", &cost_header, "CV %", "min", "max", "n"]);
         for a in arms {
             let cost = a.cost.as_ref();
-            table.push_record([
+            table.push([
                 name(a),
                 cpus_label(&a.cpus),
                 median_or_dash(&a.cost),
@@ -205,7 +206,7 @@ pub fn arms_table(
         }
     }
     let marks = mark_quotable && arms.iter().any(|a| !a.quotable);
-    legend(fit(table.build(), view), marks, view)
+    legend(table, marks, view)
 }
 
 /// The clock the arms' costs are in: one per study.
@@ -219,9 +220,9 @@ fn arms_clock(arms: &[ArmStats]) -> ClockKind {
 /// instructions, instructions per byte, and the change against one-per-core.
 /// The default view shortens the headings ("cycles/B") and puts the cost's
 /// CV and repetitions beside it.
-pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
+pub fn headline_table(arms: &[ArmStats], view: &View) -> Blocks {
     let clock = arms_clock(arms);
-    let mut table = Builder::default();
+    let mut table = Grid::default();
     let instructions = |a: &ArmStats| {
         a.instructions_per_byte
             .as_ref()
@@ -235,7 +236,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
     };
     if view.wide {
         let cost_header = format!("{}/byte", clock.unit());
-        table.push_record([
+        table.push([
             "arm",
             &cost_header,
             "L1i miss/1k instr",
@@ -243,7 +244,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
             "vs one-per-core",
         ]);
         for a in arms {
-            table.push_record([
+            table.push([
                 marked(a.name, a.quotable, view),
                 median_or_dash(&a.cost),
                 median_or_dash(&a.l1i_misses_per_kilo_instruction),
@@ -253,7 +254,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
         }
     } else {
         let cost_header = format!("{}/B", clock.column());
-        table.push_record([
+        table.push([
             "arm",
             &cost_header,
             "CV %",
@@ -264,7 +265,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
         ]);
         for a in arms {
             let cost = a.cost.as_ref();
-            table.push_record([
+            table.push([
                 marked(a.name, a.quotable, view),
                 median_or_dash(&a.cost),
                 cost.map_or_else(|| "—".into(), |s| format!("{:.2}", Fixed(s.cv * 100.0))),
@@ -275,11 +276,7 @@ pub fn headline_table(arms: &[ArmStats], view: &View) -> String {
             ]);
         }
     }
-    legend(
-        fit(table.build(), view),
-        arms.iter().any(|a| !a.quotable),
-        view,
-    )
+    legend(table, arms.iter().any(|a| !a.quotable), view)
 }
 
 /// One line per cause of the repetitions left out of the statistics, with
@@ -319,10 +316,9 @@ pub fn excluded_lines(excluded: &[ExcludedRep]) -> Vec<String> {
         .collect()
 }
 
-/// One line per check, indented by two spaces: its status, name and
-/// detail, the detail wrapped at the view's width under itself.
-pub fn check_lines(checks: &[Check], view: &View) -> Vec<String> {
-    checks
+/// The checks block: each check's status, name and detail.
+pub fn check_lines(checks: &[Check]) -> Blocks {
+    let rows = checks
         .iter()
         .map(|check| {
             let mark = match check.status {
@@ -330,14 +326,16 @@ pub fn check_lines(checks: &[Check], view: &View) -> Vec<String> {
                 CheckStatus::Failed => "FAILED",
                 CheckStatus::Unavailable => "unavailable",
             };
-            let line = format!(
-                "  {mark:<12} {:<22} {}",
+            [
+                mark.to_string(),
                 check.name.to_string(),
-                check.detail
-            );
-            view.wrap(&line, 38)
+                check.detail.clone(),
+            ]
         })
-        .collect()
+        .collect();
+    let mut blocks = Blocks::new();
+    blocks.checks(rows);
+    blocks
 }
 
 /// "valid run", or "INVALID run (exit 6): why" from the checks (`what` is
@@ -375,20 +373,19 @@ pub fn host_line(head: &DocumentHead) -> String {
 }
 
 /// The top of a study's view: an INCOMPLETE banner when a signal stopped it
-/// (saying that only `kept`, "the rounds done", is shown), the sentence,
-/// and the [`host_line`], wrapped at the view's width.
-pub fn headline(head: &DocumentHead, kept: &str, sentence: &str, view: &View) -> String {
-    let banner = if head.complete {
-        String::new()
-    } else {
-        let banner = format!("*** INCOMPLETE: stopped by a signal; only {kept} shown ***");
-        format!("{}\n\n", view.wrap(&banner, 4))
-    };
-    format!(
-        "{banner}{}\n\n{}\n",
-        view.wrap(&capitalise(sentence), 0),
-        view.wrap(&host_line(head), 2)
-    )
+/// (saying that only `kept`, "the rounds done", is shown), the verdict and
+/// the sentence that says why.
+pub fn headline(head: &DocumentHead, kept: &str, verdict: String, sentence: &str) -> Blocks {
+    let mut blocks = Blocks::new();
+    if !head.complete {
+        blocks
+            .banner(&format!(
+                "INCOMPLETE: stopped by a signal; only {kept} shown"
+            ))
+            .gap();
+    }
+    blocks.answer(verdict).line(capitalise(sentence), 0);
+    blocks
 }
 
 #[cfg(test)]
@@ -397,15 +394,15 @@ mod tests {
 
     /// A table of a host name from outside and signs the tool prints.
     fn drawn(charset: Charset) -> String {
-        let mut table = Builder::default();
-        table.push_record(["host", "change"]);
-        table.push_record(["evil\u{1b}[31m\0", "\u{2212}5.9 % → ±2"]);
-        table.push_record(["node1", "—"]);
+        let mut table = Grid::default();
+        table.push(["host", "change"]);
+        table.push(["evil\u{1b}[31m\0", "\u{2212}5.9 % → ±2"]);
+        table.push(["node1", "—"]);
         let view = View {
             charset,
             ..View::default()
         };
-        fit(table.build(), &view)
+        table.to_terminal(&view)
     }
 
     #[test]

@@ -6,11 +6,13 @@ use crate::exit::Outcome;
 use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology, hypervisor};
+use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
 use crate::report::document::Document;
 use crate::report::gate::hypervisor_lines;
 use crate::report::units::{bytes, cores, count};
 use crate::report::view::View;
+use crate::report::warnings::all_notes;
 use crate::saved::{DocumentHead, TopologyResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -22,13 +24,15 @@ const MASK_CPUS: u32 = 128;
 /// The longest aligned line (a core class, the CPUID summary) kept whole.
 const LONGEST_KEPT: usize = 100;
 
-/// Renders the whole human view; the counts and the notes wrap at the
-/// view's width, and so do the few aligned lines too long to keep.
-pub fn render(topology: &Topology, view: &View) -> String {
-    let mut out = String::new();
+/// The whole human view: the machine in a line, what to run next, then
+/// packages, nodes, classes, caches, the environment and the evidence. The
+/// counts and the notes wrap at the view's width, and so do the few aligned
+/// lines too long to keep.
+pub fn blocks(topology: &Topology, view: &View) -> Blocks {
+    let mut out = Blocks::new();
     let s = &topology.summary;
     let model = topology.cpu_name().unwrap_or_else(|| "unknown CPU".into());
-    let _ = writeln!(out, "{model}");
+    out.answer(model);
     let counts = format!(
         "{} ({} allowed), {}, {} package{}, threads per core {}, {} core class{}, SMT {}",
         count(s.cpus, "CPU"),
@@ -41,8 +45,13 @@ pub fn render(topology: &Topology, view: &View) -> String {
         if s.core_classes == 1 { "" } else { "es" },
         s.smt_word(),
     );
-    let _ = writeln!(out, "{}", view.wrap(&counts, 2));
-    let _ = writeln!(out, "structure from {}", s.structure_from);
+    out.line(counts, 2);
+    out.fixed(format!("structure from {}", s.structure_from));
+    out.line(
+        "next: `placement-study gate` measures whether the published SMT siblings really \
+         share a core (in a VM they often do not), and `placement-study pairs` maps them all",
+        2,
+    );
 
     let packages = crate::probe::cores_by_package(&topology.cpus);
     // A mask is a word of 8 hex digits per 32 CPUs: on a large machine each
@@ -51,7 +60,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
     let highest = topology.cpus.iter().map(|c| c.cpu).max().unwrap_or(0);
     let masks = highest < MASK_CPUS;
     for (package, cores) in &packages {
-        let _ = writeln!(out, "\nPackage {package}");
+        out.gap().heading(format!("Package {package}"));
         for (core, cpus) in cores {
             let first = cpus[0];
             let apic: Vec<String> = cpus
@@ -72,7 +81,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
             if cpus.iter().any(|c| !c.allowed) {
                 line.push_str("  (not all allowed)");
             }
-            let _ = writeln!(out, "{}", line.trim_end());
+            out.fixed(line.trim_end());
         }
     }
 
@@ -81,13 +90,14 @@ pub fn render(topology: &Topology, view: &View) -> String {
         let note = format!(
             "  (masks left out: with CPU {highest}, each is {digits} characters; the lists say the same, and taskset -c takes them)"
         );
-        let _ = writeln!(out, "{}", view.wrap(&note, 2));
+        out.line(note, 2);
     }
 
-    let _ = writeln!(out, "\n{}", crate::report::nodes::section(topology, view));
+    out.gap()
+        .extend(crate::report::nodes::section(topology, view));
 
     if topology.classes.len() > 1 {
-        let _ = writeln!(out, "\nCore classes");
+        out.gap().heading("Core classes");
         for class in &topology.classes {
             let line = format!(
                 "  {:<22} CPUs {:<12} from {}{}",
@@ -100,34 +110,32 @@ pub fn render(topology: &Topology, view: &View) -> String {
                     .map(|d| format!(" ({d})"))
                     .unwrap_or_default()
             );
-            let _ = writeln!(out, "{}", aligned(&line, 43, view));
+            aligned(&mut out, line, 43);
         }
     }
 
     if !topology.caches.is_empty() {
-        let _ = writeln!(out, "\nCaches");
+        out.gap().heading("Caches");
         for line in cache_lines(&topology.caches) {
-            let _ = writeln!(out, "  {line}");
+            out.fixed(format!("  {line}"));
         }
     }
 
     let env = &topology.environment;
-    let _ = writeln!(out, "\nEnvironment");
+    out.gap().heading("Environment");
     let field = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let flag = |v: Option<bool>| match v {
         Some(true) => "yes",
         Some(false) => "no",
         None => "unknown",
     };
-    let _ = writeln!(out, "  kernel          {}", field(&env.kernel));
-    let _ = writeln!(
-        out,
+    out.fixed(format!("  kernel          {}", field(&env.kernel)));
+    out.fixed(format!(
         "  smt control     {} (active: {})",
         field(&env.smt_control),
         flag(env.smt_active)
-    );
-    let _ = writeln!(
-        out,
+    ));
+    out.fixed(format!(
         "  turbo           {}{}",
         match env.turbo {
             Some(true) => "on",
@@ -138,25 +146,20 @@ pub fn render(topology: &Topology, view: &View) -> String {
             .as_ref()
             .map(|s| format!(" ({s})"))
             .unwrap_or_default()
-    );
-    let _ = writeln!(
-        out,
+    ));
+    out.fixed(format!(
         "  governor        {}",
         if env.governors.is_empty() {
             "unknown".into()
         } else {
             env.governors.join(", ")
         }
-    );
-    let _ = writeln!(out, "  clocksource     {}", field(&env.clocksource));
+    ));
+    out.fixed(format!("  clocksource     {}", field(&env.clocksource)));
     if machine_tick_clock(topology) == ClockKind::GenericTimer {
-        let _ = writeln!(
-            out,
-            "  tick clock      the generic timer (cntvct_el0; Arm has no TSC)"
-        );
+        out.fixed("  tick clock      the generic timer (cntvct_el0; Arm has no TSC)");
     } else {
-        let _ = writeln!(
-            out,
+        out.fixed(format!(
             "  tsc             constant {}, nonstop {}{}",
             flag(env.constant_tsc),
             flag(env.nonstop_tsc),
@@ -166,40 +169,37 @@ pub fn render(topology: &Topology, view: &View) -> String {
                 .and_then(|c| c.tsc_hz)
                 .map(|hz| format!(", {:.3} GHz", hz as f64 / 1e9))
                 .unwrap_or_default()
-        );
+        ));
     }
-    let _ = writeln!(
-        out,
+    out.fixed(format!(
         "  perf paranoid   {}",
         env.perf_event_paranoid
             .map(|p| p.to_string())
             .unwrap_or_else(|| "unknown".into())
-    );
-    let _ = writeln!(
-        out,
+    ));
+    out.fixed(format!(
         "  hardware PMU    {}",
         if env.hardware_pmu {
             env.pmu_devices.join(", ")
         } else {
             "none visible".into()
         }
-    );
+    ));
     if !env.isolated.is_empty() {
-        let _ = writeln!(out, "  isolated        {}", env.isolated);
+        out.fixed(format!("  isolated        {}", env.isolated));
     }
     if !env.nohz_full.is_empty() {
-        let _ = writeln!(out, "  nohz_full       {}", env.nohz_full);
+        out.fixed(format!("  nohz_full       {}", env.nohz_full));
     }
     if let Some(compatible) = &env.devicetree_compatible {
-        let _ = writeln!(out, "  device tree     {compatible}");
+        out.fixed(format!("  device tree     {compatible}"));
     }
     if env.dmi_vendor.is_some() || env.dmi_product.is_some() {
-        let _ = writeln!(
-            out,
+        out.fixed(format!(
             "  dmi             {} {}",
             field(&env.dmi_vendor),
             field(&env.dmi_product)
-        );
+        ));
     }
     if let Some(cpuid) = &topology.cpuid {
         let line = format!(
@@ -217,7 +217,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
                 _ => "no".into(),
             }
         );
-        let _ = writeln!(out, "{}", aligned(&line, 18, view));
+        aligned(&mut out, line, 18);
     }
     if let Some(absent) = &topology.source.cpuid_absent {
         let identity = match topology.midr.as_ref().map(|midr| midr.source.as_str()) {
@@ -225,11 +225,10 @@ pub fn render(topology: &Topology, view: &View) -> String {
             Some(_) => " (CPU identity from the MIDR fields of /proc/cpuinfo)",
             None => "",
         };
-        let _ = writeln!(out, "  cpuid           {absent}{identity}");
+        out.fixed(format!("  cpuid           {absent}{identity}"));
     }
     for kind in topology.midr.iter().flat_map(|midr| &midr.kinds) {
-        let _ = writeln!(
-            out,
+        out.fixed(format!(
             "  midr            {} on CPUs {}{}",
             kind.name,
             kind.cpus,
@@ -237,7 +236,7 @@ pub fn render(topology: &Topology, view: &View) -> String {
                 .as_ref()
                 .map(|raw| format!(" ({raw})"))
                 .unwrap_or_default()
-        );
+        ));
     }
     if let Some(cross) = &topology.crosscheck {
         let verdict = match (cross.agrees, &cross.not_compared) {
@@ -247,11 +246,12 @@ pub fn render(topology: &Topology, view: &View) -> String {
             (false, Some(why)) => format!("{} mismatch(es); {why}", cross.mismatches.len()),
         };
         let line = format!("  crosscheck      {verdict}");
-        let _ = writeln!(out, "{}", view.wrap(&line, 18));
+        out.line(line, 18);
     }
 
     if !env.hypervisor_sources.is_empty() || topology.cpuid.is_some() {
-        let _ = writeln!(out, "\nHypervisor evidence (shown, never deciding)");
+        out.gap()
+            .heading("Hypervisor evidence (shown, never deciding)");
         let cpuid = topology.cpuid.as_ref();
         let identity = hypervisor::identity(
             cpuid.map(|cpuid| cpuid.hypervisor_bit),
@@ -260,28 +260,22 @@ pub fn render(topology: &Topology, view: &View) -> String {
         );
         let sources: Vec<_> = env.hypervisor_sources.iter().collect();
         for line in hypervisor_lines(&identity, &sources) {
-            let _ = writeln!(out, "{}", view.wrap(&format!("  {line}"), 4));
+            out.line(format!("  {line}"), 4);
         }
     }
 
-    let warnings = Warning::about_machine(topology);
-    if !warnings.is_empty() {
-        let _ = writeln!(out, "\nNotes");
-        for w in warnings {
-            let _ = writeln!(out, "{}", view.wrap(&format!("  ! {w}"), 4));
-        }
-    }
+    out.extend(all_notes(&Warning::about_machine(topology)));
     out
 }
 
 /// A line of the aligned listing: whole up to [`LONGEST_KEPT`] columns, so
 /// the usual ones read (and grep) as one line; a longer one wraps at the
 /// view's width, under its value (`indent`).
-fn aligned(line: &str, indent: usize, view: &View) -> String {
+fn aligned(out: &mut Blocks, line: String, indent: usize) {
     if line.chars().count() <= LONGEST_KEPT {
-        line.to_string()
+        out.fixed(line);
     } else {
-        view.wrap(line, indent)
+        out.line(line, indent);
     }
 }
 
@@ -326,8 +320,8 @@ impl Document for TopologyResult {
         &self.head
     }
 
-    fn render(&self, view: &View) -> String {
-        render(&self.machine(), view)
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(&self.machine(), view)
     }
 
     fn csv(&self) -> String {

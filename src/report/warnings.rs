@@ -4,20 +4,31 @@
 
 use crate::judge::warnings::Warning;
 use crate::measure::{HardwareCounters, MeasurementSetup};
-use crate::report::view::View;
+use crate::report::blocks::Blocks;
 
-/// The "Notes" block, one "! …" line per warning, wrapped at the view's
-/// width; empty without any.
-pub fn notes_block(warnings: &[Warning], view: &View) -> String {
+/// The "Notes" block of a study: one "! …" line per warning, but for the
+/// hypervisor notes ([`Warning::said_by_the_study`]); empty without any.
+pub fn notes_block(warnings: &[Warning]) -> Blocks {
+    let kept: Vec<&Warning> = warnings.iter().filter(|w| !w.said_by_the_study()).collect();
+    notes_of(&kept)
+}
+
+/// The "Notes" block with every warning: `topology`'s, which measures
+/// nothing, so its hypervisor note is the only place that says it.
+pub fn all_notes(warnings: &[Warning]) -> Blocks {
+    notes_of(&warnings.iter().collect::<Vec<_>>())
+}
+
+fn notes_of(warnings: &[&Warning]) -> Blocks {
+    let mut blocks = Blocks::new();
     if warnings.is_empty() {
-        return String::new();
+        return blocks;
     }
-    let mut block = String::from("\nNotes\n");
+    blocks.gap().heading("Notes");
     for warning in warnings {
-        block.push_str(&view.wrap(&format!("  ! {warning}"), 4));
-        block.push('\n');
+        blocks.line(format!("  ! {warning}"), 4);
     }
-    block
+    blocks
 }
 
 /// The sentence naming the clock every cost in this output came from.

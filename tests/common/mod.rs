@@ -120,3 +120,17 @@ pub fn fixture_folders(kind: &str) -> Vec<std::path::PathBuf> {
     folders.sort();
     folders
 }
+
+/// `run` with one arm, one thread, no gate, no warm-ups and 2 repetitions:
+/// the fastest real study.
+pub const QUICK_RUN: [&str; 9] = [
+    "--skip-gate",
+    "--arms",
+    "one-per-core",
+    "--threads",
+    "1",
+    "--warmups",
+    "0",
+    "--reps",
+    "2",
+];

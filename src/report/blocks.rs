@@ -1,0 +1,423 @@
+//! The view model: what a kind's view says, as a list of blocks (lines of
+//! prose, headings, tables, gaps) that any renderer draws. A kind's view
+//! builds [`Blocks`] once; the terminal ([`Blocks::to_terminal`], 80
+//! columns or `--wide`), `report --html` ([`Blocks::to_html`]) and
+//! `report --markdown` ([`Blocks::to_markdown`]) draw the same blocks, so
+//! no format keeps a second copy of a view.
+//!
+//! Text from outside (a host name, a command line, a thread name, a
+//! warning's words) reaches a view inside a block's text, and each block
+//! is one line of the view's meaning: a line break inside it came from
+//! outside. So every renderer escapes every control character of a block's
+//! text, line breaks included, in this one place, before the terminal
+//! wraps it: a saved document whose host reads "x\n\nvalid study" shows
+//! `x\n\nvalid study` on one line, in every view of every kind.
+
+use crate::escape::escape_controls;
+use crate::report::figure::xml_text;
+use crate::report::table::fit;
+use crate::report::view::View;
+use std::fmt::Write;
+use tabled::Tabled;
+use tabled::builder::Builder;
+
+/// How a line of prose stands out where a renderer can show it (HTML,
+/// Markdown); the terminal draws every line alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// An ordinary line.
+    Plain,
+    /// The answer: a verdict or the study's sentence.
+    Answer,
+    /// A `*** … ***` banner: what every number below must be read with.
+    Banner,
+}
+
+/// One block of a view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// A line of prose: wrapped at the terminal's width, its further lines
+    /// indented by `indent` spaces.
+    Line {
+        text: String,
+        indent: usize,
+        tone: Tone,
+    },
+    /// A line of an aligned listing (a core, an environment field): never
+    /// wrapped, so it reads, and greps, as one line.
+    Fixed(String),
+    /// The title of the part that follows ("Checks", "Notes").
+    Heading(String),
+    /// An empty line between parts.
+    Gap,
+    /// A table.
+    Table(Grid),
+    /// Checks, each its status, name and detail: on a terminal a line
+    /// each, the detail wrapped under itself; elsewhere a table.
+    Checks(Vec<[String; 3]>),
+}
+
+/// A table's cells, the header row first: text as the terminal shows it,
+/// marks and all. Each cell is one line of meaning, as a [`Block::Line`]
+/// is: the terminal wraps it to fit, and escapes a line break in it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Grid {
+    rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    /// Adds a row below the others: the first is the header.
+    pub fn push<S: Into<String>>(&mut self, row: impl IntoIterator<Item = S>) {
+        self.rows.push(row.into_iter().map(Into::into).collect());
+    }
+
+    /// A table of `rows`, headed by their fields' names.
+    pub fn of_rows<T: Tabled>(rows: impl IntoIterator<Item = T>) -> Grid {
+        let mut grid = Grid::default();
+        grid.push(T::headers());
+        for row in rows {
+            grid.push(row.fields());
+        }
+        grid
+    }
+
+    /// No row below the header.
+    pub fn is_empty(&self) -> bool {
+        self.rows.len() <= 1
+    }
+
+    /// The header and the rows, each cell escaped as [`Block`]s are.
+    fn escaped_rows(&self) -> impl Iterator<Item = Vec<String>> + '_ {
+        self.rows.iter().map(|row| {
+            row.iter()
+                .map(|cell| escape_controls(cell).into_owned())
+                .collect()
+        })
+    }
+
+    /// The table as the terminal draws it ([`fit`]).
+    pub fn to_terminal(&self, view: &View) -> String {
+        let mut builder = Builder::default();
+        for row in self.escaped_rows() {
+            builder.push_record(row);
+        }
+        fit(builder.build(), view)
+    }
+}
+
+/// A view: its blocks in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Blocks {
+    blocks: Vec<Block>,
+}
+
+impl Blocks {
+    pub fn new() -> Blocks {
+        Blocks::default()
+    }
+
+    /// The blocks in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Block> {
+        self.blocks.iter()
+    }
+
+    /// A line of prose, its further lines indented by `indent`.
+    pub fn line(&mut self, text: impl Into<String>, indent: usize) -> &mut Blocks {
+        self.toned(text, indent, Tone::Plain)
+    }
+
+    /// A line of prose that stands out as `tone`.
+    pub fn toned(&mut self, text: impl Into<String>, indent: usize, tone: Tone) -> &mut Blocks {
+        self.blocks.push(Block::Line {
+            text: text.into(),
+            indent,
+            tone,
+        });
+        self
+    }
+
+    /// The answer: a verdict or a study's sentence, wrapped flush left.
+    pub fn answer(&mut self, text: impl Into<String>) -> &mut Blocks {
+        self.toned(text, 0, Tone::Answer)
+    }
+
+    /// A `*** text ***` banner.
+    pub fn banner(&mut self, text: &str) -> &mut Blocks {
+        self.toned(format!("*** {text} ***"), 4, Tone::Banner)
+    }
+
+    /// Each of `lines`, indented by `indent` when wrapped.
+    pub fn lines<S: Into<String>>(
+        &mut self,
+        lines: impl IntoIterator<Item = S>,
+        indent: usize,
+    ) -> &mut Blocks {
+        for line in lines {
+            self.line(line, indent);
+        }
+        self
+    }
+
+    /// A line of an aligned listing, never wrapped.
+    pub fn fixed(&mut self, text: impl Into<String>) -> &mut Blocks {
+        self.blocks.push(Block::Fixed(text.into()));
+        self
+    }
+
+    /// A part's title.
+    pub fn heading(&mut self, text: impl Into<String>) -> &mut Blocks {
+        self.blocks.push(Block::Heading(text.into()));
+        self
+    }
+
+    /// An empty line.
+    pub fn gap(&mut self) -> &mut Blocks {
+        self.blocks.push(Block::Gap);
+        self
+    }
+
+    /// `table`; or, when it has no row, one line saying so (`empty`)
+    /// rather than a header over nothing.
+    pub fn table(&mut self, table: Grid, empty: &str) -> &mut Blocks {
+        if table.is_empty() {
+            return self.line(empty, 2);
+        }
+        self.blocks.push(Block::Table(table));
+        self
+    }
+
+    /// Checks: each its status, name and detail.
+    pub fn checks(&mut self, checks: Vec<[String; 3]>) -> &mut Blocks {
+        if !checks.is_empty() {
+            self.blocks.push(Block::Checks(checks));
+        }
+        self
+    }
+
+    /// `other`'s blocks after these.
+    pub fn extend(&mut self, other: Blocks) -> &mut Blocks {
+        self.blocks.extend(other.blocks);
+        self
+    }
+
+    /// Is there no block at all?
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The view as the terminal shows it: each line wrapped at `view`'s
+    /// width, each table fitted to it.
+    pub fn to_terminal(&self, view: &View) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            match block {
+                Block::Line { text, indent, .. } => {
+                    out += &view.wrap(&escape_controls(text), *indent);
+                }
+                Block::Fixed(text) | Block::Heading(text) => out += &escape_controls(text),
+                Block::Gap => {}
+                Block::Table(table) => out += &table.to_terminal(view),
+                Block::Checks(checks) => {
+                    let lines: Vec<String> = checks
+                        .iter()
+                        .map(|[status, name, detail]| {
+                            let line = format!("  {status:<12} {name:<22} {detail}");
+                            view.wrap(&escape_controls(&line), 38)
+                        })
+                        .collect();
+                    out += &lines.join("\n");
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The view as HTML: a `<p>` per line, an `<h4>` per heading, a real
+    /// `<table>` per table (its header row in `<th>`), every text escaped
+    /// for XML after its control characters are.
+    pub fn to_html(&self) -> String {
+        let mut out = String::new();
+        let text = |text: &str| xml_text(&escape_controls(text));
+        for block in &self.blocks {
+            match block {
+                Block::Line {
+                    text: line,
+                    tone,
+                    indent,
+                } => {
+                    let class = match (tone, indent) {
+                        (Tone::Answer, _) => " class=\"answer\"",
+                        (Tone::Banner, _) => " class=\"banner\"",
+                        (Tone::Plain, 0) => "",
+                        (Tone::Plain, _) => " class=\"detail\"",
+                    };
+                    let _ = writeln!(out, "<p{class}>{}</p>", text(line.trim_start()));
+                }
+                Block::Fixed(line) => {
+                    let _ = writeln!(out, "<p class=\"fixed\">{}</p>", text(line));
+                }
+                Block::Heading(heading) => {
+                    let _ = writeln!(out, "<h4>{}</h4>", text(heading));
+                }
+                Block::Gap => {}
+                Block::Checks(checks) => {
+                    out.push_str("<table class=\"checks\">\n");
+                    for row in checks {
+                        out.push_str("<tr>");
+                        for cell in row {
+                            let _ = write!(out, "<td>{}</td>", text(cell));
+                        }
+                        out.push_str("</tr>\n");
+                    }
+                    out.push_str("</table>\n");
+                }
+                Block::Table(table) => {
+                    out.push_str("<table>\n");
+                    for (index, row) in table.escaped_rows().enumerate() {
+                        let cell = if index == 0 { "th" } else { "td" };
+                        out.push_str("<tr>");
+                        for value in row {
+                            let value = xml_text(&value);
+                            let _ = write!(out, "<{cell}>{value}</{cell}>");
+                        }
+                        out.push_str("</tr>\n");
+                    }
+                    out.push_str("</table>\n");
+                }
+            }
+        }
+        out
+    }
+
+    /// The view as Markdown (CommonMark with GitHub's pipe tables), for a
+    /// ticket or a pull request: consecutive lines form one paragraph with
+    /// a hard break after each, headings are `####`, tables pipe tables.
+    /// Every text is escaped (control characters first, then Markdown's
+    /// punctuation), so nothing from outside becomes a link or a heading.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let mut in_paragraph = false;
+        for block in &self.blocks {
+            // A paragraph ends at anything but a line, with a blank line.
+            if !matches!(block, Block::Line { .. } | Block::Fixed(_)) && in_paragraph {
+                out.push_str("\n\n");
+                in_paragraph = false;
+            }
+            match block {
+                Block::Line { text, tone, .. } => {
+                    if in_paragraph {
+                        out.push_str("\\\n");
+                    }
+                    let text = markdown_text(text.trim_start());
+                    match tone {
+                        Tone::Plain => out += &text,
+                        Tone::Answer | Tone::Banner => {
+                            let _ = write!(out, "**{text}**");
+                        }
+                    }
+                    in_paragraph = true;
+                }
+                Block::Fixed(line) => {
+                    if in_paragraph {
+                        out.push_str("\\\n");
+                    }
+                    let _ = write!(out, "`{}`", escape_controls(line).replace('`', "'"));
+                    in_paragraph = true;
+                }
+                Block::Heading(heading) => {
+                    let _ = writeln!(out, "#### {}\n", markdown_text(heading));
+                }
+                Block::Gap => {}
+                Block::Checks(checks) => {
+                    let _ = writeln!(out, "| status | check | detail |\n|---|---|---|");
+                    for row in checks {
+                        let cells: Vec<String> =
+                            row.iter().map(|cell| markdown_text(cell)).collect();
+                        let _ = writeln!(out, "| {} |", cells.join(" | "));
+                    }
+                    out.push('\n');
+                }
+                Block::Table(table) => {
+                    for (index, row) in table.escaped_rows().enumerate() {
+                        let cells: Vec<String> =
+                            row.iter().map(|cell| markdown_text(cell)).collect();
+                        let _ = writeln!(out, "| {} |", cells.join(" | "));
+                        if index == 0 {
+                            let _ = writeln!(out, "|{}", "---|".repeat(cells.len()));
+                        }
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        if in_paragraph {
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `text` safe in Markdown: its control characters escaped, then every
+/// ASCII punctuation character that could start markup backslash-escaped
+/// (CommonMark lets any ASCII punctuation be escaped so).
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in escape_controls(text).chars() {
+        if "\\`*_[]<>|#~!".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hostile() -> Blocks {
+        let mut blocks = Blocks::new();
+        blocks.answer("verdict: physical (exit 0)");
+        blocks.line("host evil\n\nFAKE-LINE: valid study (exit 0)", 2);
+        let mut grid = Grid::default();
+        grid.push(["host", "n"]);
+        grid.push(["a\u{1b}[31m\nb", "1"]);
+        blocks.gap().heading("Checks").table(grid, "no rows");
+        blocks
+    }
+
+    #[test]
+    fn a_line_break_from_outside_is_escaped_in_every_renderer() {
+        let blocks = hostile();
+        let terminal = blocks.to_terminal(&View::default());
+        assert!(
+            !terminal.lines().any(|l| l.starts_with("FAKE-LINE")),
+            "{terminal}"
+        );
+        assert!(terminal.contains(r"host evil\n\nFAKE-LINE"), "{terminal}");
+        assert!(!terminal.contains('\u{1b}'), "{terminal}");
+        let html = blocks.to_html();
+        assert!(html.contains(r"<p class=&quot;") || html.contains(r"host evil\n\nFAKE-LINE"));
+        assert!(!html.contains('\u{1b}'));
+        assert!(html.contains("<th>host</th>"), "{html}");
+        let markdown = blocks.to_markdown();
+        assert!(
+            !markdown.lines().any(|l| l.starts_with("FAKE-LINE")),
+            "{markdown}"
+        );
+        assert!(markdown.contains("| host | n |\n|---|---|\n"), "{markdown}");
+    }
+
+    #[test]
+    fn an_empty_table_is_one_line() {
+        let mut blocks = Blocks::new();
+        let mut grid = Grid::default();
+        grid.push(["pair", "penalty"]);
+        blocks.table(grid, "no pair was measured");
+        assert_eq!(
+            blocks.to_terminal(&View::default()),
+            "no pair was measured\n"
+        );
+    }
+}
