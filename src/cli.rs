@@ -89,8 +89,13 @@ fn report_output_read_as_input(args: &[OsString]) -> Option<(&'static str, Strin
 impl Cli {
     /// The whole command as `--help` and the completion scripts show it.
     fn full_command() -> clap::Command {
-        Cli::command()
-            .after_help(crate::exit::help_text())
+        let mut command = Cli::command().after_help(crate::exit::help_text());
+        // Each command's --help ends with its own statuses, from the same table.
+        for name in crate::exit::COMMANDS {
+            command =
+                command.mut_subcommand(name, |sub| sub.after_help(crate::exit::help_text_of(name)));
+        }
+        command
             // A kernel sweep's step is a share of items as hybrid's is: the
             // range that `run --sweep` checks is said beside run's own.
             .mut_subcommand("run", |run| {
@@ -160,6 +165,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the completion script for a shell to standard output.
     Completions(CompletionsArgs),
+    /// Print this program's manual page (roff) to standard output: `placement-study man > ~/.local/share/man/man1/placement-study.1`.
+    Man,
 }
 
 /// Where the machine's facts come from.

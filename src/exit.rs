@@ -2,7 +2,8 @@
 //! depend on these (`placement-study gate -q && run-the-study`; a Slurm
 //! health check on `gate`'s status), so they never change meaning. `main`
 //! is the one place where an [`Outcome`] becomes a status; `--help` and the
-//! man page quote [`EXIT_STATUSES`].
+//! man page quote [`EXIT_STATUSES`], each command's own rows in its own
+//! `--help`.
 
 use crate::judge::gate::Verdict;
 use crate::judge::hybrid::ClassVerdict;
@@ -80,43 +81,150 @@ impl Outcome {
     }
 }
 
-/// Every status with its meaning, in order: the table `--help` prints and
-/// the man page's EXIT STATUS section lists (a test keeps them in step).
-pub const EXIT_STATUSES: &[(u8, &str)] = &[
-    (
+/// Every command, by the name it is typed with: each has its own
+/// statuses in [`EXIT_STATUSES`] and its own "Exit status" in `--help`.
+pub const COMMANDS: [&str; 11] = [
+    "topology",
+    "snapshot",
+    "gate",
+    "pairs",
+    "latency",
+    "run",
+    "hybrid",
+    "observe",
+    "report",
+    "completions",
+    "man",
+];
+
+/// The commands that measure: they catch SIGINT and SIGTERM, write what
+/// they measured and exit 128 + the signal's number.
+const MEASURING: &[&str] = &["gate", "pairs", "latency", "run", "hybrid", "observe"];
+
+/// One status's meaning for the commands it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    pub status: u8,
+    /// The commands that exit with it meaning this.
+    pub commands: &'static [&'static str],
+    pub meaning: &'static str,
+}
+
+const fn row(status: u8, commands: &'static [&'static str], meaning: &'static str) -> StatusRow {
+    StatusRow {
+        status,
+        commands,
+        meaning,
+    }
+}
+
+/// Every status with its meaning for each command, in order of status: the
+/// one table that the top-level `--help`, each command's `--help` and (a
+/// test keeps them in step) the man page's EXIT STATUS list.
+pub const EXIT_STATUSES: &[StatusRow] = &[
+    row(
         0,
-        "success; gate: physical (SMT siblings slow each other); run: a valid run; pairs: the measured and published sibling maps agree; latency: the measured domains agree with the published ones at every level; hybrid: a valid study whose measured classes agree with the published ones; observe --pid or --kernel: a valid observation",
+        &["topology", "snapshot", "report", "completions", "man"],
+        "success",
     ),
-    (
+    row(0, &["gate"], "physical (SMT siblings slow each other)"),
+    row(0, &["run"], "a valid run"),
+    row(
+        0,
+        &["pairs"],
+        "the measured and published sibling maps agree",
+    ),
+    row(
+        0,
+        &["latency"],
+        "the measured domains agree with the published ones at every level",
+    ),
+    row(
+        0,
+        &["hybrid"],
+        "a valid study whose measured classes agree with the published ones",
+    ),
+    row(
+        0,
+        &["observe"],
+        "with --pid or --kernel, a valid observation",
+    ),
+    row(
         ERROR,
+        &COMMANDS,
         "error (unreadable input, failed measurement, unwritable output)",
     ),
-    (
+    row(
         USAGE,
-        "usage: an unknown option or an option value out of range, or run arms this machine cannot place",
+        &COMMANDS,
+        "usage: an unknown option or an option value out of range",
     ),
-    (
+    row(USAGE, &["run"], "or arms this machine cannot place"),
+    row(
         3,
-        "gate and run (stopped at its gate): virtual (the affinity mask moved nothing physical); pairs: the maps differ (fake or hidden siblings); latency: the domains differ at some level (fake or hidden pairs); hybrid: the measured core classes differ from the published ones",
+        &["gate"],
+        "virtual (the affinity mask moved nothing physical)",
     ),
-    (
+    row(
+        3,
+        &["run"],
+        "stopped at its gate, which said virtual (the affinity mask moved nothing physical)",
+    ),
+    row(3, &["pairs"], "the maps differ (fake or hidden siblings)"),
+    row(
+        3,
+        &["latency"],
+        "the domains differ at some level (fake or hidden pairs)",
+    ),
+    row(
+        3,
+        &["hybrid"],
+        "the measured core classes differ from the published ones",
+    ),
+    row(
         4,
-        "gate: no-smt (no core has two allowed hardware threads; run studies the arms it can place there)",
+        &["gate"],
+        "no-smt (no core has two allowed hardware threads; run studies the arms it can place there)",
     ),
-    (
+    row(
         5,
-        "gate and run (stopped at its gate): inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown); pairs: inconclusive (a pair undecided, the control failed, or the time budget ran out); latency: inconclusive (a pair not measured, the control or pinning failed); hybrid: a baseline CPU without a measured round",
+        &["gate"],
+        "inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown)",
     ),
-    (
+    row(
+        5,
+        &["run"],
+        "stopped at its gate, which said inconclusive (the interval straddles the threshold, or which CPUs share a core is unknown)",
+    ),
+    row(
+        5,
+        &["pairs"],
+        "inconclusive (a pair undecided, the control failed, or the time budget ran out)",
+    ),
+    row(
+        5,
+        &["latency"],
+        "inconclusive (a pair not measured, the control or pinning failed)",
+    ),
+    row(5, &["hybrid"], "a baseline CPU without a measured round"),
+    row(
         6,
-        "run, hybrid: invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar); observe --pid or --kernel: invalid (residency and task-clock differ by more than 1 %, or records were lost)",
+        &["run", "hybrid"],
+        "invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
     ),
-    (
+    row(
+        6,
+        &["observe"],
+        "with --pid or --kernel, invalid (residency and task-clock differ by more than 1 %, or records were lost)",
+    ),
+    row(
         130,
+        MEASURING,
         "stopped by SIGINT (Ctrl-C); the results so far are written, marked incomplete",
     ),
-    (
+    row(
         143,
+        MEASURING,
         "stopped by SIGTERM; the results so far are written, marked incomplete",
     ),
 ];
@@ -124,13 +232,61 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
 /// What `observe -- COMMAND` exits with instead of the table's statuses.
 pub const PASSTHROUGH: &str = "observe -- COMMAND exits with COMMAND's own status (128 + N when signal N ended it), as time and perf stat do; its report says whether the observation was valid";
 
-/// [`EXIT_STATUSES`] as the lines of `--help`'s "Exit status" section.
+/// The statuses `command` exits with, each with its meanings there, in
+/// order.
+pub fn statuses_of(command: &str) -> Vec<(u8, Vec<&'static str>)> {
+    let mut statuses: Vec<(u8, Vec<&'static str>)> = Vec::new();
+    for row in EXIT_STATUSES
+        .iter()
+        .filter(|row| row.commands.contains(&command))
+    {
+        match statuses.last_mut() {
+            Some((status, meanings)) if *status == row.status => meanings.push(row.meaning),
+            _ => statuses.push((row.status, vec![row.meaning])),
+        }
+    }
+    statuses
+}
+
+/// [`EXIT_STATUSES`] as the lines of the top-level `--help`'s "Exit
+/// status" section: each status's meanings, each under the commands it
+/// is theirs ("gate: physical (…)"), the ones of every command bare.
 pub fn help_text() -> String {
-    let mut text = String::from("Exit status:\n");
-    for (status, meaning) in EXIT_STATUSES {
-        text.push_str(&format!("  {status:>3}  {meaning}\n"));
+    let mut lines: Vec<(u8, Vec<String>)> = Vec::new();
+    for row in EXIT_STATUSES {
+        let meaning = if row.commands.len() == COMMANDS.len() {
+            row.meaning.to_owned()
+        } else {
+            format!("{}: {}", row.commands.join(", "), row.meaning)
+        };
+        match lines.last_mut() {
+            Some((status, meanings)) if *status == row.status => meanings.push(meaning),
+            _ => lines.push((row.status, vec![meaning])),
+        }
+    }
+    let mut text = String::from("Exit status (each command's --help lists its own):\n");
+    for (status, meanings) in lines {
+        text.push_str(&format!("  {status:>3}  {}\n", meanings.join("; ")));
     }
     text.push_str(&format!("  {PASSTHROUGH}\n"));
+    text
+}
+
+/// `command`'s own "Exit status" section of its `--help`: only the
+/// statuses it exits with, in its own words.
+pub fn help_text_of(command: &str) -> String {
+    let mut text = String::from("Exit status:\n");
+    for (status, meanings) in statuses_of(command) {
+        text.push_str(&format!("  {status:>3}  {}\n", meanings.join("; ")));
+    }
+    if command == "observe" {
+        text.push_str(&format!("  {PASSTHROUGH}\n"));
+    }
+    if !MEASURING.contains(&command) {
+        text.push_str(
+            "  A signal ends it as it ends any program (the shell reports 128 + the signal's number).\n",
+        );
+    }
     text
 }
 
@@ -153,7 +309,21 @@ mod tests {
         let statuses: Vec<u8> = outcomes.iter().map(|o| o.exit_status()).collect();
         assert_eq!(statuses, [0, 0, 3, 4, 5, 6, 130, 143]);
         for status in statuses {
-            assert!(EXIT_STATUSES.iter().any(|(s, _)| *s == status));
+            assert!(EXIT_STATUSES.iter().any(|row| row.status == status));
+        }
+    }
+
+    /// Every row names known commands, and every command has a success, an
+    /// error and a usage status.
+    #[test]
+    fn every_command_has_its_statuses() {
+        for row in EXIT_STATUSES {
+            assert!(row.commands.iter().all(|c| COMMANDS.contains(c)), "{row:?}");
+        }
+        for command in COMMANDS {
+            let statuses: Vec<u8> = statuses_of(command).iter().map(|(s, _)| *s).collect();
+            assert_eq!(statuses[..3], [0, ERROR, USAGE], "{command}");
+            assert!(statuses.is_sorted(), "{command}: {statuses:?}");
         }
     }
 }

@@ -312,6 +312,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
         cli::Command::Completions(args) => Command::Completions(CompletionsCommand {
             script: cli::completion_script(args.shell),
         }),
+        cli::Command::Man => Command::Man,
     })
 }
 

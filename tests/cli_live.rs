@@ -566,6 +566,8 @@ fn completions_cover_every_command_for_each_shell() {
             "report",
             "json-line",
             "fleet",
+            "completions",
+            "man",
         ] {
             assert!(script.contains(word), "{shell} script lacks {word}");
         }
@@ -776,4 +778,44 @@ fn a_command_sweep_runs_each_step_with_its_thread_count() {
         stdout,
         "report re-renders the sweep identically"
     );
+}
+
+/// `man` prints the manual page, byte for byte the file the package
+/// ships, ready for `~/.local/share/man/man1`; `man -l -` renders it where
+/// man is installed.
+#[test]
+fn man_prints_the_manual_page() {
+    let output = placement_study(&["man"]);
+    assert!(output.status.success());
+    let page = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/man/placement-study.1"
+    ))
+    .unwrap();
+    assert!(output.stdout == page, "man's output differs from the page");
+    let help = String::from_utf8(placement_study(&["--help"]).stdout).unwrap();
+    assert!(help.contains("\n  man "), "{help}");
+    let Ok(mut man) = Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", "80")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return;
+    };
+    use std::io::Write;
+    man.stdin.take().unwrap().write_all(&output.stdout).unwrap();
+    let rendered = man.wait_with_output().unwrap();
+    assert!(rendered.status.success(), "{rendered:?}");
+    // Bold and underline are overstruck ("E\x08E"): keep the last of each.
+    let mut text = String::new();
+    for c in String::from_utf8_lossy(&rendered.stdout).chars() {
+        match c {
+            '\x08' => drop(text.pop()),
+            c => text.push(c),
+        }
+    }
+    assert!(text.contains("EXIT STATUS"), "{text}");
 }

@@ -291,3 +291,130 @@ fn a_list_and_mask_that_disagree_are_noted() {
     assert_eq!(t.cpus[3].siblings.to_string(), "2-3");
     assert_eq!((t.summary.cores, t.summary.packages), (2, 1));
 }
+
+/// Files added to a machine, and the file, what it says and the
+/// hypervisor it names.
+type LscpuCase<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+
+/// A copy of the bare-metal laptop with `add` written into it (relative
+/// path, text; a path ending in "/" is a folder).
+fn laptop_with(add: &[(&str, &str)]) -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().unwrap();
+    copy_topology_files(&fixture("laptop-i5-11300H"), scratch.path()).unwrap();
+    for (path, text) in add {
+        let at = scratch.path().join(path);
+        if path.ends_with('/') {
+            std::fs::create_dir_all(&at).unwrap();
+        } else {
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(&at, text).unwrap();
+        }
+    }
+    scratch
+}
+
+/// Each source lscpu reads beyond systemd-detect-virt's files, on a copy
+/// of a bare-metal machine given that one file: the source is listed with
+/// what it says, and names the hypervisor (or container) lscpu names; a
+/// folder snapshot of it carries the same evidence.
+#[test]
+fn every_source_lscpu_reads_names_what_lscpu_names() {
+    let laptop_cpuinfo =
+        std::fs::read_to_string(fixture("laptop-i5-11300H").join("proc/cpuinfo")).unwrap();
+    let uml_cpuinfo = laptop_cpuinfo.replacen(
+        "model name\t: 11th Gen Intel(R) Core(TM) i5-11300H @ 3.10GHz",
+        "model name\t: UML",
+        1,
+    );
+    assert_ne!(uml_cpuinfo, laptop_cpuinfo, "the laptop's model name moved");
+    let cases: [LscpuCase; 8] = [
+        (
+            &[(
+                "proc/bus/pci/devices",
+                "0008\t80860c00\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n\
+                 0078\t15ad0710\t0\tf0000000\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\tvmwgfx\n",
+            )],
+            "/proc/bus/pci/devices",
+            "a VMware SVGA display (15ad:0710)",
+            "VMware",
+        ),
+        (
+            &[("proc/bus/pci/devices", "0018\t58530001\t1c\tf2000008\n")],
+            "/proc/bus/pci/devices",
+            "a Xen platform display (5853:0001)",
+            "Xen",
+        ),
+        (
+            &[("proc/bus/pci/devices", "0010\t80eebeef\t0\te0000008\n")],
+            "/proc/bus/pci/devices",
+            "a VirtualBox display (80ee:beef)",
+            "Innotek GmbH",
+        ),
+        (
+            &[("proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n")],
+            "/proc/sys/kernel/osrelease",
+            "4.4.0-19041-Microsoft (Windows Subsystem for Linux)",
+            "Windows Subsystem for Linux",
+        ),
+        (
+            &[("proc/vz/", "")],
+            "/proc/vz",
+            "an OpenVZ or Virtuozzo container (/proc/vz without /proc/bc)",
+            "Parallels",
+        ),
+        (
+            &[("proc/cpuinfo", &uml_cpuinfo)],
+            "/proc/cpuinfo",
+            "model name UML (User-mode Linux)",
+            "User-mode Linux",
+        ),
+        (
+            &[("proc/self/status", "Name:\tplacement-study\nVxID:\t42\n")],
+            "/proc/self/status",
+            "VxID 42 (a Linux-VServer context)",
+            "Linux-VServer",
+        ),
+        (
+            &[
+                ("sys/class/dmi/id/sys_vendor", "HITACHI\n"),
+                (
+                    "sys/class/dmi/id/product_name",
+                    "BladeSymphony E57A2 LPAR\n",
+                ),
+            ],
+            "/sys/class/dmi/id/product_name",
+            "BladeSymphony E57A2 LPAR",
+            "Hitachi",
+        ),
+    ];
+    for (add, file, says, names) in cases {
+        let root = laptop_with(add);
+        let t = probe(Some(root.path()), None).unwrap();
+        let found = sources(&t);
+        assert!(
+            found
+                .iter()
+                .any(|&(f, s, n, _)| (f, s, n) == (file, says, Some(names))),
+            "{add:?}: {found:?}"
+        );
+        assert_eq!(
+            t.summary.hypervisor_vendor.as_deref(),
+            Some(names),
+            "{add:?}"
+        );
+        // The process's own status is not a machine file: a snapshot leaves it.
+        if file != "/proc/self/status" {
+            let copy = tempfile::tempdir().unwrap();
+            copy_topology_files(root.path(), copy.path()).unwrap();
+            let copied = probe(Some(copy.path()), None).unwrap();
+            assert_eq!(
+                copied.environment.hypervisor_sources, t.environment.hypervisor_sources,
+                "{add:?}"
+            );
+        }
+    }
+    // /proc/bc beside /proc/vz: the host of the containers, no container.
+    let host = laptop_with(&[("proc/vz/", ""), ("proc/bc/", "")]);
+    let t = probe(Some(host.path()), None).unwrap();
+    assert_eq!(t.summary.hypervisor_vendor, None);
+}

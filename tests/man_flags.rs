@@ -320,3 +320,87 @@ does not count.
         ]
     );
 }
+
+/// The statuses a command's `--help` lists under "Exit status:" (the
+/// lines that start with a number).
+fn help_statuses(command: &str) -> Vec<u8> {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
+        .args([command, "--help"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{command} --help");
+    let help = String::from_utf8(output.stdout).unwrap();
+    let (_, section) = help
+        .split_once("\nExit status:\n")
+        .unwrap_or_else(|| panic!("{command} --help has no exit statuses:\n{help}"));
+    section
+        .lines()
+        // "  130  stopped by SIGINT": a number and two spaces (a wrapped
+        // line's "1 %" has one).
+        .filter_map(|line| line.trim_start().split_once("  ")?.0.parse().ok())
+        .collect()
+}
+
+/// The man page's EXIT STATUS "By command" list: each command (an item's
+/// tag) with the statuses its item lists.
+fn man_statuses_by_command(man: &str) -> Vec<(String, Vec<u8>)> {
+    let section = man
+        .split("\n.SH EXIT STATUS\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n.SH ").next())
+        .expect("the man page has an EXIT STATUS section");
+    let (_, by_command) = section
+        .split_once("\n.SS By command\n")
+        .expect("EXIT STATUS has a By command list");
+    by_command
+        .split("\n.TP\n")
+        .skip(1)
+        .map(|item| {
+            let mut lines = item.lines();
+            let command = lines.next().unwrap_or_default();
+            let command = command.strip_prefix(".B ").unwrap_or(command).to_string();
+            let statuses = lines
+                .next()
+                .unwrap_or_default()
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .map(|status| {
+                    status.trim().parse().unwrap_or_else(|_| {
+                        panic!("{command}'s man page item lists {status:?}, not a status")
+                    })
+                })
+                .collect();
+            (command, statuses)
+        })
+        .collect()
+}
+
+/// Every command's `--help` lists its own exit statuses, and they are the
+/// ones the man page's EXIT STATUS lists for it; every command is there.
+#[test]
+fn each_commands_help_lists_the_exit_statuses_the_man_page_gives_it() {
+    let man = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/man/placement-study.1"
+    ))
+    .unwrap();
+    let listed = man_statuses_by_command(&man);
+    let commands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_string())
+        .collect();
+    assert_eq!(
+        listed.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(),
+        commands,
+        "the man page's By command list and clap's commands"
+    );
+    for (command, statuses) in &listed {
+        assert_eq!(
+            &help_statuses(command),
+            statuses,
+            "{command} --help and the man page"
+        );
+    }
+}

@@ -220,6 +220,7 @@ fn sample_of_workers(
             busy_ns: ticks * 2 / 5,
             tsc_ticks: ticks,
             barrier_wait_ns: 1000,
+            finish_ns: None,
             counters: CounterValues {
                 task_clock_ns: ticks * 2 / 5,
                 time_enabled_ns: ticks * 2 / 5,

@@ -6,6 +6,7 @@ pub mod completions;
 pub mod gate;
 pub mod hybrid;
 pub mod latency;
+pub mod man;
 pub mod observe;
 pub mod pairs;
 pub mod report;
@@ -41,6 +42,8 @@ pub enum Command {
     Observe(observe::ObserveCommand),
     Report(report::ReportCommand),
     Completions(completions::CompletionsCommand),
+    /// `man`: it takes no options.
+    Man,
 }
 
 /// Runs one subcommand to its outcome.
@@ -56,6 +59,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Observe(command) => observe::run(&command),
         Command::Report(command) => report::run(&command),
         Command::Completions(command) => completions::run(&command),
+        Command::Man => man::run(),
     }
 }
 

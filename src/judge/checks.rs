@@ -760,6 +760,7 @@ mod tests {
             busy_ns: 1_000,
             tsc_ticks: 1_000,
             barrier_wait_ns: 0,
+            finish_ns: None,
             counters: CounterValues {
                 cycles: instructions.map(|_| 1_000),
                 instructions,

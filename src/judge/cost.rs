@@ -88,6 +88,7 @@ mod tests {
             busy_ns: 1_000_000,
             tsc_ticks,
             barrier_wait_ns: 0,
+            finish_ns: None,
             counters,
             checksum: 0,
             items: None,

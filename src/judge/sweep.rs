@@ -11,7 +11,7 @@
 use crate::judge::checks::{self, Check, CheckName, ExcludedRep, excluded_reps};
 use crate::judge::command::ArmResidency;
 use crate::judge::command_checks;
-use crate::judge::hybrid::{Ratio, wall_ms};
+use crate::judge::hybrid::{Ratio, WorkerRow, wall_ms, worker_row};
 use crate::judge::stats::{Spread, median, median_interval, spread};
 use crate::judge::validity::judge_run;
 use crate::measure::command::CommandRep;
@@ -58,6 +58,22 @@ pub struct StepStats {
     pub busy_mhz: Option<f64>,
     /// Under the CV bar.
     pub quotable: bool,
+    /// Each worker of the step (pinned, work stealing), as `hybrid`'s
+    /// rows: items, busy time (first item to last) and idle time (the
+    /// step's wall time minus busy: waking up, and waiting at the end),
+    /// medians over rounds. Empty for step 1, a COMMAND sweep and files
+    /// before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_rows: Vec<WorkerRow>,
+    /// The finish gap: per round, the time from the first worker's last
+    /// item done to the last worker's, ms. The step's clock runs on
+    /// through it while the first to finish has nothing left to steal, so
+    /// a gap beyond an item's length is a worker holding its last item
+    /// while it did not run, not a slower CPU. From each worker's
+    /// `finish_ns`; in files before it, its busy time (the start a few
+    /// microseconds after the release, the same for every worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_gap_ms: Option<Spread>,
 }
 
 /// A marginal gain with its interval (absent under six paired rounds).
@@ -200,6 +216,16 @@ pub fn judge_sweep(
         };
         stats.unpinned_speedup = Ratio::paired(&unit, &unpinned);
         stats.busy_mhz = busy_mhz(&kept, &step_cpus(k));
+        if k > 1 {
+            let reps: BTreeMap<usize, &RepSample> = kept
+                .iter()
+                .filter(|rep| rep.arm == Arm::StealingPinned && rep.workers.len() == k)
+                .map(|rep| (rep.rep, *rep))
+                .collect();
+            stats.worker_rows = (0..k).map(|w| worker_row(&reps, w, &|_| None)).collect();
+            let gaps: Vec<f64> = reps.values().filter_map(|rep| finish_gap_ms(rep)).collect();
+            stats.finish_gap_ms = spread(&gaps);
+        }
     });
     let knees = knees(&steps);
     let unclear_steps = unclear_steps(&steps);
@@ -436,11 +462,24 @@ fn curve(
                 ceiling,
                 quotable,
                 unpinned_speedup: None,
+                worker_rows: Vec::new(),
+                finish_gap_ms: None,
             };
             more(k, &mut stats);
             stats
         })
         .collect()
+}
+
+/// One repetition's finish gap, ms: the last worker's finish less the
+/// first's ([`StepStats::finish_gap_ms`]); `None` without workers.
+fn finish_gap_ms(rep: &RepSample) -> Option<f64> {
+    let finishes = rep.workers.iter().map(|w| w.finish_ns.unwrap_or(w.busy_ns));
+    let (first, last) = finishes.fold(None, |span, at| match span {
+        None => Some((at, at)),
+        Some((first, last)) => Some((at.min(first), at.max(last))),
+    })?;
+    Some((last - first) as f64 / 1e6)
 }
 
 /// Wall time by round of the kept samples `wanted` picks.
@@ -619,6 +658,8 @@ mod tests {
             busy_mhz: None,
             quotable: true,
             unpinned_speedup: None,
+            worker_rows: Vec::new(),
+            finish_gap_ms: None,
         }
     }
 
@@ -789,6 +830,7 @@ mod tests {
                     busy_ns,
                     tsc_ticks: busy_ns,
                     barrier_wait_ns: 0,
+                    finish_ns: None,
                     counters: CounterValues {
                         task_clock_ns: busy_ns,
                         time_enabled_ns: busy_ns,
@@ -800,6 +842,63 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    /// A step whose second worker held its last item while its vCPU did
+    /// not run (the host's cap): each round, worker 0 finished its items
+    /// at 50 ms and sat idle, worker 1 finished at 70 ms. The step shows
+    /// each worker's busy and idle time, and the 20 ms finish gap;
+    /// samples of files before `finish_ns` read the gap from busy time.
+    #[test]
+    fn a_step_shows_each_workers_busy_and_idle_time_and_its_finish_gap() {
+        let plan = cores_then_siblings();
+        let mut samples = rounds_of_cores_then_siblings(&plan);
+        for rep in samples
+            .iter_mut()
+            .filter(|rep| rep.arm == Arm::StealingPinned && rep.workers.len() == 2)
+        {
+            rep.wall_ns = 70_500_000;
+            for (worker, finish) in rep.workers.iter_mut().zip([50_000_000, 70_000_000]) {
+                worker.busy_ns = finish - 200_000;
+                worker.finish_ns = Some(finish);
+            }
+        }
+        let rules = SweepRules {
+            cv_bar: 1.0,
+            tolerance: 0.02,
+            strict: false,
+        };
+        let judged = judge_sweep(&samples, &plan, &setup(), &rules);
+        let step = &judged.steps[1];
+        assert_eq!(step.workers, 2);
+        let gap = step.finish_gap_ms.as_ref().unwrap();
+        assert!((gap.median - 20.0).abs() < 1e-9, "{gap:?}");
+        let busy: Vec<f64> = step
+            .worker_rows
+            .iter()
+            .map(|row| row.busy_ms.as_ref().unwrap().median)
+            .collect();
+        let idle: Vec<f64> = step
+            .worker_rows
+            .iter()
+            .map(|row| row.idle_ms.as_ref().unwrap().median)
+            .collect();
+        assert_eq!(busy, [49.8, 69.8]);
+        assert!(
+            (idle[0] - 20.7).abs() < 1e-9 && (idle[1] - 0.7).abs() < 1e-9,
+            "{idle:?}"
+        );
+        assert!(judged.steps[0].worker_rows.is_empty());
+        assert_eq!(judged.steps[0].finish_gap_ms, None);
+        // A file before finish_ns: the busy times give the gap.
+        for rep in &mut samples {
+            for worker in &mut rep.workers {
+                worker.finish_ns = None;
+            }
+        }
+        let old = judge_sweep(&samples, &plan, &setup(), &rules);
+        let gap = old.steps[1].finish_gap_ms.as_ref().unwrap();
+        assert!((gap.median - 20.0).abs() < 1e-9, "{gap:?}");
     }
 
     /// Step 1's busy clock is the first CPU's alone, not every CPU's

@@ -234,7 +234,10 @@ impl Engine {
             };
             let released_at = Instant::now();
             // A stop that came while the workers prepared holds them all back.
-            gate.release(all_ready && clock_started.is_ok() && !stop_requested());
+            gate.release(
+                all_ready && clock_started.is_ok() && !stop_requested(),
+                released_at,
+            );
             let outcomes: Vec<anyhow::Result<Option<WorkerSample>>> = handles
                 .into_iter()
                 .enumerate()
@@ -298,21 +301,25 @@ impl Engine {
         };
         let prepared = self.prepare_worker(cpu);
         let arrived = Instant::now();
-        let go = gate.arrive_and_wait(prepared.is_ok());
+        let released_at = gate.arrive_and_wait(prepared.is_ok());
         let barrier_wait_ns = duration_nanos(arrived.elapsed());
         let (input, counters) = prepared.with_context(who)?;
-        if !go {
+        let Some(released_at) = released_at else {
             return Ok(None);
-        }
+        };
         let measured = match pool {
             None => self.measure(&input, counters),
             Some(pool) => self.measure_items(&input, counters, pool, worker),
         }
         .with_context(who)?;
+        // Shared work only: when each worker finished tells a step's
+        // imbalance at the end from a slower CPU.
+        let finish_ns = pool.map(|_| duration_nanos(released_at.elapsed()));
         Ok(measured.map(|sample| WorkerSample {
             worker,
             pinned_cpu: cpu,
             barrier_wait_ns,
+            finish_ns,
             ..sample
         }))
     }
@@ -423,12 +430,15 @@ struct GateState {
     failed: bool,
     released: bool,
     go: bool,
+    /// When the dispatcher released the workers (its wall clock's start).
+    released_at: Option<Instant>,
 }
 
 impl StartGate {
     /// Called by a worker: announces it (`ready` false: its setup failed)
-    /// and blocks until released. Returns whether to run the kernel.
-    fn arrive_and_wait(&self, ready: bool) -> bool {
+    /// and blocks until released. Returns when the workers were released,
+    /// where they are to run the kernel; `None` where not.
+    fn arrive_and_wait(&self, ready: bool) -> Option<Instant> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.arrived += 1;
         state.failed |= !ready;
@@ -439,7 +449,7 @@ impl StartGate {
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        state.go
+        state.released_at.filter(|_| state.go)
     }
 
     /// Called by the dispatcher: blocks until `workers` have arrived, and
@@ -455,11 +465,12 @@ impl StartGate {
         !state.failed
     }
 
-    /// Releases every worker, waiting or still to come.
-    fn release(&self, go: bool) {
+    /// Releases every worker, waiting or still to come, at `at`.
+    fn release(&self, go: bool, at: Instant) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.released = true;
         state.go = go;
+        state.released_at = Some(at);
         self.changed.notify_all();
     }
 }
@@ -500,6 +511,7 @@ fn finished(
         busy_ns: busy.nanos,
         tsc_ticks: busy.ticks,
         barrier_wait_ns: 0,
+        finish_ns: None,
         counters: counters.read()?,
         checksum,
         items,
@@ -559,8 +571,12 @@ mod tests {
     #[test]
     fn gate_lets_late_workers_through_once_released() {
         let gate = StartGate::default();
-        gate.release(false);
-        assert!(!gate.arrive_and_wait(true));
+        gate.release(false, Instant::now());
+        assert_eq!(gate.arrive_and_wait(true), None);
+        let gate = StartGate::default();
+        let at = Instant::now();
+        gate.release(true, at);
+        assert_eq!(gate.arrive_and_wait(true), Some(at));
     }
 
     #[test]
@@ -570,10 +586,10 @@ mod tests {
             let ok = scope.spawn(|| gate.arrive_and_wait(true));
             let failed = scope.spawn(|| gate.arrive_and_wait(false));
             assert!(!gate.wait_until_ready(2));
-            gate.release(false);
+            gate.release(false, Instant::now());
             assert_eq!(
                 (ok.join().ok(), failed.join().ok()),
-                (Some(false), Some(false))
+                (Some(None), Some(None))
             );
         });
     }

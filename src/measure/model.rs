@@ -277,6 +277,12 @@ pub struct WorkerSample {
     pub tsc_ticks: u64,
     /// Nanoseconds from arriving at the start barrier to being released.
     pub barrier_wait_ns: u64,
+    /// Shared work (`hybrid`, `run --sweep`): CLOCK_MONOTONIC nanoseconds
+    /// from the workers' release (the start of the repetition's `wall_ns`)
+    /// to this worker's last item done. `None` (and absent from the JSON)
+    /// in other samples and in files before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_ns: Option<u64>,
     pub counters: CounterValues,
     /// The kernel's checksum (keeps the work from being optimised away, and
     /// must be equal across workers given equal input).

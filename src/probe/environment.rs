@@ -51,7 +51,11 @@ pub fn read_environment(root: &SysfsRoot, online: &CpuSet) -> Result<Environment
         },
         dmi_vendor: root.read_value("sys/class/dmi/id/sys_vendor")?,
         dmi_product: root.read_value("sys/class/dmi/id/product_name")?,
-        hypervisor_sources: hypervisor::read_sources(root, cpuinfo.has_flag("hypervisor"))?,
+        hypervisor_sources: hypervisor::read_sources(
+            root,
+            cpuinfo.has_flag("hypervisor"),
+            cpuinfo.model_name.as_deref(),
+        )?,
         model_name: cpuinfo.model_name,
         devicetree_compatible: read_devicetree_compatible(root)?,
     })

@@ -48,11 +48,13 @@ pub const DMI_FILES: [&str; 4] = [
     "sys/class/dmi/id/bios_vendor",
 ];
 
-/// Every file [`read_sources`] may read besides /proc/cpuinfo and the DMI
-/// files: what a folder snapshot copies (with the folder `/proc/xen`,
-/// which says "Xen" by existing).
-pub const SOURCE_FILES: [&str; 10] = [
+/// Every file [`read_sources`] may read besides /proc/cpuinfo, the kernel's
+/// `osrelease`, the reading process's `status` and the DMI files: what a
+/// folder snapshot copies (with the folders of [`SOURCE_FOLDERS`], which
+/// say what they say by existing).
+pub const SOURCE_FILES: [&str; 11] = [
     "sys/hypervisor/type",
+    "proc/bus/pci/devices",
     "sys/firmware/devicetree/base/compatible",
     "sys/firmware/devicetree/base/hypervisor/compatible",
     "sys/firmware/devicetree/base/ibm,partition-name",
@@ -62,6 +64,18 @@ pub const SOURCE_FILES: [&str; 10] = [
     "proc/powerpc/lparcfg",
     "proc/sysinfo",
     "proc/xen/capabilities",
+];
+
+/// The folders that are evidence by existing: `/proc/xen` (a Xen domain),
+/// `/proc/vz` without `/proc/bc` (an OpenVZ or Virtuozzo container).
+pub const SOURCE_FOLDERS: [&str; 3] = ["proc/xen", "proc/vz", "proc/bc"];
+
+/// lscpu's PCI devices that name a hypervisor (vendor, device): each
+/// hypervisor's emulated display, as lscpu's `hv_graphics_pci` table.
+const PCI_DISPLAYS: [(u16, u16, &str, &str); 3] = [
+    (0x5853, 0x0001, "Xen", "Xen platform display"),
+    (0x15ad, 0x0710, "VMware", "VMware SVGA display"),
+    (0x80ee, 0xbeef, "Innotek GmbH", "VirtualBox display"),
 ];
 
 /// DMI value prefixes that name a hypervisor: systemd-detect-virt's table
@@ -90,8 +104,13 @@ const DMI_TABLE: [(&str, &str); 15] = [
 
 /// Reads every file source under `root`; `cpuinfo_flag` is the
 /// `hypervisor` flag of /proc/cpuinfo's first CPU (`None` without a flags
-/// line, as on every architecture but x86). Absent files add nothing.
-pub fn read_sources(root: &SysfsRoot, cpuinfo_flag: Option<bool>) -> Result<Vec<HypervisorSource>> {
+/// line, as on every architecture but x86), `model_name` its model name.
+/// Absent files add nothing.
+pub fn read_sources(
+    root: &SysfsRoot,
+    cpuinfo_flag: Option<bool>,
+    model_name: Option<&str>,
+) -> Result<Vec<HypervisorSource>> {
     let mut sources = Vec::new();
     if let Some(set) = cpuinfo_flag {
         sources.push(HypervisorSource {
@@ -139,7 +158,89 @@ pub fn read_sources(root: &SysfsRoot, cpuinfo_flag: Option<bool>) -> Result<Vec<
     if root.exists("proc/xen") {
         sources.push(xen_source(root.read_value("proc/xen/capabilities")?));
     }
+    sources.extend(lscpu_only_sources(root, model_name)?);
     Ok(sources)
+}
+
+/// The sources lscpu reads that systemd-detect-virt's files above do not
+/// cover: an emulated display on the PCI bus, WSL's kernel release, an
+/// OpenVZ container's `/proc/vz`, User-mode Linux's model name and a
+/// Linux-VServer context in the process's status.
+fn lscpu_only_sources(root: &SysfsRoot, model_name: Option<&str>) -> Result<Vec<HypervisorSource>> {
+    let mut sources = Vec::new();
+    if let Some(devices) = root.read_text("proc/bus/pci/devices")? {
+        sources.extend(pci_display(&devices).map(|(says, names)| HypervisorSource {
+            file: "/proc/bus/pci/devices".into(),
+            says,
+            names: Some(names.into()),
+            guest: Some(true),
+        }));
+    }
+    if let Some(release) = root.read_value("proc/sys/kernel/osrelease")?
+        && release.contains("Microsoft")
+    {
+        sources.push(HypervisorSource {
+            file: "/proc/sys/kernel/osrelease".into(),
+            says: format!("{} (Windows Subsystem for Linux)", one_line(&release)),
+            names: Some(WSL.into()),
+            guest: Some(true),
+        });
+    }
+    if root.exists("proc/vz") && !root.exists("proc/bc") {
+        sources.push(HypervisorSource {
+            file: "/proc/vz".into(),
+            says: "an OpenVZ or Virtuozzo container (/proc/vz without /proc/bc)".into(),
+            names: Some("Parallels".into()),
+            guest: None,
+        });
+    }
+    if let Some(model) = model_name.filter(|model| model.contains("UML")) {
+        sources.push(HypervisorSource {
+            file: "/proc/cpuinfo".into(),
+            says: format!("model name {} (User-mode Linux)", one_line(model)),
+            names: Some("User-mode Linux".into()),
+            guest: Some(true),
+        });
+    }
+    if let Some(status) = root.read_text("proc/self/status")?
+        && let Some(context) = vserver_context(&status)
+    {
+        sources.push(HypervisorSource {
+            file: "/proc/self/status".into(),
+            says: format!("VxID {context} (a Linux-VServer context)"),
+            names: Some("Linux-VServer".into()),
+            guest: None,
+        });
+    }
+    Ok(sources)
+}
+
+/// lscpu's vendor name for the Windows Subsystem for Linux.
+const WSL: &str = "Windows Subsystem for Linux";
+
+/// The first hypervisor display in `/proc/bus/pci/devices` (each line: bus
+/// and function, a tab, vendor and device as 8 hex digits, …), as what it
+/// says and the hypervisor it names.
+pub fn pci_display(devices: &str) -> Option<(String, &'static str)> {
+    devices.lines().find_map(|line| {
+        let ids = line.split('\t').nth(1)?;
+        let vendor = u16::from_str_radix(ids.get(..4)?, 16).ok()?;
+        let device = u16::from_str_radix(ids.get(4..8)?, 16).ok()?;
+        let (_, _, names, what) = PCI_DISPLAYS
+            .iter()
+            .find(|(v, d, _, _)| (*v, *d) == (vendor, device))?;
+        Some((format!("a {what} ({vendor:04x}:{device:04x})"), *names))
+    })
+}
+
+/// A Linux-VServer context: the `VxID` line of a process's status, where
+/// it is a number.
+fn vserver_context(status: &str) -> Option<&str> {
+    let value = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VxID:"))?
+        .trim();
+    (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then_some(value)
 }
 
 /// A source that names `names` (and so says this is a guest) or nothing.
@@ -202,6 +303,14 @@ pub fn dmi_names(file: &str, value: &str, dmi: &[Option<String>; 4]) -> Option<&
             .is_some_and(|vendor| vendor.starts_with("Microsoft Corporation"));
     if hyper_v && (file.ends_with("product_name") || value.starts_with("Microsoft Corporation")) {
         return Some("Microsoft");
+    }
+    // lscpu's DMI table: a Hitachi LPAR (Virtage) by maker and product.
+    let hitachi = product.contains("LPAR")
+        && vendor
+            .as_deref()
+            .is_some_and(|vendor| vendor.contains("HITACHI"));
+    if hitachi && (file.ends_with("product_name") || value.contains("HITACHI")) {
+        return Some("Hitachi");
     }
     let metal = product
         .split_once(".metal")
@@ -476,6 +585,9 @@ fn merge<'a>(a: &'a str, b: &'a str) -> Option<&'a str> {
     match (a, b) {
         _ if a == b => Some(a),
         ("QEMU", "KVM" | "QEMU TCG") => Some(b),
+        // WSL 1 runs on Windows, whose Hyper-V CPUID may show through.
+        ("Microsoft", WSL) => Some(b),
+        (WSL, "Microsoft") => Some(a),
         ("KVM" | "QEMU TCG", "QEMU") => Some(a),
         _ => None,
     }

@@ -17,7 +17,7 @@
 use crate::cpuset::CpuSet;
 use crate::input::{Folder, is_absent, kind_of, read_bounded, read_bounded_in};
 use crate::probe::environment::CPUINFO_LIMIT;
-use crate::probe::hypervisor::{DMI_FILES, SOURCE_FILES};
+use crate::probe::hypervisor::{DMI_FILES, SOURCE_FILES, SOURCE_FOLDERS};
 use crate::probe::nodes::{NODE_DIR, NODE_SET_FILES, PER_NODE_FILES};
 use crate::probe::sysfs::{ATTRIBUTE_LIMIT, SysfsRoot, online_cpus};
 use anyhow::{Context, Result, bail};
@@ -253,10 +253,14 @@ pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
     for file in FILES.iter().chain(evidence) {
         copied += copy_file(&from.join(file), &to.join(file))?;
     }
-    // /proc/xen says "a Xen domain" by existing, empty or not.
-    if from.join("proc/xen").is_dir() {
-        let xen = to.join("proc/xen");
-        fs::create_dir_all(&xen).with_context(|| format!("{}: cannot create", xen.display()))?;
+    // /proc/xen says "a Xen domain" by existing, empty or not; /proc/vz
+    // without /proc/bc an OpenVZ container.
+    for folder in SOURCE_FOLDERS {
+        if from.join(folder).is_dir() {
+            let copy = to.join(folder);
+            fs::create_dir_all(&copy)
+                .with_context(|| format!("{}: cannot create", copy.display()))?;
+        }
     }
     copied += save_pmu_devices(from, to)?;
     copied += save_node_files(from, to)?;

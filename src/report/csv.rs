@@ -123,6 +123,9 @@ struct HybridRow {
     busy_ns: u64,
     /// The repetition's wall time minus the worker's busy time.
     idle_ns: u64,
+    /// From the workers' release to this worker's last item done (empty
+    /// in files before it was recorded).
+    finish_ns: Option<u64>,
     wall_ns: u64,
     tsc_ticks: u64,
     cycles: Option<u64>,
@@ -154,6 +157,7 @@ pub fn hybrid(samples: &[RepSample]) -> String {
             items_per_cpu: per_cpu.join(";"),
             busy_ns: w.busy_ns,
             idle_ns: rep.wall_ns.saturating_sub(w.busy_ns),
+            finish_ns: w.finish_ns,
             wall_ns: rep.wall_ns,
             tsc_ticks: w.tsc_ticks,
             cycles: w.counters.cycles,

@@ -3,7 +3,8 @@
 //! what each added CPU is worth, and the knees.
 
 use crate::exit::Outcome;
-use crate::judge::sweep::{Gain, Knee, SweepJudgement};
+use crate::judge::stats::Spread;
+use crate::judge::sweep::{Gain, Knee, StepStats, SweepJudgement};
 use crate::plan::sweep::Added;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::HostSummary;
@@ -111,6 +112,7 @@ pub fn blocks(result: &SweepResult, view: &View) -> Blocks {
         .extend(steps_table(judged, view));
     out.line(noise_line(judged), 2);
     out.line(busy_line(judged), 2);
+    out.lines(finish_lines(result), 2);
     out.gap().heading("Knees").line(knees_text(judged), 2);
     out.gap().heading("Each CPU alone");
     match &judged.ceiling_unavailable {
@@ -234,6 +236,97 @@ fn noise_line(judged: &SweepJudgement) -> String {
         ),
         None => "noise floor: unknown (step 1 needs 6 measured rounds or more)".into(),
     }
+}
+
+/// A finish gap at or above this share of its step's time is worth a
+/// line of its own: the step lost that much to waiting at the end.
+const MATERIAL_FINISH_GAP: f64 = 0.05;
+
+/// Each step whose workers finished apart by a material share of its
+/// time: the gap, each worker's busy and idle time, and whether the gap
+/// is the work's granularity (within two items) or a worker that held
+/// its last item while it did not run; otherwise one line that the
+/// workers finished together. Nothing where no step recorded its workers
+/// (a COMMAND sweep).
+fn finish_lines(result: &SweepResult) -> Vec<String> {
+    let steps: Vec<(&StepStats, f64, f64)> = result
+        .judged
+        .steps
+        .iter()
+        .filter_map(|step| {
+            let gap = step.finish_gap_ms.as_ref()?.median;
+            let wall = step.wall_ms.as_ref()?.median;
+            (wall > 0.0).then_some((step, gap, wall))
+        })
+        .collect();
+    // An item's length: step 1 is one worker doing every item.
+    let item_ms = result
+        .judged
+        .steps
+        .first()
+        .and_then(|step| step.wall_ms.as_ref())
+        .zip(result.work.as_ref())
+        .filter(|(_, work)| work.items > 0)
+        .map(|(wall, work)| wall.median / work.items as f64);
+    let material: Vec<String> = steps
+        .iter()
+        .filter(|(_, gap, wall)| gap / wall >= MATERIAL_FINISH_GAP)
+        .map(|&(step, gap, wall)| {
+            let workers: Vec<String> = step
+                .worker_rows
+                .iter()
+                .map(|row| {
+                    let who = row
+                        .pinned_cpu
+                        .map_or(format!("worker {}", row.worker), |cpu| format!("CPU {cpu}"));
+                    let ms = |s: &Option<Spread>| {
+                        s.as_ref()
+                            .map_or(DASH.into(), |s| format!("{:.1}", s.median))
+                    };
+                    format!(
+                        "{who} busy {} ms, idle {}",
+                        ms(&row.busy_ms),
+                        ms(&row.idle_ms)
+                    )
+                })
+                .collect();
+            let cause = match item_ms {
+                Some(item) if gap <= 2.0 * item => format!(
+                    "within two items ({item:.1} ms each): the work's granularity at the end"
+                ),
+                Some(item) => format!(
+                    "{:.0} items' length ({item:.1} ms each): a worker held its last item while \
+                     it did not run (its vCPU descheduled or capped), so the gain lost here is \
+                     that wait at the end, not a slower CPU",
+                    gap / item
+                ),
+                None => "the gain lost here is that wait at the end, not a slower CPU".into(),
+            };
+            format!(
+                "step {}: the workers finished {gap:.1} ms apart, {:.0} % of the step's {wall:.1} \
+                 ms ({}); {cause}",
+                step.workers,
+                gap / wall * 100.0,
+                workers.join("; "),
+            )
+        })
+        .collect();
+    if !material.is_empty() {
+        return material;
+    }
+    let Some(&(step, gap, wall)) = steps
+        .iter()
+        .max_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+    else {
+        return Vec::new();
+    };
+    vec![format!(
+        "finish gap: each step's workers finished within {:.0} % of its time of each other \
+         (the most: step {}, {gap:.1} ms of {wall:.1}): no step lost its gain to waiting at \
+         the end",
+        MATERIAL_FINISH_GAP * 100.0,
+        step.workers
+    )]
 }
 
 fn busy_line(judged: &SweepJudgement) -> String {
@@ -387,5 +480,57 @@ impl Document for SweepResult {
 
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.judged.valid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saved::{SavedDocument, load};
+
+    fn live_sweep() -> SweepResult {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/results/sweep-vm-per-worker.json");
+        match load(&path).unwrap() {
+            SavedDocument::Sweep(sweep) => *sweep,
+            _ => panic!("not a sweep"),
+        }
+    }
+
+    /// The recorded 2-vCPU sweep: its workers finished 0.2 ms apart, one
+    /// line says so. Made to finish 20 ms apart, as a capped second vCPU
+    /// holding its last item does, step 2 gets its line: the gap, each
+    /// worker's busy and idle time, and that the gap is many items long.
+    #[test]
+    fn a_material_finish_gap_names_each_workers_busy_and_idle_time() {
+        let mut sweep = live_sweep();
+        assert_eq!(
+            finish_lines(&sweep),
+            [
+                "finish gap: each step's workers finished within 5 % of its time of each other \
+              (the most: step 2, 0.2 ms of 51.9): no step lost its gain to waiting at the end"
+            ]
+        );
+        let step = &mut sweep.judged.steps[1];
+        let gap = step.finish_gap_ms.as_mut().unwrap();
+        gap.median = 20.0;
+        step.wall_ms.as_mut().unwrap().median = 70.0;
+        let lines = finish_lines(&sweep);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let line = &lines[0];
+        assert!(
+            line.starts_with(
+                "step 2: the workers finished 20.0 ms apart, 29 % of the step's 70.0 ms (CPU 0 \
+                 busy 51.7 ms, idle 0.2; CPU 1 busy "
+            ),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(
+                "a worker held its last item while it did not run (its vCPU descheduled or \
+                 capped), so the gain lost here is that wait at the end, not a slower CPU"
+            ),
+            "{line}"
+        );
     }
 }

@@ -900,8 +900,9 @@ fn work_ratios(classes: &[SpeedClass], shares: &[ClassShare]) -> Vec<WorkRatio> 
         .collect()
 }
 
-/// One worker's row: medians over the rounds.
-fn worker_row(
+/// One worker's row: medians over the rounds (`reps`, by round);
+/// `run --sweep`'s steps have them too.
+pub(crate) fn worker_row(
     reps: &BTreeMap<usize, &RepSample>,
     worker: usize,
     class_of_cpu: &dyn Fn(u32) -> Option<String>,

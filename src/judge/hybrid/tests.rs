@@ -23,6 +23,7 @@ fn worker(worker: usize, cpu: u32, pinned: bool, items: u64, per_ms: f64) -> Wor
         busy_ns,
         tsc_ticks: busy_ns,
         barrier_wait_ns: 0,
+        finish_ns: None,
         counters: CounterValues {
             task_clock_ns: busy_ns,
             time_enabled_ns: busy_ns,

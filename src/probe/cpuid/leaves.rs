@@ -219,6 +219,7 @@ pub fn hypervisor_name(signature: &str) -> &'static str {
         " lrpepyh  vr" | "prl hyperv  " => "Parallels",
         "VBoxVBoxVBox" => "VirtualBox",
         "QNXQVMBSQG" => "QNX",
+        "UnisysSpar64" => "Unisys s-Par",
         "Jailhouse" => "Jailhouse",
         "VirtualApple" => "Apple Rosetta",
         _ => "unknown",
@@ -491,6 +492,8 @@ mod tests {
     fn hypervisor_names() {
         assert_eq!(hypervisor_name("KVMKVMKVM"), "KVM");
         assert_eq!(hypervisor_name(" lrpepyh  vr"), "Parallels");
+        // lscpu names s-Par by its CPUID signature.
+        assert_eq!(hypervisor_name("UnisysSpar64"), "Unisys s-Par");
         assert_eq!(hypervisor_name("SomethingNew"), "unknown");
     }
 }
