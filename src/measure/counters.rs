@@ -45,6 +45,7 @@ use super::model::{
 };
 use crate::input::{ReadLimit, read_bounded};
 use crate::probe::SysfsRoot;
+use crate::probe::environment::hardware_pmus;
 use std::path::Path;
 
 /// Relative to `/`, as the probe's reader takes it.
@@ -138,7 +139,9 @@ pub fn probe_hardware(software: &SoftwareCounters) -> HardwareProbe {
         .collect();
     if let Some((_, Err(error))) = solo.first() {
         let instructions_too = !HardwareEvents::of(&statuses, GroupLayout::OneGroup).instructions;
-        return HardwareProbe::unavailable(explain_no_cycles(error, instructions_too));
+        // Where the folder cannot be read, a PMU may be there.
+        let pmu_visible = hardware_pmus(&SysfsRoot::live()).map_or(true, |pmus| !pmus.is_empty());
+        return HardwareProbe::unavailable(explain_no_cycles(error, instructions_too, pmu_visible));
     }
     drop(solo);
     let mut layout = GroupLayout::OneGroup;
@@ -248,8 +251,15 @@ fn refit(events: HardwareEvents, failure: &OpenFailure) -> Option<Refit> {
 
 /// Why cycles cannot be counted, and the fallback. `instructions_too`: the
 /// instructions event failed as well, so no PMU is visible at all.
-fn explain_no_cycles(error: &io::Error, instructions_too: bool) -> String {
+/// `pmu_visible`: the kernel registers a CPU PMU. Without one, a refusal
+/// (perf_event_paranoid, a seccomp filter) is not the cause a fix would
+/// change: with no PMU, no setting counts cycles, so the missing PMU is
+/// named (root sees the same).
+fn explain_no_cycles(error: &io::Error, instructions_too: bool, pmu_visible: bool) -> String {
     let fallback = TICK_CLOCK.unit();
+    if !pmu_visible {
+        return no_pmu_reason();
+    }
     match error.raw_os_error() {
         Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) if instructions_too => {
             no_pmu_reason()
@@ -1014,15 +1024,18 @@ mod tests {
     fn missing_pmu_errors_read_as_no_pmu() {
         for errno in [libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV, libc::EINVAL] {
             let error = io::Error::from_raw_os_error(errno);
-            assert_eq!(explain_no_cycles(&error, true), no_pmu_reason());
-            let reason = explain_no_cycles(&error, false);
+            assert_eq!(explain_no_cycles(&error, true, true), no_pmu_reason());
+            let reason = explain_no_cycles(&error, false, true);
             assert!(
                 reason.starts_with("this PMU has no cycles event"),
                 "{reason}"
             );
         }
-        let forbidden = explain_no_cycles(&io::Error::from_raw_os_error(libc::EACCES), true);
+        let refused = io::Error::from_raw_os_error(libc::EACCES);
+        let forbidden = explain_no_cycles(&refused, true, true);
         assert!(forbidden.contains("perf_event_paranoid"), "{forbidden}");
+        // Without a PMU, the refusal is not what a fix would change.
+        assert_eq!(explain_no_cycles(&refused, true, false), no_pmu_reason());
         assert!(no_pmu_reason().ends_with(TICK_CLOCK.unit()));
     }
 

@@ -187,7 +187,8 @@ fn cpufreq_policies(root: &SysfsRoot) -> Result<Vec<String>> {
 /// `armv8_cortex_a72`), `apple_` (Apple M-series on Asahi Linux).
 pub const CPU_PMU_PREFIXES: [&str; 3] = ["cpu", "armv", "apple_"];
 
-fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
+/// The CPU PMUs the kernel registers (see [`CPU_PMU_PREFIXES`]).
+pub fn hardware_pmus(root: &SysfsRoot) -> Result<Vec<String>> {
     Ok(root
         .list_dir(PMU_DIR)?
         .iter()
