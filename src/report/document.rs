@@ -4,14 +4,15 @@
 //!
 //! Adding a kind of document is one module per layer (a study in
 //! `study/`, its document in `saved/documents.rs`, its view and this
-//! trait's impl in `report/`, a command in `commands/`) and one arm in each
-//! of the two matches on the kind: [`mod@crate::saved::load`] (which type to
-//! parse) and [`of`] (which implementation to call).
+//! trait's impl in `report/`, a command in `commands/`) and one line in the
+//! list of kinds ([`mod@crate::saved::kinds`]), from which the loaded
+//! document, its parse and [`of`] are generated.
 
 use crate::exit::Outcome;
 use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
 use crate::report::view::View;
+use crate::saved::kinds::with_kinds;
 use crate::saved::{DocumentHead, SavedDocument};
 
 /// What every saved document can be turned into.
@@ -47,18 +48,16 @@ pub trait Document {
     fn outcome(&self) -> Outcome;
 }
 
-/// The implementation for a loaded document: the one place `report`
-/// matches on its kind.
-pub fn of(saved: &SavedDocument) -> &dyn Document {
-    match saved {
-        SavedDocument::Gate(document) => document.as_ref(),
-        SavedDocument::Run(document) => document.as_ref(),
-        SavedDocument::Command(document) => document.as_ref(),
-        SavedDocument::Pairs(document) => document.as_ref(),
-        SavedDocument::Latency(document) => document.as_ref(),
-        SavedDocument::Hybrid(document) => document.as_ref(),
-        SavedDocument::Sweep(document) => document.as_ref(),
-        SavedDocument::Observe(document) => document.as_ref(),
-        SavedDocument::Topology(document) => document.as_ref(),
-    }
+/// The implementations of a loaded document, generated from the list of
+/// kinds ([`mod@crate::saved::kinds`]).
+macro_rules! document_of {
+    ($($(#[$doc:meta])* $kind:ident => $document:ty,)*) => {
+        /// The implementations of a loaded document, whatever its kind.
+        pub fn of(saved: &SavedDocument) -> &dyn Document {
+            match saved {
+                $(SavedDocument::$kind(document) => document.as_ref(),)*
+            }
+        }
+    };
 }
+with_kinds!(document_of);

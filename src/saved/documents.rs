@@ -30,53 +30,11 @@ use crate::probe::{
     Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, NumaNode, ProbeSource,
     Summary, Topology,
 };
+use super::kinds::DocumentKind;
 use serde::{Deserialize, Serialize};
 
 /// The schema version of every saved result this build writes and reads.
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
-
-/// Which command wrote a document: its `kind` field. Its spelling is
-/// serde's and strum's one kebab-case name; the declaration order is the
-/// order a host's documents are listed in (the gate first).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum DocumentKind {
-    /// `gate --json`.
-    Gate,
-    /// `run --json`.
-    Run,
-    /// `run --json -- COMMAND`: a user's command under the arms.
-    Command,
-    /// `pairs --json`.
-    Pairs,
-    /// `latency --json`: the core-to-core latency matrix and its domains.
-    Latency,
-    /// `hybrid --json`.
-    Hybrid,
-    /// `run --sweep --json`: thread-count scaling in topology order.
-    Sweep,
-    /// `observe --json`.
-    Observe,
-    /// `topology --json`: the probed machine.
-    Topology,
-    /// `snapshot FILE.json`: what probing the machine read, for
-    /// `--sysfs-root FILE.json`; no study, so `report` does not read it.
-    Snapshot,
-}
 
 /// Facts that suggest a VM, shown next to the gate's verdict but never
 /// deciding it: only the measurement decides.

@@ -3,7 +3,8 @@
 //! flattened into each document, so a new kind of document gets the same
 //! head (and the same JSON fields) by naming it once.
 
-use super::documents::{DocumentKind, Evidence, RESULT_SCHEMA_VERSION};
+use super::documents::{Evidence, RESULT_SCHEMA_VERSION};
+use super::kinds::DocumentKind;
 use crate::probe::{Environment, Summary, Topology};
 use serde::{Deserialize, Serialize};
 

@@ -1,12 +1,10 @@
 //! Reading saved results back: bounded, checked for kind and version, and
-//! every failure a one-line error naming the file and the fix. This is one
-//! of the two places that match on a document's kind (the other chooses
-//! its renderer, in `report::document`).
+//! every failure a one-line error naming the file and the fix. The
+//! loaded-document enum, its `head` and the parse by kind are generated
+//! from the one list of kinds ([`mod@super::kinds`]).
 
-use super::documents::{
-    CommandResult, DocumentKind, GateResult, HybridResult, LatencyResult, ObserveResult,
-    PairsResult, RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
-};
+use super::documents::{RESULT_SCHEMA_VERSION, SnapshotResult, TopologyResult};
+use super::kinds::{DocumentKind, with_kinds};
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
 use crate::escape::{escape_controls, escape_path};
@@ -14,25 +12,53 @@ use anyhow::{Result, anyhow, bail};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::error::Category;
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 use std::fmt::Write;
 use std::path::Path;
 
-/// A saved result, whichever command wrote it. It serializes as the
-/// document itself.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum SavedDocument {
-    Gate(Box<GateResult>),
-    Run(Box<RunResult>),
-    Command(Box<CommandResult>),
-    Pairs(Box<PairsResult>),
-    Latency(Box<LatencyResult>),
-    Hybrid(Box<HybridResult>),
-    Sweep(Box<SweepResult>),
-    Observe(Box<ObserveResult>),
-    Topology(Box<TopologyResult>),
+/// The loaded-document enum, its `head`, and the parse of a document of a
+/// kind, from the list of kinds.
+macro_rules! saved_document {
+    ($($(#[$doc:meta])* $kind:ident => $document:ty,)*) => {
+        /// A saved result, whichever command wrote it. It serializes as
+        /// the document itself.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum SavedDocument {
+            $($(#[$doc])* $kind(Box<$document>),)*
+        }
+
+        impl SavedDocument {
+            /// Kind, host, machine and evidence: what every document opens
+            /// with.
+            pub fn head(&self) -> &DocumentHead {
+                match self {
+                    $(SavedDocument::$kind(document) => &document.head,)*
+                }
+            }
+        }
+
+        /// `value`, a document of `kind` (checked for version and sense),
+        /// parsed as that kind's document.
+        fn parse_as(kind: DocumentKind, value: Value, path: &Path) -> Result<SavedDocument> {
+            let value = upgraded(kind, value);
+            match kind {
+                $(DocumentKind::$kind => Ok(SavedDocument::$kind(Box::new(parse(
+                    &value, path, kind,
+                )?))),)*
+                DocumentKind::Snapshot => {
+                    let shown = escape_path(path);
+                    bail!(
+                        "{shown}: a snapshot, which holds no results; `report` reads files \
+                         written by {READ_KINDS}, and a snapshot is read with `topology \
+                         --sysfs-root {shown}`"
+                    )
+                }
+            }
+        }
+    };
 }
+with_kinds!(saved_document);
 
 /// The two fields every saved document starts with.
 #[derive(Deserialize)]
@@ -86,21 +112,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SavedDocument> {
     };
     check_version(header.schema_version, kind, path)?;
     check_sense(&value, path, kind)?;
-    Ok(match kind {
-        DocumentKind::Gate => SavedDocument::Gate(Box::new(gate(value, path)?)),
-        DocumentKind::Run => SavedDocument::Run(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Command => SavedDocument::Command(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Pairs => SavedDocument::Pairs(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Latency => SavedDocument::Latency(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Hybrid => SavedDocument::Hybrid(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Sweep => SavedDocument::Sweep(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Observe => SavedDocument::Observe(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Topology => SavedDocument::Topology(Box::new(parse(&value, path, kind)?)),
-        DocumentKind::Snapshot => bail!(
-            "{shown}: a snapshot, which holds no results; `report` reads files written by \
-             {READ_KINDS}, and a snapshot is read with `topology --sysfs-root {shown}`"
-        ),
-    })
+    parse_as(kind, value, path)
 }
 
 /// Reads the document of `snapshot FILE.json` for `--sysfs-root`: at most
@@ -276,23 +288,6 @@ fn nonsense(value: &Value, field: Option<&str>, at: &mut String) -> Option<(Numb
     }
 }
 
-impl SavedDocument {
-    /// Kind, host, machine and evidence: what every document opens with.
-    pub fn head(&self) -> &DocumentHead {
-        match self {
-            SavedDocument::Gate(d) => &d.head,
-            SavedDocument::Run(d) => &d.head,
-            SavedDocument::Command(d) => &d.head,
-            SavedDocument::Pairs(d) => &d.head,
-            SavedDocument::Latency(d) => &d.head,
-            SavedDocument::Hybrid(d) => &d.head,
-            SavedDocument::Topology(d) => &d.head,
-            SavedDocument::Sweep(d) => &d.head,
-            SavedDocument::Observe(d) => &d.head,
-        }
-    }
-}
-
 fn check_version(version: Option<u32>, kind: DocumentKind, path: &Path) -> Result<()> {
     let shown = escape_path(path);
     match version {
@@ -309,17 +304,17 @@ fn parse<T: DeserializeOwned>(value: &Value, path: &Path, kind: DocumentKind) ->
     T::deserialize(value).map_err(|e| anyhow!("{}: damaged {kind} file: {e}", escape_path(path)))
 }
 
-/// A gate, also one saved before 0.2.0, when gates recorded neither their
-/// host, nor when they started, nor the machine's topology: the host reads
-/// as [`UNKNOWN_HOST`] (the head's other two are optional), the one place
-/// old gate files are upgraded.
-fn gate(value: Value, path: &Path) -> Result<GateResult> {
-    let mut value: Map<String, Value> = parse(&value, path, DocumentKind::Gate)?;
-    if value.get("host").is_none_or(Value::is_null) {
-        value.insert("host".into(), UNKNOWN_HOST.into());
+/// `value` as this version reads a document of `kind`: a gate saved before
+/// 0.2.0, when gates recorded neither their host, nor when they started,
+/// nor the machine's topology, gets the host [`UNKNOWN_HOST`] (the head's
+/// other two are optional), the one place old gate files are upgraded.
+fn upgraded(kind: DocumentKind, mut value: Value) -> Value {
+    if let (DocumentKind::Gate, Some(fields)) = (kind, value.as_object_mut()) {
+        if fields.get("host").is_none_or(Value::is_null) {
+            fields.insert("host".into(), UNKNOWN_HOST.into());
+        }
     }
-    serde_json::from_value(Value::Object(value))
-        .map_err(|e| anyhow!("{}: damaged gate file: {e}", escape_path(path)))
+    value
 }
 
 /// A `topology --json` file from before topology had a head: the machine

@@ -1,0 +1,74 @@
+//! The one list of the kinds of saved document: each line names a kind (its
+//! `kind` word is the name in kebab-case) and the type of its document.
+//! Everything that matches on a document's kind is generated from it: the
+//! [`DocumentKind`](crate::saved::DocumentKind) enum, the loaded-document
+//! enum [`SavedDocument`](crate::saved::SavedDocument) with its `head` and
+//! its parsing (in [`mod@crate::saved::load`]), and the choice of a
+//! document's implementations (`report::document::of`). Adding a kind is a
+//! line here, its document type, and its implementations of the
+//! `report::document` traits.
+//!
+//! [`with_kinds!`] calls another macro with the list, so each place that
+//! needs it generates its own code from the one declaration.
+
+/// Calls the macro `$then` with every kind `report` reads, in the order a
+/// host's documents are listed (the gate first): each entry its doc
+/// comment, its name and its document type, `Name => Type,`.
+macro_rules! with_kinds {
+    ($then:ident) => {
+        $then! {
+            /// `gate --json`.
+            Gate => $crate::saved::GateResult,
+            /// `run --json`.
+            Run => $crate::saved::RunResult,
+            /// `run --json -- COMMAND`: a user's command under the arms.
+            Command => $crate::saved::CommandResult,
+            /// `pairs --json`.
+            Pairs => $crate::saved::PairsResult,
+            /// `latency --json`: the core-to-core latency matrix and its domains.
+            Latency => $crate::saved::LatencyResult,
+            /// `hybrid --json`.
+            Hybrid => $crate::saved::HybridResult,
+            /// `run --sweep --json`: thread-count scaling in topology order.
+            Sweep => $crate::saved::SweepResult,
+            /// `observe --json`.
+            Observe => $crate::saved::ObserveResult,
+            /// `topology --json`: the probed machine.
+            Topology => $crate::saved::TopologyResult,
+        }
+    };
+}
+pub(crate) use with_kinds;
+
+/// [`DocumentKind`](crate::saved::DocumentKind): every kind of the list,
+/// then `snapshot`, which `report` does not read.
+macro_rules! document_kind {
+    ($($(#[$doc:meta])* $kind:ident => $document:ty,)*) => {
+        /// Which command wrote a document: its `kind` field. Its spelling is
+        /// serde's and strum's one kebab-case name; the declaration order is
+        /// the order a host's documents are listed in (the gate first).
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            PartialOrd,
+            Ord,
+            serde::Serialize,
+            serde::Deserialize,
+            strum::Display,
+            strum::IntoStaticStr,
+            strum::VariantArray,
+        )]
+        #[serde(rename_all = "kebab-case")]
+        #[strum(serialize_all = "kebab-case")]
+        pub enum DocumentKind {
+            $($(#[$doc])* $kind,)*
+            /// `snapshot FILE.json`: what probing the machine read, for
+            /// `--sysfs-root FILE.json`; no study, so `report` does not read it.
+            Snapshot,
+        }
+    };
+}
+with_kinds!(document_kind);
