@@ -7,7 +7,7 @@
 use crate::conformance::Corpus;
 use placement_study::judge::pairs::PairStatus;
 use placement_study::probe::probe;
-use placement_study::report::figure::{command, pairs, run, topology};
+use placement_study::report::document::Figure;
 use placement_study::saved::{SavedDocument, TopologyResult, load};
 use std::path::Path;
 
@@ -42,10 +42,10 @@ fn every_fixture_drawn_on_the_machine_is_well_formed_small_and_stable() {
     for path in paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let figure = match load(&path).unwrap() {
-            SavedDocument::Topology(result) => checked(&name, || topology::figure(&result)),
-            SavedDocument::Pairs(result) => checked(&name, || pairs::figure(&result)),
+            SavedDocument::Topology(result) => checked(&name, || result.figure()),
+            SavedDocument::Pairs(result) => checked(&name, || result.figure()),
             SavedDocument::Run(result) => {
-                let figure = checked(&name, || run::figure(&result));
+                let figure = checked(&name, || result.figure());
                 // Arm A's worker 0 is marked on its CPU.
                 if let Some(Some(cpu)) = result.arms.first().and_then(|arm| arm.cpus.first()) {
                     assert!(
@@ -55,7 +55,7 @@ fn every_fixture_drawn_on_the_machine_is_well_formed_small_and_stable() {
                 }
                 figure
             }
-            SavedDocument::Command(result) => checked(&name, || command::figure(&result)),
+            SavedDocument::Command(result) => checked(&name, || result.figure()),
             _ => continue,
         };
         assert!(figure.contains("units"), "{name}: no line naming the units");
@@ -90,7 +90,7 @@ fn real_machines_draw_readable_small_and_stable() {
         let root = scratch.path().join(row.get("top_dir"));
         let machine = probe(Some(&root), None).unwrap_or_else(|error| panic!("{name}: {error:#}"));
         let result = TopologyResult::new(machine, name.into(), 0);
-        let figure = checked(name, || topology::figure(&result));
+        let figure = checked(name, || result.figure());
         assert_eq!(
             figure.matches("<title>core ").count(),
             result.summary.cores,
@@ -123,7 +123,7 @@ fn the_pairs_heatmap_draws_measured_cells_outlines_and_inferred_dots() {
     let SavedDocument::Pairs(result) = load(&path).unwrap() else {
         panic!("not a pairs document");
     };
-    let figure = pairs::figure(&result);
+    let figure = result.figure();
     let measured: std::collections::BTreeSet<(u32, u32)> = result
         .comparisons
         .iter()

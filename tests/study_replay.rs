@@ -26,7 +26,7 @@ use placement_study::plan::hybrid::SharedWork;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
-use placement_study::report::document::Document;
+use placement_study::report::document::HumanView;
 use placement_study::report::view::View;
 use placement_study::saved::{GateResult, RunResult};
 use placement_study::saved::{HybridResult, PairsResult};

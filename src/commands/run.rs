@@ -7,7 +7,7 @@ use crate::measure::EngineSession;
 use crate::measure::command::{Watched, run_once};
 use crate::measure::stop::{self, StopNotice};
 use crate::measure::tree::become_subreaper;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::study::LazyMeasure;
 use crate::study::command::{CommandStudyOptions, command_study};
 use crate::study::run::{RunOutcome, StudyOptions, run_study};

@@ -6,10 +6,9 @@ use crate::exit::Outcome;
 use crate::judge::command_checks::{different_work, invalidating, quotable, signed_percent};
 use crate::measure::command::Output;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
-use crate::report::run::UNGATED;
-use crate::report::table::{check_lines, host_line, legend_saying, marked};
+use crate::report::document::{Document, HumanView};
+use crate::report::labels::NOT_QUOTABLE;
+use crate::report::table::{banners, check_lines, host_line, legend_saying, marked};
 use crate::report::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
@@ -17,88 +16,88 @@ use crate::saved::{CommandResult, DocumentHead};
 
 /// The whole human view: the validity verdict first, what to run next,
 /// then each arm's wall time, where the threads ran, and the checks.
-pub fn blocks(result: &CommandResult, view: &View) -> Blocks {
-    let mut out = Blocks::new();
-    if !result.gated {
-        out.banner(UNGATED).gap();
-    }
-    if !result.head.complete {
-        out.banner("INCOMPLETE: stopped by a signal; only the rounds finished are shown")
-            .gap();
-    }
-    let options = &result.options;
-    let verdict = if result.valid {
-        valid_verdict(result)
-    } else {
-        let failed: Vec<String> = invalidating(&result.checks, options.strict)
-            .iter()
-            .map(|c| format!("{} {}", c.name, c.status.as_str()))
-            .collect();
-        format!(
-            "INVALID study (exit {}): {}",
-            Outcome::InvalidRun.exit_status(),
-            failed.join(", ")
-        )
-    };
-    out.answer(verdict);
-    if let Some(gate) = &result.gate {
-        out.line(format!("gate: {}", gate.sentence), 2);
-    }
-    out.line(
-        "next: `placement-study run --sweep -- COMMAND` gives its scaling curve, and \
-         `placement-study observe -- COMMAND` shows where Linux ran its threads",
-        2,
-    );
-    out.gap().line(host_line(&result.head), 2);
-    let setup = format!(
-        "`{}` with {{threads}} = {}; {} after {}, arms interleaved; its output {}{}",
-        options.command_text(),
-        result.plan.threads,
-        rounds_done(result),
-        count(options.warmups, "warm-up"),
-        match &options.output {
-            Output::Discard => "discarded".to_string(),
-            Output::Inherit => "shown".to_string(),
-            Output::File(path) => format!(
-                "in {} (the last repetition's)",
-                crate::escape::escape_path(path)
-            ),
-        },
-        options
-            .prepare
-            .as_ref()
-            .map_or_else(String::new, |prepare| format!("; `{prepare}` before each")),
-    );
-    out.line(setup, 2);
-    if !result.valid {
-        out.gap().banner(
-            "INVALID STUDY: a check that every number rests on failed (see Checks); none of \
-             them may be quoted",
+impl HumanView for CommandResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = banners(
+            result.gated,
+            result.head.complete,
+            "the rounds finished are",
         );
-    }
-    out.gap().extend(arms_table(result, view));
-    let lines_under = [per_unit_line(result), instructions_line(result)];
-    out.lines(lines_under.into_iter().flatten(), 2);
-    if !result.residency.is_empty() {
-        out.gap()
-            .heading("Where the threads ran (share of the tree's on-CPU time)")
-            .extend(residency_table(result));
-    }
-    let failed = result.reps.iter().filter(|r| r.failed).count();
-    if failed > 0 {
-        out.line(
+        let options = &result.options;
+        let verdict = if result.valid {
+            valid_verdict(result)
+        } else {
+            let failed: Vec<String> = invalidating(&result.checks, options.strict)
+                .iter()
+                .map(|c| format!("{} {}", c.name, c.status.as_str()))
+                .collect();
             format!(
-                "{} failed (kept by --ignore-failure, left out of every statistic)",
-                count(failed, "repetition")
-            ),
+                "INVALID study (exit {}): {}",
+                Outcome::InvalidRun.exit_status(),
+                failed.join(", ")
+            )
+        };
+        out.answer(verdict);
+        if let Some(gate) = &result.gate {
+            out.line(format!("gate: {}", gate.sentence), 2);
+        }
+        out.line(
+            "next: `placement-study run --sweep -- COMMAND` gives its scaling curve, and \
+         `placement-study observe -- COMMAND` shows where Linux ran its threads",
             2,
         );
+        out.gap().line(host_line(&result.head), 2);
+        let setup = format!(
+            "`{}` with {{threads}} = {}; {} after {}, arms interleaved; its output {}{}",
+            options.command_text(),
+            result.plan.threads,
+            rounds_done(result),
+            count(options.warmups, "warm-up"),
+            match &options.output {
+                Output::Discard => "discarded".to_string(),
+                Output::Inherit => "shown".to_string(),
+                Output::File(path) => format!(
+                    "in {} (the last repetition's)",
+                    crate::escape::escape_path(path)
+                ),
+            },
+            options
+                .prepare
+                .as_ref()
+                .map_or_else(String::new, |prepare| format!("; `{prepare}` before each")),
+        );
+        out.line(setup, 2);
+        if !result.valid {
+            out.gap().banner(
+                "INVALID STUDY: a check that every number rests on failed (see Checks); none of \
+             them may be quoted",
+            );
+        }
+        out.gap().extend(arms_table(result, view));
+        let lines_under = [per_unit_line(result), instructions_line(result)];
+        out.lines(lines_under.into_iter().flatten(), 2);
+        if !result.residency.is_empty() {
+            out.gap()
+                .heading("Where the threads ran (share of the tree's on-CPU time)")
+                .extend(residency_table(result));
+        }
+        let failed = result.reps.iter().filter(|r| r.failed).count();
+        if failed > 0 {
+            out.line(
+                format!(
+                    "{} failed (kept by --ignore-failure, left out of every statistic)",
+                    count(failed, "repetition")
+                ),
+                2,
+            );
+        }
+        out.gap()
+            .heading("Checks")
+            .extend(check_lines(&result.checks));
+        out.extend(notes_block(&result.warnings));
+        out
     }
-    out.gap()
-        .heading("Checks")
-        .extend(check_lines(&result.checks));
-    out.extend(notes_block(&result.warnings));
-    out
 }
 
 /// A valid study's last line, saying which arms' numbers may be quoted:
@@ -189,10 +188,6 @@ fn arms_table(result: &CommandResult, view: &View) -> Blocks {
     }
     legend_saying(table, marks, NOT_QUOTABLE, view)
 }
-
-/// Why an arm of a command study is marked.
-pub const NOT_QUOTABLE: &str = "* not quotable: its CV is above the bar, under 2 repetitions were \
-                            measured, or other load shared its cores (see Checks)";
 
 /// With `--units`: each arm's median wall time per unit, all in one time
 /// unit (s, ms, µs or ns: the largest that keeps the smallest median at 1
@@ -332,26 +327,6 @@ fn rounds_done(result: &CommandResult) -> String {
 impl Document for CommandResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::command(&self.reps)
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::command(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::command::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_command(file, self)
     }
 
     fn outcome(&self) -> Outcome {

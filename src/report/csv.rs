@@ -12,6 +12,11 @@ use crate::judge::stats::median;
 use crate::measure::command::{CommandRep, TreeHardware};
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
+use crate::report::document::Csv;
+use crate::saved::{
+    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
+    SweepResult, TopologyResult,
+};
 use serde::Serialize;
 
 /// `rows` as CSV, the header first: `R`'s field names, so a header cannot
@@ -388,4 +393,64 @@ pub fn command(reps: &[CommandRep]) -> String {
             status,
         }
     }))
+}
+
+/// Each kind's `--csv`, from the row writers above.
+impl Csv for GateResult {
+    fn csv(&self) -> String {
+        samples(&self.samples)
+    }
+}
+
+impl Csv for RunResult {
+    fn csv(&self) -> String {
+        samples(&self.samples)
+    }
+}
+
+impl Csv for CommandResult {
+    fn csv(&self) -> String {
+        command(&self.reps)
+    }
+}
+
+impl Csv for PairsResult {
+    fn csv(&self) -> String {
+        comparisons(&self.comparisons)
+    }
+}
+
+impl Csv for LatencyResult {
+    fn csv(&self) -> String {
+        latency(self.control.iter().chain(&self.pairs))
+    }
+}
+
+impl Csv for HybridResult {
+    fn csv(&self) -> String {
+        hybrid(&self.samples)
+    }
+}
+
+/// A command sweep's rows are its command's repetitions; a kernel sweep's,
+/// its workers' samples as `hybrid` writes them.
+impl Csv for SweepResult {
+    fn csv(&self) -> String {
+        match &self.command {
+            Some(sweep) => command(&sweep.reps),
+            None => hybrid(&self.samples),
+        }
+    }
+}
+
+impl Csv for ObserveResult {
+    fn csv(&self) -> String {
+        observe(&self.judged)
+    }
+}
+
+impl Csv for TopologyResult {
+    fn csv(&self) -> String {
+        topology(&self.machine())
+    }
 }

@@ -11,8 +11,7 @@ use crate::plan::GateBaseline;
 use crate::probe::hypervisor::{self, HypervisorSource, Identity};
 use crate::probe::{Crosscheck, virtual_board};
 use crate::report::blocks::Blocks;
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::report::table::{arms_table, excluded_lines};
 use crate::report::units::{Fixed, capitalise};
 use crate::report::view::View;
@@ -23,73 +22,68 @@ use std::fmt::Write;
 
 /// The whole human view: the verdict and why, what to run next, then the
 /// measurement behind it.
-pub fn blocks(result: &GateResult, view: &View) -> Blocks {
-    let mut out = verdict_heading(result.head.complete, "repetitions");
-    out.answer(format!(
-        "verdict: {} (exit {}){}",
-        result.verdict.as_str(),
-        Outcome::Verdict(result.verdict).exit_status(),
-        match result.baseline {
-            Some(baseline) => format!(", baseline: {}", baseline.describe()),
-            None => String::new(),
-        }
-    ));
-    // A neighbour that shaped the measurement is said before the
-    // sentence's statistics.
-    if let Some(slow) = &result.slow_cpu {
-        out.line(slow_cpu_line(slow), 0);
-    }
-    out.line(capitalise(&result.sentence), 0);
-    out.line(next_step(result.verdict), 2);
-    if let (Some(pairs), Some(setup)) = (&result.pairs, &result.setup) {
-        let against = match (pairs.separate, result.baseline) {
-            (Some([a, b]), _) => format!("separate CPUs {a},{b}"),
-            (None, Some(GateBaseline::Alone)) => {
-                format!("one worker alone on CPU {}", pairs.siblings[0])
+impl HumanView for GateResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = verdict_heading(result.head.complete, "repetitions");
+        out.answer(format!(
+            "verdict: {} (exit {}){}",
+            result.verdict.as_str(),
+            Outcome::Verdict(result.verdict).exit_status(),
+            match result.baseline {
+                Some(baseline) => format!(", baseline: {}", baseline.describe()),
+                None => String::new(),
             }
-            (None, _) => format!(
-                "each worker alone on its CPU ({} and {})",
-                pairs.siblings[0], pairs.siblings[1]
-            ),
-        };
-        let siblings = format!(
-            "siblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per \
+        ));
+        // A neighbour that shaped the measurement is said before the
+        // sentence's statistics.
+        if let Some(slow) = &result.slow_cpu {
+            out.line(slow_cpu_line(slow), 0);
+        }
+        out.line(capitalise(&result.sentence), 0);
+        out.line(next_step(result.verdict), 2);
+        if let (Some(pairs), Some(setup)) = (&result.pairs, &result.setup) {
+            let against = match (pairs.separate, result.baseline) {
+                (Some([a, b]), _) => format!("separate CPUs {a},{b}"),
+                (None, Some(GateBaseline::Alone)) => {
+                    format!("one worker alone on CPU {}", pairs.siblings[0])
+                }
+                (None, _) => format!(
+                    "each worker alone on its CPU ({} and {})",
+                    pairs.siblings[0], pairs.siblings[1]
+                ),
+            };
+            let siblings = format!(
+                "siblings CPUs {},{} vs {against} ({} class, package {}); kernel {}, {} bytes per \
              worker per repetition",
-            pairs.siblings[0],
-            pairs.siblings[1],
-            pairs.class,
-            pairs.package,
-            setup.kernel,
-            setup.bytes_per_worker
-        );
-        out.gap().line(siblings, 2);
-        out.line(clock_note(setup), 2);
-        out.lines(counter_notes(setup), 2);
-        out.gap()
-            .extend(arms_table(&result.arms, setup.tick_clock, false, view));
-    }
-    let cpus: Vec<u32> = result.workers.iter().map(|w| w.cpu).collect();
-    out.lines(
-        batch_lines(&result.batches, &cpus, result.mean_based.as_ref()),
-        2,
-    );
-    if let Some(noise) = &result.noise {
-        out.line(noise_line(noise), 2);
-    }
-    out.lines(control_attempt_lines(&result.control_attempts), 2);
-    if let Some(control) = &result.control {
-        out.line(
-            format!(
-                "control (both workers on one CPU): {} — {}",
-                control.status.as_str(),
-                control.detail
-            ),
+                pairs.siblings[0],
+                pairs.siblings[1],
+                pairs.class,
+                pairs.package,
+                setup.kernel,
+                setup.bytes_per_worker
+            );
+            out.gap().line(siblings, 2);
+            out.line(clock_note(setup), 2);
+            out.lines(counter_notes(setup), 2);
+            out.gap()
+                .extend(arms_table(&result.arms, setup.tick_clock, false, view));
+        }
+        let cpus: Vec<u32> = result.workers.iter().map(|w| w.cpu).collect();
+        out.lines(
+            batch_lines(&result.batches, &cpus, result.mean_based.as_ref()),
             2,
         );
+        out.extend(noise_and_control(
+            result.noise.as_ref(),
+            &result.control_attempts,
+            result.control.as_ref(),
+            "one CPU",
+        ));
+        out.lines(excluded_lines(&result.excluded), 2);
+        out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
+        out
     }
-    out.lines(excluded_lines(&result.excluded), 2);
-    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
-    out
 }
 
 /// What to run after a gate, by its verdict: with no SMT or a virtual
@@ -189,6 +183,32 @@ pub fn batch_lines(batches: &[Batch], cpus: &[u32], mean_based: Option<&MeanBase
         ));
     }
     lines
+}
+
+/// How noisy the host was, each earlier attempt of a control measured
+/// again, and the control itself ("both workers on `on`").
+pub fn noise_and_control(
+    noise: Option<&HostNoise>,
+    attempts: &[Check],
+    control: Option<&Check>,
+    on: &str,
+) -> Blocks {
+    let mut out = Blocks::new();
+    if let Some(noise) = noise {
+        out.line(noise_line(noise), 2);
+    }
+    out.lines(control_attempt_lines(attempts), 2);
+    if let Some(control) = control {
+        out.line(
+            format!(
+                "control (both workers on {on}): {} — {}",
+                control.status.as_str(),
+                control.detail
+            ),
+            2,
+        );
+    }
+    out
 }
 
 /// The earlier measurements of a control that failed and was measured
@@ -541,32 +561,6 @@ pub fn slow_cpu_line(slow: &SlowCpu) -> String {
 impl Document for GateResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::samples(&self.samples)
-    }
-
-    /// A gate a run stopped at writes run metrics: a textfile's series
-    /// keep their kind whatever the verdict.
-    fn metrics(&self) -> String {
-        if self.run_stopped_at_gate {
-            crate::report::prom::run_stopped_at_gate(self)
-        } else {
-            crate::report::prom::gate(self)
-        }
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::gate::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_gate(file, self)
     }
 
     fn outcome(&self) -> Outcome {

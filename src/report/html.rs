@@ -4,8 +4,8 @@
 //! The page opens with a summary: one row per document (host, kind, its
 //! verdict, the file), each linking to the document below. Each document is
 //! then shown as its heading (host, kind, the version that wrote it, the
-//! file it was read from), its figure inline ([`Document::figure`]) and its
-//! view ([`Document::blocks`], the same blocks `report FILE` prints, with
+//! file it was read from), its figure inline ([`Figure::figure`](crate::report::document::Figure::figure)) and its
+//! view ([`HumanView::blocks`](crate::report::document::HumanView::blocks), the same blocks `report FILE` prints, with
 //! every column, as `--wide` shows them): its lines as paragraphs, its
 //! tables as real `<table>`s. No format keeps a second copy of a view.
 //! Documents of one kind are grouped, and within a group each host's

@@ -6,9 +6,9 @@ use crate::exit::Outcome;
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerRow};
 use crate::judge::stats::Spread;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, noise_line};
+use crate::report::labels::cpu_list;
 use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
@@ -21,204 +21,202 @@ const DASH: &str = "—";
 /// The whole human view: the verdict on the classes and the schemes'
 /// sentence first, what to run next, then the baselines, the classes, the
 /// schemes, the workers and the checks.
-pub fn blocks(result: &HybridResult, view: &View) -> Blocks {
-    let validity = validity_verdict(
-        "study",
-        result.judged.valid,
-        &result.judged.checks,
-        result.options.strict,
-    );
-    let verdict = match result.judged.valid {
-        true => format!(
-            "verdict: measured classes {} (exit {}); {validity}",
-            result.judged.class_judgement.verdict.as_str(),
-            result.outcome().exit_status()
-        ),
-        false => validity,
-    };
-    let mut out = headline(
-        &result.head,
-        "the rounds done are",
-        verdict,
-        &result.sentence,
-    );
-    out.line(
-        "next: `placement-study run --sweep` gives the scaling curve in this order, and \
-         `placement-study observe` shows which class Linux runs the work on",
-        2,
-    );
-    out.gap().line(host_line(&result.head), 2);
-    let rounds = result
-        .judged
-        .baselines
-        .iter()
-        .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
-        .max()
-        .unwrap_or(0);
-    let work = format!(
-        "work: {} items, each {} passes of kernel {} over a worker's {} buffer ({} per item); \
-         {} per scheme on CPUs {} ({}), {} items each in equal shares",
-        result.work.items,
-        result.work.passes_per_item,
-        result.setup.kernel,
-        bytes(result.setup.buffer_bytes as u64),
-        bytes(result.work.item_bytes),
-        count(result.options.workers, "worker"),
-        cpu_list(&result.plan.worker_cpus),
-        // Where the machine names no core sibling sets, each CPU is taken
-        // for a core: say so rather than claim one per core.
-        match result
-            .head
-            .topology
-            .as_ref()
-            .and_then(|summary| summary.structure_unknown.as_ref())
-        {
-            Some(_) => "one per CPU: which CPUs share a core is unknown, so two may share one",
-            None => "one per core",
-        },
-        result.options.items_per_worker,
-    );
-    out.line(work, 2);
-    out.line(
-        format!(
-            "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
-             {}; baselines and schemes interleaved by round)",
-            count(rounds, "round"),
-            count(result.options.warmups, "warm-up"),
-        ),
-        2,
-    );
-    if !result.judged.valid {
-        out.gap().banner(
-            "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
-             of them may be quoted",
+impl HumanView for HybridResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let validity = validity_verdict(
+            "study",
+            result.judged.valid,
+            &result.judged.checks,
+            result.options.strict,
         );
-    }
-    out.gap()
-        .heading(format!(
-            "Per-class speed: pinned single-worker baselines, all {} items on one CPU",
-            result.work.items
-        ))
-        .extend(baselines_table(result, view));
-    out.gap()
-        .heading("Measured classes, fastest first")
-        .extend(classes_table(result, view));
-    let judgement = &result.judged.class_judgement;
-    let published: Vec<String> = result
-        .classes
-        .iter()
-        .map(|c| format!("{} (CPUs {})", c.name, c.cpus))
-        .collect();
-    out.line(
-        format!(
-            "published: {}; measured classes {}",
-            published.join(", "),
-            match judgement.verdict {
-                ClassVerdict::Agree => "agree",
-                ClassVerdict::Differ => "DIFFER",
-                ClassVerdict::Inconclusive => "inconclusive",
-            }
-        ),
-        2,
-    );
-    for note in &judgement.notes {
-        out.line(format!("  {note}"), 4);
-    }
-    if !judgement.batches.is_empty() {
-        let groupings: Vec<String> = judgement
-            .batches
+        let verdict = match result.judged.valid {
+            true => format!(
+                "verdict: measured classes {} (exit {}); {validity}",
+                result.judged.class_judgement.verdict.as_str(),
+                result.outcome().exit_status()
+            ),
+            false => validity,
+        };
+        let mut out = headline(
+            &result.head,
+            "the rounds done are",
+            verdict,
+            &result.sentence,
+        );
+        out.line(
+            "next: `placement-study run --sweep` gives the scaling curve in this order, and \
+         `placement-study observe` shows which class Linux runs the work on",
+            2,
+        );
+        out.gap().line(host_line(&result.head), 2);
+        let rounds = result
+            .judged
+            .baselines
             .iter()
-            .map(|b| {
-                let groups: Vec<String> = b.measured.iter().map(|g| g.to_string()).collect();
-                format!(
-                    "batch {} ({} rounds): {}",
-                    b.index,
-                    b.rounds.len(),
-                    groups.join(" / ")
-                )
-            })
+            .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
+            .max()
+            .unwrap_or(0);
+        let work = format!(
+            "work: {} items, each {} passes of kernel {} over a worker's {} buffer ({} per item); \
+         {} per scheme on CPUs {} ({}), {} items each in equal shares",
+            result.work.items,
+            result.work.passes_per_item,
+            result.setup.kernel,
+            bytes(result.setup.buffer_bytes as u64),
+            bytes(result.work.item_bytes),
+            count(result.options.workers, "worker"),
+            cpu_list(&result.plan.worker_cpus),
+            // Where the machine names no core sibling sets, each CPU is taken
+            // for a core: say so rather than claim one per core.
+            match result
+                .head
+                .topology
+                .as_ref()
+                .and_then(|summary| summary.structure_unknown.as_ref())
+            {
+                Some(_) => "one per CPU: which CPUs share a core is unknown, so two may share one",
+                None => "one per core",
+            },
+            result.options.items_per_worker,
+        );
+        out.line(work, 2);
+        out.line(
+            format!(
+                "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
+             {}; baselines and schemes interleaved by round)",
+                count(rounds, "round"),
+                count(result.options.warmups, "warm-up"),
+            ),
+            2,
+        );
+        if !result.judged.valid {
+            out.gap().banner(
+                "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
+             of them may be quoted",
+            );
+        }
+        out.gap()
+            .heading(format!(
+                "Per-class speed: pinned single-worker baselines, all {} items on one CPU",
+                result.work.items
+            ))
+            .extend(baselines_table(result, view));
+        out.gap()
+            .heading("Measured classes, fastest first")
+            .extend(classes_table(result, view));
+        let judgement = &result.judged.class_judgement;
+        let published: Vec<String> = result
+            .classes
+            .iter()
+            .map(|c| format!("{} (CPUs {})", c.name, c.cpus))
             .collect();
         out.line(
             format!(
-                "batches, {} ms apart, group the CPUs {}: {}",
-                result.options.batching.batch_gap_ms,
-                if judgement.batches_agree() {
-                    "alike"
-                } else {
-                    "DIFFERENTLY"
-                },
-                groupings.join("; ")
+                "published: {}; measured classes {}",
+                published.join(", "),
+                match judgement.verdict {
+                    ClassVerdict::Agree => "agree",
+                    ClassVerdict::Differ => "DIFFER",
+                    ClassVerdict::Inconclusive => "inconclusive",
+                }
             ),
             2,
         );
-    }
-    if let Some(noise) = &result.judged.noise {
-        out.line(noise_line(noise), 2);
-    }
-    out.line(format!("ceiling: {}", ceiling_line(result)), 2);
-    out.gap()
-        .line(
-            format!(
-                "Schemes: the same {} items on {}; speedup against the fastest class's pinned \
-                 baseline",
-                result.work.items,
-                count(result.options.workers, "worker"),
-            ),
-            2,
-        )
-        .extend(schemes_table(&result.judged.schemes, view));
-    out.gap().heading("Idle and work per class").table(
-        class_share_table(&result.judged.schemes),
-        "no scheme was measured",
-    );
-    for scheme in &result.judged.schemes {
-        for ratio in &scheme.work_ratios {
-            let line = format!(
-                "{}: a {} worker took {:.2}× the items of a {} worker; their measured speed \
-                 ratio is {:.2} ({:+.1} %)",
-                scheme.name(),
-                result
-                    .judged
-                    .speed_classes
-                    .first()
-                    .map_or("fastest", |c| c.label.as_str()),
-                Fixed(ratio.work_ratio),
-                ratio.class,
-                Fixed(ratio.speed_ratio),
-                Fixed(ratio.difference * 100.0)
-            );
-            out.line(line, 2);
+        for note in &judgement.notes {
+            out.line(format!("  {note}"), 4);
         }
-    }
-    for scheme in &result.judged.schemes {
-        out.gap()
-            .heading(format!(
-                "Workers, {} (median [min–max] over rounds)",
-                scheme.name()
-            ))
-            .table(
-                workers_table(&scheme.worker_rows, view),
-                "no round of it was kept",
+        if !judgement.batches.is_empty() {
+            let groupings: Vec<String> = judgement
+                .batches
+                .iter()
+                .map(|b| {
+                    let groups: Vec<String> = b.measured.iter().map(|g| g.to_string()).collect();
+                    format!(
+                        "batch {} ({} rounds): {}",
+                        b.index,
+                        b.rounds.len(),
+                        groups.join(" / ")
+                    )
+                })
+                .collect();
+            out.line(
+                format!(
+                    "batches, {} ms apart, group the CPUs {}: {}",
+                    result.options.batching.batch_gap_ms,
+                    if judgement.batches_agree() {
+                        "alike"
+                    } else {
+                        "DIFFERENTLY"
+                    },
+                    groupings.join("; ")
+                ),
+                2,
             );
+        }
+        if let Some(noise) = &result.judged.noise {
+            out.line(noise_line(noise), 2);
+        }
+        out.line(format!("ceiling: {}", ceiling_line(result)), 2);
+        out.gap()
+            .line(
+                format!(
+                    "Schemes: the same {} items on {}; speedup against the fastest class's pinned \
+                 baseline",
+                    result.work.items,
+                    count(result.options.workers, "worker"),
+                ),
+                2,
+            )
+            .extend(schemes_table(&result.judged.schemes, view));
+        out.gap().heading("Idle and work per class").table(
+            class_share_table(&result.judged.schemes),
+            "no scheme was measured",
+        );
+        for scheme in &result.judged.schemes {
+            for ratio in &scheme.work_ratios {
+                let line = format!(
+                    "{}: a {} worker took {:.2}× the items of a {} worker; their measured speed \
+                 ratio is {:.2} ({:+.1} %)",
+                    scheme.name(),
+                    result
+                        .judged
+                        .speed_classes
+                        .first()
+                        .map_or("fastest", |c| c.label.as_str()),
+                    Fixed(ratio.work_ratio),
+                    ratio.class,
+                    Fixed(ratio.speed_ratio),
+                    Fixed(ratio.difference * 100.0)
+                );
+                out.line(line, 2);
+            }
+        }
+        for scheme in &result.judged.schemes {
+            out.gap()
+                .heading(format!(
+                    "Workers, {} (median [min–max] over rounds)",
+                    scheme.name()
+                ))
+                .table(
+                    workers_table(&scheme.worker_rows, view),
+                    "no round of it was kept",
+                );
+        }
+        out.gap()
+            .heading("Checks")
+            .extend(check_lines(&result.judged.checks));
+        let baseline_excluded = result.judged.baselines.iter().flat_map(|b| {
+            excluded_lines(&b.excluded)
+                .into_iter()
+                .map(move |line| format!("{line} (CPU {})", b.cpu))
+        });
+        for line in baseline_excluded.chain(excluded_lines(&result.judged.excluded)) {
+            out.line(format!("  {line}"), 4);
+        }
+        out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
+        out
     }
-    out.gap()
-        .heading("Checks")
-        .extend(check_lines(&result.judged.checks));
-    let baseline_excluded = result.judged.baselines.iter().flat_map(|b| {
-        excluded_lines(&b.excluded)
-            .into_iter()
-            .map(move |line| format!("{line} (CPU {})", b.cpu))
-    });
-    for line in baseline_excluded.chain(excluded_lines(&result.judged.excluded)) {
-        out.line(format!("  {line}"), 4);
-    }
-    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
-    out
-}
-
-/// "0-3,8" style list of CPUs, in the order given when not a range.
-pub(crate) fn cpu_list(cpus: &[u32]) -> String {
-    crate::cpuset::CpuSet::from_cpus(cpus.iter().copied()).to_string()
 }
 
 /// "2.17 [2.10, 2.24]", or the value alone without an interval.
@@ -539,26 +537,6 @@ pub fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVer
 impl Document for HybridResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::hybrid(&self.samples)
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::hybrid(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::hybrid::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_hybrid(file, self)
     }
 
     fn outcome(&self) -> Outcome {

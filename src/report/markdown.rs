@@ -1,7 +1,7 @@
 //! `report --markdown OUT FILE…`: saved documents as Markdown (CommonMark
 //! with GitHub's pipe tables), to paste into a ticket or a pull request.
 //! Each document is a section headed by its host, kind and file, then its
-//! view ([`Document::blocks`](crate::report::document::Document::blocks), with every column, as `--wide` and the HTML
+//! view ([`HumanView::blocks`](crate::report::document::HumanView::blocks), with every column, as `--wide` and the HTML
 //! page show it) drawn by [`Blocks::to_markdown`](crate::report::blocks::Blocks::to_markdown):
 //! the same blocks as the terminal's and the page's, so no view is written
 //! twice. Figures are left out (Markdown cannot hold them inline; `--html`

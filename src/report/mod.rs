@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod gate;
 pub mod html;
 pub mod hybrid;
+pub mod labels;
 pub mod latency;
 pub mod markdown;
 pub mod nodes;

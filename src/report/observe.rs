@@ -8,8 +8,7 @@ use crate::exit::Outcome;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
 use crate::measure::recording::CommandEnd;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{headline, host_line};
 use crate::report::units::{Fixed, count, percent};
@@ -29,132 +28,137 @@ const MIGRATIONS_SHOWN: usize = 30;
 /// The whole human view: whether the observation is valid and its
 /// sentence first, what to run next, then residency by class, CPU and
 /// core, the reconciliation, the threads, the migrations and the timeline.
-pub fn blocks(result: &ObserveResult, view: &View) -> Blocks {
-    let judged = &result.judged;
-    let verdict = match judged.valid {
-        true => "valid observation: the residency adds up to the kernel's task-clock".to_string(),
-        false => format!(
-            "INVALID observation (exit {}): {}",
-            Outcome::InvalidRun.exit_status(),
-            judged.problems.join("; ")
-        ),
-    };
-    let mut out = headline(
-        &result.head,
-        "the time recorded until then is",
-        verdict,
-        &result.sentence,
-    );
-    out.line(
-        "next: `placement-study run -- COMMAND` measures what each placement costs it, and \
-         `report FILE --html OUT` draws the timeline beside the tables",
-        2,
-    );
-    out.gap().line(host_line(&result.head), 2);
-    out.line(format!("observed: {}", observed_line(result)), 2);
-    out.line(
-        "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
-         context-switch records; task-clock is the kernel's own counter, per CPU",
-        2,
-    );
-    if !result.outlivers.is_empty() {
-        let left: Vec<String> = result
-            .outlivers
-            .iter()
-            .map(|o| {
-                format!(
-                    "{} (PID {}, {} ms after it: {})",
-                    o.name,
-                    o.pid,
-                    o.outlived_ms,
-                    o.ended_by.describe()
-                )
-            })
-            .collect();
+impl HumanView for ObserveResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let judged = &result.judged;
+        let verdict = match judged.valid {
+            true => {
+                "valid observation: the residency adds up to the kernel's task-clock".to_string()
+            }
+            false => format!(
+                "INVALID observation (exit {}): {}",
+                Outcome::InvalidRun.exit_status(),
+                judged.problems.join("; ")
+            ),
+        };
+        let mut out = headline(
+            &result.head,
+            "the time recorded until then is",
+            verdict,
+            &result.sentence,
+        );
         out.line(
-            format!("left running when the command exited: {}", left.join("; ")),
+            "next: `placement-study run -- COMMAND` measures what each placement costs it, and \
+         `report FILE --html OUT` draws the timeline beside the tables",
             2,
         );
-    }
-    if did_not_run(judged) {
+        out.gap().line(host_line(&result.head), 2);
+        out.line(format!("observed: {}", observed_line(result)), 2);
         out.line(
-            "it did not run while it was observed: no time on any CPU in the switch records, \
+            "times are CLOCK_MONOTONIC in ms since the recording began, from the kernel's \
+         context-switch records; task-clock is the kernel's own counter, per CPU",
+            2,
+        );
+        if !result.outlivers.is_empty() {
+            let left: Vec<String> = result
+                .outlivers
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{} (PID {}, {} ms after it: {})",
+                        o.name,
+                        o.pid,
+                        o.outlived_ms,
+                        o.ended_by.describe()
+                    )
+                })
+                .collect();
+            out.line(
+                format!("left running when the command exited: {}", left.join("; ")),
+                2,
+            );
+        }
+        if did_not_run(judged) {
+            out.line(
+                "it did not run while it was observed: no time on any CPU in the switch records, \
              and none on task-clock (a process that slept throughout); zero time is what there \
              was to observe",
-            2,
-        );
-    }
-    // A number that failed its bar is marked wherever it is shown.
-    let mark = if judged.valid {
-        ""
-    } else {
-        out.gap().banner(
-            "INVALID OBSERVATION: the numbers below failed their validity checks; none of them \
-             may be quoted",
-        );
-        for problem in &judged.problems {
-            out.line(format!("  {problem}"), 4);
+                2,
+            );
         }
-        " (INVALID)"
-    };
-    out.gap()
-        .heading(format!("Residency per core class{mark}"))
-        .table(classes_table(judged, view), "no class ran anything");
-    if !view.wide && judged.classes.iter().any(|c| c.busy_mhz.is_some()) {
-        out.line("busy MHz: core cycles ÷ task-clock", 0);
-    }
-    for (reason, classes) in busy_mhz_unavailable(judged) {
-        out.line(format!("busy MHz unavailable{classes}: {reason}"), 2);
-    }
-    let idle = judged
-        .cpus
-        .iter()
-        .filter(|c| c.ms <= 0.0 && c.task_clock_ms <= 0.0)
-        .count();
-    out.gap()
-        .heading(format!(
-            "Residency per CPU{mark}{}",
-            if idle > 0 {
-                format!("; {} with no time omitted", count(idle, "CPU"))
-            } else {
-                String::new()
+        // A number that failed its bar is marked wherever it is shown.
+        let mark = if judged.valid {
+            ""
+        } else {
+            out.gap().banner(
+                "INVALID OBSERVATION: the numbers below failed their validity checks; none of them \
+             may be quoted",
+            );
+            for problem in &judged.problems {
+                out.line(format!("  {problem}"), 4);
             }
-        ))
-        .table(cpus_table(judged, view), "no CPU ran it");
-    if judged.cores.iter().any(|c| c.cpus.len() > 1) {
+            " (INVALID)"
+        };
+        out.gap()
+            .heading(format!("Residency per core class{mark}"))
+            .table(classes_table(judged, view), "no class ran anything");
+        if !view.wide && judged.classes.iter().any(|c| c.busy_mhz.is_some()) {
+            out.line("busy MHz: core cycles ÷ task-clock", 0);
+        }
+        for (reason, classes) in busy_mhz_unavailable(judged) {
+            out.line(format!("busy MHz unavailable{classes}: {reason}"), 2);
+        }
+        let idle = judged
+            .cpus
+            .iter()
+            .filter(|c| c.ms <= 0.0 && c.task_clock_ms <= 0.0)
+            .count();
         out.gap()
             .heading(format!(
-                "Residency per core, all of its hardware threads{mark}"
+                "Residency per CPU{mark}{}",
+                if idle > 0 {
+                    format!("; {} with no time omitted", count(idle, "CPU"))
+                } else {
+                    String::new()
+                }
             ))
-            .table(cores_table(judged, view), "no core ran it");
-    }
-    out.gap()
-        .heading("Reconciliation")
-        .extend(reconciliation(judged));
-    let shown = judged.threads.len().min(THREADS_SHOWN);
-    out.gap()
-        .heading(format!(
-            "Threads{mark}{}",
-            if shown < judged.threads.len() {
-                format!(
-                    ": the {shown} busiest of {} (the JSON and CSV have all)",
-                    judged.threads.len()
-                )
-            } else {
-                String::new()
-            }
-        ))
-        .table(threads_table(judged, shown, view), "no thread was recorded");
-    out.extend(migrations(judged, mark));
-    if let (Some(step), false) = (judged.interval_ms, judged.timeline.is_empty()) {
+            .table(cpus_table(judged, view), "no CPU ran it");
+        if judged.cores.iter().any(|c| c.cpus.len() > 1) {
+            out.gap()
+                .heading(format!(
+                    "Residency per core, all of its hardware threads{mark}"
+                ))
+                .table(cores_table(judged, view), "no core ran it");
+        }
+        out.gap()
+            .heading("Reconciliation")
+            .extend(reconciliation(judged));
+        let shown = judged.threads.len().min(THREADS_SHOWN);
         out.gap()
             .heading(format!(
-                "Timeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)"
+                "Threads{mark}{}",
+                if shown < judged.threads.len() {
+                    format!(
+                        ": the {shown} busiest of {} (the JSON and CSV have all)",
+                        judged.threads.len()
+                    )
+                } else {
+                    String::new()
+                }
             ))
-            .table(timeline_table(judged), "no interval");
+            .table(threads_table(judged, shown, view), "no thread was recorded");
+        out.extend(migrations(judged, mark));
+        if let (Some(step), false) = (judged.interval_ms, judged.timeline.is_empty()) {
+            out.gap()
+                .heading(format!(
+                    "Timeline{mark}, every {step} ms: ms on each class's CPUs (% of their time)"
+                ))
+                .table(timeline_table(judged), "no interval");
+        }
+        out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
+        out
     }
-    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
-    out
 }
 
 /// What was followed, for how long, and how a command ended.
@@ -563,26 +567,6 @@ pub fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
 impl Document for ObserveResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::observe(&self.judged)
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::observe(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::observe::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_observe(file, self)
     }
 
     /// A command's own status, whatever it was, as `time` and `perf stat`

@@ -11,9 +11,8 @@ use crate::judge::pairs::{
 use crate::judge::stats::spread;
 use crate::measure::stop::StopSignal;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
-use crate::report::gate::{control_attempt_lines, evidence_and_notes, noise_line, verdict_heading};
+use crate::report::document::{Document, HumanView};
+use crate::report::gate::{evidence_and_notes, noise_and_control, verdict_heading};
 use crate::report::table::excluded_lines;
 use crate::report::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
@@ -24,164 +23,159 @@ const LISTED_COMPARISONS: usize = 40;
 
 /// The whole human view: the verdict and its sentence first, what to run
 /// next, then both maps, the pairs, every comparison and the checks.
-pub fn blocks(result: &PairsResult, view: &View) -> Blocks {
-    let mut out = verdict_heading(result.head.complete, "comparisons");
-    out.answer(format!(
-        "verdict: {} (exit {})",
-        result.verdict.as_str(),
-        Outcome::Map(result.verdict).exit_status()
-    ));
-    out.line(capitalise(&result.sentence), 0);
-    out.line(next_step(result.verdict), 2);
-    let map = &result.map;
-    let published = match &map.published_unknown {
-        Some(reason) => format!("published  unknown   ({reason})"),
-        None => format!(
-            "published  {}   (the kernel's sibling lists)",
-            map_text(&map.published)
-        ),
-    };
-    let known = map.published_unknown.is_none();
-    let measured = format!(
-        "measured   {}   (co-location penalty ≥ {:.0} %{})",
-        map_text(&map.measured),
-        result.options.threshold * 100.0,
-        if result
-            .first_pass
-            .as_ref()
-            .is_some_and(|p| p.unused.is_none())
-        {
-            "; apart across latency sets"
-        } else {
-            ""
+impl HumanView for PairsResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = verdict_heading(result.head.complete, "comparisons");
+        out.answer(format!(
+            "verdict: {} (exit {})",
+            result.verdict.as_str(),
+            Outcome::Map(result.verdict).exit_status()
+        ));
+        out.line(capitalise(&result.sentence), 0);
+        out.line(next_step(result.verdict), 2);
+        let map = &result.map;
+        let published = match &map.published_unknown {
+            Some(reason) => format!("published  unknown   ({reason})"),
+            None => format!(
+                "published  {}   (the kernel's sibling lists)",
+                map_text(&map.published)
+            ),
+        };
+        let known = map.published_unknown.is_none();
+        let measured = format!(
+            "measured   {}   (co-location penalty ≥ {:.0} %{})",
+            map_text(&map.measured),
+            result.options.threshold * 100.0,
+            if result
+                .first_pass
+                .as_ref()
+                .is_some_and(|p| p.unused.is_none())
+            {
+                "; apart across latency sets"
+            } else {
+                ""
+            }
+        );
+        out.gap().line(published, 11).line(measured, 11);
+
+        let mut cpus = Grid::default();
+        cpus.push(["CPU", "published", "measured", "relation"]);
+        for entry in &map.cpus {
+            cpus.push([
+                entry.cpu.to_string(),
+                if known {
+                    entry.published.to_string()
+                } else {
+                    "?".to_string()
+                },
+                entry.measured.to_string(),
+                if known {
+                    entry.relation.label().to_string()
+                } else {
+                    "measured only".to_string()
+                },
+            ]);
         }
-    );
-    out.gap().line(published, 11).line(measured, 11);
+        out.gap().table(cpus, "no CPU was tested");
 
-    let mut cpus = Grid::default();
-    cpus.push(["CPU", "published", "measured", "relation"]);
-    for entry in &map.cpus {
-        cpus.push([
-            entry.cpu.to_string(),
-            if known {
-                entry.published.to_string()
+        if !map.pairs.is_empty() {
+            out.gap()
+                .heading("Pairs published as siblings, measured sharing, or undecided")
+                .table(
+                    pairs_table(&map.pairs, &result.comparisons, known, view),
+                    "no pair",
+                );
+        }
+        for note in &map.notes {
+            out.line(format!("! {note}"), 2);
+        }
+
+        let effort = &result.effort;
+        let search = format!(
+            "{}: {} ({} of two workers; every pair would be {}), {}, {:.1} s measuring{}",
+            capitalise(result.search.label()),
+            count(effort.comparisons, "comparison"),
+            effort.pair_comparisons,
+            effort.all_pairs,
+            count(effort.repetitions, "repetition"),
+            effort.measuring_seconds,
+            if effort.budget_exhausted {
+                format!(
+                    "; the time budget of {:.0} s ran out",
+                    result.options.time_budget_seconds.unwrap_or_default()
+                )
             } else {
-                "?".to_string()
-            },
-            entry.measured.to_string(),
-            if known {
-                entry.relation.label().to_string()
-            } else {
-                "measured only".to_string()
-            },
-        ]);
-    }
-    out.gap().table(cpus, "no CPU was tested");
-
-    if !map.pairs.is_empty() {
-        out.gap()
-            .heading("Pairs published as siblings, measured sharing, or undecided")
-            .table(
-                pairs_table(&map.pairs, &result.comparisons, known, view),
-                "no pair",
-            );
-    }
-    for note in &map.notes {
-        out.line(format!("! {note}"), 2);
-    }
-
-    let effort = &result.effort;
-    let search = format!(
-        "{}: {} ({} of two workers; every pair would be {}), {}, {:.1} s measuring{}",
-        capitalise(result.search.label()),
-        count(effort.comparisons, "comparison"),
-        effort.pair_comparisons,
-        effort.all_pairs,
-        count(effort.repetitions, "repetition"),
-        effort.measuring_seconds,
-        if effort.budget_exhausted {
+                String::new()
+            }
+        );
+        out.gap().line(search, 2);
+        if let Some(pass) = &result.first_pass {
+            out.line(first_pass(pass), 2);
+        }
+        let unit = result.clock.unit();
+        let options = &result.options;
+        let batches = if options.batching.batches > 0 {
             format!(
-                "; the time budget of {:.0} s ran out",
-                result.options.time_budget_seconds.unwrap_or_default()
+                " per batch; {} batch{} {} ms apart (at most {}) must agree",
+                options.batching.batches,
+                if options.batching.batches == 1 {
+                    ""
+                } else {
+                    "es"
+                },
+                options.batching.batch_gap_ms,
+                options.batching.max_batches
             )
         } else {
             String::new()
-        }
-    );
-    out.gap().line(search, 2);
-    if let Some(pass) = &result.first_pass {
-        out.line(first_pass(pass), 2);
-    }
-    let unit = result.clock.unit();
-    let options = &result.options;
-    let batches = if options.batching.batches > 0 {
-        format!(
-            " per batch; {} batch{} {} ms apart (at most {}) must agree",
-            options.batching.batches,
-            if options.batching.batches == 1 {
-                ""
-            } else {
-                "es"
-            },
-            options.batching.batch_gap_ms,
-            options.batching.max_batches
-        )
-    } else {
-        String::new()
-    };
-    let cost = format!(
-        "cost: the probe worker's {unit} per byte (wall time, which sees a vCPU waiting for its \
+        };
+        let cost = format!(
+            "cost: the probe worker's {unit} per byte (wall time, which sees a vCPU waiting for its \
          host CPU); kernel {}, {} bytes per worker per repetition; each comparison pairs the \
          probe beside its set with the probe alone, {}–{} repetitions each{batches}",
-        result.setup.kernel, result.setup.bytes_per_worker, options.min_reps, options.max_reps
-    );
-    out.line(cost, 2);
-    if !result.comparisons.is_empty() {
-        out.gap().table(
-            comparisons_table(&result.comparisons, result.clock.column(), view),
-            "no comparison",
+            result.setup.kernel, result.setup.bytes_per_worker, options.min_reps, options.max_reps
         );
-    }
-    if result.comparisons.len() > LISTED_COMPARISONS {
+        out.line(cost, 2);
+        if !result.comparisons.is_empty() {
+            out.gap().table(
+                comparisons_table(&result.comparisons, result.clock.column(), view),
+                "no comparison",
+            );
+        }
+        if result.comparisons.len() > LISTED_COMPARISONS {
+            out.line(
+                format!(
+                    "… and {} more comparisons (all of them are in --json and --csv)",
+                    result.comparisons.len() - LISTED_COMPARISONS
+                ),
+                0,
+            );
+        }
+        let on = format!("CPU {}", result.tested.first().unwrap_or_default());
+        out.extend(noise_and_control(
+            result.noise.as_ref(),
+            &result.control_attempts,
+            result.control.as_ref(),
+            &on,
+        ));
         out.line(
             format!(
-                "… and {} more comparisons (all of them are in --json and --csv)",
-                result.comparisons.len() - LISTED_COMPARISONS
-            ),
-            0,
-        );
-    }
-    if let Some(noise) = &result.noise {
-        out.line(noise_line(noise), 2);
-    }
-    out.lines(control_attempt_lines(&result.control_attempts), 2);
-    if let Some(control) = &result.control {
-        out.line(
-            format!(
-                "control (both workers on CPU {}): {} — {}",
-                result.tested.first().unwrap_or_default(),
-                control.status.as_str(),
-                control.detail
+                "pinning: {} — {}",
+                result.pinning.status.as_str(),
+                result.pinning.detail
             ),
             2,
         );
+        let excluded: Vec<ExcludedRep> = result
+            .comparisons
+            .iter()
+            .flat_map(|c| c.excluded.iter().cloned())
+            .collect();
+        out.lines(excluded_lines(&excluded), 2);
+        out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
+        out
     }
-    out.line(
-        format!(
-            "pinning: {} — {}",
-            result.pinning.status.as_str(),
-            result.pinning.detail
-        ),
-        2,
-    );
-    let excluded: Vec<ExcludedRep> = result
-        .comparisons
-        .iter()
-        .flat_map(|c| c.excluded.iter().cloned())
-        .collect();
-    out.lines(excluded_lines(&excluded), 2);
-    out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
-    out
 }
 
 /// What to run after `pairs`, by its verdict.
@@ -412,26 +406,6 @@ pub fn sentence(
 impl Document for PairsResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::comparisons(&self.comparisons)
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::pairs(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::pairs::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_pairs(file, self)
     }
 
     fn outcome(&self) -> Outcome {

@@ -7,10 +7,9 @@ use crate::judge::cost;
 use crate::judge::stats::median;
 use crate::plan::Arm;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::report::table::{
-    arms_table, check_lines, excluded_lines, headline_table, host_line, legend, marked,
+    arms_table, banners, check_lines, excluded_lines, headline_table, host_line, legend, marked,
     validity_verdict,
 };
 use crate::report::units::{count, percent, sig4};
@@ -20,99 +19,95 @@ use crate::saved::{DocumentHead, RunResult};
 use std::collections::BTreeMap;
 use tabled::Tabled;
 
-/// The banner an ungated run carries on every output.
-pub const UNGATED: &str = "UNGATED: --skip-gate was given, so nothing shows that placement on this host is \
-physical; on a VM these numbers may describe the hypervisor's scheduling, not SMT";
-
 /// The whole human view: the validity verdict first, what to run next,
 /// then the arms, where the time went, and the checks behind the verdict.
-pub fn blocks(result: &RunResult, view: &View) -> Blocks {
-    let mut out = Blocks::new();
-    if !result.gated {
-        out.banner(UNGATED).gap();
-    }
-    if !result.head.complete {
-        out.banner("INCOMPLETE: stopped by a signal; only the repetitions done are shown")
-            .gap();
-    }
-    let status_of = |name: CheckName| {
-        result
-            .checks
-            .iter()
-            .find(|c| c.name == name)
-            .map_or("not run", |c| c.status.as_str())
-    };
-    let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
-    out.answer(format!(
-        "{verdict} (pinning {}, multiplexing {}, invariance {})",
-        status_of(CheckName::Pinning),
-        status_of(CheckName::Multiplexing),
-        status_of(CheckName::Invariance)
-    ));
-    if let Some(gate) = &result.gate {
-        out.line(format!("gate: {}", gate.sentence), 2);
-    }
-    out.line(
-        "next: `placement-study run -- COMMAND` measures your own program under these arms; \
+impl HumanView for RunResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = banners(
+            result.gated,
+            result.head.complete,
+            "the repetitions done are",
+        );
+        let status_of = |name: CheckName| {
+            result
+                .checks
+                .iter()
+                .find(|c| c.name == name)
+                .map_or("not run", |c| c.status.as_str())
+        };
+        let verdict = validity_verdict("run", result.valid, &result.checks, result.options.strict);
+        out.answer(format!(
+            "{verdict} (pinning {}, multiplexing {}, invariance {})",
+            status_of(CheckName::Pinning),
+            status_of(CheckName::Multiplexing),
+            status_of(CheckName::Invariance)
+        ));
+        if let Some(gate) = &result.gate {
+            out.line(format!("gate: {}", gate.sentence), 2);
+        }
+        out.line(
+            "next: `placement-study run -- COMMAND` measures your own program under these arms; \
          `placement-study run --sweep` gives the scaling curve",
-        2,
-    );
-    out.gap().line(host_line(&result.head), 2);
-    let setup = format!(
-        "{} per arm on {} cores of package {}{}; kernel {} ({} instructions/byte by \
+            2,
+        );
+        out.gap().line(host_line(&result.head), 2);
+        let setup = format!(
+            "{} per arm on {} cores of package {}{}; kernel {} ({} instructions/byte by \
          construction, port bound {} cycles/byte on one core; {} bytes per worker per repetition); \
          {} after {}, arms interleaved",
-        count(result.options.workers, "worker"),
-        result.plan.class,
-        result.plan.package,
-        result
-            .plan
-            .node
-            .map(|node| format!(", NUMA node {node}"))
-            .unwrap_or_default(),
-        result.setup.kernel,
-        result.setup.kernel_instructions_per_byte,
-        result.setup.kernel_port_bound_cycles_per_byte,
-        result.setup.bytes_per_worker,
-        repetitions_done(result),
-        count(result.options.warmups, "warm-up")
-    );
-    out.line(setup, 2);
-    out.line(clock_note(&result.setup), 2);
-    out.lines(counter_notes(&result.setup), 2);
-    if !result.valid {
-        out.gap().banner(
-            "INVALID RUN: the numbers below failed their validity checks (see Checks); none of \
+            count(result.options.workers, "worker"),
+            result.plan.class,
+            result.plan.package,
+            result
+                .plan
+                .node
+                .map(|node| format!(", NUMA node {node}"))
+                .unwrap_or_default(),
+            result.setup.kernel,
+            result.setup.kernel_instructions_per_byte,
+            result.setup.kernel_port_bound_cycles_per_byte,
+            result.setup.bytes_per_worker,
+            repetitions_done(result),
+            count(result.options.warmups, "warm-up")
+        );
+        out.line(setup, 2);
+        out.line(clock_note(&result.setup), 2);
+        out.lines(counter_notes(&result.setup), 2);
+        if !result.valid {
+            out.gap().banner(
+                "INVALID RUN: the numbers below failed their validity checks (see Checks); none of \
              them may be quoted",
-        );
+            );
+        }
+        out.gap().extend(headline_table(&result.arms, view));
+        out.gap().extend(arms_table(
+            &result.arms,
+            result.setup.tick_clock,
+            true,
+            view,
+        ));
+        out.gap()
+            .heading("Where the time went (medians over repetitions)")
+            .extend(worker_table(result, view));
+        out.gap()
+            .heading("Checks")
+            .extend(check_lines(&result.checks));
+        for line in excluded_lines(&result.excluded) {
+            out.line(format!("  {line}"), 4);
+        }
+        if let Some(share) = dispatcher_share(result) {
+            out.line(
+                format!(
+                    "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
+                    percent(share)
+                ),
+                4,
+            );
+        }
+        out.extend(notes_block(&result.warnings));
+        out
     }
-    out.gap().extend(headline_table(&result.arms, view));
-    out.gap().extend(arms_table(
-        &result.arms,
-        result.setup.tick_clock,
-        true,
-        view,
-    ));
-    out.gap()
-        .heading("Where the time went (medians over repetitions)")
-        .extend(worker_table(result, view));
-    out.gap()
-        .heading("Checks")
-        .extend(check_lines(&result.checks));
-    for line in excluded_lines(&result.excluded) {
-        out.line(format!("  {line}"), 4);
-    }
-    if let Some(share) = dispatcher_share(result) {
-        out.line(
-            format!(
-                "  dispatcher task-clock: {} of the workers' (it only releases and collects)",
-                percent(share)
-            ),
-            4,
-        );
-    }
-    out.extend(notes_block(&result.warnings));
-    out
 }
 
 #[derive(Tabled)]
@@ -276,26 +271,6 @@ fn dispatcher_share(result: &RunResult) -> Option<f64> {
 impl Document for RunResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::samples(&self.samples)
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::run(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::run::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_run(file, self)
     }
 
     fn outcome(&self) -> Outcome {

@@ -7,10 +7,10 @@ use crate::judge::stats::Spread;
 use crate::judge::sweep::{Gain, Knee, StepStats, SweepJudgement};
 use crate::plan::sweep::Added;
 use crate::report::blocks::{Blocks, Grid};
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
-use crate::report::hybrid::{cpu_list, ratio, spread_cells};
-use crate::report::run::UNGATED;
+use crate::report::document::{Document, HumanView};
+use crate::report::hybrid::{ratio, spread_cells};
+use crate::report::labels::UNGATED;
+use crate::report::labels::cpu_list;
 use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
@@ -23,109 +23,113 @@ const DASH: &str = "—";
 /// The whole human view: the validity verdict and the curve's sentence
 /// first, what to run next, then the steps, the knees, each CPU alone and
 /// the checks.
-pub fn blocks(result: &SweepResult, view: &View) -> Blocks {
-    let mut out = Blocks::new();
-    if !result.gated {
-        out.banner(UNGATED).gap();
-    }
-    let judged = &result.judged;
-    let verdict = validity_verdict("study", judged.valid, &judged.checks, result.options.strict);
-    out.extend(headline(
-        &result.head,
-        "the rounds done are",
-        verdict,
-        &result.sentence,
-    ));
-    if let Some(gate) = &result.gate {
-        out.line(format!("gate: {}", gate.sentence), 2);
-    }
-    out.line(
-        "next: `placement-study hybrid` measures whether the CPUs differ in speed, and \
+impl HumanView for SweepResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = Blocks::new();
+        if !result.gated {
+            out.banner(UNGATED).gap();
+        }
+        let judged = &result.judged;
+        let verdict =
+            validity_verdict("study", judged.valid, &judged.checks, result.options.strict);
+        out.extend(headline(
+            &result.head,
+            "the rounds done are",
+            verdict,
+            &result.sentence,
+        ));
+        if let Some(gate) = &result.gate {
+            out.line(format!("gate: {}", gate.sentence), 2);
+        }
+        out.line(
+            "next: `placement-study hybrid` measures whether the CPUs differ in speed, and \
          `placement-study observe` shows where Linux runs the work when nothing pins it",
-        2,
-    );
-    out.gap().line(host_line(&result.head), 2);
-    let rounds = judged
-        .steps
-        .first()
-        .and_then(|s| s.wall_ms.as_ref())
-        .map_or(0, |w| w.reps);
-    let order: Vec<String> = result
-        .plan
-        .order
-        .iter()
-        .map(|c| c.cpu.to_string())
-        .collect();
-    let first = result.plan.order.first().map_or(0, |c| c.cpu);
-    let each_alone = judged.cpu_speeds.len() > 1;
-    let work = match (&result.command, &result.work, &result.setup) {
-        (Some(command), _, _) => format!(
-            "order {} (CPUs {}); COMMAND: {}, with {{threads}} k and confined to the step's \
+            2,
+        );
+        out.gap().line(host_line(&result.head), 2);
+        let rounds = judged
+            .steps
+            .first()
+            .and_then(|s| s.wall_ms.as_ref())
+            .map_or(0, |w| w.reps);
+        let order: Vec<String> = result
+            .plan
+            .order
+            .iter()
+            .map(|c| c.cpu.to_string())
+            .collect();
+        let first = result.plan.order.first().map_or(0, |c| c.cpu);
+        let each_alone = judged.cpu_speeds.len() > 1;
+        let work = match (&result.command, &result.work, &result.setup) {
+            (Some(command), _, _) => format!(
+                "order {} (CPUs {}); COMMAND: {}, with {{threads}} k and confined to the step's \
              CPUs; step 1 is the command with {{threads}} 1 on CPU {first} alone, the unit of \
              every speedup and gain{}",
-            result.plan.order_name,
-            order.join(", "),
-            command.argv.join(" "),
-            match each_alone {
-                true => "; every other CPU runs it alone with {threads} 1, for the ceiling",
-                false => "",
-            }
-        ),
-        (None, Some(work), Some(setup)) => format!(
-            "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
+                result.plan.order_name,
+                order.join(", "),
+                command.argv.join(" "),
+                match each_alone {
+                    true => "; every other CPU runs it alone with {threads} 1, for the ceiling",
+                    false => "",
+                }
+            ),
+            (None, Some(work), Some(setup)) => format!(
+                "order {} (CPUs {}); work: {} items of kernel {} ({} passes each), shared by work \
              stealing among one pinned worker per CPU; step 1 is CPU {first} alone, the unit \
              of every speedup, gain and ceiling",
-            result.plan.order_name,
-            order.join(", "),
-            work.items,
-            setup.kernel,
-            work.passes_per_item,
-        ),
-        _ => format!(
-            "order {} (CPUs {}); step 1 is CPU {first} alone",
-            result.plan.order_name,
-            order.join(", "),
-        ),
-    };
-    out.line(work, 2);
-    let interleaved = match each_alone {
-        true => "every step and every CPU alone interleaved by round",
-        false => "every step interleaved by round",
-    };
-    out.line(
-        format!(
-            "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
+                result.plan.order_name,
+                order.join(", "),
+                work.items,
+                setup.kernel,
+                work.passes_per_item,
+            ),
+            _ => format!(
+                "order {} (CPUs {}); step 1 is CPU {first} alone",
+                result.plan.order_name,
+                order.join(", "),
+            ),
+        };
+        out.line(work, 2);
+        let interleaved = match each_alone {
+            true => "every step and every CPU alone interleaved by round",
+            false => "every step interleaved by round",
+        };
+        out.line(
+            format!(
+                "times are wall time on CLOCK_MONOTONIC in ms: median, CV, min–max over {} (after \
              {}; {interleaved})",
-            count(rounds, "round"),
-            count(result.options.warmups, "warm-up"),
-        ),
-        2,
-    );
-    if !judged.valid {
-        out.gap().banner(
-            "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
-             of them may be quoted",
+                count(rounds, "round"),
+                count(result.options.warmups, "warm-up"),
+            ),
+            2,
         );
+        if !judged.valid {
+            out.gap().banner(
+                "INVALID STUDY: the numbers below failed their validity checks (see Checks); none \
+             of them may be quoted",
+            );
+        }
+        out.gap()
+            .heading("Steps: k workers on the first k CPUs of the order")
+            .extend(steps_table(judged, view));
+        out.line(noise_line(judged), 2);
+        out.line(busy_line(judged), 2);
+        out.lines(finish_lines(result), 2);
+        out.gap().heading("Knees").line(knees_text(judged), 2);
+        out.gap().heading("Each CPU alone");
+        match &judged.ceiling_unavailable {
+            Some(why) => out.line(format!("ceiling: unavailable ({why})"), 2),
+            None => out.table(speeds_table(judged, view), "no CPU was measured alone"),
+        };
+        out.gap()
+            .heading("Checks")
+            .extend(check_lines(&judged.checks));
+        for line in excluded_lines(&judged.excluded) {
+            out.line(format!("  {line}"), 4);
+        }
+        out
     }
-    out.gap()
-        .heading("Steps: k workers on the first k CPUs of the order")
-        .extend(steps_table(judged, view));
-    out.line(noise_line(judged), 2);
-    out.line(busy_line(judged), 2);
-    out.lines(finish_lines(result), 2);
-    out.gap().heading("Knees").line(knees_text(judged), 2);
-    out.gap().heading("Each CPU alone");
-    match &judged.ceiling_unavailable {
-        Some(why) => out.line(format!("ceiling: unavailable ({why})"), 2),
-        None => out.table(speeds_table(judged, view), "no CPU was measured alone"),
-    };
-    out.gap()
-        .heading("Checks")
-        .extend(check_lines(&judged.checks));
-    for line in excluded_lines(&judged.excluded) {
-        out.line(format!("  {line}"), 4);
-    }
-    out
 }
 
 /// "new core of class performance", joined for a step that added several.
@@ -453,29 +457,6 @@ pub fn sentence(judged: &SweepJudgement) -> String {
 impl Document for SweepResult {
     fn head(&self) -> &DocumentHead {
         &self.head
-    }
-
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(self, view)
-    }
-
-    fn csv(&self) -> String {
-        match &self.command {
-            Some(command) => crate::report::csv::command(&command.reps),
-            None => crate::report::csv::hybrid(&self.samples),
-        }
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::sweep(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::sweep::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_sweep(file, self)
     }
 
     fn outcome(&self) -> Outcome {

@@ -10,6 +10,7 @@ use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::blocks::{Blocks, Grid};
+use crate::report::labels::UNGATED;
 use crate::report::units::{
     Fixed, capitalise, cores, count, percent, percent_change, sig4, wrap_words,
 };
@@ -370,6 +371,24 @@ pub fn host_line(head: &DocumentHead) -> String {
         ),
         None => format!("host {} — {model} — machine not recorded", head.host),
     }
+}
+
+/// The banners a measured study's view opens with: UNGATED where no gate
+/// ran first, INCOMPLETE where a signal stopped it (saying that only
+/// `kept`, "the rounds finished are", is shown).
+pub fn banners(gated: bool, complete: bool, kept: &str) -> Blocks {
+    let mut blocks = Blocks::new();
+    if !gated {
+        blocks.banner(UNGATED).gap();
+    }
+    if !complete {
+        blocks
+            .banner(&format!(
+                "INCOMPLETE: stopped by a signal; only {kept} shown"
+            ))
+            .gap();
+    }
+    blocks
 }
 
 /// The top of a study's view: an INCOMPLETE banner when a signal stopped it

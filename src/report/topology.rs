@@ -7,8 +7,7 @@ use crate::judge::warnings::{Warning, machine_tick_clock};
 use crate::measure::ClockKind;
 use crate::probe::{Cache, Topology, hypervisor};
 use crate::report::blocks::Blocks;
-use crate::report::compare::HostSummary;
-use crate::report::document::Document;
+use crate::report::document::{Document, HumanView};
 use crate::report::gate::hypervisor_lines;
 use crate::report::units::{bytes, cores, count};
 use crate::report::view::View;
@@ -320,27 +319,13 @@ impl Document for TopologyResult {
         &self.head
     }
 
-    fn blocks(&self, view: &View) -> Blocks {
-        blocks(&self.machine(), view)
-    }
-
-    fn csv(&self) -> String {
-        crate::report::csv::topology(&self.machine())
-    }
-
-    fn metrics(&self) -> String {
-        crate::report::prom::topology(self)
-    }
-
-    fn figure(&self) -> String {
-        crate::report::figure::topology::figure(self)
-    }
-
-    fn summary(&self, file: String) -> HostSummary {
-        crate::report::compare::of_topology(file, self)
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Success
+    }
+}
+
+impl HumanView for TopologyResult {
+    fn blocks(&self, view: &View) -> Blocks {
+        blocks(&self.machine(), view)
     }
 }

@@ -1,14 +1,14 @@
 //! The one list of the kinds of saved document: each line names a kind (its
 //! `kind` word is the name in kebab-case) and the type of its document.
 //! Everything that matches on a document's kind is generated from it: the
-//! [`DocumentKind`](crate::saved::DocumentKind) enum, the loaded-document
+//! [`DocumentKind`] enum, the loaded-document
 //! enum [`SavedDocument`](crate::saved::SavedDocument) with its `head` and
 //! its parsing (in [`mod@crate::saved::load`]), and the choice of a
 //! document's implementations (`report::document::of`). Adding a kind is a
 //! line here, its document type, and its implementations of the
 //! `report::document` traits.
 //!
-//! [`with_kinds!`] calls another macro with the list, so each place that
+//! `with_kinds!` calls another macro with the list, so each place that
 //! needs it generates its own code from the one declaration.
 
 /// Calls the macro `$then` with every kind `report` reads, in the order a

@@ -844,7 +844,3 @@ pub fn csv(hosts: &[HostSummary]) -> String {
 mod summaries;
 #[cfg(test)]
 mod tests;
-
-pub(crate) use summaries::{
-    of_command, of_gate, of_hybrid, of_latency, of_observe, of_pairs, of_run, of_sweep, of_topology,
-};

@@ -7,7 +7,8 @@
 use super::bars::{Bar, Mark, horizontal_bars, horizontal_bars_marked};
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid, num};
 use crate::judge::hybrid::{Ratio, SchemeStats, WorkerRow};
-use crate::report::hybrid::cpu_list;
+use crate::report::document::Figure;
+use crate::report::labels::cpu_list;
 use crate::saved::HybridResult;
 
 const WIDTH: f64 = 760.0;
@@ -17,119 +18,126 @@ const ROW_HEIGHT: f64 = 16.0;
 const ROW_GAP: f64 = 4.0;
 
 /// The figure of `result`.
-pub fn figure(result: &HybridResult) -> String {
-    let judged = &result.judged;
-    let mut svg = Svg::new(
-        WIDTH,
-        0.0,
-        &format!(
-            "Hybrid study on {}: per-worker time, class speeds, the ceiling",
-            result.head.host
-        ),
-    );
-    let rounds = judged
-        .baselines
-        .iter()
-        .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
-        .max()
-        .unwrap_or(0);
-    let mut about = vec![
-        "busy and idle: each worker's median per round, ms; wall time on CLOCK_MONOTONIC"
-            .to_owned(),
-        "speeds and speedups: in units of the fastest class alone, 95 % intervals paired by \
+impl Figure for HybridResult {
+    fn figure(&self) -> String {
+        let result = self;
+        let judged = &result.judged;
+        let mut svg = Svg::new(
+            WIDTH,
+            0.0,
+            &format!(
+                "Hybrid study on {}: per-worker time, class speeds, the ceiling",
+                result.head.host
+            ),
+        );
+        let rounds = judged
+            .baselines
+            .iter()
+            .filter_map(|b| b.wall_ms.as_ref().map(|w| w.reps))
+            .max()
+            .unwrap_or(0);
+        let mut about = vec![
+            "busy and idle: each worker's median per round, ms; wall time on CLOCK_MONOTONIC"
+                .to_owned(),
+            "speeds and speedups: in units of the fastest class alone, 95 % intervals paired by \
          round"
-            .to_owned(),
-        format!(
-            "n = {rounds} rounds; {} workers on CPUs {}; {} items of kernel {}",
-            result.options.workers,
-            cpu_list(&result.plan.worker_cpus),
-            result.work.items,
-            result.setup.kernel
-        ),
-    ];
-    let unquotable =
-        judged.schemes.iter().any(|s| !s.quotable) || judged.baselines.iter().any(|b| !b.quotable);
-    if unquotable {
-        about.push(format!(
-            "grey, dashed: not quotable (coefficient of variation over the {} % bar)",
-            num(result.options.cv_bar * 100.0)
-        ));
-    }
-    if !judged.valid {
-        about.push("INVALID STUDY: it failed its validity checks; no number may be quoted".into());
-    }
-    if !result.head.complete {
-        about.push("incomplete: a stop signal ended the study; the rounds done are drawn".into());
-    }
-    let mut y = svg.heading(&about);
+                .to_owned(),
+            format!(
+                "n = {rounds} rounds; {} workers on CPUs {}; {} items of kernel {}",
+                result.options.workers,
+                cpu_list(&result.plan.worker_cpus),
+                result.work.items,
+                result.setup.kernel
+            ),
+        ];
+        let unquotable = judged.schemes.iter().any(|s| !s.quotable)
+            || judged.baselines.iter().any(|b| !b.quotable);
+        if unquotable {
+            about.push(format!(
+                "grey, dashed: not quotable (coefficient of variation over the {} % bar)",
+                num(result.options.cv_bar * 100.0)
+            ));
+        }
+        if !judged.valid {
+            about.push(
+                "INVALID STUDY: it failed its validity checks; no number may be quoted".into(),
+            );
+        }
+        if !result.head.complete {
+            about.push(
+                "incomplete: a stop signal ended the study; the rounds done are drawn".into(),
+            );
+        }
+        let mut y = svg.heading(&about);
 
-    y = worker_bars(&mut svg, result, y);
+        y = worker_bars(&mut svg, result, y);
 
-    let classes: Vec<Bar> = judged
-        .speed_classes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, class)| {
-            let speed = class.speed.as_ref()?;
-            let quotable = judged
-                .baselines
-                .iter()
-                .filter(|b| class.measured_cpus.contains(b.cpu))
-                .all(|b| b.quotable);
-            Some(ratio_bar(
-                format!("{} (CPUs {})", class.label, class.cpus),
-                speed,
-                quotable,
-                class_colour(i),
-                format!("{}×", num2(speed.value)),
-            ))
-        })
-        .collect();
-    y = section(&mut svg, y, "Speed of each class, one worker alone");
-    y = horizontal_bars(
-        &mut svg,
-        10.0,
-        y,
-        WIDTH - 20.0,
-        "speed relative to the fastest class (×, wall time on CLOCK_MONOTONIC)",
-        &classes,
-    );
+        let classes: Vec<Bar> = judged
+            .speed_classes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, class)| {
+                let speed = class.speed.as_ref()?;
+                let quotable = judged
+                    .baselines
+                    .iter()
+                    .filter(|b| class.measured_cpus.contains(b.cpu))
+                    .all(|b| b.quotable);
+                Some(ratio_bar(
+                    format!("{} (CPUs {})", class.label, class.cpus),
+                    speed,
+                    quotable,
+                    class_colour(i),
+                    format!("{}×", num2(speed.value)),
+                ))
+            })
+            .collect();
+        y = section(&mut svg, y, "Speed of each class, one worker alone");
+        y = horizontal_bars(
+            &mut svg,
+            10.0,
+            y,
+            WIDTH - 20.0,
+            "speed relative to the fastest class (×, wall time on CLOCK_MONOTONIC)",
+            &classes,
+        );
 
-    let schemes: Vec<Bar> = judged
-        .schemes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, scheme)| {
-            let speedup = scheme.speedup.as_ref()?;
-            let of_ceiling = scheme
-                .of_ceiling
-                .map(|f| format!(" ({:.0} % of the ceiling)", f * 100.0))
-                .unwrap_or_default();
-            Some(ratio_bar(
-                scheme_name(scheme),
-                speedup,
-                scheme.quotable,
-                PALETTE[(i + 2) % PALETTE.len()],
-                format!("{}×{of_ceiling}", num2(speedup.value)),
-            ))
-        })
-        .collect();
-    let ceiling = judged.ceiling.map(|value| Mark {
-        value,
-        label: format!("ceiling {}× (the classes' speeds summed)", num2(value)),
-    });
-    y = section(&mut svg, y, "Speedup of each scheme, against the ceiling");
-    y = horizontal_bars_marked(
-        &mut svg,
-        10.0,
-        y,
-        WIDTH - 20.0,
-        "speedup over the fastest class alone (×, wall time on CLOCK_MONOTONIC)",
-        &schemes,
-        ceiling.as_ref(),
-    );
-    svg.set_height(y);
-    svg.finish()
+        let schemes: Vec<Bar> = judged
+            .schemes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, scheme)| {
+                let speedup = scheme.speedup.as_ref()?;
+                let of_ceiling = scheme
+                    .of_ceiling
+                    .map(|f| format!(" ({:.0} % of the ceiling)", f * 100.0))
+                    .unwrap_or_default();
+                Some(ratio_bar(
+                    scheme_name(scheme),
+                    speedup,
+                    scheme.quotable,
+                    PALETTE[(i + 2) % PALETTE.len()],
+                    format!("{}×{of_ceiling}", num2(speedup.value)),
+                ))
+            })
+            .collect();
+        let ceiling = judged.ceiling.map(|value| Mark {
+            value,
+            label: format!("ceiling {}× (the classes' speeds summed)", num2(value)),
+        });
+        y = section(&mut svg, y, "Speedup of each scheme, against the ceiling");
+        y = horizontal_bars_marked(
+            &mut svg,
+            10.0,
+            y,
+            WIDTH - 20.0,
+            "speedup over the fastest class alone (×, wall time on CLOCK_MONOTONIC)",
+            &schemes,
+            ceiling.as_ref(),
+        );
+        svg.set_height(y);
+        svg.finish()
+    }
 }
 
 /// Every scheme's workers: a bar of busy time in its class's colour, then

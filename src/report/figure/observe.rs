@@ -14,6 +14,7 @@
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Svg, TEXT, UNQUOTABLE, num, ticks};
 use crate::judge::observe::{CpuResidency, ThreadStats};
 use crate::probe::CoreKind;
+use crate::report::document::Figure;
 use crate::report::trace::cpu_name;
 use crate::report::units::count;
 use crate::saved::ObserveResult;
@@ -63,78 +64,81 @@ pub fn pieces(stretches: impl IntoIterator<Item = (f64, f64)>) -> Vec<Piece> {
 }
 
 /// The figure of `result`.
-pub fn figure(result: &ObserveResult) -> String {
-    let judged = &result.judged;
-    let stretches: usize = judged.threads.iter().map(|t| t.intervals.len()).sum();
-    let mut svg = Svg::new(
-        WIDTH,
-        0.0,
-        &format!("Observe on {}: where the threads ran", result.head.host),
-    );
-    let mut about = vec![
-        "one lane per CPU, banded by core class; time in ms since the recording began \
+impl Figure for ObserveResult {
+    fn figure(&self) -> String {
+        let result = self;
+        let judged = &result.judged;
+        let stretches: usize = judged.threads.iter().map(|t| t.intervals.len()).sum();
+        let mut svg = Svg::new(
+            WIDTH,
+            0.0,
+            &format!("Observe on {}: where the threads ran", result.head.host),
+        );
+        let mut about = vec![
+            "one lane per CPU, banded by core class; time in ms since the recording began \
          (CLOCK_MONOTONIC), from the kernel's context-switch records"
-            .to_owned(),
-        format!(
-            "n = {}, {} ms wall, stretches on a CPU: {stretches}; a tick above a lane: a thread \
+                .to_owned(),
+            format!(
+                "n = {}, {} ms wall, stretches on a CPU: {stretches}; a tick above a lane: a thread \
              arriving there ({})",
-            count(judged.threads.len(), "thread"),
-            num(judged.wall_ms),
-            count(judged.migrations.len(), "migration"),
-        ),
-    ];
-    if !judged.valid {
-        about.push(format!(
-            "INVALID, not to be quoted: {}",
-            judged.problems.join("; ")
-        ));
-    }
-    let top = svg.heading(&about);
-
-    let end_ms = judged
-        .threads
-        .iter()
-        .flat_map(|t| &t.intervals)
-        .map(|i| i.end_ms)
-        .fold(judged.wall_ms, f64::max);
-    let end_ms = if end_ms > 0.0 { end_ms } else { 1.0 };
-    let x_of = |ms: f64| ms.clamp(0.0, end_ms) / end_ms * PLOT_WIDTH;
-
-    // Layout first: bands and lanes, so the grid goes under the lanes.
-    let groups = class_groups(&judged.cpus);
-    let mut lanes: Vec<(&CpuResidency, f64)> = Vec::new();
-    let mut y = top;
-    for (index, (class, cpus)) in groups.iter().enumerate() {
-        let height = BAND_HEADER + cpus.len() as f64 * (LANE_HEIGHT + LANE_GAP);
-        svg.rect(0.0, y, WIDTH, height, Paint::fill(BANDS[index % 2]));
-        let name = format!("{class} ({})", count(cpus.len(), "CPU"));
-        svg.text_styled(10.0, y + 13.0, TEXT - 1.0, Anchor::Start, true, &name);
-        let mut lane_y = y + BAND_HEADER;
-        for cpu in cpus {
-            lanes.push((cpu, lane_y));
-            lane_y += LANE_HEIGHT + LANE_GAP;
+                count(judged.threads.len(), "thread"),
+                num(judged.wall_ms),
+                count(judged.migrations.len(), "migration"),
+            ),
+        ];
+        if !judged.valid {
+            about.push(format!(
+                "INVALID, not to be quoted: {}",
+                judged.problems.join("; ")
+            ));
         }
-        y += height;
+        let top = svg.heading(&about);
+
+        let end_ms = judged
+            .threads
+            .iter()
+            .flat_map(|t| &t.intervals)
+            .map(|i| i.end_ms)
+            .fold(judged.wall_ms, f64::max);
+        let end_ms = if end_ms > 0.0 { end_ms } else { 1.0 };
+        let x_of = |ms: f64| ms.clamp(0.0, end_ms) / end_ms * PLOT_WIDTH;
+
+        // Layout first: bands and lanes, so the grid goes under the lanes.
+        let groups = class_groups(&judged.cpus);
+        let mut lanes: Vec<(&CpuResidency, f64)> = Vec::new();
+        let mut y = top;
+        for (index, (class, cpus)) in groups.iter().enumerate() {
+            let height = BAND_HEADER + cpus.len() as f64 * (LANE_HEIGHT + LANE_GAP);
+            svg.rect(0.0, y, WIDTH, height, Paint::fill(BANDS[index % 2]));
+            let name = format!("{class} ({})", count(cpus.len(), "CPU"));
+            svg.text_styled(10.0, y + 13.0, TEXT - 1.0, Anchor::Start, true, &name);
+            let mut lane_y = y + BAND_HEADER;
+            for cpu in cpus {
+                lanes.push((cpu, lane_y));
+                lane_y += LANE_HEIGHT + LANE_GAP;
+            }
+            y += height;
+        }
+        let bottom = y;
+        for tick in ticks(0.0, end_ms, 8) {
+            let x = PLOT_X + x_of(tick);
+            svg.line(x, top, x, bottom, Paint::stroke(FAINT, 1.0));
+            svg.text(x, bottom + 14.0, TEXT - 2.0, Anchor::Middle, &num(tick));
+        }
+        for (cpu, lane_y) in &lanes {
+            draw_lane(&mut svg, result, cpu, *lane_y, &x_of);
+        }
+        svg.text(
+            PLOT_X + PLOT_WIDTH / 2.0,
+            bottom + 30.0,
+            TEXT - 1.0,
+            Anchor::Middle,
+            "ms since the recording began (CLOCK_MONOTONIC)",
+        );
+        let below = legend(&mut svg, &judged.threads, bottom + 48.0);
+        svg.set_height(below);
+        svg.finish()
     }
-    let bottom = y;
-    for tick in ticks(0.0, end_ms, 8) {
-        let x = PLOT_X + x_of(tick);
-        svg.line(x, top, x, bottom, Paint::stroke(FAINT, 1.0));
-        svg.text(x, bottom + 14.0, TEXT - 2.0, Anchor::Middle, &num(tick));
-    }
-    for (cpu, lane_y) in &lanes {
-        draw_lane(&mut svg, result, cpu, *lane_y, &x_of);
-    }
-    svg.text(
-        PLOT_X + PLOT_WIDTH / 2.0,
-        bottom + 30.0,
-        TEXT - 1.0,
-        Anchor::Middle,
-        "ms since the recording began (CLOCK_MONOTONIC)",
-    );
-    let below = legend(&mut svg, &judged.threads, bottom + 48.0);
-    svg.set_height(below);
-    svg.finish()
 }
 
 /// The CPUs grouped by class, classes in their order (fastest first),
@@ -342,14 +346,14 @@ mod tests {
         // Twelve threads: each one's stretches on a lane about 2 pixels
         // apart, so each is drawn, a pixel wide.
         let result = crowded(10_000, 12);
-        let svg = figure(&result);
+        let svg = (result).figure();
         assert!(svg.len() < 1_000_000, "{} bytes", svg.len());
         roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("not XML: {e}"));
         assert!(svg.contains("grey: 4 threads past the palette&apos;s 8 colours"));
-        assert_eq!(figure(&result), svg, "the same document, the same bytes");
+        assert_eq!((result).figure(), svg, "the same document, the same bytes");
         // Two threads: each one's stretches on a lane a third of a pixel
         // apart, merged into one piece per thread and lane.
-        let svg = figure(&crowded(10_000, 2));
+        let svg = crowded(10_000, 2).figure();
         let rects = svg.matches("<rect ").count();
         assert!(rects < 20, "{rects} rectangles for 10,000 stretches");
         roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("not XML: {e}"));
@@ -357,7 +361,7 @@ mod tests {
 
     #[test]
     fn the_figure_names_its_clock_its_n_and_its_classes() {
-        let svg = figure(&kernel_vm());
+        let svg = kernel_vm().figure();
         assert!(svg.contains("CLOCK_MONOTONIC"));
         assert!(svg.contains("n = 2 threads, 509.8 ms wall, stretches on a CPU: 136"));
         assert!(svg.contains(">uniform (2 CPUs)</text>"));

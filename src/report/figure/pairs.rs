@@ -10,6 +10,7 @@ use crate::judge::gate::Interval;
 use crate::judge::pairs::{CpuRelation, PairStatus};
 use crate::plan::pairs::Contention;
 use crate::probe::CpuEntry;
+use crate::report::document::Figure;
 use crate::report::units::percent_change;
 use crate::saved::PairsResult;
 use std::collections::BTreeMap;
@@ -58,96 +59,99 @@ struct Cell {
 /// the heatmap: each measured pair's penalty on a light-to-dark blue scale,
 /// published siblings outlined, pairs inferred rather than measured marked,
 /// cells never measured left blank.
-pub fn figure(result: &PairsResult) -> String {
-    let map = &result.map;
-    let tested: Vec<u32> = result.tested.iter().collect();
-    let cpus = published_machine(result);
-    let mut marks = Vec::new();
-    for entry in &map.cpus {
-        let group = map
-            .measured
-            .iter()
-            .position(|group| group.contains(entry.cpu))
-            .unwrap_or(0);
-        let (colour, letters) = relation_style(entry.relation);
-        marks.push(CpuMark {
-            cpu: entry.cpu,
-            colour,
-            label: format!("{group}{letters}"),
-        });
-    }
-    let machine = Machine {
-        cpus: &cpus,
-        caches: &[],
-        outer_label: Some("tested CPUs in their published cores"),
-    };
-    let layout = MachineLayout::new(machine, &marks, MACHINE_WIDTH);
-
-    let mut about = vec![
-        format!(
-            "units: % penalty, the probe's cost per byte beside the other CPU against alone \
-             (median of the paired per-round ratios − 1); clock: {} (wall time)",
-            result.clock.as_str()
-        ),
-        format!(
-            "n = {} comparisons ({} of pairs) over {} tested CPUs; threshold {}; verdict {}",
-            result.effort.comparisons,
-            result.effort.pair_comparisons,
-            tested.len(),
-            percent_change(result.options.threshold),
-            result.verdict.as_str()
-        ),
-    ];
-    if let Some(why) = &map.published_unknown {
-        about.push(format!(
-            "published map unknown: {why}; each CPU drawn as its own core"
-        ));
-    }
-    let cell = (HEATMAP_SIDE / tested.len().max(1) as f64).min(MAX_CELL);
-    let heat_x = 10.0 + layout.width().max(300.0) + 20.0 + AXIS_ROOM;
-    let scale_x = heat_x + cell * tested.len() as f64 + 20.0;
-    // Room for the scale's labels, and for the heatmap's legend lines.
-    let width = (scale_x + 110.0).max(heat_x + 520.0);
-    let title = format!(
-        "pairs on {}: the measured sibling map against the published one",
-        result.head.host
-    );
-    let mut svg = Svg::new(width, 0.0, &title);
-    let top = svg.heading(&heading_lines(&about, svg.width()));
-    layout.draw(&mut svg, 10.0, top);
-
-    let mut relations: Vec<CpuRelation> = map.cpus.iter().map(|e| e.relation).collect();
-    relations.sort_by_key(|r| relation_order(*r));
-    relations.dedup();
-    let mut entries: Vec<(Option<&str>, String)> = vec![(
-        None,
-        "each tested CPU carries the number of its measured group (CPUs measured sharing a \
-         core carry the same number); boxes are the published cores"
-            .to_string(),
-    )];
-    entries.extend(relations.into_iter().map(|relation| {
-        let (colour, letters) = relation_style(relation);
-        let letters = if letters.is_empty() {
-            String::new()
-        } else {
-            format!("{letters}: ")
+impl Figure for PairsResult {
+    fn figure(&self) -> String {
+        let result = self;
+        let map = &result.map;
+        let tested: Vec<u32> = result.tested.iter().collect();
+        let cpus = published_machine(result);
+        let mut marks = Vec::new();
+        for entry in &map.cpus {
+            let group = map
+                .measured
+                .iter()
+                .position(|group| group.contains(entry.cpu))
+                .unwrap_or(0);
+            let (colour, letters) = relation_style(entry.relation);
+            marks.push(CpuMark {
+                cpu: entry.cpu,
+                colour,
+                label: format!("{group}{letters}"),
+            });
+        }
+        let machine = Machine {
+            cpus: &cpus,
+            caches: &[],
+            outer_label: Some("tested CPUs in their published cores"),
         };
-        (
-            Some(colour),
-            format!("{letters}{}", relation_words(relation)),
-        )
-    }));
-    let left = legend(
-        &mut svg,
-        10.0,
-        top + layout.height() + 10.0,
-        layout.width().max(300.0),
-        &entries,
-    );
+        let layout = MachineLayout::new(machine, &marks, MACHINE_WIDTH);
 
-    let bottom = draw_heatmap(&mut svg, heat_x, top + AXIS_ROOM, cell, result);
-    svg.set_height(left.max(bottom) + 10.0);
-    svg.finish()
+        let mut about = vec![
+            format!(
+                "units: % penalty, the probe's cost per byte beside the other CPU against alone \
+             (median of the paired per-round ratios − 1); clock: {} (wall time)",
+                result.clock.as_str()
+            ),
+            format!(
+                "n = {} comparisons ({} of pairs) over {} tested CPUs; threshold {}; verdict {}",
+                result.effort.comparisons,
+                result.effort.pair_comparisons,
+                tested.len(),
+                percent_change(result.options.threshold),
+                result.verdict.as_str()
+            ),
+        ];
+        if let Some(why) = &map.published_unknown {
+            about.push(format!(
+                "published map unknown: {why}; each CPU drawn as its own core"
+            ));
+        }
+        let cell = (HEATMAP_SIDE / tested.len().max(1) as f64).min(MAX_CELL);
+        let heat_x = 10.0 + layout.width().max(300.0) + 20.0 + AXIS_ROOM;
+        let scale_x = heat_x + cell * tested.len() as f64 + 20.0;
+        // Room for the scale's labels, and for the heatmap's legend lines.
+        let width = (scale_x + 110.0).max(heat_x + 520.0);
+        let title = format!(
+            "pairs on {}: the measured sibling map against the published one",
+            result.head.host
+        );
+        let mut svg = Svg::new(width, 0.0, &title);
+        let top = svg.heading(&heading_lines(&about, svg.width()));
+        layout.draw(&mut svg, 10.0, top);
+
+        let mut relations: Vec<CpuRelation> = map.cpus.iter().map(|e| e.relation).collect();
+        relations.sort_by_key(|r| relation_order(*r));
+        relations.dedup();
+        let mut entries: Vec<(Option<&str>, String)> = vec![(
+            None,
+            "each tested CPU carries the number of its measured group (CPUs measured sharing a \
+         core carry the same number); boxes are the published cores"
+                .to_string(),
+        )];
+        entries.extend(relations.into_iter().map(|relation| {
+            let (colour, letters) = relation_style(relation);
+            let letters = if letters.is_empty() {
+                String::new()
+            } else {
+                format!("{letters}: ")
+            };
+            (
+                Some(colour),
+                format!("{letters}{}", relation_words(relation)),
+            )
+        }));
+        let left = legend(
+            &mut svg,
+            10.0,
+            top + layout.height() + 10.0,
+            layout.width().max(300.0),
+            &entries,
+        );
+
+        let bottom = draw_heatmap(&mut svg, heat_x, top + AXIS_ROOM, cell, result);
+        svg.set_height(left.max(bottom) + 10.0);
+        svg.finish()
+    }
 }
 
 /// The legend's order of relations: agreed first, undecided last.

@@ -8,7 +8,8 @@ use crate::judge::arms::{ArmStats, measured, per_rep_means};
 use crate::judge::cost;
 use crate::judge::stats::{Spread, median_interval};
 use crate::measure::HardwareCounters;
-use crate::report::run::UNGATED;
+use crate::report::document::Figure;
+use crate::report::labels::UNGATED;
 use crate::report::table::{NOT_QUOTABLE_LEGEND, cpus_label};
 use crate::report::units::{count, sig4};
 use crate::saved::RunResult;
@@ -33,115 +34,118 @@ pub(super) fn arm_colour(index: usize) -> &'static str {
 /// "C×4": four of arm C's workers on one CPU), beside bars with 95 %
 /// whiskers: the cost per byte on the run's clock, and L1i misses per 1000
 /// instructions and instructions per byte where they were counted.
-pub fn figure(result: &RunResult) -> String {
-    let mut marks = Vec::new();
-    let mut arm_legend = Vec::new();
-    for (index, arm) in result.arms.iter().enumerate() {
-        let letter = arm_letter(index);
-        let mut workers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for (worker, cpu) in arm.cpus.iter().enumerate() {
-            if let Some(cpu) = cpu {
-                workers.entry(*cpu).or_default().push(worker);
+impl Figure for RunResult {
+    fn figure(&self) -> String {
+        let result = self;
+        let mut marks = Vec::new();
+        let mut arm_legend = Vec::new();
+        for (index, arm) in result.arms.iter().enumerate() {
+            let letter = arm_letter(index);
+            let mut workers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (worker, cpu) in arm.cpus.iter().enumerate() {
+                if let Some(cpu) = cpu {
+                    workers.entry(*cpu).or_default().push(worker);
+                }
+            }
+            for (cpu, on) in workers {
+                let label = match on.as_slice() {
+                    [worker] => format!("{letter}{worker}"),
+                    several => format!("{letter}×{}", several.len()),
+                };
+                marks.push(CpuMark {
+                    cpu,
+                    colour: arm_colour(index),
+                    label,
+                });
+            }
+            let placed = if arm.cpus.iter().all(Option::is_none) {
+                "placed by the scheduler, not marked".to_string()
+            } else {
+                format!("workers on CPUs {}", cpus_label(&arm.cpus))
+            };
+            let quotable = if arm.quotable { "" } else { " (not quotable)" };
+            arm_legend.push((
+                Some(arm_colour(index)),
+                format!("{letter} {}{quotable}: {placed}", arm.name),
+            ));
+        }
+        if result.arms.iter().any(|arm| !arm.quotable) {
+            arm_legend.push((
+                Some(UNQUOTABLE),
+                NOT_QUOTABLE_LEGEND.replace("* ", "grey dashed bars, "),
+            ));
+        }
+
+        let clock = result.setup.clock;
+        let reps_of = |arm: &ArmStats| measured(&result.samples, arm.name, &result.excluded);
+        let cost_bars = bars(result, |arm| {
+            let costs: Vec<f64> = reps_of(arm)
+                .iter()
+                .filter_map(|rep| cost::rep_cost(rep, arm.clock))
+                .collect();
+            (arm.cost.clone(), costs)
+        });
+        let l1i_bars = bars(result, |arm| {
+            let values = per_rep_means(&reps_of(arm), cost::l1i_per_kilo_instruction);
+            (arm.l1i_misses_per_kilo_instruction.clone(), values)
+        });
+        let ipb_bars = bars(result, |arm| {
+            let values = per_rep_means(&reps_of(arm), cost::instructions_per_byte);
+            (arm.instructions_per_byte.clone(), values)
+        });
+        let not_counted = match &result.setup.hardware_counters {
+            HardwareCounters::Unavailable { reason } => reason.clone(),
+            HardwareCounters::Available { .. } => "no arm's repetitions counted it".into(),
+        };
+        let charts = [
+            (
+                format!("cost per byte, {} ({} clock)", clock.unit(), clock.as_str()),
+                cost_bars,
+            ),
+            ("L1i misses per 1000 instructions".to_string(), l1i_bars),
+            ("instructions per byte".to_string(), ipb_bars),
+        ];
+
+        let reps: Vec<usize> = result
+            .arms
+            .iter()
+            .filter_map(|a| a.cost.as_ref().map(|c| c.reps))
+            .collect();
+        let mut about = vec![
+            format!(
+                "{} per arm on {} cores of package {}; kernel {}",
+                count(result.options.workers, "worker"),
+                result.plan.class,
+                result.plan.package,
+                result.setup.kernel
+            ),
+            format!(
+                "units: {} per byte on the {} clock; bars are medians, whiskers their 95 % interval; \
+             n = {} kept repetitions per arm",
+                clock.unit(),
+                clock.as_str(),
+                n_text(&reps)
+            ),
+        ];
+        for (name, bars) in &charts {
+            if bars.is_empty() {
+                about.push(format!("{name}: not drawn, {not_counted}"));
             }
         }
-        for (cpu, on) in workers {
-            let label = match on.as_slice() {
-                [worker] => format!("{letter}{worker}"),
-                several => format!("{letter}×{}", several.len()),
-            };
-            marks.push(CpuMark {
-                cpu,
-                colour: arm_colour(index),
-                label,
-            });
-        }
-        let placed = if arm.cpus.iter().all(Option::is_none) {
-            "placed by the scheduler, not marked".to_string()
-        } else {
-            format!("workers on CPUs {}", cpus_label(&arm.cpus))
-        };
-        let quotable = if arm.quotable { "" } else { " (not quotable)" };
-        arm_legend.push((
-            Some(arm_colour(index)),
-            format!("{letter} {}{quotable}: {placed}", arm.name),
-        ));
+        push_banners(&mut about, result.gated, result.valid, "RUN");
+        let title = format!(
+            "run on {}: where each arm's workers ran, and what it cost",
+            result.head.host
+        );
+        draw(
+            &title,
+            &about,
+            machine(result),
+            &marks,
+            &arm_legend,
+            &charts,
+        )
     }
-    if result.arms.iter().any(|arm| !arm.quotable) {
-        arm_legend.push((
-            Some(UNQUOTABLE),
-            NOT_QUOTABLE_LEGEND.replace("* ", "grey dashed bars, "),
-        ));
-    }
-
-    let clock = result.setup.clock;
-    let reps_of = |arm: &ArmStats| measured(&result.samples, arm.name, &result.excluded);
-    let cost_bars = bars(result, |arm| {
-        let costs: Vec<f64> = reps_of(arm)
-            .iter()
-            .filter_map(|rep| cost::rep_cost(rep, arm.clock))
-            .collect();
-        (arm.cost.clone(), costs)
-    });
-    let l1i_bars = bars(result, |arm| {
-        let values = per_rep_means(&reps_of(arm), cost::l1i_per_kilo_instruction);
-        (arm.l1i_misses_per_kilo_instruction.clone(), values)
-    });
-    let ipb_bars = bars(result, |arm| {
-        let values = per_rep_means(&reps_of(arm), cost::instructions_per_byte);
-        (arm.instructions_per_byte.clone(), values)
-    });
-    let not_counted = match &result.setup.hardware_counters {
-        HardwareCounters::Unavailable { reason } => reason.clone(),
-        HardwareCounters::Available { .. } => "no arm's repetitions counted it".into(),
-    };
-    let charts = [
-        (
-            format!("cost per byte, {} ({} clock)", clock.unit(), clock.as_str()),
-            cost_bars,
-        ),
-        ("L1i misses per 1000 instructions".to_string(), l1i_bars),
-        ("instructions per byte".to_string(), ipb_bars),
-    ];
-
-    let reps: Vec<usize> = result
-        .arms
-        .iter()
-        .filter_map(|a| a.cost.as_ref().map(|c| c.reps))
-        .collect();
-    let mut about = vec![
-        format!(
-            "{} per arm on {} cores of package {}; kernel {}",
-            count(result.options.workers, "worker"),
-            result.plan.class,
-            result.plan.package,
-            result.setup.kernel
-        ),
-        format!(
-            "units: {} per byte on the {} clock; bars are medians, whiskers their 95 % interval; \
-             n = {} kept repetitions per arm",
-            clock.unit(),
-            clock.as_str(),
-            n_text(&reps)
-        ),
-    ];
-    for (name, bars) in &charts {
-        if bars.is_empty() {
-            about.push(format!("{name}: not drawn, {not_counted}"));
-        }
-    }
-    push_banners(&mut about, result.gated, result.valid, "RUN");
-    let title = format!(
-        "run on {}: where each arm's workers ran, and what it cost",
-        result.head.host
-    );
-    draw(
-        &title,
-        &about,
-        machine(result),
-        &marks,
-        &arm_legend,
-        &charts,
-    )
 }
 
 /// The banners a run's and a command study's text views open with, as

@@ -7,6 +7,7 @@
 use super::{Anchor, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid, num};
 use crate::judge::sweep::StepStats;
 use crate::plan::sweep::Added;
+use crate::report::document::Figure;
 use crate::saved::SweepResult;
 
 const WIDTH: f64 = 760.0;
@@ -94,176 +95,185 @@ impl Kind {
 }
 
 /// The figure of `result`.
-pub fn figure(result: &SweepResult) -> String {
-    let judged = &result.judged;
-    let workload = match &result.command {
-        Some(_) => format!("`{}`", result.workload()),
-        None => format!("kernel {}", result.workload()),
-    };
-    let mut svg = Svg::new(
-        WIDTH,
-        0.0,
-        &format!(
-            "Sweep of {workload} on {}: speedup against workers",
-            result.head.host
-        ),
-    );
-    let first = result.plan.order.first().map_or(0, |c| c.cpu);
-    let rounds = judged
-        .steps
-        .first()
-        .and_then(|s| s.wall_ms.as_ref())
-        .map_or(0, |w| w.reps);
-    let mut about = vec![
-        format!(
-            "speedup: step 1's wall time over step k's (CLOCK_MONOTONIC), in units of CPU \
-             {first} alone; 95 % intervals paired by round"
-        ),
-        format!(
-            "n = {rounds} rounds per step; CPUs added in order {}",
-            result.plan.order_name
-        ),
-    ];
-    if judged.steps.iter().any(|s| !s.quotable) {
-        about.push(format!(
-            "grey, hollow: a step not quotable (coefficient of variation over the {} % bar)",
-            num(result.options.cv_bar * 100.0)
-        ));
-    }
-    if let Some(why) = &judged.ceiling_unavailable {
-        about.push(format!("no ceiling: {why}"));
-    }
-    if !result.gated {
-        about.push("UNGATED: the gate did not say physical; placement may be fiction here".into());
-    }
-    if !judged.valid {
-        about.push("INVALID STUDY: it failed its validity checks; no number may be quoted".into());
-    }
-    if !result.head.complete {
-        about.push("incomplete: a stop signal ended the sweep; the rounds done are drawn".into());
-    }
-    let top = svg.heading(&about) + 22.0;
-
-    let most = result
-        .plan
-        .order
-        .len()
-        .max(judged.steps.iter().map(|s| s.workers).max().unwrap_or(1))
-        .max(1) as f64;
-    let highest = judged
-        .steps
-        .iter()
-        .flat_map(|s| {
-            let speedup = s.speedup.as_ref();
-            [
-                s.ceiling,
-                speedup.map(|r| r.value),
-                speedup.and_then(|r| r.ci95_high),
-            ]
-        })
-        .flatten()
-        .filter(|v| v.is_finite())
-        .fold(most, f64::max);
-    let x = Scale {
-        low: 0.0,
-        high: most,
-        start: LEFT,
-        end: WIDTH - RIGHT,
-    };
-    let y = Scale {
-        low: 0.0,
-        high: highest * 1.05,
-        start: top + PLOT_HEIGHT,
-        end: top,
-    };
-    let bottom = top + PLOT_HEIGHT;
-    let below = grid(
-        &mut svg,
-        (&x, 6.min(most as usize)),
-        Some(&y),
-        (top, bottom),
-        num,
-    );
-
-    // The ideal: k workers, k times as fast.
-    svg.line(
-        x.at(0.0),
-        y.at(0.0),
-        x.at(most),
-        y.at(most),
-        Paint::stroke(INK, 1.0).dashed(),
-    );
-    let ceiling: Vec<(f64, f64)> = judged
-        .steps
-        .iter()
-        .filter_map(|s| Some((x.at(s.workers as f64), y.at(s.ceiling?))))
-        .collect();
-    if ceiling.len() > 1 {
-        svg.polyline(&ceiling, Paint::stroke(CEILING, 2.0));
-    }
-    let measured: Vec<(f64, f64)> = judged
-        .steps
-        .iter()
-        .filter_map(|s| Some((x.at(s.workers as f64), y.at(s.speedup.as_ref()?.value))))
-        .collect();
-    svg.polyline(&measured, Paint::stroke(MEASURED, 1.5));
-    for step in &judged.steps {
-        step_mark(&mut svg, &x, &y, step);
-    }
-    for knee in &judged.knees {
-        let Some(step) = judged.steps.iter().find(|s| s.workers == knee.workers) else {
-            continue;
+impl Figure for SweepResult {
+    fn figure(&self) -> String {
+        let result = self;
+        let judged = &result.judged;
+        let workload = match &result.command {
+            Some(_) => format!("`{}`", result.workload()),
+            None => format!("kernel {}", result.workload()),
         };
-        let Some(speedup) = &step.speedup else {
-            continue;
-        };
-        let (at_x, at_y) = (x.at(step.workers as f64), y.at(speedup.value));
-        svg.line(at_x, at_y + 8.0, at_x, at_y + 30.0, Paint::stroke(INK, 1.0));
-        let kinds: Vec<&str> = knee.added.iter().map(|a| Kind::of(a).name()).collect();
-        let anchor = if at_x > (x.start + x.end) / 2.0 {
-            Anchor::End
-        } else {
-            Anchor::Start
-        };
-        svg.text(
-            at_x,
-            at_y + 42.0,
-            TEXT - 1.0,
-            anchor,
+        let mut svg = Svg::new(
+            WIDTH,
+            0.0,
             &format!(
-                "{} at {}: {:+.2} per added CPU ({})",
-                if knee.clear { "knee" } else { "unclear knee" },
-                knee.workers,
-                knee.marginal_gain,
-                kinds.join(", ")
+                "Sweep of {workload} on {}: speedup against workers",
+                result.head.host
             ),
         );
-    }
+        let first = result.plan.order.first().map_or(0, |c| c.cpu);
+        let rounds = judged
+            .steps
+            .first()
+            .and_then(|s| s.wall_ms.as_ref())
+            .map_or(0, |w| w.reps);
+        let mut about = vec![
+            format!(
+                "speedup: step 1's wall time over step k's (CLOCK_MONOTONIC), in units of CPU \
+             {first} alone; 95 % intervals paired by round"
+            ),
+            format!(
+                "n = {rounds} rounds per step; CPUs added in order {}",
+                result.plan.order_name
+            ),
+        ];
+        if judged.steps.iter().any(|s| !s.quotable) {
+            about.push(format!(
+                "grey, hollow: a step not quotable (coefficient of variation over the {} % bar)",
+                num(result.options.cv_bar * 100.0)
+            ));
+        }
+        if let Some(why) = &judged.ceiling_unavailable {
+            about.push(format!("no ceiling: {why}"));
+        }
+        if !result.gated {
+            about.push(
+                "UNGATED: the gate did not say physical; placement may be fiction here".into(),
+            );
+        }
+        if !judged.valid {
+            about.push(
+                "INVALID STUDY: it failed its validity checks; no number may be quoted".into(),
+            );
+        }
+        if !result.head.complete {
+            about.push(
+                "incomplete: a stop signal ended the sweep; the rounds done are drawn".into(),
+            );
+        }
+        let top = svg.heading(&about) + 22.0;
 
-    // Each CPU of the order, at its worker count, marked by its kind.
-    let strip = below + 8.0;
-    for (k, cpu) in result.plan.order.iter().enumerate() {
-        Kind::of(&cpu.added).draw(&mut svg, x.at((k + 1) as f64), strip, 7.0);
-    }
-    svg.text(x.start - 6.0, strip + 4.0, TEXT - 2.0, Anchor::End, "added");
-    svg.text(
-        (x.start + x.end) / 2.0,
-        strip + 24.0,
-        TEXT - 1.0,
-        Anchor::Middle,
-        "workers k: one per CPU, the first k CPUs of the order",
-    );
-    svg.text(
-        x.start,
-        top - 10.0,
-        TEXT - 1.0,
-        Anchor::Middle,
-        "speedup (×)",
-    );
+        let most = result
+            .plan
+            .order
+            .len()
+            .max(judged.steps.iter().map(|s| s.workers).max().unwrap_or(1))
+            .max(1) as f64;
+        let highest = judged
+            .steps
+            .iter()
+            .flat_map(|s| {
+                let speedup = s.speedup.as_ref();
+                [
+                    s.ceiling,
+                    speedup.map(|r| r.value),
+                    speedup.and_then(|r| r.ci95_high),
+                ]
+            })
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(most, f64::max);
+        let x = Scale {
+            low: 0.0,
+            high: most,
+            start: LEFT,
+            end: WIDTH - RIGHT,
+        };
+        let y = Scale {
+            low: 0.0,
+            high: highest * 1.05,
+            start: top + PLOT_HEIGHT,
+            end: top,
+        };
+        let bottom = top + PLOT_HEIGHT;
+        let below = grid(
+            &mut svg,
+            (&x, 6.min(most as usize)),
+            Some(&y),
+            (top, bottom),
+            num,
+        );
 
-    let legend_y = legend(&mut svg, result, strip + 48.0);
-    svg.set_height(legend_y);
-    svg.finish()
+        // The ideal: k workers, k times as fast.
+        svg.line(
+            x.at(0.0),
+            y.at(0.0),
+            x.at(most),
+            y.at(most),
+            Paint::stroke(INK, 1.0).dashed(),
+        );
+        let ceiling: Vec<(f64, f64)> = judged
+            .steps
+            .iter()
+            .filter_map(|s| Some((x.at(s.workers as f64), y.at(s.ceiling?))))
+            .collect();
+        if ceiling.len() > 1 {
+            svg.polyline(&ceiling, Paint::stroke(CEILING, 2.0));
+        }
+        let measured: Vec<(f64, f64)> = judged
+            .steps
+            .iter()
+            .filter_map(|s| Some((x.at(s.workers as f64), y.at(s.speedup.as_ref()?.value))))
+            .collect();
+        svg.polyline(&measured, Paint::stroke(MEASURED, 1.5));
+        for step in &judged.steps {
+            step_mark(&mut svg, &x, &y, step);
+        }
+        for knee in &judged.knees {
+            let Some(step) = judged.steps.iter().find(|s| s.workers == knee.workers) else {
+                continue;
+            };
+            let Some(speedup) = &step.speedup else {
+                continue;
+            };
+            let (at_x, at_y) = (x.at(step.workers as f64), y.at(speedup.value));
+            svg.line(at_x, at_y + 8.0, at_x, at_y + 30.0, Paint::stroke(INK, 1.0));
+            let kinds: Vec<&str> = knee.added.iter().map(|a| Kind::of(a).name()).collect();
+            let anchor = if at_x > (x.start + x.end) / 2.0 {
+                Anchor::End
+            } else {
+                Anchor::Start
+            };
+            svg.text(
+                at_x,
+                at_y + 42.0,
+                TEXT - 1.0,
+                anchor,
+                &format!(
+                    "{} at {}: {:+.2} per added CPU ({})",
+                    if knee.clear { "knee" } else { "unclear knee" },
+                    knee.workers,
+                    knee.marginal_gain,
+                    kinds.join(", ")
+                ),
+            );
+        }
+
+        // Each CPU of the order, at its worker count, marked by its kind.
+        let strip = below + 8.0;
+        for (k, cpu) in result.plan.order.iter().enumerate() {
+            Kind::of(&cpu.added).draw(&mut svg, x.at((k + 1) as f64), strip, 7.0);
+        }
+        svg.text(x.start - 6.0, strip + 4.0, TEXT - 2.0, Anchor::End, "added");
+        svg.text(
+            (x.start + x.end) / 2.0,
+            strip + 24.0,
+            TEXT - 1.0,
+            Anchor::Middle,
+            "workers k: one per CPU, the first k CPUs of the order",
+        );
+        svg.text(
+            x.start,
+            top - 10.0,
+            TEXT - 1.0,
+            Anchor::Middle,
+            "speedup (×)",
+        );
+
+        let legend_y = legend(&mut svg, result, strip + 48.0);
+        svg.set_height(legend_y);
+        svg.finish()
+    }
 }
 
 /// A step's speedup, a dot on its interval: filled where quotable, grey

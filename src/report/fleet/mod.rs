@@ -3,7 +3,7 @@
 //! outliers, which sent nothing usable; then one row per host.
 //!
 //! The input is read by [`crate::fleet`]; each document is
-//! summarised by its [`Document::summary`](crate::report::document::Document::summary), as `report A.json B.json` does.
+//! summarised by its [`Summary::summary`](crate::report::document::Summary::summary), as `report A.json B.json` does.
 //! A host that sent documents of several kinds (a gate and a pairs search)
 //! has one row per kind, and one line per kind in `--json`; every count is
 //! of hosts.

@@ -16,7 +16,7 @@
 //!   `_info` only) clock. Never a repetition, PID, thread, command line or
 //!   path.
 //! * A median over repetitions comes as three families, `…{unit}`,
-//!   `…_cv_ratio` and `…_repetitions` (`Metrics::spread`), wherever the
+//!   `…_cv_ratio` and `…_repetitions` (`Exposition::spread`), wherever the
 //!   document keeps its spread.
 //! * A verdict is also a state set (`…_verdict{verdict="…"}`, 1 for the
 //!   verdict, 0 for every other), as a check is (`…_check_status`), so an
@@ -36,10 +36,11 @@
 //!   A folder is one host's: beyond `placement_study_info`'s `host`
 //!   label, only the scrape's `instance` tells two hosts' series apart.
 //!
-//! The writer is here: `Metrics` builds an exposition family by family
+//! The writer is here: `Exposition` builds an exposition family by family
 //! and escapes label values and HELP, and `common` writes the head every
 //! kind starts with. Each kind's own metrics are in a module of their own
-//! (`gate`, `run`, `pairs`, `latency`, `hybrid`, `observe`), re-exported here.
+//! (`gate`, `run`, `pairs`, `latency`, `hybrid`, `observe`, …), each the
+//! [`Metrics`](crate::report::document::Metrics) of its document.
 
 use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, CheckStatus};
@@ -61,15 +62,7 @@ mod sweep;
 mod tests;
 mod topology;
 
-pub use command::command;
-pub use gate::gate;
-pub use hybrid::hybrid;
-pub use latency::latency;
-pub use observe::observe;
-pub use pairs::pairs;
-pub use run::{run, run_stopped_at_gate};
-pub use sweep::sweep;
-pub use topology::topology;
+pub use run::run_stopped_at_gate;
 
 /// Every state of a state set, in declaration order, each spelled as the
 /// saved files spell it (serde's and strum's one kebab-case name).
@@ -86,8 +79,8 @@ same-work (run -- COMMAND).";
 /// The metrics every kind writes, each labelled with the kind.
 /// `kind` is the head's, except for a run stopped at its gate, whose
 /// document is the gate's.
-fn common(kind: DocumentKind, head: &DocumentHead) -> Metrics {
-    let mut m = Metrics::default();
+fn common(kind: DocumentKind, head: &DocumentHead) -> Exposition {
+    let mut m = Exposition::default();
     let kind = kind.to_string();
     let by_kind = [("kind", kind.as_str())];
     let kernel = head.environment.as_ref().and_then(|e| e.kernel.as_deref());
@@ -180,7 +173,7 @@ fn count_value(n: usize) -> f64 {
 /// each with its samples, so a family's lines stay together however the
 /// samples were visited.
 #[derive(Default)]
-struct Metrics {
+struct Exposition {
     families: Vec<Family>,
 }
 
@@ -191,7 +184,7 @@ struct Family {
     samples: Vec<String>,
 }
 
-impl Metrics {
+impl Exposition {
     /// One gauge sample. No value, or one that is not a finite number, writes
     /// nothing: absence is how the format says "unknown".
     fn gauge(

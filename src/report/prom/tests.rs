@@ -9,6 +9,7 @@ use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
 use crate::plan::GateBaseline;
 use crate::report::document;
+use crate::report::document::Metrics;
 use crate::saved::load::from_bytes;
 use crate::saved::{GateResult, SavedDocument};
 use std::collections::BTreeSet;
@@ -49,7 +50,7 @@ fn has_family(text: &str, name: &str) -> bool {
 
 #[test]
 fn a_no_smt_gate_has_its_verdict_and_no_penalty() {
-    let text = gate(&gate_fixture());
+    let text = gate_fixture().metrics();
     assert_eq!(
         value(&text, r#"placement_study_gate_verdict{verdict="no-smt"}"#),
         Some(1.0)
@@ -89,7 +90,7 @@ fn a_physical_gate_writes_its_penalty_interval_and_control() {
     result.baseline = Some(GateBaseline::SeparateCores);
     result.reps = 5;
     result.control = Some(Check::failed(CheckName::Control, "ran in parallel"));
-    let text = gate(&result);
+    let text = result.metrics();
     assert_eq!(
         value(&text, "placement_study_gate_penalty_ratio"),
         Some(0.37)
@@ -140,7 +141,7 @@ fn a_gate_file_from_before_host_and_topology_were_saved() {
         SavedDocument::Gate(result) => result,
         other => panic!("not a gate document: {other:?}"),
     };
-    let text = gate(&old);
+    let text = old.metrics();
     assert!(text.contains(
         r#"placement_study_info{kind="gate",version="0.1.0",host="",model="",kernel="",hypervisor="KVMKVMKVM"} 1"#
     ));
@@ -255,7 +256,7 @@ fn a_run_on_core_cycles_writes_cycles_per_byte() {
             reps: 2,
         });
     }
-    let text = run(&result);
+    let text = result.metrics();
     let by_arm = r#"{arm="same-cpu"}"#;
     for (metric, expected) in [
         ("placement_study_run_arm_cycles_per_byte", 0.625),
@@ -504,7 +505,7 @@ fn observe_residency_and_reconciliation() {
 
 #[test]
 fn label_values_and_help_are_escaped() {
-    let mut m = Metrics::default();
+    let mut m = Exposition::default();
     m.gauge(
         "placement_study_x",
         "a \\ and a\nnewline",
@@ -521,13 +522,13 @@ fn label_values_and_help_are_escaped() {
 
 #[test]
 fn unknown_values_are_left_out_and_families_stay_together() {
-    let mut m = Metrics::default();
+    let mut m = Exposition::default();
     for value in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         m.gauge("placement_study_x", "x", &[], value);
     }
     m.gauge("placement_study_y", "y", &[], None);
     assert_eq!(m.render(), "");
-    let mut m = Metrics::default();
+    let mut m = Exposition::default();
     m.gauge("placement_study_a", "a", &[("arm", "one")], 1.0);
     m.gauge("placement_study_b", "b", &[("arm", "one")], 2.0);
     m.gauge("placement_study_a", "a", &[("arm", "two")], 0.5);
