@@ -2,8 +2,9 @@
 //! (never library functions, whose APIs change under it) compared with a
 //! committed `insta` snapshot in `tests/snapshots/`, so that a change to a
 //! view is a diff to review, not a surprise. For each saved result in
-//! `fixtures/results/`: `report` at 80 columns and `--wide`, and the bytes of
-//! its `--json=-` and `--csv=-`; the comparison of all of them and their
+//! `fixtures/results/`: `report` at 80 columns and `--wide`, its Markdown
+//! (`--markdown=-`) and the view on its HTML page (`--html=-`): the view
+//! model's three renderers; and the bytes of its `--json=-` and `--csv=-`; the comparison of all of them and their
 //! fleet summary, at 80 columns and `--wide`; for each sysfs snapshot in
 //! `fixtures/sysfs/`: `topology` at 80 columns and `--wide`, and its JSON and
 //! CSV.
@@ -201,6 +202,42 @@ fn report_markdown() {
     let paths = saved_results();
     let args = |path| vec!["report", "--markdown=-", path];
     assert_view_of_each("report_markdown", &paths, args, Streams::Document);
+}
+
+/// The view on each saved result's HTML page (`report --html=-`, the part
+/// inside `<div class="view">`): the view model's third renderer. The
+/// page's figure is pinned by the figure tests, the whole page of two hosts
+/// in tests/html/.
+#[test]
+fn report_html_view() {
+    let paths = saved_results();
+    let failed: Vec<&String> = paths
+        .iter()
+        .filter(|path| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let args = ["report", "--html=-", path.as_str()];
+                let output = placement_study(&args);
+                let page = String::from_utf8(output.stdout).expect("the page is UTF-8");
+                let view = page
+                    .split_once("<div class=\"view\">\n")
+                    .and_then(|(_, rest)| rest.split_once("</div>\n</article>"))
+                    .map_or("no view on the page", |(view, _)| view);
+                let mut settings = insta::Settings::clone_current();
+                settings.set_prepend_module_to_snapshot(false);
+                settings.set_omit_expression(true);
+                let name = Path::new(path).file_name().unwrap().to_str().unwrap();
+                settings.set_snapshot_suffix(name);
+                settings.set_input_file(path);
+                let transcript = format!("$ placement-study {}\n{}", args.join(" "), view);
+                settings.bind(|| insta::assert_snapshot!("report_html_view", transcript));
+            }))
+            .is_err()
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "report_html_view: {failed:?} differ or are missing"
+    );
 }
 
 /// `report` with all the saved results at once: the comparison of their
