@@ -220,12 +220,28 @@ pub struct PromArgs {
     pub prom: Option<PathBuf>,
 }
 
+/// `--nfd`: the measured verdicts as a node-feature-discovery feature file.
+#[derive(Debug, Args, Clone, Default)]
+pub struct NfdArgs {
+    /// Write the node labels as a node-feature-discovery feature file to FILE (its features.d folder; "-" for standard output), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub nfd: Option<PathBuf>,
+    /// How long the labels hold after the study was measured, e.g. 8d, 36h (1 hour to 90 days) [default: 8d].
+    #[arg(long, value_name = "DURATION", requires = "nfd")]
+    pub nfd_expiry: Option<String>,
+    /// Exit 0 whatever the verdict (it is in the outputs); errors still fail: for a step that must not fail on a result, such as a Kubernetes init container.
+    #[arg(long)]
+    pub exit_zero: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct TopologyArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
 }
 
 #[derive(Debug, Args)]
@@ -296,6 +312,8 @@ pub struct GateArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub prom: PromArgs,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
     /// Print only the verdict word (`--prom FILE` may still write metrics).
     #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
     pub quiet: bool,
@@ -344,6 +362,8 @@ pub struct LatencyArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub prom: PromArgs,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
     /// Print only the verdict word (`--prom FILE` may still write metrics).
     #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
     pub quiet: bool,
@@ -554,6 +574,8 @@ pub struct HybridArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub prom: PromArgs,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
     /// Workers of each scheme, one per core (2 to 1024); default: one per allowed core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
@@ -648,6 +670,8 @@ pub struct ReportArgs {
     /// Write every FILE's view as Markdown (pipe tables; for a ticket or a pull request) to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
     #[command(flatten)]
     pub view: ViewArgs,
     /// `--json WORD` or `--csv WORD` as typed: WORD was read as an input

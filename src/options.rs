@@ -39,6 +39,7 @@ use crate::plan::sweep::SweepOrder;
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::{CPUID_DIR, names_document};
 use crate::report::fleet::FleetOptions;
+use crate::report::nfd::Expiry;
 use crate::report::view::Charset;
 use crate::saved::OutputTarget;
 use crate::saved::check_distinct;
@@ -52,7 +53,7 @@ use crate::study::sweep::{CommandSweepOptions, SweepStudyOptions};
 use anyhow::{Context, Result, bail};
 use std::io::IsTerminal;
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `--rep-ms`: a repetition of at most 10 s; a longer one only makes the
@@ -101,6 +102,9 @@ pub const PREPARE_TIMEOUT: RangeInclusive<Duration> =
 /// `run --max-seconds`: a second to a week.
 pub const MAX_SECONDS: RangeInclusive<Duration> =
     Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+/// `--nfd-expiry`: an hour to 90 days.
+pub const NFD_EXPIRY: RangeInclusive<Duration> =
+    Duration::from_secs(3600)..=Duration::from_secs(90 * 24 * 3600);
 /// `observe --interval`: a millisecond to an hour.
 pub const OBSERVE_INTERVAL_MS: RangeInclusive<u64> = 1..=3_600_000;
 
@@ -109,7 +113,11 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
     Ok(match cli.command {
         cli::Command::Topology(args) => Command::Topology(TopologyCommand {
             source: source(&args.source)?,
-            outputs: outputs(&args.output, None, None, None, &[])?,
+            outputs: with_nfd(
+                outputs(&args.output, None, None, None, &[])?,
+                &args.nfd,
+                &[],
+            )?,
         }),
         cli::Command::Snapshot(args) => Command::Snapshot(SnapshotCommand { dir: args.dir }),
         cli::Command::Gate(args) => {
@@ -118,7 +126,11 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 source: source(&args.source)?,
                 measure: measure(&args.measure)?,
                 rule: gate_rule(&args.rule)?,
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                outputs: with_nfd(
+                    outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                    &args.nfd,
+                    &[],
+                )?,
                 quiet: args.quiet,
             })
         }
@@ -146,11 +158,15 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         }
                     }),
                 },
-                outputs: outputs(
-                    &args.gate.output,
-                    args.gate.prom.prom.as_ref(),
-                    None,
-                    None,
+                outputs: with_nfd(
+                    outputs(
+                        &args.gate.output,
+                        args.gate.prom.prom.as_ref(),
+                        None,
+                        None,
+                        &[],
+                    )?,
+                    &args.gate.nfd,
                     &[],
                 )?,
                 quiet: args.gate.quiet,
@@ -179,7 +195,11 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                         .transpose()?,
                     one_per_domain: args.one_per_domain,
                 },
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                outputs: with_nfd(
+                    outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                    &args.nfd,
+                    &[],
+                )?,
                 quiet: args.quiet,
             })
         }
@@ -221,7 +241,11 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     strict: args.quotable.strict,
                     measure: measure(&args.measure)?,
                 },
-                outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                outputs: with_nfd(
+                    outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                    &args.nfd,
+                    &[],
+                )?,
             })
         }
         cli::Command::Observe(args) => {
@@ -291,7 +315,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 &args.files,
             )?;
             outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &args.files)?;
-            check_outputs(&outputs)?;
+            let outputs = with_nfd(outputs, &args.nfd, &args.files)?;
             // `--fleet`'s hosts are checked here, before any input is read.
             let fleet = match (args.fleet, &args.hosts) {
                 (false, _) => None,
@@ -943,6 +967,7 @@ pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Re
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
+        "d" => 86_400.0,
         _ => bail!("{option} {text}: unknown unit '{unit}'; write seconds like 90, or 90s, 5m, 1h"),
     };
     let seconds: f64 = number.trim().parse().with_context(|| {
@@ -995,11 +1020,29 @@ fn outputs(
         svg: target("--svg", args.svg.as_ref())?,
         html: target("--html", html)?,
         markdown: None,
+        nfd: None,
+        nfd_expiry: Expiry::default(),
+        exit_zero: false,
         report: None,
         human_on_stderr: false,
         wide: args.view.wide,
         charset: locale_charset(),
     };
+    check_outputs(&outputs)?;
+    Ok(outputs)
+}
+
+/// `outputs` with `--nfd` and its `--nfd-expiry`, checked now with the
+/// others (none of `inputs`, none the same as another).
+fn with_nfd(mut outputs: Outputs, args: &cli::NfdArgs, inputs: &[PathBuf]) -> Result<Outputs> {
+    outputs.nfd = output_target("--nfd", args.nfd.as_ref(), inputs)?;
+    outputs.exit_zero = args.exit_zero;
+    if let Some(text) = &args.nfd_expiry {
+        let expiry = duration("--nfd-expiry", text, NFD_EXPIRY)?;
+        outputs.nfd_expiry = Expiry {
+            seconds: expiry.as_secs(),
+        };
+    }
     check_outputs(&outputs)?;
     Ok(outputs)
 }
@@ -1037,6 +1080,7 @@ fn check_outputs(outputs: &Outputs) -> Result<()> {
         ("--svg", &outputs.svg),
         ("--html", &outputs.html),
         ("--markdown", &outputs.markdown),
+        ("--nfd", &outputs.nfd),
         ("-o", &outputs.report),
     ]
     .into_iter()

@@ -19,6 +19,7 @@ use crate::measure::stop;
 use crate::probe::snapshot::names_document;
 use crate::probe::{self, CpuidSource, SysfsRoot, Topology};
 use crate::report::document::Document;
+use crate::report::nfd::{Expiry, expired_note, feature_file};
 use crate::report::trace::chrome_trace;
 use crate::report::view::{Charset, View};
 use crate::saved::{ObserveResult, OutputTarget, load_snapshot, write_all_to, write_stdout};
@@ -46,9 +47,19 @@ pub enum Command {
     Man,
 }
 
-/// Runs one subcommand to its outcome.
+/// Runs one subcommand to its outcome (a verdict as success under
+/// `--exit-zero`).
 pub fn dispatch(command: Command) -> Result<Outcome> {
-    match command {
+    let exit_zero = match &command {
+        Command::Topology(command) => command.outputs.exit_zero,
+        Command::Gate(command) => command.outputs.exit_zero,
+        Command::Pairs(command) => command.outputs.exit_zero,
+        Command::Latency(command) => command.outputs.exit_zero,
+        Command::Hybrid(command) => command.outputs.exit_zero,
+        Command::Report(command) => command.outputs.exit_zero,
+        _ => false,
+    };
+    let outcome = match command {
         Command::Topology(command) => topology::run(&command),
         Command::Snapshot(command) => snapshot::run(&command),
         Command::Gate(command) => gate::run(&command),
@@ -60,7 +71,15 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Report(command) => report::run(&command),
         Command::Completions(command) => completions::run(&command),
         Command::Man => man::run(),
-    }
+    }?;
+    Ok(match outcome {
+        Outcome::Verdict(_) | Outcome::Map(_) | Outcome::Classes(_) | Outcome::InvalidRun
+            if exit_zero =>
+        {
+            Outcome::Success
+        }
+        outcome => outcome,
+    })
 }
 
 /// Where the machine's facts come from, resolved.
@@ -134,6 +153,13 @@ pub struct Outputs {
     /// `--markdown` (`report` only): every document read, as Markdown
     /// ([`crate::report::markdown`]).
     pub markdown: Option<OutputTarget>,
+    /// `--nfd`: the node labels as a node-feature-discovery feature file
+    /// ([`crate::report::nfd`]), expiring `nfd_expiry` after the study.
+    pub nfd: Option<OutputTarget>,
+    pub nfd_expiry: Expiry,
+    /// `--exit-zero`: a verdict (or an invalid study) exits 0; errors,
+    /// usage errors and stop signals keep their statuses.
+    pub exit_zero: bool,
     /// `observe -o FILE`: the human view goes to FILE, atomically.
     pub report: Option<OutputTarget>,
     /// The human view goes to standard error, never standard output
@@ -166,11 +192,29 @@ impl Outputs {
         if let Some(target) = &self.prom {
             target.write(document.metrics().as_bytes())?;
         }
+        self.write_labels(&[("this study", document)])?;
         self.write_files(saved, || document.csv())?;
         if let Some(target) = &self.svg {
             target.write(document.figure().as_bytes())?;
         }
         self.write_human(human)
+    }
+
+    /// `--nfd`, where asked for: the labels of `documents` (each named by
+    /// where it came from) as one feature file.
+    pub fn write_labels(&self, documents: &[(&str, &dyn Document)]) -> Result<()> {
+        let Some(target) = &self.nfd else {
+            return Ok(());
+        };
+        let file = feature_file(documents, self.nfd_expiry)?;
+        target.write(file.text.as_bytes())?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        if let Some(note) = expired_note(&file, now) {
+            eprintln!("{note}");
+        }
+        Ok(())
     }
 
     /// Writes the result files that were asked for (the document as JSON
@@ -220,7 +264,8 @@ impl Outputs {
     }
 
     /// For a command that ends in a verdict: with `-q` (`quiet`) only the
-    /// verdict word (and `--prom`'s metrics, for health checks), otherwise
+    /// verdict word (and `--prom`'s metrics and `--nfd`'s labels, for
+    /// health checks and node labellers), otherwise
     /// [`Outputs::emit`].
     pub fn emit_verdict<D: Document + Serialize>(
         &self,
@@ -232,6 +277,7 @@ impl Outputs {
             if let Some(target) = &self.prom {
                 target.write(document.metrics().as_bytes())?;
             }
+            self.write_labels(&[("this study", document)])?;
             write_stdout(&format!("{word}\n"))
         } else {
             self.emit(document)
@@ -272,6 +318,7 @@ impl Outputs {
             &self.svg,
             &self.html,
             &self.markdown,
+            &self.nfd,
         ]
         .into_iter()
         .flatten()

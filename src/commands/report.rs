@@ -57,6 +57,13 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             .map(|(path, saved)| document::of(saved).summary(path.display().to_string()))
             .collect();
         write_pages(command, &documents)?;
+        let named: Vec<String> = command.files.iter().map(|path| file_name(path)).collect();
+        let labelled: Vec<(&str, &dyn document::Document)> = named
+            .iter()
+            .zip(&documents)
+            .map(|(name, saved)| (name.as_str(), document::of(saved)))
+            .collect();
+        outputs.write_labels(&labelled)?;
         outputs.write(
             &(compare::render(&hosts, &outputs.view()) + "\n"),
             &hosts,

@@ -1,6 +1,6 @@
 //! What `report` and each command do with a saved document: one small
 //! trait per format ([`HumanView`], [`Csv`], [`Metrics`], [`Figure`],
-//! [`Summary`]), each kind's implementation in the format's own module, and
+//! [`Summary`], [`NodeLabels`]), each kind's implementation in the format's own module, and
 //! [`Document`] over them.
 //!
 //! Adding a kind of document is one module per layer (a study in
@@ -12,6 +12,7 @@
 use crate::exit::Outcome;
 use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
+use crate::report::nfd::NodeLabels;
 use crate::report::view::View;
 use crate::saved::kinds::with_kinds;
 use crate::saved::{DocumentHead, SavedDocument};
@@ -55,7 +56,7 @@ pub trait Summary {
 /// What every saved document can be turned into: one trait per format,
 /// each implemented where its format lives, and what the document itself
 /// says (its head, and how the command that wrote it ends).
-pub trait Document: HumanView + Csv + Metrics + Figure + Summary {
+pub trait Document: HumanView + Csv + Metrics + Figure + Summary + NodeLabels {
     /// Kind, host, machine and evidence.
     fn head(&self) -> &DocumentHead;
 

@@ -13,6 +13,7 @@ pub mod hybrid;
 pub mod labels;
 pub mod latency;
 pub mod markdown;
+pub mod nfd;
 pub mod nodes;
 pub mod observe;
 pub mod pairs;
