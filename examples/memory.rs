@@ -1,49 +1,50 @@
-//! Throw-away: the memory study's ladder and matrix on this machine,
-//! printed (`cargo run --release --example memory`).
+//! Throw-away: the memory study on this machine, its numbers printed
+//! (`cargo run --release --example memory`).
 
-use placement_study::measure::memory::{LadderOptions, NumaOptions, measure_ladder, measure_numa};
-use placement_study::plan::memory::{STEPS_PER_OCTAVE, ladder_plan, numa_plan};
+use placement_study::study::memory::{MemoryOptions, memory_study};
 
 fn main() -> anyhow::Result<()> {
     let topology = placement_study::probe::probe(None, None)?;
-    let plan = ladder_plan(&topology, None, STEPS_PER_OCTAVE)?;
-    let ladder = measure_ladder(&plan, &LadderOptions::default())?;
+    let result = memory_study(&topology, &MemoryOptions::default())?;
+    let ladder = &result.ladder;
     println!(
-        "ladder on CPU {} ({} sizes, {:.2} s, huge {:?}):",
+        "ladder on CPU {}: {} sizes in {:.2} s ({} of huge pages)",
         ladder.cpu,
         ladder.points.len(),
         ladder.seconds,
-        ladder.huge_bytes
+        ladder.huge_bytes.unwrap_or(0) >> 20
     );
-    for point in &ladder.points {
-        let mut sorted = point.ns_per_load.clone();
-        sorted.sort_by(f64::total_cmp);
+    let judged = &result.ladder_judgement;
+    for plateau in &judged.plateaus {
         println!(
-            "{:>12} B  {:8.2} ns  (max {:8.2})",
-            point.size_bytes,
-            sorted[sorted.len() / 10],
-            sorted[sorted.len() - 1]
+            "plateau {:>10} to {:>10}: {:7.2} ns ({} sizes)",
+            plateau.first_bytes, plateau.last_bytes, plateau.ns, plateau.sizes
         );
     }
-    let numa = numa_plan(&topology, None, plan.top_bytes())?;
-    let matrix = measure_numa(&numa, plan.line_bytes, &NumaOptions::default())?;
-    println!("matrix ({:.2} s):", matrix.seconds);
-    for column in &matrix.columns {
-        println!("{column:?}");
-    }
-    for cell in &matrix.cells {
-        let mut sorted = cell.ns_per_load.clone();
-        sorted.sort_by(f64::total_cmp);
+    for level in &judged.levels {
         println!(
-            "node {} -> {}: {:?} ns, {:?} GB/s",
-            cell.cpu_node,
-            cell.memory_node,
-            sorted.first(),
-            cell.bytes_per_second
-                .iter()
-                .map(|b| b / 1e9)
-                .collect::<Vec<_>>()
+            "L{} {} B: {:?}",
+            level.level, level.size_bytes, level.status
         );
     }
+    println!("ladder: {} ({})", judged.verdict.as_str(), judged.reason);
+    println!("matrix in {:.2} s:", result.matrix.seconds);
+    for row in &result.numa_judgement.rows {
+        for cell in &row.cells {
+            println!(
+                "  node {} -> node {}: {:?} ns, {:?} GB/s",
+                cell.cpu_node,
+                cell.memory_node,
+                cell.latency.as_ref().map(|l| l.ns),
+                cell.bandwidth.as_ref().map(|b| b.bytes_per_second / 1e9)
+            );
+        }
+    }
+    println!(
+        "matrix: {} ({})",
+        result.numa_judgement.verdict.as_str(),
+        result.numa_judgement.reason
+    );
+    println!("verdict: {}", result.verdict.as_str());
     Ok(())
 }

@@ -31,6 +31,7 @@ mod latency_live;
 mod layering;
 mod man_flags;
 mod measure_live;
+mod memory_chase;
 mod not_a_file;
 mod observe_live;
 mod observe_replay;
