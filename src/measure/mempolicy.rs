@@ -1,8 +1,7 @@
-//! NUMA memory policy and page location: `mbind(2)` on a range,
-//! `set_mempolicy(2)` for the calling thread, and `move_pages(2)` with no
-//! target, which says the node each page is on.
+//! NUMA memory policy and page location: `mbind(2)` on a range, and
+//! `move_pages(2)` with no target, which says the node each page is on.
 //!
-//! Neither `nix` nor `rustix` wraps these (rustix lists all three as not
+//! Neither `nix` nor `rustix` wraps these (rustix lists them as not
 //! implemented), and glibc leaves them to libnuma: they are made through
 //! `libc::syscall`, with the constants `libc` defines.
 
@@ -48,26 +47,6 @@ pub fn bind_range(address: usize, len: usize, nodes: &NodeMask) -> io::Result<()
             nodes.words.as_ptr(),
             nodes.max_node(),
             0 as libc::c_uint,
-        )
-    };
-    if done != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Sets the calling thread's policy to MPOL_BIND on `nodes`. Makes one
-/// system call on data prepared beforehand, so a forked child may call it
-/// before its exec (async-signal-safe).
-pub fn bind_thread(nodes: &NodeMask) -> io::Result<()> {
-    // SAFETY: set_mempolicy reads `nodes.words`, which it owns, and changes
-    // only this thread's policy.
-    let done = unsafe {
-        libc::syscall(
-            libc::SYS_set_mempolicy,
-            libc::MPOL_BIND,
-            nodes.words.as_ptr(),
-            nodes.max_node(),
         )
     };
     if done != 0 {
