@@ -407,7 +407,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
     /// Arms to run, comma-separated: one-per-core, sibling-packed, unpinned,
-    /// same-cpu, and with a COMMAND class:N [default: one-per-core,sibling-packed;
+    /// same-cpu, and with a COMMAND class:N, cpus:LIST (a CPU list joined
+    /// by +, such as cpus:0-3+8), node:N (the CPUs of NUMA node N) or
+    /// cache:LEVEL:N (the CPUs sharing the Nth cache of LEVEL, such as
+    /// cache:L3:0) [default: one-per-core,sibling-packed;
     /// one-per-core,same-cpu where no core has two allowed hardware threads].
     /// Without SMT, sibling-packed is left out, with a note.
     #[arg(long, value_parser = RunArmParser, value_delimiter = ',', value_name = "ARMS")]
@@ -481,6 +484,8 @@ pub enum RunArmArg {
     Placement(ArmArg),
     /// `class:N`.
     Class(usize),
+    /// `cpus:LIST`, `node:N` or `cache:LEVEL:N`: the CPUs of a domain.
+    Domain(crate::plan::command::CommandArm),
 }
 
 /// `--arms` and `--baseline` of `run`: a placement arm, or `class:N`.
@@ -510,11 +515,23 @@ impl clap::builder::TypedValueParser for RunArmParser {
             .filter_map(ValueEnum::to_possible_value);
         let class = clap::builder::PossibleValue::new("class:0")
             .help("with a COMMAND: T CPUs of core class N (class:1, ...)");
-        Some(Box::new(placements.chain([class])))
+        let cpus = clap::builder::PossibleValue::new("cpus:0")
+            .help("with a COMMAND: the CPUs listed (cpus:0-3,8)");
+        let node = clap::builder::PossibleValue::new("node:0")
+            .help("with a COMMAND: the CPUs of NUMA node N");
+        let cache = clap::builder::PossibleValue::new("cache:L3:0")
+            .help("with a COMMAND: the CPUs sharing the Nth cache of a level");
+        Some(Box::new(placements.chain([class, cpus, node, cache])))
     }
 }
 
 fn run_arm(text: &str) -> Result<RunArmArg, String> {
+    if ["cpus:", "node:", "cache:"]
+        .iter()
+        .any(|prefix| text.starts_with(prefix))
+    {
+        return text.parse().map(RunArmArg::Domain);
+    }
     if let Some(index) = text.strip_prefix("class:") {
         return index
             .parse()
@@ -524,7 +541,8 @@ fn run_arm(text: &str) -> Result<RunArmArg, String> {
     ArmArg::from_str(text, false)
         .map(RunArmArg::Placement)
         .map_err(|_| {
-            "use one-per-core, sibling-packed, unpinned, same-cpu, or with a COMMAND class:N"
+            "use one-per-core, sibling-packed, unpinned, same-cpu, or with a COMMAND class:N, \
+             cpus:LIST, node:N or cache:LEVEL:N"
                 .to_string()
         })
 }

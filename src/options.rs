@@ -363,6 +363,10 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
             args.arms.iter().any(|a| matches!(a, RunArmArg::Class(_))),
             "--arms class:N",
         ),
+        (
+            args.arms.iter().any(|a| matches!(a, RunArmArg::Domain(_))),
+            "--arms cpus:LIST, node:N and cache:LEVEL:N",
+        ),
     ];
     if let Some((_, flag)) = command_only.iter().find(|(given, _)| *given) {
         bail!(
@@ -378,7 +382,7 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
                 .iter()
                 .filter_map(|a| match a {
                     RunArmArg::Placement(arm) => Some(study_arm(*arm)),
-                    RunArmArg::Class(_) => None,
+                    RunArmArg::Class(_) | RunArmArg::Domain(_) => None,
                 })
                 .collect();
             arms(&placements)
@@ -712,6 +716,7 @@ fn command_arm(arm: RunArmArg) -> CommandArm {
     match arm {
         RunArmArg::Placement(arm) => CommandArm::Placement(study_arm(arm)),
         RunArmArg::Class(index) => CommandArm::Class(index),
+        RunArmArg::Domain(arm) => arm,
     }
 }
 

@@ -435,3 +435,66 @@ fn an_output_file_that_cannot_take_the_command_output_is_refused() {
         assert!(saved.is_none(), "{target:?} wrote a result");
     }
 }
+
+/// Domain arms: `cache:L3:0`, `node:0` and `cpus:1` run on this machine
+/// (every machine the suite runs on publishes a cache and node 0), each
+/// saved as its name with its CPU set; a domain the machine lacks, and a
+/// malformed one, are one-line usage errors naming the value and the fix.
+#[test]
+fn domain_arms_run_and_bad_domains_are_one_line_errors() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = QUICK.to_vec();
+    args[2] = "cache:L3:0,node:0,cpus:0";
+    args.extend(["2", "--", "true"]);
+    let (output, saved) = run_saving(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(matches!(output.status.code(), Some(0 | 6)), "{stderr}");
+    let saved = saved.expect("a result is written");
+    let placements = saved["plan"]["placements"].as_array().unwrap();
+    let arms: Vec<&str> = placements
+        .iter()
+        .map(|p| p["arm"].as_str().unwrap())
+        .collect();
+    assert_eq!(arms, ["cache:L3:0", "node:0", "cpus:0"]);
+    assert_eq!(placements[2]["cpus"], serde_json::json!([0]));
+    let checks: Vec<&str> = saved["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(checks.contains(&"cv-bar node:0"), "{checks:?}");
+    let json = dir.path().join("out.json");
+    let report = placement_study(&["report", json.to_str().unwrap()]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+
+    for (arm, expected) in [
+        ("node:4096", "arm 'node:4096': this machine has"),
+        (
+            "cache:L3:4096",
+            "arm 'cache:L3:4096': this machine publishes",
+        ),
+        ("cache:x", "a cache is `cache:LEVEL:N`, such as cache:L3:0"),
+        ("node:x", "a node is `node:N`"),
+        ("cpus:", "arm 'cpus:': the list is empty"),
+        ("cpus:0-2000", "CPU 1024 is above 1023"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (output, saved) = run_saving(dir.path(), &["--skip-gate", "--arms", arm, "--", "true"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arm}: {stderr}");
+        // clap adds its usual pointer to --help after a value it refuses.
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{arm}: not one line: {stderr:?}");
+        assert!(stderr.contains(expected), "{arm}: {stderr}");
+        assert!(saved.is_none(), "{arm} wrote a result");
+    }
+}

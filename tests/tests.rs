@@ -32,6 +32,7 @@ mod layering;
 mod man_flags;
 mod measure_live;
 mod nfd;
+mod memory_chase;
 mod not_a_file;
 mod observe_live;
 mod observe_replay;

@@ -50,6 +50,11 @@ pub enum CheckName {
     AloneCvBar(u32),
     /// `run --sweep -- COMMAND`: CPU N alone kept a repetition.
     AloneRepetitions(u32),
+    /// `run -- COMMAND`: the CV bar of a domain arm (`cpus:LIST`,
+    /// `node:N`, `cache:LEVEL:N`).
+    DomainCvBar(CommandArm),
+    /// `run -- COMMAND`: a domain arm kept a repetition.
+    DomainRepetitions(CommandArm),
     /// `run -- COMMAND`: every thread of the tree ran only on its arm's CPUs.
     PlacementHeld,
     /// `run -- COMMAND`: the tree's user-space instructions agree across arms.
@@ -68,6 +73,9 @@ impl CheckName {
             CommandArm::Class(index) => CheckName::ClassCvBar(index),
             CommandArm::Step(workers) => CheckName::StepCvBar(workers),
             CommandArm::Alone(cpu) => CheckName::AloneCvBar(cpu),
+            CommandArm::Cpus(_) | CommandArm::Node(_) | CommandArm::Cache { .. } => {
+                CheckName::DomainCvBar(arm)
+            }
         }
     }
 
@@ -91,6 +99,9 @@ impl CheckName {
             CommandArm::Class(index) => CheckName::ClassRepetitions(index),
             CommandArm::Step(workers) => CheckName::StepRepetitions(workers),
             CommandArm::Alone(cpu) => CheckName::AloneRepetitions(cpu),
+            CommandArm::Cpus(_) | CommandArm::Node(_) | CommandArm::Cache { .. } => {
+                CheckName::DomainRepetitions(arm)
+            }
         }
     }
 }
@@ -111,6 +122,8 @@ impl fmt::Display for CheckName {
             CheckName::StepRepetitions(workers) => write!(f, "repetitions step:{workers}"),
             CheckName::AloneCvBar(cpu) => write!(f, "cv-bar cpu:{cpu}"),
             CheckName::AloneRepetitions(cpu) => write!(f, "repetitions cpu:{cpu}"),
+            CheckName::DomainCvBar(arm) => write!(f, "cv-bar {arm}"),
+            CheckName::DomainRepetitions(arm) => write!(f, "repetitions {arm}"),
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
             CheckName::OtherLoad(arm) => write!(f, "other-load {arm}"),
@@ -152,10 +165,11 @@ impl std::str::FromStr for CheckName {
     }
 }
 
-/// The arm named `class:N`, `step:K` or `cpu:N` in the check name `text`;
-/// `None` for any other arm (a placement, parsed as the kernel study's).
+/// The arm named `class:N`, `step:K`, `cpu:N`, `cpus:LIST`, `node:N` or
+/// `cache:LEVEL:N` in the check name `text`; `None` for any other arm (a
+/// placement, parsed as the kernel study's).
 fn command_arm(arm: &str, text: &str) -> Result<Option<CommandArm>, String> {
-    if !["class:", "step:", "cpu:"]
+    if !["class:", "step:", "cpu:", "cpus:", "node:", "cache:"]
         .iter()
         .any(|prefix| arm.starts_with(prefix))
     {

@@ -24,6 +24,7 @@
 //! at it, pair by pair, as `pairs` does: agreed, fake or hidden.
 
 use crate::cpuset::{CpuSet, cpu_pair};
+use crate::judge::gaps::{apart, percentile};
 use crate::judge::pairs::{MapJudgement, MapVerdict, groups_of, judge_partition, map_verdict};
 use crate::measure::latency::PingPongSample;
 use crate::plan::latency::{FlatAt, RowOutcome};
@@ -34,9 +35,7 @@ use std::collections::HashMap;
 /// The percentile of a pair's samples that is its latency.
 pub const LATENCY_PERCENTILE: f64 = 0.10;
 
-/// Two sorted latencies at least this ratio apart lie in different
-/// clusters: a relative gap, so it holds at every scale.
-pub const MIN_GAP_RATIO: f64 = 1.5;
+pub use crate::judge::gaps::{Gap, MIN_GAP_RATIO};
 
 /// Samples a pair keeps at least before [`settled`] may end it: a 10th
 /// percentile needs ten to be more than the minimum's neighbour.
@@ -307,11 +306,6 @@ fn sorted_one_way(samples: &[PingPongSample]) -> Vec<f64> {
     one_way
 }
 
-/// Two latencies, `below` ≤ `above`, lie in different clusters.
-fn apart(below: f64, above: f64) -> bool {
-    above >= below * MIN_GAP_RATIO
-}
-
 /// The pairs by their CPUs (lower first): one lookup each instead of a
 /// scan of every pair, which a 256-CPU matrix (32640 pairs) cannot afford
 /// per pair.
@@ -325,13 +319,6 @@ impl<'a> ByCpus<'a> {
     fn get(&self, a: u32, b: u32) -> Option<&'a PairLatency> {
         self.0.get(&cpu_pair(a, b)).copied()
     }
-}
-
-/// The nearest-rank `p` percentile of `sorted`; `None` when empty.
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.saturating_sub(1).min(last)])
 }
 
 /// A level of the structure the kernel publishes, or the class of a
@@ -398,15 +385,6 @@ impl PublishedLevels {
         levels.push((LatencyClass::AcrossPackages, vec![tested.clone()]));
         levels
     }
-}
-
-/// A gap in the sorted latencies wide enough to separate two clusters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Gap {
-    pub below_ns: f64,
-    pub above_ns: f64,
-    /// `above_ns / below_ns`, at least [`MIN_GAP_RATIO`].
-    pub ratio: f64,
 }
 
 /// Latencies with no gap of [`MIN_GAP_RATIO`] among them.
@@ -564,18 +542,14 @@ fn clusters_of(
     let mut gaps = Vec::new();
     for entry in sorted {
         match runs.last_mut() {
-            Some(run) if !apart(run[run.len() - 1].0, entry.0) => run.push(entry),
-            last => {
-                if let Some(run) = last {
-                    let below = run[run.len() - 1].0;
-                    gaps.push(Gap {
-                        below_ns: below,
-                        above_ns: entry.0,
-                        ratio: entry.0 / below,
-                    });
+            Some(run) => match Gap::between(run[run.len() - 1].0, entry.0) {
+                None => run.push(entry),
+                Some(gap) => {
+                    gaps.push(gap);
+                    runs.push(vec![entry]);
                 }
-                runs.push(vec![entry]);
-            }
+            },
+            None => runs.push(vec![entry]),
         }
     }
     // The control's run, the first run holding a time-sliced pair, and
@@ -763,15 +737,6 @@ mod tests {
 
     fn level(judged: &LatencyJudgement, class: LatencyClass) -> &LevelJudgement {
         judged.levels.iter().find(|l| l.level == class).unwrap()
-    }
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(percentile(&sorted, 0.10), Some(1.0));
-        assert_eq!(percentile(&sorted, 0.90), Some(9.0));
-        assert_eq!(percentile(&sorted, 0.0), Some(1.0));
-        assert_eq!(percentile(&[], 0.5), None);
     }
 
     #[test]

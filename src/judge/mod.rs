@@ -17,6 +17,9 @@
 //! * [`latency`] turns `latency`'s samples into each pair's one-way
 //!   latency, clusters the matrix into domains and judges them against the
 //!   published ones.
+//! * [`memory`] finds the cache ladder's plateaus and steps and judges
+//!   them against the published cache sizes, and the NUMA matrix's
+//!   latency ratios against the published distances.
 //! * [`hybrid`] turns baselines into class speeds, measured classes and a
 //!   ceiling, and judges what each work-sharing scheme made of them.
 //! * [`fleet`] flags the hosts whose penalty is far from that of their CPU
@@ -34,9 +37,11 @@ pub mod command;
 pub mod command_checks;
 pub mod cost;
 pub mod fleet;
+pub mod gaps;
 pub mod gate;
 pub mod hybrid;
 pub mod latency;
+pub mod memory;
 pub mod observe;
 pub mod pairs;
 pub mod stats;

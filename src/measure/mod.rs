@@ -18,6 +18,9 @@
 //!   [`prepare`], its `--prepare` shell command;
 //! * [`latency`]: `latency`'s probe, a cache line passed between two
 //!   pinned threads by compare-and-swap, every sample bounded in wall time;
+//! * [`memory`]: the memory study's probes, a dependent-load chase over
+//!   buffers of growing size and a NUMA node's buffer read from each node,
+//!   [`mempolicy`] placing and locating their pages;
 //! * [`stop`]: SIGINT and SIGTERM as a request to stop within a second;
 //! * [`model`]: the samples all of this produces.
 
@@ -29,6 +32,8 @@ pub mod items;
 pub mod kernel;
 pub mod latency;
 pub mod launch;
+pub mod memory;
+pub mod mempolicy;
 pub mod model;
 pub mod prepare;
 pub mod recorder;

@@ -114,6 +114,48 @@ pub enum CommandArm {
     /// alone on CPU N, a per-CPU baseline the sweep's ceiling adds up
     /// (planned by the sweep, as [`CommandArm::Step`]).
     Alone(u32),
+    /// `cpus:LIST`: the CPUs listed, ranges joined by `+` (`cpus:0-3+8`),
+    /// since `--arms` splits at commas.
+    Cpus(CpuList),
+    /// `node:N`: the allowed CPUs of NUMA node N.
+    Node(u32),
+    /// `cache:LEVEL:N` (`cache:L3:0`): the allowed CPUs sharing the Nth
+    /// instance (by lowest CPU) of the data or unified cache of LEVEL.
+    Cache { level: u32, index: usize },
+}
+
+/// The CPUs of a `cpus:LIST` arm, as a fixed mask so that an arm stays a
+/// plain value (`Copy`, like every other arm's name): CPUs below
+/// [`CpuList::LIMIT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CpuList([u64; 16]);
+
+impl CpuList {
+    /// CPU numbers a list may hold, as `--threads` allows at most.
+    pub const LIMIT: u32 = 1024;
+
+    /// The list as `cpus:` takes it (`0-3+8`, or `0-3,8` where no comma
+    /// splits it): CPUs below [`CpuList::LIMIT`], not empty.
+    pub fn parse(text: &str) -> Result<CpuList, String> {
+        let set = crate::cpuset::parse_list(&text.replace('+', ","))?;
+        if set.is_empty() {
+            return Err("the list is empty".into());
+        }
+        if let Some(cpu) = set.iter().find(|&cpu| cpu >= CpuList::LIMIT) {
+            return Err(format!("CPU {cpu} is above {}", CpuList::LIMIT - 1));
+        }
+        let mut words = [0u64; 16];
+        for cpu in set.iter() {
+            words[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
+        Ok(CpuList(words))
+    }
+
+    pub fn cpus(&self) -> CpuSet {
+        (0..CpuList::LIMIT)
+            .filter(|&cpu| self.0[cpu as usize / 64] & (1 << (cpu % 64)) != 0)
+            .collect()
+    }
 }
 
 /// The arms where `--arms` is not given: as the kernel study's.
@@ -129,6 +171,11 @@ impl fmt::Display for CommandArm {
             CommandArm::Class(index) => write!(f, "class:{index}"),
             CommandArm::Step(workers) => write!(f, "step:{workers}"),
             CommandArm::Alone(cpu) => write!(f, "cpu:{cpu}"),
+            CommandArm::Cpus(list) => {
+                write!(f, "cpus:{}", list.cpus().to_string().replace(',', "+"))
+            }
+            CommandArm::Node(node) => write!(f, "node:{node}"),
+            CommandArm::Cache { level, index } => write!(f, "cache:L{level}:{index}"),
         }
     }
 }
@@ -148,6 +195,21 @@ impl std::str::FromStr for CommandArm {
                 .map(CommandArm::Step)
                 .map_err(|_| format!("arm '{text}': a sweep's step is `step:K`, K its CPU count"));
         }
+        if let Some(list) = text.strip_prefix("cpus:") {
+            return CpuList::parse(list).map(CommandArm::Cpus).map_err(|why| {
+                format!("arm '{text}': {why}; a CPU list is `cpus:LIST`, ranges joined by +, such as cpus:0-3+8")
+            });
+        }
+        if let Some(node) = text.strip_prefix("node:") {
+            return node.parse().map(CommandArm::Node).map_err(|_| {
+                format!("arm '{text}': a node is `node:N`, N a NUMA node's number (see `placement-study topology`)")
+            });
+        }
+        if let Some(cache) = text.strip_prefix("cache:") {
+            return cache_arm(cache).ok_or_else(|| {
+                format!("arm '{text}': a cache is `cache:LEVEL:N`, such as cache:L3:0 (the first L3 by lowest CPU)")
+            });
+        }
         if let Some(cpu) = text.strip_prefix("cpu:") {
             return cpu.parse().map(CommandArm::Alone).map_err(|_| {
                 format!("arm '{text}': a sweep's CPU alone is `cpu:N`, N the CPU's number")
@@ -157,10 +219,20 @@ impl std::str::FromStr for CommandArm {
             Ok(arm) if super::RUN_ARMS.contains(&arm) => Ok(CommandArm::Placement(arm)),
             _ => Err(format!(
                 "unknown arm '{text}' for a command: use one-per-core, sibling-packed, \
-                 unpinned, same-cpu or class:N"
+                 unpinned, same-cpu, class:N, cpus:LIST, node:N or cache:LEVEL:N"
             )),
         }
     }
+}
+
+/// `L3:0` (or `3:0`) of `cache:L3:0`.
+fn cache_arm(text: &str) -> Option<CommandArm> {
+    let (level, index) = text.split_once(':')?;
+    let level = level.strip_prefix(['L', 'l']).unwrap_or(level);
+    Some(CommandArm::Cache {
+        level: level.parse().ok().filter(|l| (1..=9).contains(l))?,
+        index: index.parse().ok()?,
+    })
 }
 
 impl From<CommandArm> for String {
@@ -304,6 +376,9 @@ pub fn command_plan(
                     bail!("arm '{other}' belongs to the gate or another study, not to a command")
                 }
                 CommandArm::Class(index) => class_cpus(topology, index, threads)?,
+                CommandArm::Cpus(_) | CommandArm::Node(_) | CommandArm::Cache { .. } => {
+                    domain_cpus(topology, arm)?
+                }
                 CommandArm::Step(_) | CommandArm::Alone(_) => {
                     bail!("arm '{arm}' is a sweep's: `run --sweep -- COMMAND` plans it")
                 }
@@ -319,6 +394,71 @@ pub fn command_plan(
         spans_nodes: chosen.spans_nodes,
         placements,
     })
+}
+
+/// The allowed CPUs of a domain arm (`cpus:LIST`, `node:N`,
+/// `cache:LEVEL:N`); an arm naming no such domain, or one with no allowed
+/// CPU, is an error naming it and what this machine has.
+pub fn domain_cpus(topology: &Topology, arm: CommandArm) -> Result<CpuSet> {
+    let (cpus, what) = match arm {
+        CommandArm::Cpus(list) => (list.cpus(), format!("CPUs {}", list.cpus())),
+        CommandArm::Node(node) => {
+            let Some(found) = topology.nodes.iter().find(|n| n.node == node) else {
+                let nodes: Vec<String> =
+                    topology.nodes.iter().map(|n| n.node.to_string()).collect();
+                bail!(
+                    "arm 'node:{node}': this machine has {}; see `placement-study topology`",
+                    match nodes.len() {
+                        0 => "no NUMA node".to_string(),
+                        1 => format!("node {} only", nodes[0]),
+                        _ => format!("nodes {}", nodes.join(", ")),
+                    }
+                );
+            };
+            (found.cpus.clone(), format!("node {node}"))
+        }
+        CommandArm::Cache { level, index } => {
+            let instances: Vec<&CpuSet> = topology
+                .caches
+                .iter()
+                .filter(|c| c.level == level && c.kind != "Instruction")
+                .map(|c| &c.cpus)
+                .collect();
+            let Some(found) = instances.get(index) else {
+                bail!(
+                    "arm 'cache:L{level}:{index}': this machine publishes {} L{level} cache{}{}; \
+                     see `placement-study topology`",
+                    instances.len(),
+                    if instances.len() == 1 { "" } else { "s" },
+                    match instances.len() {
+                        0 => String::new(),
+                        n => format!(" (cache:L{level}:0 to cache:L{level}:{})", n - 1),
+                    }
+                );
+            };
+            (
+                (*found).clone(),
+                format!("L{level} #{index} (CPUs {found})"),
+            )
+        }
+        other => bail!("arm '{other}' is not a domain"),
+    };
+    let allowed: CpuSet = cpus
+        .iter()
+        .filter(|&cpu| topology.cpus.iter().any(|c| c.cpu == cpu && c.allowed))
+        .collect();
+    if allowed.is_empty() {
+        bail!(
+            "arm '{arm}': {what} has no CPU this process may use (allowed: {}); name another",
+            topology
+                .cpus
+                .iter()
+                .filter(|c| c.allowed)
+                .map(|c| c.cpu)
+                .collect::<CpuSet>()
+        );
+    }
+    Ok(allowed)
 }
 
 /// `threads` allowed CPUs of class `index`: one thread of each core first

@@ -14,6 +14,7 @@ mod arms;
 pub mod command;
 pub mod hybrid;
 pub mod latency;
+pub mod memory;
 pub mod pairs;
 pub mod sweep;
 

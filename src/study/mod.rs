@@ -11,6 +11,9 @@
 //! * [`gate`]: [`gate::gate_session`], the SMT co-location gate;
 //! * [`run`]: [`run::run_study`], the placement study;
 //! * [`pairs`]: [`pairs::pairs_study`], the measured sibling map;
+//! * [`memory`]: [`memory::memory_study`], the cache ladder and the NUMA
+//!   matrix planned, measured and judged, returned as one result (no
+//!   document yet);
 //! * [`latency`]: [`latency::latency_study`], the core-to-core latency
 //!   matrix and its domains;
 //! * [`observe`]: [`observe::observe_study`], where Linux ran a workload;
@@ -27,6 +30,7 @@ pub mod command;
 pub mod gate;
 pub mod hybrid;
 pub mod latency;
+pub mod memory;
 pub mod observe;
 pub mod pairs;
 pub mod run;
