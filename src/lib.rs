@@ -48,3 +48,4 @@ pub mod probe;
 pub mod report;
 pub mod saved;
 pub mod study;
+pub mod units;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Bottom to top. A module may use modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["escape"],
+    &["escape", "units"],
     &["cpuset", "input"],
     &["affinity"],
     &["probe"],

@@ -27,6 +27,7 @@
 //! shown as a row of its own. A buffer whose pages were not on its node is
 //! no measurement: the matrix is then inconclusive.
 
+use crate::units::bytes;
 use crate::judge::gaps::{Gap, apart, percentile};
 use crate::judge::pairs::MapVerdict;
 use crate::measure::memory::{Column, Ladder, NumaMatrix};
@@ -361,22 +362,6 @@ fn ladder_verdict(
         MapVerdict::Agree,
         "every published level has its step, and every step its level".into(),
     )
-}
-
-/// "48 KiB", "2 MiB", "480 MiB": whole binary units where they divide.
-pub fn bytes(value: u64) -> String {
-    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (scale, unit) in units {
-        if value >= scale {
-            let scaled = value as f64 / scale as f64;
-            return if value % scale == 0 {
-                format!("{} {unit}", value / scale)
-            } else {
-                format!("{scaled:.1} {unit}")
-            };
-        }
-    }
-    format!("{value} B")
 }
 
 /// One cell of the matrix, judged.
@@ -873,7 +858,5 @@ mod tests {
         assert_eq!(combined_verdict(Agree, Differ), Differ);
         assert_eq!(combined_verdict(Inconclusive, Agree), Inconclusive);
         assert_eq!(combined_verdict(Agree, Agree), Agree);
-        assert_eq!(bytes(480 << 20), "480 MiB");
-        assert_eq!(bytes(52_032), "50.8 KiB");
     }
 }

@@ -9,7 +9,7 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::labels::NOT_QUOTABLE;
 use crate::report::table::{banners, check_lines, host_line, legend_saying, marked};
-use crate::report::units::{Fixed, count, percent, percent_change, sig4};
+use crate::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
 use crate::saved::{CommandResult, DocumentHead};

@@ -13,7 +13,7 @@ use crate::probe::{Crosscheck, virtual_board};
 use crate::report::blocks::Blocks;
 use crate::report::document::{Document, HumanView};
 use crate::report::table::{arms_table, excluded_lines};
-use crate::report::units::{Fixed, capitalise};
+use crate::units::{Fixed, capitalise};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::Evidence;

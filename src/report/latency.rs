@@ -13,7 +13,7 @@ use crate::measure::stop::StopSignal;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
-use crate::report::units::{capitalise, count, nanos};
+use crate::units::{capitalise, count, nanos};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, LatencyResult};
 use std::collections::BTreeMap;

@@ -23,6 +23,6 @@ pub mod sweep;
 pub mod table;
 pub mod topology;
 pub mod trace;
-pub mod units;
+
 pub mod view;
 pub mod warnings;

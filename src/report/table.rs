@@ -11,7 +11,7 @@ use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::labels::UNGATED;
-use crate::report::units::{
+use crate::units::{
     Fixed, capitalise, cores, count, percent, percent_change, sig4, wrap_words,
 };
 use crate::report::view::{Charset, View};

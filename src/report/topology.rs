@@ -9,7 +9,7 @@ use crate::probe::{Cache, Topology, hypervisor};
 use crate::report::blocks::Blocks;
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::hypervisor_lines;
-use crate::report::units::{bytes, cores, count};
+use crate::units::{bytes, cores, count};
 use crate::report::view::View;
 use crate::report::warnings::all_notes;
 use crate::saved::{DocumentHead, TopologyResult};

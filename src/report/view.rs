@@ -4,7 +4,7 @@
 //! may use: UTF-8, or ASCII where the locale's charset is not UTF-8.
 
 use crate::escape::escape_controls_keeping_lines;
-use crate::report::units::wrap_words;
+use crate::units::wrap_words;
 use std::borrow::Cow;
 
 /// The width a table fits, whether every column is wanted, and in which

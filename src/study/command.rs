@@ -38,7 +38,7 @@ use crate::plan::command::{
     CommandArm, CommandPlacement, Units, command_plan, default_command_arms, substitute,
 };
 use crate::probe::Topology;
-use crate::report::units::count;
+use crate::units::count;
 use crate::saved::{CommandOptions, CommandResult, DocumentKind};
 
 /// The command study's checked options (what `run -- COMMAND` was asked

@@ -648,7 +648,7 @@ fn agreement(before: &[PairLatency], matrix: &Matrix, width: usize, what: &str) 
         .collect();
     let checked = before.len();
     let shown = |p: &PairLatency| match p.one_way_ns {
-        Some(ns) => report::units::nanos(ns),
+        Some(ns) => crate::units::nanos(ns),
         None => "no progress".to_owned(),
     };
     match changed.first() {

@@ -26,7 +26,7 @@ use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
 use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
 use crate::probe::Topology;
 use crate::report;
-use crate::report::units::count;
+use crate::units::count;
 use crate::saved::{
     CommandSweep, DocumentHead, DocumentKind, GateResult, HybridWork, SweepOptions, SweepResult,
 };

@@ -14,7 +14,7 @@ use crate::plan::Arm;
 use crate::plan::command::CommandArm;
 use crate::report::csv::{opt, quoted};
 use crate::report::table::fit;
-use crate::report::units::{Fixed, count, percent, percent_change, sig4};
+use crate::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{
     CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,

@@ -12,7 +12,7 @@ use crate::plan::Arm;
 use crate::plan::command::CommandArm;
 use crate::report::document::Figure;
 use crate::report::labels::NOT_QUOTABLE;
-use crate::report::units::{percent, sig4};
+use crate::units::{percent, sig4};
 use crate::saved::CommandResult;
 
 /// The machine with each arm's CPUs marked with its letter, beside bars:

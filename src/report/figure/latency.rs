@@ -11,7 +11,7 @@ use super::{Anchor, FAINT, INK, Paint, Svg, TEXT, heading_lines};
 use crate::cpuset::cpu_pair;
 use crate::judge::latency::PairLatency;
 use crate::report::document::Figure;
-use crate::report::units::nanos;
+use crate::units::nanos;
 use crate::saved::LatencyResult;
 use std::collections::BTreeMap;
 

@@ -345,7 +345,7 @@ pub fn legend(
         if let Some(colour) = colour {
             svg.rect(x, y, 12.0, 12.0, Paint::fill(colour));
         }
-        for line in crate::report::units::wrap_words(text, columns, columns) {
+        for line in crate::units::wrap_words(text, columns, columns) {
             svg.text(x + 18.0, y + 10.5, size, Anchor::Start, &line);
             y += size + 5.0;
         }
@@ -360,7 +360,7 @@ pub fn heading_lines(lines: &[String], width: f64) -> Vec<String> {
     let columns = ((width - 20.0) / text_width("m", TEXT - 1.0)).max(20.0) as usize;
     lines
         .iter()
-        .flat_map(|line| crate::report::units::wrap_words(line, columns, columns))
+        .flat_map(|line| crate::units::wrap_words(line, columns, columns))
         .collect()
 }
 

@@ -16,7 +16,7 @@ use crate::judge::observe::{CpuResidency, ThreadStats};
 use crate::probe::CoreKind;
 use crate::report::document::Figure;
 use crate::report::trace::cpu_name;
-use crate::report::units::count;
+use crate::units::count;
 use crate::saved::ObserveResult;
 use std::collections::BTreeSet;
 

@@ -11,7 +11,7 @@ use crate::judge::pairs::{CpuRelation, PairStatus};
 use crate::plan::pairs::Contention;
 use crate::probe::CpuEntry;
 use crate::report::document::Figure;
-use crate::report::units::percent_change;
+use crate::units::percent_change;
 use crate::saved::PairsResult;
 use std::collections::BTreeMap;
 

@@ -11,7 +11,7 @@ use crate::measure::HardwareCounters;
 use crate::report::document::Figure;
 use crate::report::labels::UNGATED;
 use crate::report::table::{NOT_QUOTABLE_LEGEND, cpus_label};
-use crate::report::units::{count, sig4};
+use crate::units::{count, sig4};
 use crate::saved::RunResult;
 use std::collections::BTreeMap;
 

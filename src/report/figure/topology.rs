@@ -3,7 +3,7 @@
 use super::machine::{Machine, MachineLayout};
 use super::{Svg, TEXT, heading_lines, text_width};
 use crate::report::document::Figure;
-use crate::report::units::count;
+use crate::units::count;
 use crate::saved::TopologyResult;
 
 /// The widest a machine is drawn: a page's width.

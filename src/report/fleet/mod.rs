@@ -19,7 +19,7 @@ use crate::report::compare::{self, Counted, GatePenalty, HostSummary, MachineSha
 use crate::report::csv::{opt, quoted};
 use crate::report::document;
 use crate::report::table::fit;
-use crate::report::units::{count, percent_change};
+use crate::units::{count, percent_change};
 use crate::report::view::View;
 use crate::saved::{DocumentKind, Evidence, SavedDocument};
 use anyhow::Result;
