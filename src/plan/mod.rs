@@ -15,6 +15,7 @@ pub mod command;
 pub mod hybrid;
 pub mod latency;
 pub mod pairs;
+mod scheme;
 pub mod sweep;
 
 pub use arms::{Arm, GateBaseline, Placement};
