@@ -88,12 +88,8 @@ pub fn confine_process(pid: libc::pid_t, cpus: &CpuSet) -> Result<()> {
 
 /// The CPU the calling thread runs on now (`sched_getcpu`).
 pub fn current_cpu() -> Result<u32> {
-    // SAFETY: sched_getcpu takes no arguments and only reads state.
-    let cpu = unsafe { libc::sched_getcpu() };
-    if cpu < 0 {
-        return Err(io::Error::last_os_error()).context("sched_getcpu failed");
-    }
-    Ok(cpu as u32)
+    let cpu = nix::sched::sched_getcpu().context("sched_getcpu failed")?;
+    u32::try_from(cpu).context("sched_getcpu: CPU number out of range")
 }
 
 #[cfg(test)]

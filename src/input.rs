@@ -203,9 +203,11 @@ pub fn read_stream(
 
 /// The size sysfs gives every attribute.
 fn page_size() -> u64 {
-    // SAFETY: sysconf reads a constant of the running kernel.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).unwrap_or(4096)
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .and_then(|size| u64::try_from(size).ok())
+        .unwrap_or(4096)
 }
 
 /// Opens `path` for reading without blocking: a FIFO nobody writes to

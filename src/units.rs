@@ -101,16 +101,6 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// "2 cores", or "cores unknown" where which CPUs share a core is (the
-/// count would be the CPUs', each entered as a core of its own).
-pub fn cores(summary: &crate::probe::Summary) -> String {
-    if summary.structure_unknown.is_some() {
-        "cores unknown".into()
-    } else {
-        count(summary.cores, "core")
-    }
-}
-
 /// The sentence with its first letter in upper case.
 pub fn capitalise(s: &str) -> String {
     let mut chars = s.chars();

@@ -243,11 +243,15 @@ fn report_html_view() {
 /// `report` with all the saved results at once: the comparison of their
 /// hosts, or with `--fleet` their fleet summary.
 fn all_results(view: &str, options: &[&str]) {
+    all_results_as(view, options, Streams::Text);
+}
+
+fn all_results_as(view: &str, options: &[&str], streams: Streams) {
     let paths = saved_results();
     let mut args = vec!["report"];
     args.extend(options);
     args.extend(paths.iter().map(String::as_str));
-    assert_view(view, None, &args, Streams::Text);
+    assert_view(view, None, &args, streams);
 }
 
 #[test]
@@ -268,6 +272,18 @@ fn fleet_80() {
 #[test]
 fn fleet_wide() {
     all_results("fleet_wide", &["--fleet", "--wide"]);
+}
+
+/// The CSVs of hosts, byte for byte: `report A B --csv` and `report
+/// --fleet --csv` (rows of one struct each, the header its field names).
+#[test]
+fn compare_csv() {
+    all_results_as("compare_csv", &["--csv=-"], Streams::Document);
+}
+
+#[test]
+fn fleet_csv() {
+    all_results_as("fleet_csv", &["--fleet", "--csv=-"], Streams::Document);
 }
 
 /// `topology` of a machine's snapshot, without CPUID (none is saved for

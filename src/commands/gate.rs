@@ -1,6 +1,6 @@
 //! `placement-study gate`: the SMT co-location gate and its verdict.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::judge::gate::GateRule;
 use crate::measure::{EngineSession, MeasureOptions};

@@ -1,7 +1,7 @@
 //! `placement-study hybrid`: core classes measured, and static shares
 //! against work stealing across them.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report::document::Document;

@@ -1,7 +1,7 @@
 //! `placement-study latency`: the core-to-core latency matrix, its domains
 //! against the published ones.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::report::document::Document;
 use crate::study::latency::{LatencyStudyOptions, latency_study};

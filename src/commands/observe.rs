@@ -1,7 +1,7 @@
 //! `placement-study observe`: where Linux ran a workload, per CPU, core
 //! and class.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::recorder::{ObserveTarget, PerfRecorder};
 use crate::measure::stop::{self, StopNotice};

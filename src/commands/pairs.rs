@@ -1,6 +1,6 @@
 //! `placement-study pairs`: the measured sibling map against the published one.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::report::document::Document;

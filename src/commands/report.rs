@@ -1,7 +1,7 @@
 //! `placement-study report FILE…`: re-render one saved result, or compare
 //! hosts; with `--fleet`, sum up a fleet's results.
 
-use super::Outputs;
+use super::shared::Outputs;
 use crate::escape::escape_path;
 use crate::exit::{Outcome, UsageError};
 use crate::report::compare::{self, HostSummary};

@@ -1,7 +1,7 @@
 //! `placement-study run`: the placement study of the built-in kernel, or
 //! (`run -- COMMAND`) of a user's command.
 
-use super::{Outputs, Source, TerminalProgress, unless_stopped};
+use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
 use crate::measure::command::{Watched, run_once};

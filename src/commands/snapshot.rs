@@ -33,7 +33,7 @@ fn save_document(path: &Path) -> Result<String> {
         .with_context(|| format!("{}: cannot write the snapshot", path.display()))?;
     write_new_file(path, &text)?;
     let recording = &document.recording;
-    let cpuid_note = match recording.listings.get(snapshot::CPUID_DIR) {
+    let cpuid_note = match recording.listings.get(crate::probe::recording::CPUID_DIR) {
         Some(dump) => format!(", CPUID of {} CPUs", dump.len()),
         None if cpuid => String::new(),
         None => format!(

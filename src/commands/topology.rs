@@ -1,6 +1,6 @@
 //! `placement-study topology`: probe and print.
 
-use super::{Outputs, Source};
+use super::shared::{Outputs, Source};
 use crate::exit::Outcome;
 use crate::study::topology::topology_document;
 use anyhow::Result;

@@ -9,16 +9,20 @@ use serde_json::Value;
 use std::path::Path;
 
 impl<T> Gathering<T> {
-    /// An Ansible `--tree` file: the host is the file's name (standard
-    /// input is a host of that name), its documents the `{` lines of
-    /// `stdout`, Ansible's message and the last other line the reason it
-    /// has none.
+    /// `bytes` read as an Ansible `--tree` file, when they are one
+    /// ([`AnsibleResult::of`]); false, reading nothing, when not. The host
+    /// is the file's name (standard input is a host of that name), its
+    /// documents the `{` lines of `stdout`, Ansible's message and the last
+    /// other line the reason it has none.
     pub(super) fn ansible(
         &mut self,
         file: &str,
-        result: AnsibleResult,
+        bytes: &[u8],
         keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
-    ) {
+    ) -> bool {
+        let Some(result) = AnsibleResult::of(bytes) else {
+            return false;
+        };
         let host = Path::new(file)
             .file_name()
             .map_or(file.to_string(), |name| name.to_string_lossy().into_owned());
@@ -52,6 +56,7 @@ impl<T> Gathering<T> {
         if let Some(reason) = last_line {
             sent.last_line = Some(Broken { source, reason });
         }
+        true
     }
 }
 

@@ -84,7 +84,6 @@ pub use text::{REASON_CHARS, natural, one_line};
 use crate::input::NotAFile;
 use crate::saved::load::{SavedDocument, from_bytes};
 use crate::saved::{DocumentKind, read_named};
-use ansible::AnsibleResult;
 use anyhow::{Error, Result, anyhow};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -479,8 +478,8 @@ impl<T> Gathering<T> {
         bytes: &[u8],
         keep: &mut impl FnMut(&Origin, SavedDocument) -> T,
     ) {
-        if let Some(result) = AnsibleResult::of(bytes) {
-            return self.ansible(file, result, keep);
+        if self.ansible(file, bytes, keep) {
+            return;
         }
         let text = String::from_utf8_lossy(bytes);
         let first = text.lines().map(str::trim).find(|l| !l.is_empty());

@@ -1,7 +1,7 @@
 //! Per-arm statistics: every quantity the tables show, each as a median with
 //! its spread and repetition count.
 
-use crate::judge::checks::ExcludedRep;
+use crate::judge::checks::{Check, CheckName, CheckStatus, ExcludedRep, cv_bar, nothing_kept};
 use crate::judge::cost;
 use crate::judge::stats::{Spread, spread};
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
@@ -98,4 +98,41 @@ pub fn arm_stats(placement: &Placement, reps: &[&RepSample], setup: &Measurement
         quotable: true,
         change_vs_one_per_core: None,
     }
+}
+
+/// Each run arm's checks, with its quotable mark and its change against
+/// one-per-core set: the CV bar (unavailable under 2 measured
+/// repetitions), and, for an arm that kept no measured repetition, a failed
+/// `repetitions ARM` check ([`nothing_kept`]). `kept` is each arm's count
+/// of measured repetitions left after `excluded`.
+pub fn run_arm_checks(
+    arms: &mut [ArmStats],
+    kept: &[usize],
+    excluded: &[ExcludedRep],
+    bar: f64,
+) -> Vec<Check> {
+    let baseline = arms
+        .iter()
+        .find(|a| a.name == Arm::OnePerCore)
+        .and_then(|a| a.cost.as_ref().map(|c| c.median));
+    let mut checks = Vec::new();
+    for (arm, &kept) in arms.iter_mut().zip(kept) {
+        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
+            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
+        }
+        let check = match &arm.cost {
+            Some(spread) => cv_bar(CheckName::CvBar(arm.name), spread, bar),
+            None => Check::unavailable(
+                CheckName::CvBar(arm.name),
+                "fewer than 2 measured repetitions",
+            ),
+        };
+        arm.quotable = check.status == CheckStatus::Passed;
+        checks.push(check);
+        if kept == 0 {
+            let dropped = excluded.iter().filter(|e| e.arm == arm.name).count();
+            checks.push(nothing_kept(CheckName::Repetitions(arm.name), dropped, 0));
+        }
+    }
+    checks
 }

@@ -53,23 +53,8 @@
 use crate::judge::gate::{Estimate, GateRule, PairedCosts, UNEVEN_WORKERS, Verdict, estimate};
 use crate::judge::stats::{median, range_ratio};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
-/// How a study spreads its evidence in time: the gate, each `pairs`
-/// comparison and `hybrid`'s class verdict alike.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Batching {
-    /// Batches that must agree for a verdict (the gate and `pairs`: land
-    /// on one side of the threshold, with none on the other; `hybrid`:
-    /// group the CPUs alike).
-    pub batches: usize,
-    /// Batches after which a verdict without that agreement is
-    /// inconclusive.
-    pub max_batches: usize,
-    /// The pause between batches: a burst of host load shorter than it
-    /// cannot reach two batches.
-    pub gap: Duration,
-}
+pub use crate::judge::gate::Batching;
 
 /// How far (a fraction) a round's baseline cost may be from its batch's
 /// median before the round counts as host noise. On a quiet host a

@@ -3,7 +3,6 @@
 //! number is only worth quoting when the checks say it measured what it
 //! claims. Warm-up repetitions are never judged: they are discarded anyway.
 
-use crate::judge::arms::ArmStats;
 use crate::judge::cost::instructions_per_byte;
 use crate::judge::stats::{Spread, median, significant};
 use crate::measure::{RepSample, WorkerSample};
@@ -603,43 +602,6 @@ pub fn nothing_kept(name: CheckName, measured: usize, failed: usize) -> Check {
         ),
     };
     Check::failed(name, format!("{why}: no number is left"))
-}
-
-/// Each run arm's checks, with its quotable mark and its change against
-/// one-per-core set: the CV bar (unavailable under 2 measured
-/// repetitions), and, for an arm that kept no measured repetition, a failed
-/// `repetitions ARM` check ([`nothing_kept`]). `kept` is each arm's count
-/// of measured repetitions left after `excluded`.
-pub fn run_arm_checks(
-    arms: &mut [ArmStats],
-    kept: &[usize],
-    excluded: &[ExcludedRep],
-    bar: f64,
-) -> Vec<Check> {
-    let baseline = arms
-        .iter()
-        .find(|a| a.name == Arm::OnePerCore)
-        .and_then(|a| a.cost.as_ref().map(|c| c.median));
-    let mut checks = Vec::new();
-    for (arm, &kept) in arms.iter_mut().zip(kept) {
-        if let (Some(base), Some(cost)) = (baseline, arm.cost.as_ref()) {
-            arm.change_vs_one_per_core = Some(cost.median / base - 1.0);
-        }
-        let check = match &arm.cost {
-            Some(spread) => cv_bar(CheckName::CvBar(arm.name), spread, bar),
-            None => Check::unavailable(
-                CheckName::CvBar(arm.name),
-                "fewer than 2 measured repetitions",
-            ),
-        };
-        arm.quotable = check.status == CheckStatus::Passed;
-        checks.push(check);
-        if kept == 0 {
-            let dropped = excluded.iter().filter(|e| e.arm == arm.name).count();
-            checks.push(nothing_kept(CheckName::Repetitions(arm.name), dropped, 0));
-        }
-    }
-    checks
 }
 
 /// A repetition left out of the statistics, and why.

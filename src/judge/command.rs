@@ -41,11 +41,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::checks::CheckStatus;
-use super::command_checks::multiplexing_offence;
 use super::observe::{ThreadStats, judge_observation};
 use super::stats::{Interval, Spread, median, penalty_centre, penalty_ci95, spread};
 use crate::cpuset::CpuSet;
-use crate::measure::command::{CommandRep, PlacementRecords, SiblingRecords};
+use crate::measure::command::{CommandRep, PlacementRecords, SiblingRecords, TreeHardware};
 use crate::measure::recording::{Recording, SchedEventKind};
 use crate::plan::command::{CommandArm, CommandPlacement, Units};
 use crate::probe::CpuEntry;
@@ -573,6 +572,37 @@ fn outside_detail(placement: &CommandPlacement, outside: &[RoundOutside]) -> Str
         cpus_named(&placement.cpus),
         named.join("; ")
     )
+}
+
+/// How one repetition's hardware counters ran less than all their enabled
+/// time; `None` when they did not, or counted nothing. On a machine with a
+/// PMU per kind of core each PMU's counter runs only while the tree is on
+/// its CPUs, so an event is multiplexed when its PMUs' running times
+/// together fall short of the time it was enabled.
+pub fn multiplexing_offence(hardware: &TreeHardware) -> Option<String> {
+    let TreeHardware::Counted { pmus } = hardware else {
+        return None;
+    };
+    let events = [
+        (
+            "cycles",
+            pmus.iter().map(|pmu| pmu.cycles).collect::<Vec<_>>(),
+        ),
+        (
+            "user-space instructions",
+            pmus.iter().map(|pmu| pmu.user_instructions).collect(),
+        ),
+    ];
+    let offences: Vec<String> = events
+        .into_iter()
+        .filter_map(|(name, counts)| {
+            let enabled = counts.iter().map(|c| c.times.time_enabled_ns).max()?;
+            let running: u64 = counts.iter().map(|c| c.times.time_running_ns).sum();
+            (running < enabled)
+                .then(|| format!("{name} counted {running} ns of {enabled} ns enabled"))
+        })
+        .collect();
+    (!offences.is_empty()).then(|| offences.join(", "))
 }
 
 #[cfg(test)]

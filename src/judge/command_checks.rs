@@ -14,7 +14,7 @@
 use super::checks::{
     Check, CheckName, CheckStatus, MULTIPLEXING_CAUSES, cv_bar, name_offenders, nothing_kept,
 };
-use super::command::{ArmResidency, CommandArmStats};
+use super::command::{ArmResidency, CommandArmStats, multiplexing_offence};
 use super::stats::significant;
 use crate::measure::command::{CommandRep, TreeHardware};
 use crate::plan::command::CommandArm;
@@ -116,37 +116,6 @@ pub fn other_load(residency: &[ArmResidency], bar: f64) -> Vec<Check> {
             )
         })
         .collect()
-}
-
-/// How one repetition's hardware counters ran less than all their enabled
-/// time; `None` when they did not, or counted nothing. On a machine with a
-/// PMU per kind of core each PMU's counter runs only while the tree is on
-/// its CPUs, so an event is multiplexed when its PMUs' running times
-/// together fall short of the time it was enabled.
-pub fn multiplexing_offence(hardware: &TreeHardware) -> Option<String> {
-    let TreeHardware::Counted { pmus } = hardware else {
-        return None;
-    };
-    let events = [
-        (
-            "cycles",
-            pmus.iter().map(|pmu| pmu.cycles).collect::<Vec<_>>(),
-        ),
-        (
-            "user-space instructions",
-            pmus.iter().map(|pmu| pmu.user_instructions).collect(),
-        ),
-    ];
-    let offences: Vec<String> = events
-        .into_iter()
-        .filter_map(|(name, counts)| {
-            let enabled = counts.iter().map(|c| c.times.time_enabled_ns).max()?;
-            let running: u64 = counts.iter().map(|c| c.times.time_running_ns).sum();
-            (running < enabled)
-                .then(|| format!("{name} counted {running} ns of {enabled} ns enabled"))
-        })
-        .collect();
-    (!offences.is_empty()).then(|| offences.join(", "))
 }
 
 /// The kept repetitions: measured (no warm-up) and not failed.

@@ -4,7 +4,6 @@
 //! this host shows are not what they claim (typically vCPUs whose placement
 //! on host cores the guest cannot see).
 
-use crate::judge::batches::Batching;
 use crate::judge::checks::{Check, CheckName, CheckStatus, excluded_reps};
 use crate::judge::cost::{rep_cost, worker_cost_per_byte};
 use crate::judge::stats::{
@@ -13,6 +12,7 @@ use crate::judge::stats::{
 use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The interval an [`Estimate`] carries (defined with the statistics).
 pub use crate::judge::stats::Interval;
@@ -58,6 +58,22 @@ impl Verdict {
     pub fn word_of(verdict: Option<Verdict>) -> &'static str {
         verdict.map_or("not-run", Verdict::as_str)
     }
+}
+
+/// How a study spreads its evidence in time: the gate, each `pairs`
+/// comparison and `hybrid`'s class verdict alike.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Batching {
+    /// Batches that must agree for a verdict (the gate and `pairs`: land
+    /// on one side of the threshold, with none on the other; `hybrid`:
+    /// group the CPUs alike).
+    pub batches: usize,
+    /// Batches after which a verdict without that agreement is
+    /// inconclusive.
+    pub max_batches: usize,
+    /// The pause between batches: a burst of host load shorter than it
+    /// cannot reach two batches.
+    pub gap: Duration,
 }
 
 /// When the gate may stop, and which side of what it must land on. `pairs`

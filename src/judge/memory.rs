@@ -27,11 +27,11 @@
 //! shown as a row of its own. A buffer whose pages were not on its node is
 //! no measurement: the matrix is then inconclusive.
 
-use crate::units::bytes;
 use crate::judge::gaps::{Gap, apart, percentile};
 use crate::judge::pairs::MapVerdict;
 use crate::measure::memory::{Column, Ladder, NumaMatrix};
 use crate::plan::memory::PublishedCache;
+use crate::units::bytes;
 use serde::{Deserialize, Serialize};
 
 pub use crate::judge::latency::LATENCY_PERCENTILE;

@@ -53,7 +53,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -722,13 +722,10 @@ pub(super) fn wait_readable(fd: Option<std::os::fd::BorrowedFd>, timeout: Durati
         std::thread::sleep(timeout);
         return;
     };
-    let mut poll = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for a descriptor open for the call.
-    unsafe { libc::poll(&mut poll, 1, timeout.as_millis() as i32) };
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let timeout = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+    // Readable, interrupted or failed: the caller reads or waits again.
+    let _ = poll(&mut [PollFd::new(fd, PollFlags::POLLIN)], timeout);
 }
 
 #[cfg(test)]

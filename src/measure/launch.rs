@@ -98,6 +98,8 @@ impl HeldCommand {
         // prepared above, then execs or exits.
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
+            // SAFETY: in the child, before exec: only the async-signal-safe
+            // calls named above, on descriptors and buffers made before fork.
             0 => unsafe {
                 libc::close(go_write.as_raw_fd());
                 libc::close(error_read.as_raw_fd());

@@ -18,7 +18,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -474,10 +474,8 @@ fn wait_for_records(events: &[&OpenEvents], wake: Option<BorrowedFd>, timeout: D
 /// A descriptor that becomes readable when process `pid` exits, where the
 /// kernel has pidfds (5.3+); otherwise the wait just times out.
 pub(super) fn exit_notice(pid: u32) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags, and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    // SAFETY: a non-negative return is a descriptor this process now owns.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 /// `observe -- COMMAND`: the command is forked, held before its exec while

@@ -215,10 +215,9 @@ extern "C" fn request_stop(number: libc::c_int) {
         }
         return;
     }
-    // SAFETY: errno is this thread's, and the handler runs on the interrupted
-    // thread; it is put back so the interrupted code never sees write's.
-    let errno = unsafe { libc::__errno_location() };
-    let saved_errno = unsafe { *errno };
+    // errno is this thread's, and the handler runs on the interrupted
+    // thread: it is put back so the interrupted code never sees write's.
+    let saved_errno = nix::errno::Errno::last_raw();
     if STDERR_IS_TERMINAL.load(Ordering::SeqCst) {
         write_all_to_stderr(CLEAR_LINE);
     }
@@ -227,8 +226,7 @@ extern "C" fn request_stop(number: libc::c_int) {
         .find(|notice| *notice as u8 == NOTICE.load(Ordering::SeqCst))
         .unwrap_or(StopNotice::Repetitions);
     write_all_to_stderr(signal.notice(notice));
-    // SAFETY: as above.
-    unsafe { *errno = saved_errno };
+    nix::errno::Errno::set_raw(saved_errno);
 }
 
 /// write(2) to stderr until all of `bytes` is out or it fails (nothing to do

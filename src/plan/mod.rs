@@ -16,6 +16,7 @@ pub mod hybrid;
 pub mod latency;
 pub mod memory;
 pub mod pairs;
+mod scheme;
 pub mod sweep;
 
 pub use arms::{Arm, GateBaseline, Placement};

@@ -30,38 +30,10 @@ pub use sysfs::SysfsRoot;
 
 use crate::cpuset::CpuSet;
 use anyhow::{Result, bail};
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use sysfs::SiblingSets;
 
-/// Where CPUID comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CpuidSource {
-    /// The instruction itself, executed on each CPU in turn.
-    Live,
-    /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
-    Dump(PathBuf),
-    /// The dump a snapshot document holds (its `cpuid/` records), read
-    /// through the document's [`SysfsRoot`]; the path names the document.
-    Recorded(PathBuf),
-}
-
-/// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
-impl fmt::Display for CpuidSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CpuidSource::Live => f.write_str("live"),
-            CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
-            CpuidSource::Recorded(document) => {
-                write!(f, "{}: {}", document.display(), snapshot::CPUID_DIR)
-            }
-        }
-    }
-}
-
-/// Reads and decodes CPUID (see `cpuid::read_report_in`).
 #[cfg(target_arch = "x86_64")]
 fn read_cpuid(
     source: &CpuidSource,
@@ -113,7 +85,7 @@ pub fn probe_root(root: &SysfsRoot, cpuid: Option<&CpuidSource>) -> Result<Topol
         );
     }
     let has_dump = |source: &&CpuidSource| {
-        !matches!(source, CpuidSource::Recorded(_)) || root.exists(snapshot::CPUID_DIR)
+        !matches!(source, CpuidSource::Recorded(_)) || root.exists(recording::CPUID_DIR)
     };
     probe_sysfs(root, cpuid.filter(has_dump))
 }
@@ -372,30 +344,6 @@ fn hypervisor_vendor(report: Option<&CpuidReport>, environment: &Environment) ->
     .vendor
 }
 
-/// "2" when every core has two threads; "mixed(6x2,8x1)" (cores x threads,
-/// most threads first) otherwise.
-pub(crate) fn describe_threads_per_core(threads: impl Iterator<Item = usize>) -> String {
-    let mut cores_by_threads: BTreeMap<Reverse<usize>, usize> = BTreeMap::new();
-    for count in threads {
-        *cores_by_threads.entry(Reverse(count)).or_default() += 1;
-    }
-    if cores_by_threads.is_empty() {
-        return "0".into();
-    }
-    if cores_by_threads.len() == 1 {
-        if let Some(Reverse(threads)) = cores_by_threads.keys().next() {
-            return threads.to_string();
-        }
-    }
-    let parts: Vec<String> = cores_by_threads
-        .iter()
-        .map(|(Reverse(threads), cores)| format!("{cores}x{threads}"))
-        .collect();
-    format!("mixed({})", parts.join(","))
-}
-
-/// The machine saved as `fixtures/sysfs/NAME`, probed (for unit tests of
-/// the layers above, which plan and judge on saved machines).
 #[cfg(test)]
 pub fn fixture(name: &str) -> Topology {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

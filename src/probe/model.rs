@@ -5,9 +5,12 @@
 
 use crate::cpuset::CpuSet;
 use crate::probe::hypervisor::HypervisorSource;
+use crate::probe::recording::CPUID_DIR;
 use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 pub const TOPOLOGY_SCHEMA_VERSION: u32 = 1;
@@ -530,45 +533,74 @@ impl<'de> Deserialize<'de> for CoreKind {
 }
 
 /// How a core class was found, serialized as the names saved files use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Each name is spelled once, in its `strum` attribute: [`ClassSource::name`],
+/// `Display`, `FromStr` and serde all read it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 pub enum ClassSource {
     /// The hybrid PMUs the kernel registers (cpu_core, cpu_atom, cpu_lowpower).
-    #[serde(rename = "sysfs-pmu")]
+    #[strum(serialize = "sysfs-pmu")]
     SysfsPmu,
     /// Intel's CPUID leaf 0x1A core type.
-    #[serde(rename = "cpuid-0x1a")]
+    #[strum(serialize = "cpuid-0x1a")]
     CpuidLeaf1a,
     /// AMD's CPUID leaf 0x80000026 core type.
-    #[serde(rename = "cpuid-0x80000026")]
+    #[strum(serialize = "cpuid-0x80000026")]
     CpuidLeaf80000026,
     /// The kernel's `cpu_capacity` (Arm big.LITTLE).
-    #[serde(rename = "cpu_capacity")]
+    #[strum(serialize = "cpu_capacity")]
     CpuCapacity,
     /// cpufreq maximum and base frequencies.
-    #[serde(rename = "cpufreq")]
+    #[strum(serialize = "cpufreq")]
     Cpufreq,
     /// Different MIDR part numbers (Arm cores of several designs, whatever
     /// capacities the kernel gives them), ranked by design tier, then
     /// capacity.
-    #[serde(rename = "midr")]
+    #[strum(serialize = "midr")]
     Midr,
     /// One kind of core: nothing told CPUs apart.
-    #[serde(rename = "uniform")]
+    #[strum(serialize = "uniform")]
     Uniform,
 }
 
 impl ClassSource {
     /// The name saved files use, e.g. "cpuid-0x1a".
     pub fn name(self) -> &'static str {
-        match self {
-            ClassSource::SysfsPmu => "sysfs-pmu",
-            ClassSource::CpuidLeaf1a => "cpuid-0x1a",
-            ClassSource::CpuidLeaf80000026 => "cpuid-0x80000026",
-            ClassSource::CpuCapacity => "cpu_capacity",
-            ClassSource::Cpufreq => "cpufreq",
-            ClassSource::Midr => "midr",
-            ClassSource::Uniform => "uniform",
-        }
+        self.into()
+    }
+}
+
+impl Serialize for ClassSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ClassSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(|_| {
+            let names: Vec<&str> = <ClassSource as strum::VariantArray>::VARIANTS
+                .iter()
+                .map(|source| source.name())
+                .collect();
+            serde::de::Error::custom(format!(
+                "unknown class source '{}' (expected {})",
+                crate::cpuset::excerpt(&text),
+                names.join(", ")
+            ))
+        })
     }
 }
 
@@ -579,6 +611,56 @@ impl fmt::Display for ClassSource {
     }
 }
 
+/// Where CPUID comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuidSource {
+    /// The instruction itself, executed on each CPU in turn.
+    Live,
+    /// A hwloc-gather-cpuid dump folder (`--cpuid-dump DIR`).
+    Dump(PathBuf),
+    /// The dump a snapshot document holds (its `cpuid/` records), read
+    /// through the document's [`SysfsRoot`](crate::probe::SysfsRoot); the path names the document.
+    Recorded(PathBuf),
+}
+
+/// Prints "live" or the dump folder, as `ProbeSource::cpuid` records it.
+impl fmt::Display for CpuidSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuidSource::Live => f.write_str("live"),
+            CpuidSource::Dump(dir) => write!(f, "{}", dir.display()),
+            CpuidSource::Recorded(document) => {
+                write!(f, "{}: {}", document.display(), CPUID_DIR)
+            }
+        }
+    }
+}
+
+/// Reads and decodes CPUID (see `cpuid::read_report_in`).
+/// "2" when every core has two threads; "mixed(6x2,8x1)" (cores x threads,
+/// most threads first) otherwise.
+pub(crate) fn describe_threads_per_core(threads: impl Iterator<Item = usize>) -> String {
+    let mut cores_by_threads: BTreeMap<Reverse<usize>, usize> = BTreeMap::new();
+    for count in threads {
+        *cores_by_threads.entry(Reverse(count)).or_default() += 1;
+    }
+    if cores_by_threads.is_empty() {
+        return "0".into();
+    }
+    if cores_by_threads.len() == 1 {
+        if let Some(Reverse(threads)) = cores_by_threads.keys().next() {
+            return threads.to_string();
+        }
+    }
+    let parts: Vec<String> = cores_by_threads
+        .iter()
+        .map(|(Reverse(threads), cores)| format!("{cores}x{threads}"))
+        .collect();
+    format!("mixed({})", parts.join(","))
+}
+
+/// The machine saved as `fixtures/sysfs/NAME`, probed (for unit tests of
+/// the layers above, which plan and judge on saved machines).
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -627,18 +709,34 @@ mod tests {
 
     #[test]
     fn class_sources_serialize_as_their_names() {
-        for source in [
-            ClassSource::SysfsPmu,
-            ClassSource::CpuidLeaf1a,
-            ClassSource::CpuidLeaf80000026,
-            ClassSource::CpuCapacity,
-            ClassSource::Cpufreq,
-            ClassSource::Midr,
-            ClassSource::Uniform,
-        ] {
-            let json = serde_json::to_string(&source).unwrap();
+        let names: Vec<String> = <ClassSource as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|source| serde_json::to_string(source).unwrap())
+            .collect();
+        // The saved files' names: changing one is a schema change.
+        assert_eq!(
+            names,
+            [
+                "\"sysfs-pmu\"",
+                "\"cpuid-0x1a\"",
+                "\"cpuid-0x80000026\"",
+                "\"cpu_capacity\"",
+                "\"cpufreq\"",
+                "\"midr\"",
+                "\"uniform\""
+            ]
+        );
+        for source in <ClassSource as strum::VariantArray>::VARIANTS {
+            let json = serde_json::to_string(source).unwrap();
             assert_eq!(json, format!("\"{source}\""));
-            assert_eq!(serde_json::from_str::<ClassSource>(&json).unwrap(), source);
+            assert_eq!(serde_json::from_str::<ClassSource>(&json).unwrap(), *source);
         }
+        let error = serde_json::from_str::<ClassSource>("\"cpuid\"").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("unknown class source 'cpuid' (expected sysfs-pmu, "),
+            "{error}"
+        );
     }
 }

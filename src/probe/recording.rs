@@ -9,6 +9,9 @@ use data_encoding::BASE64;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 
+/// Subfolder of a snapshot holding the CPUID dump (`puN` files).
+pub const CPUID_DIR: &str = "cpuid";
+
 /// The reads of one probe, by path relative to the root
 /// (`sys/devices/system/cpu/cpu3/topology/core_id`). A path in none of the
 /// maps was absent when recorded, or never read.

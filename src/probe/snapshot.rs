@@ -25,9 +25,6 @@ use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
-/// Subfolder of a snapshot holding the CPUID dump (`puN` files).
-pub const CPUID_DIR: &str = "cpuid";
-
 /// Marks `DIR.partial` as this command's own, so a stale one may be removed.
 const PARTIAL_MARKER: &str = ".placement-study-partial";
 
@@ -271,7 +268,7 @@ pub fn copy_topology_files(from: &Path, to: &Path) -> Result<usize> {
 /// the summary's note.
 #[cfg(target_arch = "x86_64")]
 fn save_cpuid(snapshot: &Path, online: &CpuSet) -> Result<String> {
-    crate::probe::cpuid::write_dump(&snapshot.join(CPUID_DIR), online)?;
+    crate::probe::cpuid::write_dump(&snapshot.join(crate::probe::recording::CPUID_DIR), online)?;
     Ok(format!(", CPUID of {} CPUs", online.len()))
 }
 

@@ -9,10 +9,10 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::labels::NOT_QUOTABLE;
 use crate::report::table::{banners, check_lines, host_line, legend_saying, marked};
-use crate::units::{Fixed, count, percent, percent_change, sig4};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
 use crate::saved::{CommandResult, DocumentHead};
+use crate::units::{Fixed, count, percent, percent_change, sig4};
 
 /// The whole human view: the validity verdict first, what to run next,
 /// then each arm's wall time, where the threads ran, and the checks.

@@ -4,7 +4,7 @@
 //! per CPU; for `observe` one row per stretch of a thread on a CPU; for
 //! `run -- COMMAND` one row per repetition of the command.
 
-use crate::judge::command_checks::multiplexing_offence;
+use crate::judge::command::multiplexing_offence;
 use crate::judge::latency::PairLatency;
 use crate::judge::observe::ObserveJudgement;
 use crate::judge::pairs::ComparisonRecord;
@@ -12,7 +12,6 @@ use crate::judge::stats::median;
 use crate::measure::command::{CommandRep, TreeHardware};
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
-use crate::report::document::Csv;
 use crate::saved::{
     CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
     SweepResult, TopologyResult,
@@ -24,7 +23,7 @@ use serde::Serialize;
 /// written as given and never quoted by the writer: the few columns that
 /// are always quoted (CPU lists, command names) come quoted ([`quoted`]),
 /// and floats come formatted as strings, as Rust prints them.
-fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
+pub(crate) fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
     let writer = || {
         csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::Never)
@@ -51,6 +50,11 @@ fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
     let text = String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8");
     let end = text.find('\n').map_or(text.len(), |newline| newline + 1);
     text[..end].to_string()
+}
+
+/// `R`'s CSV header: its field names, comma-separated, without the newline.
+pub(crate) fn header<R: Serialize + Default>() -> String {
+    rows(std::iter::empty::<R>()).trim_end().to_string()
 }
 
 /// A samples CSV row: one worker of one repetition; absent counters are
@@ -393,6 +397,12 @@ pub fn command(reps: &[CommandRep]) -> String {
             status,
         }
     }))
+}
+
+/// `--csv`: the document's rows (samples, comparisons, CPUs…); each kind's
+/// in `report::csv`.
+pub trait Csv {
+    fn csv(&self) -> String;
 }
 
 /// Each kind's `--csv`, from the row writers above.

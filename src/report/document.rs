@@ -10,48 +10,15 @@
 //! document, its parse and [`of`] are generated.
 
 use crate::exit::Outcome;
-use crate::report::blocks::Blocks;
-use crate::report::compare::HostSummary;
-use crate::report::nfd::NodeLabels;
-use crate::report::view::View;
 use crate::saved::kinds::with_kinds;
 use crate::saved::{DocumentHead, SavedDocument};
 
-/// The human view, as blocks ([`Blocks`]): each kind's in its view's
-/// module (`report::gate`, …).
-pub trait HumanView {
-    /// The view with the columns `view` asks for (`--wide` or not).
-    fn blocks(&self, view: &View) -> Blocks;
-
-    /// The view as the terminal shows it, as wide as `view` allows.
-    fn render(&self, view: &View) -> String {
-        self.blocks(view).to_terminal(view)
-    }
-}
-
-/// `--csv`: the document's rows (samples, comparisons, CPUs…); each kind's
-/// in `report::csv`.
-pub trait Csv {
-    fn csv(&self) -> String;
-}
-
-/// `--prom`: node_exporter textfile metrics; each kind's in
-/// `report::prom::<kind>`.
-pub trait Metrics {
-    fn metrics(&self) -> String;
-}
-
-/// `--svg`: the document drawn as one SVG figure; each kind's in
-/// `report::figure::<kind>`.
-pub trait Figure {
-    fn figure(&self) -> String;
-}
-
-/// The document in one row of `report A B` and `report --fleet`; `file`
-/// names where it was read. Each kind's in `report::compare`.
-pub trait Summary {
-    fn summary(&self, file: String) -> HostSummary;
-}
+pub use crate::report::blocks::HumanView;
+pub use crate::report::compare::Summary;
+pub use crate::report::csv::Csv;
+pub use crate::report::figure::Figure;
+pub use crate::report::nfd::NodeLabels;
+pub use crate::report::prom::Metrics;
 
 /// What every saved document can be turned into: one trait per format,
 /// each implemented where its format lives, and what the document itself

@@ -13,11 +13,11 @@ use crate::probe::{Crosscheck, virtual_board};
 use crate::report::blocks::Blocks;
 use crate::report::document::{Document, HumanView};
 use crate::report::table::{arms_table, excluded_lines};
-use crate::units::{Fixed, capitalise};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::Evidence;
 use crate::saved::{DocumentHead, GateResult};
+use crate::units::{Fixed, capitalise};
 use std::fmt::Write;
 
 /// The whole human view: the verdict and why, what to run next, then the

@@ -12,9 +12,9 @@ use crate::report::labels::cpu_list;
 use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
-use crate::units::{Fixed, bytes, count, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, HybridResult};
+use crate::units::{Fixed, bytes, count, sig4};
 
 const DASH: &str = "—";
 

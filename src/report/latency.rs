@@ -13,9 +13,9 @@ use crate::measure::stop::StopSignal;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
-use crate::units::{capitalise, count, nanos};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, LatencyResult};
+use crate::units::{capitalise, count, nanos};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -26,10 +26,9 @@ use crate::escape::escape_controls;
 use crate::judge::gate::Verdict;
 use crate::judge::hybrid::ClassVerdict;
 use crate::judge::pairs::{MapVerdict, PairRelation};
-use crate::report::document::Document;
 use crate::saved::{
-    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
-    SweepResult, TopologyResult,
+    CommandResult, DocumentHead, GateResult, HybridResult, LatencyResult, ObserveResult,
+    PairsResult, RunResult, SweepResult, TopologyResult,
 };
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -225,22 +224,33 @@ pub struct FeatureFile {
     pub expires_unix: u64,
 }
 
+/// A document's labels, with its head and where it came from (for errors).
+pub struct Labelled<'a> {
+    pub file: &'a str,
+    pub head: &'a DocumentHead,
+    pub labels: Vec<NodeLabel>,
+}
+
 /// The feature file of `documents` (each named by `file` in errors),
 /// expiring `expiry` after the earliest of them was measured. Refused, in
 /// one line, where no document labels its node, where the documents are
 /// of two hosts (a file labels one node), where two documents say
 /// different things of one label (two gates of one node), or where a
 /// document does not say when it was measured.
-pub fn feature_file(documents: &[(&str, &dyn Document)], expiry: Expiry) -> Result<FeatureFile> {
+pub fn feature_file(documents: Vec<Labelled<'_>>, expiry: Expiry) -> Result<FeatureFile> {
     let mut labels: BTreeMap<&'static str, (String, &str)> = BTreeMap::new();
     let mut measured = Vec::new();
     let mut host: Option<(&str, &str)> = None;
-    for &(file, document) in documents {
-        let own = document.node_labels();
+    for Labelled {
+        file,
+        head,
+        labels: own,
+    } in documents
+    {
         if own.is_empty() {
             continue;
         }
-        let this = document.head().host.as_str();
+        let this = head.host.as_str();
         match host {
             Some((first, other)) if first != this => bail!(
                 "--nfd: {other} is of host {} and {file} of host {}: a feature file labels one \
@@ -250,7 +260,7 @@ pub fn feature_file(documents: &[(&str, &dyn Document)], expiry: Expiry) -> Resu
             ),
             _ => host = Some((this, file)),
         }
-        let Some(started) = document.head().started_unix else {
+        let Some(started) = head.started_unix else {
             bail!(
                 "--nfd: {file} does not say when it was measured, so its labels could not \
                  expire; measure it again with this version"

@@ -11,10 +11,10 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{headline, host_line};
-use crate::units::{Fixed, count, percent};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, ObserveResult};
 use crate::saved::{ObserveMode, ObserveOptions};
+use crate::units::{Fixed, count, percent};
 use std::fmt::Write;
 
 const DASH: &str = "—";

@@ -14,9 +14,9 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, noise_and_control, verdict_heading};
 use crate::report::table::excluded_lines;
-use crate::units::{Fixed, capitalise, count, percent_change, sig4};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, FirstPass, PairsResult};
+use crate::units::{Fixed, capitalise, count, percent_change, sig4};
 
 /// Comparisons listed in the text view; more are in `--json` and `--csv`.
 const LISTED_COMPARISONS: usize = 40;

@@ -12,10 +12,10 @@ use crate::report::table::{
     arms_table, banners, check_lines, excluded_lines, headline_table, host_line, legend, marked,
     validity_verdict,
 };
-use crate::units::{count, percent, sig4};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::{DocumentHead, RunResult};
+use crate::units::{count, percent, sig4};
 use std::collections::BTreeMap;
 use tabled::Tabled;
 

@@ -14,9 +14,9 @@ use crate::report::labels::cpu_list;
 use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
-use crate::units::{Fixed, count};
 use crate::report::view::View;
 use crate::saved::{DocumentHead, SweepResult};
+use crate::units::{Fixed, count};
 
 const DASH: &str = "—";
 

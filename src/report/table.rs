@@ -9,100 +9,17 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
+use crate::probe::Summary;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::labels::UNGATED;
-use crate::units::{
-    Fixed, capitalise, cores, count, percent, percent_change, sig4, wrap_words,
-};
-use crate::report::view::{Charset, View};
+use crate::report::view::View;
 use crate::saved::DocumentHead;
+use crate::units::{Fixed, capitalise, count, percent, percent_change, sig4};
 use std::collections::BTreeMap;
-use tabled::Table;
-use tabled::settings::object::{Columns, Segment};
-use tabled::settings::style::HorizontalLine;
-use tabled::settings::{Format, Style};
-
-/// A word longer than this may be broken when its column must narrow (a
-/// path, a long CPU list); shorter ones, every number among them, never are.
-const LONGEST_UNBROKEN: usize = 16;
 
 /// The line under a default view's table whose rows carry [`marked`]'s "*".
 pub const NOT_QUOTABLE_LEGEND: &str =
     "* not quotable: its CV is above the bar, or under 2 repetitions were measured";
-
-/// Draws `table`. In the default view a table wider than the view has
-/// columns wrapped between words until it fits: first the headings wider
-/// than their column's cells, then the widest columns, the widest first. A
-/// column never narrows below its longest word (up to `LONGEST_UNBROKEN`
-/// characters), so no number is cut, and a table that cannot shrink that
-/// far stays wider. `--wide` draws every cell on one line. Every cell is
-/// first escaped and put in the view's charset ([`View::for_terminal_text`]):
-/// done on the cells, before their widths are measured, a host name's
-/// escape or an "→" spelt "->" widens its column and the columns stay in
-/// line.
-pub fn fit(mut table: Table, view: &View) -> String {
-    let shown = *view;
-    table.modify(
-        Segment::all(),
-        Format::content(move |text| shown.for_terminal_text(text).into_owned()),
-    );
-    match view.charset {
-        Charset::Utf8 => table.with(Style::sharp()),
-        // Drawn as sharp is, in ASCII: a line under the heading only.
-        Charset::Ascii => table.with(
-            Style::ascii()
-                .remove_horizontal()
-                .horizontals([(1, HorizontalLine::full('-', '+', '+', '+'))]),
-        ),
-    };
-    let mut excess = table.total_width().saturating_sub(view.width);
-    if view.wide || excess == 0 {
-        return table.to_string();
-    }
-    let columns = table.count_columns();
-    let longest =
-        |words: &mut dyn Iterator<Item = &str>| words.map(|w| w.chars().count()).max().unwrap_or(0);
-    // Per column: its width, its widest cell below the heading, its longest word.
-    let mut widths = vec![0; columns];
-    let mut cells = vec![0; columns];
-    let mut words = vec![1; columns];
-    for (row, records) in table.get_records().iter().enumerate() {
-        for (column, cell) in records.iter().enumerate() {
-            let text = cell.as_ref();
-            let width = longest(&mut text.lines());
-            widths[column] = widths[column].max(width);
-            if row > 0 {
-                cells[column] = cells[column].max(width);
-            }
-            let word = longest(&mut text.split_whitespace()).min(LONGEST_UNBROKEN);
-            words[column] = words[column].max(word);
-        }
-    }
-    let natural = widths.clone();
-    let headings_only: Vec<usize> = cells.iter().zip(&words).map(|(&c, &w)| c.max(w)).collect();
-    for floors in [headings_only, words] {
-        while excess > 0 {
-            // The widest column that can still narrow; of equals, the rightmost.
-            let Some(column) = (0..columns)
-                .filter(|&c| widths[c] > floors[c])
-                .max_by_key(|&c| (widths[c], c))
-            else {
-                break;
-            };
-            widths[column] -= 1;
-            excess -= 1;
-        }
-    }
-    for (column, (&width, &natural)) in widths.iter().zip(&natural).enumerate() {
-        if width < natural {
-            table.modify(
-                Columns::one(column),
-                Format::content(move |text| wrap_words(text, width, width).join("\n")),
-            );
-        }
-    }
-    table.to_string()
-}
 
 /// `name`, marked when its CV is over the bar: "(not quotable)" in the wide
 /// view; "*" in the default one, explained by [`legend`] under the table.
@@ -357,6 +274,16 @@ pub fn validity_verdict(what: &str, valid: bool, checks: &[Check], strict: bool)
     )
 }
 
+/// "2 cores", or "cores unknown" where which CPUs share a core is (the
+/// count would be the CPUs', each entered as a core of its own).
+pub fn cores(summary: &Summary) -> String {
+    if summary.structure_unknown.is_some() {
+        "cores unknown".into()
+    } else {
+        count(summary.cores, "core")
+    }
+}
+
 /// "host NAME — MODEL — 2 CPUs, 2 cores, SMT off": the line a result's view
 /// names its machine with.
 pub fn host_line(head: &DocumentHead) -> String {
@@ -405,42 +332,4 @@ pub fn headline(head: &DocumentHead, kept: &str, verdict: String, sentence: &str
     }
     blocks.answer(verdict).line(capitalise(sentence), 0);
     blocks
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A table of a host name from outside and signs the tool prints.
-    fn drawn(charset: Charset) -> String {
-        let mut table = Grid::default();
-        table.push(["host", "change"]);
-        table.push(["evil\u{1b}[31m\0", "\u{2212}5.9 % → ±2"]);
-        table.push(["node1", "—"]);
-        let view = View {
-            charset,
-            ..View::default()
-        };
-        table.to_terminal(&view)
-    }
-
-    #[test]
-    fn cells_are_escaped_and_the_columns_stay_in_line() {
-        for charset in [Charset::Utf8, Charset::Ascii] {
-            let text = drawn(charset);
-            assert!(!text.contains(['\u{1b}', '\0']), "{text:?}");
-            assert!(text.contains(r"evil\u{1b}[31m\0"), "{text}");
-            let widths: Vec<usize> = text.lines().map(|l| l.chars().count()).collect();
-            assert!(widths.iter().all(|&w| w == widths[0]), "{text}");
-        }
-    }
-
-    #[test]
-    fn an_ascii_view_draws_its_tables_in_ascii() {
-        let text = drawn(Charset::Ascii);
-        assert!(text.is_ascii(), "{text}");
-        assert!(text.starts_with("+----"), "{text}");
-        assert!(text.contains("| -5.9 % -> +-2 |"), "{text}");
-        assert!(drawn(Charset::Utf8).starts_with('┌'));
-    }
 }

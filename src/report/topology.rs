@@ -9,10 +9,11 @@ use crate::probe::{Cache, Topology, hypervisor};
 use crate::report::blocks::Blocks;
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::hypervisor_lines;
-use crate::units::{bytes, cores, count};
+use crate::report::table::cores;
 use crate::report::view::View;
 use crate::report::warnings::all_notes;
 use crate::saved::{DocumentHead, TopologyResult};
+use crate::units::{bytes, count};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -3,10 +3,58 @@
 //! flattened into each document, so a new kind of document gets the same
 //! head (and the same JSON fields) by naming it once.
 
-use super::documents::{Evidence, RESULT_SCHEMA_VERSION};
 use super::kinds::DocumentKind;
-use crate::probe::{Environment, Summary, Topology};
+use crate::probe::hypervisor::HypervisorSource;
+use crate::probe::{Crosscheck, Environment, Summary, Topology};
 use serde::{Deserialize, Serialize};
+
+/// The schema version of every saved result this build writes and reads.
+pub const RESULT_SCHEMA_VERSION: u32 = 1;
+
+/// Facts that suggest a VM, shown next to the gate's verdict but never
+/// deciding it: only the measurement decides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub cpuid_hypervisor_bit: Option<bool>,
+    pub cpuid_hypervisor_signature: Option<String>,
+    pub cpuid_hypervisor_name: Option<String>,
+    /// The `hypervisor` flag in /proc/cpuinfo.
+    pub cpuinfo_hypervisor_flag: Option<bool>,
+    pub dmi_vendor: Option<String>,
+    pub dmi_product: Option<String>,
+    pub crosscheck: Option<Crosscheck>,
+    /// Why there is no CPUID (its bit and the cpuinfo flag with it): "not
+    /// part of aarch64". Absent in files of x86 builds before 0.2.0.
+    #[serde(default)]
+    pub cpuid_absent: Option<String>,
+    /// The device tree's root `compatible` strings ("linux,dummy-virt" is
+    /// QEMU's virt machine); `None` without a device tree.
+    #[serde(default)]
+    pub devicetree_compatible: Option<String>,
+    /// What each file that can name a hypervisor says (the topology's
+    /// `environment.hypervisor_sources`); empty in files before it.
+    #[serde(default)]
+    pub hypervisor_sources: Vec<HypervisorSource>,
+}
+
+impl Evidence {
+    /// The evidence the probe found on `topology`.
+    pub fn of(topology: &Topology) -> Evidence {
+        let cpuid = topology.cpuid.as_ref();
+        Evidence {
+            cpuid_hypervisor_bit: cpuid.map(|c| c.hypervisor_bit),
+            cpuid_hypervisor_signature: cpuid.and_then(|c| c.hypervisor_signature.clone()),
+            cpuid_hypervisor_name: cpuid.and_then(|c| c.hypervisor_name.clone()),
+            cpuinfo_hypervisor_flag: topology.environment.hypervisor_flag,
+            dmi_vendor: topology.environment.dmi_vendor.clone(),
+            dmi_product: topology.environment.dmi_product.clone(),
+            crosscheck: topology.crosscheck.clone(),
+            cpuid_absent: topology.source.cpuid_absent.clone(),
+            devicetree_compatible: topology.environment.devicetree_compatible.clone(),
+            hypervisor_sources: topology.environment.hypervisor_sources.clone(),
+        }
+    }
+}
 
 /// The fields every saved document opens with. In JSON they sit at the top
 /// level, first, in this order (`#[serde(flatten)]`).

@@ -13,28 +13,29 @@
 
 /// Calls the macro `$then` with every kind `report` reads, in the order a
 /// host's documents are listed (the gate first): each entry its doc
-/// comment, its name and its document type, `Name => Type,`.
+/// comment, its name and its document type, `Name => Type,` (the type by
+/// its name in `saved`: each place that needs the types imports them).
 macro_rules! with_kinds {
     ($then:ident) => {
         $then! {
             /// `gate --json`.
-            Gate => $crate::saved::GateResult,
+            Gate => GateResult,
             /// `run --json`.
-            Run => $crate::saved::RunResult,
+            Run => RunResult,
             /// `run --json -- COMMAND`: a user's command under the arms.
-            Command => $crate::saved::CommandResult,
+            Command => CommandResult,
             /// `pairs --json`.
-            Pairs => $crate::saved::PairsResult,
+            Pairs => PairsResult,
             /// `latency --json`: the core-to-core latency matrix and its domains.
-            Latency => $crate::saved::LatencyResult,
+            Latency => LatencyResult,
             /// `hybrid --json`.
-            Hybrid => $crate::saved::HybridResult,
+            Hybrid => HybridResult,
             /// `run --sweep --json`: thread-count scaling in topology order.
-            Sweep => $crate::saved::SweepResult,
+            Sweep => SweepResult,
             /// `observe --json`.
-            Observe => $crate::saved::ObserveResult,
+            Observe => ObserveResult,
             /// `topology --json`: the probed machine.
-            Topology => $crate::saved::TopologyResult,
+            Topology => TopologyResult,
         }
     };
 }

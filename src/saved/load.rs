@@ -3,7 +3,10 @@
 //! loaded-document enum, its `head` and the parse by kind are generated
 //! from the one list of kinds ([`mod@super::kinds`]).
 
-use super::documents::{RESULT_SCHEMA_VERSION, SnapshotResult, TopologyResult};
+use super::documents::{
+    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult,
+    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
+};
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
 use super::kinds::{DocumentKind, with_kinds};

@@ -38,8 +38,8 @@ use crate::plan::command::{
     CommandArm, CommandPlacement, Units, command_plan, default_command_arms, substitute,
 };
 use crate::probe::Topology;
-use crate::units::count;
 use crate::saved::{CommandOptions, CommandResult, DocumentKind};
+use crate::units::count;
 
 /// The command study's checked options (what `run -- COMMAND` was asked
 /// for).

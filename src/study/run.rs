@@ -5,7 +5,7 @@
 use super::gate::gate_session;
 use super::{LazyMeasure, Progress, Recorded, finished_head, head};
 use crate::exit::UsageError;
-use crate::judge::arms::{arm_stats, measured};
+use crate::judge::arms::{arm_stats, measured, run_arm_checks};
 use crate::judge::checks::{self, excluded_reps};
 use crate::judge::gate::{GateRule, Verdict};
 use crate::judge::validity::judge_run;
@@ -142,12 +142,7 @@ pub fn run_study<M: Measure>(
         setup.why_instructions_uncounted(),
     );
     all_checks.push(invariance);
-    all_checks.extend(checks::run_arm_checks(
-        &mut arms,
-        &kept,
-        &excluded,
-        options.cv_bar,
-    ));
+    all_checks.extend(run_arm_checks(&mut arms, &kept, &excluded, options.cv_bar));
     let valid = judge_run(&all_checks, options.strict).is_valid();
 
     let mut warnings = Warning::about_machine(topology);

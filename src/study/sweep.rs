@@ -26,10 +26,10 @@ use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
 use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
 use crate::probe::Topology;
 use crate::report;
-use crate::units::count;
 use crate::saved::{
     CommandSweep, DocumentHead, DocumentKind, GateResult, HybridWork, SweepOptions, SweepResult,
 };
+use crate::units::count;
 use anyhow::Result;
 use std::ffi::OsString;
 use std::ops::ControlFlow;

@@ -2,34 +2,15 @@
 //! a pause apart, groups the CPUs (a class verdict needs them to agree),
 //! and how noisy the host was as the baselines saw it.
 
-use super::{BaselineStats, ClassJudgement, ClassVerdict, baseline_times, measured_groups};
+use super::baselines::{baseline_times, measured_groups};
+use super::model::{BaselineStats, ClassBatch, ClassJudgement, ClassVerdict};
 use crate::cpuset::CpuSet;
 use crate::judge::batches::{HostNoise, NOISY_BASELINE};
 use crate::judge::checks::ExcludedRep;
 use crate::judge::stats::{median, range_ratio};
 use crate::measure::RepSample;
 use crate::plan::Arm;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// One batch of `hybrid` rounds and how its baselines alone group the CPUs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClassBatch {
-    /// 1-based, in the order measured.
-    pub index: usize,
-    /// Its round numbers.
-    pub rounds: Vec<usize>,
-    /// Its baseline CPUs grouped by measured speed, fastest first.
-    pub measured: Vec<CpuSet>,
-}
-
-impl ClassJudgement {
-    /// Every batch grouped the CPUs as all the rounds together do: a
-    /// class verdict rests on evidence spread in time.
-    pub fn batches_agree(&self) -> bool {
-        self.batches.iter().all(|b| b.measured == self.measured)
-    }
-}
 
 /// Groups the CPUs of each of `batches` (round numbers) by their baselines
 /// alone, into `judgement`; batches that group them unlike all the rounds

@@ -3,9 +3,10 @@
 use super::*;
 use crate::measure::{
     ClockKind, CounterValues, CpuItems, HardwareCounters, ItemCounts, MeasurementSetup,
-    SoftwareCounters,
+    SoftwareCounters, WorkerSample,
 };
 use crate::plan::Placement;
+use crate::plan::hybrid::Scheme;
 use crate::probe::ClassSource;
 
 /// Items per repetition in these samples: 2 workers × 50.

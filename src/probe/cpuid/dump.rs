@@ -16,7 +16,7 @@
 
 use crate::cpuset::{excerpt, numbered_cpu};
 use crate::input::{ReadLimit, read_bounded};
-use crate::probe::snapshot::CPUID_DIR;
+use crate::probe::recording::CPUID_DIR;
 use crate::probe::sysfs::SysfsRoot;
 use anyhow::{Context, Result, anyhow, bail};
 use raw_cpuid::{CpuIdReader, CpuIdResult};

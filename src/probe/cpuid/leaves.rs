@@ -7,8 +7,12 @@
 //! legacy fallbacks follow hwloc's `topology-x86.c`, so a dump gives the
 //! packages and cores hwloc finds in it.
 
-use super::{EXTENDED_BASE, HYPERVISOR_BASE};
 use raw_cpuid::{CpuId, CpuIdReader, CpuIdResult};
+
+/// First leaf of the hypervisor range (present when CPUID.1:ECX[31] is set).
+pub(super) const HYPERVISOR_BASE: u32 = 0x4000_0000;
+/// First leaf of the extended range; its EAX is the highest extended leaf.
+pub(super) const EXTENDED_BASE: u32 = 0x8000_0000;
 
 /// The vendors whose CPUID layouts differ in ways the decoder cares about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,21 +15,16 @@ mod record;
 
 use crate::cpuset::CpuSet;
 use crate::probe::model::{CoreKind, CpuidCpu, CpuidReport};
+use crate::probe::model::{CpuidSource, describe_threads_per_core};
+use crate::probe::recording::CPUID_DIR;
 use crate::probe::recording::{RecordedBytes, Recording};
-use crate::probe::snapshot::CPUID_DIR;
 use crate::probe::sysfs::SysfsRoot;
-use crate::probe::{CpuidSource, describe_threads_per_core};
 use anyhow::{Result, bail};
 use dump::{CpuidRecord, RecordReader};
 pub use dump::{DumpFile, PU_FILE_LIMIT};
 use leaves::{CoreType, CpuFacts, decode_cpu, hypervisor_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// First leaf of the hypervisor range (present when CPUID.1:ECX[31] is set).
-const HYPERVISOR_BASE: u32 = 0x4000_0000;
-/// First leaf of the extended range; its EAX is the highest extended leaf.
-const EXTENDED_BASE: u32 = 0x8000_0000;
 
 /// Reads and decodes CPUID for every CPU the source has.
 ///

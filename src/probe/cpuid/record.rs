@@ -6,7 +6,7 @@
 //! dump is useful to hwloc and to whoever reads it later.
 
 use super::dump::CpuidRecord;
-use super::{EXTENDED_BASE, HYPERVISOR_BASE};
+use super::leaves::{EXTENDED_BASE, HYPERVISOR_BASE};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 
 /// Guards against a garbage maximum leaf (a broken hypervisor, a bad dump).

@@ -12,17 +12,18 @@ use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::plan::command::CommandArm;
-use crate::report::csv::{opt, quoted};
-use crate::report::table::fit;
-use crate::units::{Fixed, count, percent, percent_change, sig4};
+use crate::report::blocks::fit;
+use crate::report::csv::{header, opt, quoted, rows};
 use crate::report::view::View;
 use crate::saved::{
     CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,
     PairsResult, RunResult, SweepResult, TopologyResult,
 };
+use crate::units::{Fixed, count, percent, percent_change, sig4};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::LazyLock;
 use tabled::builder::Builder;
 use tabled::{Table, Tabled};
 
@@ -466,20 +467,19 @@ impl GatePenalty {
         words.join(";")
     }
 
-    /// Its [`PENALTY_CSV_COLUMNS`]: the interval's bounds, the repetitions,
-    /// the clock, the threshold and the doubts (";"-separated); empty
-    /// fields where unknown.
-    pub fn csv_cells(&self) -> String {
+    /// Its [`PenaltyCells`]: the interval's bounds, the repetitions, the
+    /// clock, the threshold and the doubts (";"-separated); empty fields
+    /// where unknown.
+    pub fn csv_cells(&self) -> PenaltyCells {
         let ci95 = self.ci95.as_ref();
-        format!(
-            "{},{},{},{},{},{}",
-            opt(ci95.map(|c| c.low)),
-            opt(ci95.map(|c| c.high)),
-            opt(self.reps),
-            self.clock.map(ClockKind::as_str).unwrap_or_default(),
-            opt(self.threshold),
-            quoted(&self.doubts_list())
-        )
+        PenaltyCells {
+            penalty_ci95_low: opt(ci95.map(|c| c.low)),
+            penalty_ci95_high: opt(ci95.map(|c| c.high)),
+            penalty_reps: self.reps,
+            penalty_clock: self.clock.map(ClockKind::as_str).unwrap_or_default(),
+            penalty_threshold: opt(self.threshold),
+            penalty_doubts: quoted(&self.doubts_list()),
+        }
     }
 
     /// The whole penalty in one cell: "+9.0 % [3.3, 15.0] (n=27, TSC
@@ -748,38 +748,71 @@ pub fn render(hosts: &[HostSummary], view: &View) -> String {
 }
 
 /// The columns of [`GatePenalty::csv_cells`], in both CSVs of hosts: after
-/// `penalty` in `report --fleet`'s, last in this one (so that the columns
-/// it had keep their places). A macro, so that `concat!` can put the one
-/// list into both headers.
-macro_rules! penalty_csv_columns {
-    () => {
-        "penalty_ci95_low,penalty_ci95_high,penalty_reps,penalty_clock,penalty_threshold,\
-         penalty_doubts"
-    };
+/// `penalty` in `report --fleet`'s, last in `report A B`'s (so that the
+/// columns it had keep their places). Floats are written as Rust prints
+/// them, text quoted ([`quoted`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PenaltyCells {
+    pub penalty_ci95_low: String,
+    pub penalty_ci95_high: String,
+    pub penalty_reps: Option<usize>,
+    pub penalty_clock: &'static str,
+    pub penalty_threshold: String,
+    pub penalty_doubts: String,
 }
-pub(crate) use penalty_csv_columns;
 
-/// The penalty columns, as a constant (the same list the headers hold).
-pub const PENALTY_CSV_COLUMNS: &str = penalty_csv_columns!();
+/// One row of `report --csv` over several files, before its
+/// [`PenaltyCells`]: numbers unformatted (floats as Rust prints them), text
+/// quoted ([`quoted`]), lists joined with ";".
+#[derive(Default, Serialize)]
+struct CsvHost {
+    file: String,
+    kind: &'static str,
+    host: String,
+    model: String,
+    cores: Option<usize>,
+    cpus: Option<usize>,
+    hypervisor: String,
+    verdict: &'static str,
+    penalty: String,
+    one_per_core_median: String,
+    one_per_core_cv: String,
+    sibling_packed_median: String,
+    sibling_packed_cv: String,
+    clock: &'static str,
+    change_vs_one_per_core: String,
+    failed_checks: String,
+    complete: bool,
+    gated: bool,
+    valid: bool,
+    map_verdict: &'static str,
+    published_map: String,
+    measured_map: String,
+    class_verdict: &'static str,
+    ceiling: String,
+    static_pinned_of_ceiling: String,
+    stealing_pinned_of_ceiling: String,
+    observed_target: String,
+    observed_classes: String,
+    observed_threads: Option<usize>,
+    migrations: Option<usize>,
+    observed_wall_ms: String,
+    reconciliation_difference: String,
+    reconciled: Option<bool>,
+    sweep_order: String,
+    sweep_speedups: String,
+    sweep_efficiency: String,
+    sweep_knees: String,
+}
 
-/// The columns of `report --csv` over several files.
-pub const CSV_HEADER: &str = concat!(
-    "file,kind,host,model,cores,cpus,hypervisor,verdict,penalty,\
-     one_per_core_median,one_per_core_cv,sibling_packed_median,sibling_packed_cv,clock,\
-     change_vs_one_per_core,failed_checks,complete,gated,valid,map_verdict,published_map,\
-     measured_map,class_verdict,ceiling,static_pinned_of_ceiling,stealing_pinned_of_ceiling,\
-     observed_target,observed_classes,observed_threads,migrations,observed_wall_ms,\
-     reconciliation_difference,reconciled,sweep_order,sweep_speedups,sweep_efficiency,\
-     sweep_knees,",
-    penalty_csv_columns!()
-);
+/// The columns of `report --csv` over several files: a host's fields,
+/// then the [`PenaltyCells`].
+pub static CSV_HEADER: LazyLock<String> = LazyLock::new(header::<(CsvHost, PenaltyCells)>);
 
 /// One CSV row per host, numbers unformatted; text fields quoted.
 pub fn csv(hosts: &[HostSummary]) -> String {
-    let text = |v: Option<&str>| v.map(quoted).unwrap_or_default();
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
-    for host in hosts.iter().map(HostSummary::flat) {
+    rows(hosts.iter().map(HostSummary::flat).map(|host| {
+        let text = |v: Option<&str>| v.map(quoted).unwrap_or_default();
         let arm = |arm: Arm| host.arms.iter().find(|a| a.arm == arm);
         let names: Vec<String> = host.failed_checks.iter().map(|c| c.to_string()).collect();
         let (hybrid, observe, sweep) = (host.hybrid, host.observe, host.sweep);
@@ -792,53 +825,57 @@ pub fn csv(hosts: &[HostSummary]) -> String {
             let at: Vec<String> = w.knees.iter().map(|(k, _)| k.to_string()).collect();
             at.join(";")
         });
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            quoted(host.file),
-            host.kind,
-            text(host.host),
-            text(host.model),
-            opt(host.cores),
-            opt(host.cpus),
-            text(host.hypervisor),
-            host.verdict.map(|v| v.as_str()).unwrap_or_default(),
-            opt(host.penalty.value),
-            opt(arm(Arm::OnePerCore).map(|a| a.cost.median)),
-            opt(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
-            opt(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
-            opt(arm(Arm::SiblingPacked).map(|a| a.cost.cv)),
-            host.arms
+        let row = CsvHost {
+            file: quoted(host.file),
+            kind: host.kind.into(),
+            host: text(host.host),
+            model: text(host.model),
+            cores: host.cores,
+            cpus: host.cpus,
+            hypervisor: text(host.hypervisor),
+            verdict: host.verdict.map(|v| v.as_str()).unwrap_or_default(),
+            penalty: opt(host.penalty.value),
+            one_per_core_median: opt(arm(Arm::OnePerCore).map(|a| a.cost.median)),
+            one_per_core_cv: opt(arm(Arm::OnePerCore).map(|a| a.cost.cv)),
+            sibling_packed_median: opt(arm(Arm::SiblingPacked).map(|a| a.cost.median)),
+            sibling_packed_cv: opt(arm(Arm::SiblingPacked).map(|a| a.cost.cv)),
+            clock: host
+                .arms
                 .first()
                 .map(|a| a.clock.as_str())
                 .unwrap_or_default(),
-            opt(host.change_vs_one_per_core),
-            quoted(&names.join(";")),
-            host.complete,
-            host.gated,
-            host.valid,
-            host.map.map(|m| m.verdict.as_str()).unwrap_or_default(),
-            text(host.map.map(|m| m.published.as_str())),
-            text(host.map.map(|m| m.measured.as_str())),
-            hybrid.map(|h| h.classes.as_str()).unwrap_or_default(),
-            opt(hybrid.and_then(|h| h.ceiling)),
-            opt(hybrid.and_then(|h| h.static_pinned_of_ceiling)),
-            opt(hybrid.and_then(|h| h.stealing_pinned_of_ceiling)),
-            text(observe.map(|o| o.target.as_str())),
-            text(observe.map(|o| o.classes.join(";")).as_deref()),
-            opt(observe.map(|o| o.threads)),
-            opt(observe.map(|o| o.migrations)),
-            opt(observe.map(|o| o.wall_ms)),
-            opt(observe.map(|o| o.reconciliation_difference)),
-            opt(observe.map(|o| o.reconciled)),
-            text(sweep.map(|w| w.order.as_str())),
-            text(speedups.as_deref()),
-            opt(sweep.and_then(|w| w.efficiency)),
-            text(knees.as_deref()),
-            host.penalty.csv_cells(),
-        );
-    }
-    out
+            change_vs_one_per_core: opt(host.change_vs_one_per_core),
+            failed_checks: quoted(&names.join(";")),
+            complete: host.complete,
+            gated: host.gated,
+            valid: host.valid,
+            map_verdict: host.map.map(|m| m.verdict.as_str()).unwrap_or_default(),
+            published_map: text(host.map.map(|m| m.published.as_str())),
+            measured_map: text(host.map.map(|m| m.measured.as_str())),
+            class_verdict: hybrid.map(|h| h.classes.as_str()).unwrap_or_default(),
+            ceiling: opt(hybrid.and_then(|h| h.ceiling)),
+            static_pinned_of_ceiling: opt(hybrid.and_then(|h| h.static_pinned_of_ceiling)),
+            stealing_pinned_of_ceiling: opt(hybrid.and_then(|h| h.stealing_pinned_of_ceiling)),
+            observed_target: text(observe.map(|o| o.target.as_str())),
+            observed_classes: text(observe.map(|o| o.classes.join(";")).as_deref()),
+            observed_threads: observe.map(|o| o.threads),
+            migrations: observe.map(|o| o.migrations),
+            observed_wall_ms: opt(observe.map(|o| o.wall_ms)),
+            reconciliation_difference: opt(observe.map(|o| o.reconciliation_difference)),
+            reconciled: observe.map(|o| o.reconciled),
+            sweep_order: text(sweep.map(|w| w.order.as_str())),
+            sweep_speedups: text(speedups.as_deref()),
+            sweep_efficiency: opt(sweep.and_then(|w| w.efficiency)),
+            sweep_knees: text(knees.as_deref()),
+        };
+        (row, host.penalty.csv_cells())
+    }))
+}
+
+/// The document in one row of `report A B` and `report --fleet`; `file`
+/// names where it was read. Each kind's in `report::compare`.
+pub trait Summary {
+    fn summary(&self, file: String) -> HostSummary;
 }
 
 mod summaries;

@@ -1,9 +1,9 @@
 //! Each kind of saved document in one row: what its head says about its
 //! host, and what it found.
 
+use super::Summary;
 use super::*;
 use crate::judge::latency::LatencyClass;
-use crate::report::document::Summary;
 use crate::saved::LatencyResult;
 
 impl HostSummary {

@@ -1,6 +1,7 @@
 //! The figure of `run -- COMMAND`: as the run's, the machine with each
 //! arm's CPUs marked beside its bars, plus each arm's co-residency share.
 
+use super::Figure;
 use super::UNQUOTABLE;
 use super::bars::Bar;
 use super::machine::{CpuMark, Machine};
@@ -10,10 +11,9 @@ use crate::judge::command_checks::quotable;
 use crate::judge::stats::median_interval;
 use crate::plan::Arm;
 use crate::plan::command::CommandArm;
-use crate::report::document::Figure;
 use crate::report::labels::NOT_QUOTABLE;
-use crate::units::{percent, sig4};
 use crate::saved::CommandResult;
+use crate::units::{percent, sig4};
 
 /// The machine with each arm's CPUs marked with its letter, beside bars:
 /// wall time per arm with its 95 % whiskers (CLOCK_MONOTONIC), the tree's

@@ -4,6 +4,7 @@
 //! reader sees at once whether the batches agree and how far from the
 //! threshold the rounds fall.
 
+use super::Figure;
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid};
 use crate::judge::batches::NOISY_BASELINE;
 use crate::judge::gate::{
@@ -11,7 +12,6 @@ use crate::judge::gate::{
 };
 use crate::measure::ClockKind;
 use crate::plan::{Arm, GateBaseline};
-use crate::report::document::Figure;
 use crate::saved::GateResult;
 use std::collections::BTreeMap;
 

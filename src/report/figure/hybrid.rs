@@ -4,10 +4,10 @@
 //! each class's speed and each scheme's speedup against the ceiling the
 //! classes allow.
 
+use super::Figure;
 use super::bars::{Bar, Mark, horizontal_bars, horizontal_bars_marked};
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid, num};
 use crate::judge::hybrid::{Ratio, SchemeStats, WorkerRow};
-use crate::report::document::Figure;
 use crate::report::labels::cpu_list;
 use crate::saved::HybridResult;
 

@@ -6,13 +6,13 @@
 //! millisecond time slices of stacked vCPUs, and a linear scale would
 //! paint every transfer the same light blue.
 
+use super::Figure;
 use super::pairs::{DIAGONAL, PUBLISHED, axis_numbers, scale_bar, scale_colour};
 use super::{Anchor, FAINT, INK, Paint, Svg, TEXT, heading_lines};
 use crate::cpuset::cpu_pair;
 use crate::judge::latency::PairLatency;
-use crate::report::document::Figure;
-use crate::units::nanos;
 use crate::saved::LatencyResult;
+use crate::units::nanos;
 use std::collections::BTreeMap;
 
 /// The heatmap's side at most, and a cell's.

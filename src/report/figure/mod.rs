@@ -18,6 +18,12 @@
 //! give the line charts a second look beside [`bars`] without sparing the
 //! markers and legends they draw anyway.
 
+/// `--svg`: the document drawn as one SVG figure; each kind's in
+/// `report::figure::<kind>`.
+pub trait Figure {
+    fn figure(&self) -> String;
+}
+
 pub mod bars;
 pub mod command;
 pub mod gate;

@@ -11,13 +11,13 @@
 //! one rectangle per thread per pixel column, and ticks at most one per
 //! pixel column: 10,000 stretches stay readable and under 1 MB.
 
+use super::Figure;
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Svg, TEXT, UNQUOTABLE, num, ticks};
 use crate::judge::observe::{CpuResidency, ThreadStats};
 use crate::probe::CoreKind;
-use crate::report::document::Figure;
 use crate::report::trace::cpu_name;
-use crate::units::count;
 use crate::saved::ObserveResult;
+use crate::units::count;
 use std::collections::BTreeSet;
 
 const WIDTH: f64 = 960.0;

@@ -1,6 +1,7 @@
 //! The figure of `pairs`: the measured sibling map drawn over the
 //! published one, beside a CPU × CPU heatmap of the measured penalties.
 
+use super::Figure;
 use super::machine::{CpuMark, Machine, MachineLayout};
 use super::{
     Anchor, FAINT, INK, PALETTE, Paint, Svg, TEXT, UNQUOTABLE, heading_lines, legend, ticks,
@@ -10,9 +11,8 @@ use crate::judge::gate::Interval;
 use crate::judge::pairs::{CpuRelation, PairStatus};
 use crate::plan::pairs::Contention;
 use crate::probe::CpuEntry;
-use crate::report::document::Figure;
-use crate::units::percent_change;
 use crate::saved::PairsResult;
+use crate::units::percent_change;
 use std::collections::BTreeMap;
 
 const MACHINE_WIDTH: f64 = 440.0;

@@ -1,6 +1,7 @@
 //! The figure of `run`: the machine with each arm's workers placed on it,
 //! beside bar charts of what each arm cost (the reference study's figure).
 
+use super::Figure;
 use super::bars::{Bar, horizontal_bars};
 use super::machine::{CpuMark, Machine, MachineLayout};
 use super::{PALETTE, Svg, UNQUOTABLE, heading_lines, legend};
@@ -8,11 +9,10 @@ use crate::judge::arms::{ArmStats, measured, per_rep_means};
 use crate::judge::cost;
 use crate::judge::stats::{Spread, median_interval};
 use crate::measure::HardwareCounters;
-use crate::report::document::Figure;
 use crate::report::labels::UNGATED;
 use crate::report::table::{NOT_QUOTABLE_LEGEND, cpus_label};
-use crate::units::{count, sig4};
 use crate::saved::RunResult;
+use crate::units::{count, sig4};
 use std::collections::BTreeMap;
 
 /// How wide the machine is drawn at most, and the charts beside it.

@@ -4,10 +4,10 @@
 //! along the bottom, and the knees named where the curve bends. A kernel
 //! sweep and a COMMAND sweep are drawn the same way.
 
+use super::Figure;
 use super::{Anchor, INK, PALETTE, Paint, Scale, Svg, TEXT, UNQUOTABLE, grid, num};
 use crate::judge::sweep::StepStats;
 use crate::plan::sweep::Added;
-use crate::report::document::Figure;
 use crate::saved::SweepResult;
 
 const WIDTH: f64 = 760.0;

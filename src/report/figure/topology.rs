@@ -1,10 +1,10 @@
 //! The figure of `topology`: the probed machine, as lstopo draws it.
 
+use super::Figure;
 use super::machine::{Machine, MachineLayout};
 use super::{Svg, TEXT, heading_lines, text_width};
-use crate::report::document::Figure;
-use crate::units::count;
 use crate::saved::TopologyResult;
+use crate::units::count;
 
 /// The widest a machine is drawn: a page's width.
 const WIDTH: f64 = 1000.0;

@@ -1,10 +1,13 @@
 //! Tests of the fleet's rows, counts, flags and penalty cells.
 
+use super::text::{penalty_notes, shared_basis, verdict_cell};
 use super::*;
 use crate::judge::fleet::PenaltyDoubt;
 use crate::judge::gate::{Interval, Verdict};
 use crate::measure::ClockKind;
+use crate::report::compare;
 use crate::report::compare::Finding;
+use crate::report::view::View;
 use crate::saved::load;
 use std::path::Path;
 
@@ -186,10 +189,11 @@ fn a_doubted_penalty_is_starred_explained_and_judged_with_no_one() {
 
 #[test]
 fn both_csvs_carry_the_penalty_columns() {
-    for header in [CSV_HEADER, compare::CSV_HEADER] {
-        assert!(header.contains(compare::PENALTY_CSV_COLUMNS), "{header}");
+    let columns = crate::report::csv::header::<compare::PenaltyCells>();
+    for header in [&*CSV_HEADER, &*compare::CSV_HEADER] {
+        assert!(header.contains(&columns), "{header}");
     }
-    assert!(CSV_HEADER.contains(&format!("penalty,{}", compare::PENALTY_CSV_COLUMNS)));
+    assert!(CSV_HEADER.contains(&format!("penalty,{columns}")));
     let mut row = gate_row("a", 0.5);
     penalty(&mut row).doubts = vec![PenaltyDoubt::Incomplete, PenaltyDoubt::ControlFailed];
     let fleet = Fleet {

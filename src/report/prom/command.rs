@@ -1,10 +1,10 @@
 //! `run --prom -- COMMAND`: the command study's gate, per arm its wall
 //! time with spread and its ratio to the baseline, and its checks.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::command_checks::quotable;
 use crate::judge::gate::Verdict;
-use crate::report::document::Metrics;
 use crate::saved::CommandResult;
 
 /// `run --prom -- COMMAND`: see the module docs.

@@ -1,9 +1,9 @@
 //! `gate --prom`: the gate's verdict, its penalty with the interval, and
 //! the threshold it was judged against.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, states};
 use crate::judge::gate::Verdict;
-use crate::report::document::Metrics;
 use crate::saved::GateResult;
 
 /// `gate --prom`: the verdict, the penalty with its interval, and the

@@ -1,9 +1,9 @@
 //! `hybrid --prom`: the measured core classes' speeds, the ceiling, and
 //! what each work-sharing scheme made of them.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::hybrid::ClassVerdict;
-use crate::report::document::Metrics;
 use crate::saved::HybridResult;
 
 /// `hybrid --prom`: each speed class's speed, the ceiling, and what each

@@ -1,9 +1,9 @@
 //! `latency --prom`: the verdict on the measured domains, each class's
 //! fastest latency, and each published level's fake and hidden pairs.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::pairs::{MapVerdict, PairRelation};
-use crate::report::document::Metrics;
 use crate::saved::LatencyResult;
 
 /// `latency --prom`: the verdict, the classes' latencies in seconds, and

@@ -40,7 +40,7 @@
 //! and escapes label values and HELP, and `common` writes the head every
 //! kind starts with. Each kind's own metrics are in a module of their own
 //! (`gate`, `run`, `pairs`, `latency`, `hybrid`, `observe`, …), each the
-//! [`Metrics`](crate::report::document::Metrics) of its document.
+//! `Metrics` of its document.
 
 use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, CheckStatus};
@@ -49,6 +49,12 @@ use crate::judge::stats::Spread;
 use crate::saved::{DocumentHead, DocumentKind};
 use std::fmt::Write;
 use strum::VariantArray;
+
+/// `--prom`: node_exporter textfile metrics; each kind's in
+/// `report::prom::<kind>`.
+pub trait Metrics {
+    fn metrics(&self) -> String;
+}
 
 mod command;
 mod gate;

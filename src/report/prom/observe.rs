@@ -1,8 +1,8 @@
 //! `observe --prom`: where a workload ran, per core class, and whether
 //! the residency reconciled with the kernel's task-clock.
 
+use super::Metrics;
 use super::{common, count_value, flag_value};
-use crate::report::document::Metrics;
 use crate::saved::ObserveResult;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,9 +1,9 @@
 //! `pairs --prom`: the measured sibling map against the published one, and
 //! what the search cost.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, flag_value, states};
 use crate::judge::pairs::{MapVerdict, PairRelation};
-use crate::report::document::Metrics;
 use crate::saved::PairsResult;
 use strum::VariantArray;
 

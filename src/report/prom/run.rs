@@ -2,10 +2,10 @@
 //! costs, and the checks that say whether the run is valid; a run that
 //! stopped at its gate writes the header alone.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, Exposition, common, count_value, flag_value, states};
 use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
-use crate::report::document::Metrics;
 use crate::saved::{DocumentKind, GateResult, RunResult};
 
 /// `run --prom`: what the gate before it said, then per arm its cost with

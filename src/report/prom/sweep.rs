@@ -1,8 +1,8 @@
 //! `run --sweep --prom`: each step's speedup, ceiling, efficiency and
 //! marginal gain, and the knees.
 
+use super::Metrics;
 use super::{CHECK_STATUS_HELP, common, count_value, flag_value};
-use crate::report::document::Metrics;
 use crate::saved::SweepResult;
 
 /// `run --sweep --prom`: one sample per step of each family, labelled by

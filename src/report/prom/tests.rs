@@ -2,6 +2,7 @@
 //! on the saved results of `fixtures/results/`; and the writer's escaping
 //! and ordering.
 
+use super::Metrics;
 use super::*;
 use crate::judge::checks::CheckName;
 use crate::judge::gate::Interval;
@@ -9,7 +10,6 @@ use crate::judge::gate::Verdict;
 use crate::measure::ClockKind;
 use crate::plan::GateBaseline;
 use crate::report::document;
-use crate::report::document::Metrics;
 use crate::saved::load::from_bytes;
 use crate::saved::{GateResult, SavedDocument};
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! `topology --prom`: the machine's shape, as every kind's head writes it.
 
+use super::Metrics;
 use super::common;
-use crate::report::document::Metrics;
 use crate::saved::TopologyResult;
 
 /// The exposition of a `topology` document: the head every kind writes
