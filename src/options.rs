@@ -9,6 +9,7 @@
 use crate::cli::{
     self, ArmArg, BatchArgs, Cli, GateRuleArgs, MeasureArgs, OutputArgs, RunArmArg, SourceArgs,
 };
+use crate::commands::baseline::{NamedBaselines, baselines_folder, check_name};
 use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
@@ -38,6 +39,7 @@ use crate::plan::command::{CommandArm, Units, check_placeholders};
 use crate::plan::sweep::SweepOrder;
 use crate::probe::CpuidSource;
 use crate::probe::snapshot::{CPUID_DIR, names_document};
+use crate::report::baseline::BaselineRules;
 use crate::report::fleet::FleetOptions;
 use crate::report::view::Charset;
 use crate::saved::OutputTarget;
@@ -120,6 +122,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 rule: gate_rule(&args.rule)?,
                 outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
                 quiet: args.quiet,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Pairs(args) => {
@@ -154,6 +157,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.gate.quiet,
+                named: named_baselines(&args.gate.named)?,
             })
         }
         cli::Command::Latency(args) => {
@@ -181,11 +185,13 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 },
                 outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
                 quiet: args.quiet,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Run(args) => {
             let outputs = outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?;
             let source = source(&args.source)?;
+            let named = named_baselines(&args.named)?;
             let study = if args.sweep {
                 RunStudy::Sweep(sweep_study(&args, &outputs)?)
             } else if let Some(flag) = sweep_only_flag(&args) {
@@ -202,6 +208,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 source,
                 outputs,
                 study,
+                named,
             })
         }
         cli::Command::Hybrid(args) => {
@@ -222,6 +229,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     measure: measure(&args.measure)?,
                 },
                 outputs: outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Observe(args) => {
@@ -283,14 +291,17 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if args.trace.is_some() && args.files.len() > 1 {
                 bail!("--trace: a trace is of one observation; name one observe FILE");
             }
+            // The inputs no output may name: the files, and --baseline's OLD.
+            let inputs: Vec<std::path::PathBuf> =
+                args.files.iter().chain(&args.baseline).cloned().collect();
             let mut outputs = outputs(
                 &args.output(),
                 args.prom.as_ref(),
                 args.trace.as_ref(),
                 args.html.as_ref(),
-                &args.files,
+                &inputs,
             )?;
-            outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &args.files)?;
+            outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &inputs)?;
             check_outputs(&outputs)?;
             // `--fleet`'s hosts are checked here, before any input is read.
             let fleet = match (args.fleet, &args.hosts) {
@@ -303,10 +314,12 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if fleet.is_some() {
                 fleet_input(!args.files.is_empty(), std::io::stdin().is_terminal())?;
             }
+            let baseline = report_baseline(&args)?;
             Command::Report(ReportCommand {
                 files: args.files,
                 outputs,
                 fleet,
+                baseline,
             })
         }
         cli::Command::Completions(args) => Command::Completions(CompletionsCommand {
@@ -327,7 +340,7 @@ fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
     }
     let command_only = [
         (args.threads.is_some(), "--threads"),
-        (args.baseline.is_some(), "--baseline"),
+        (args.baseline_arm.is_some(), "--baseline-arm"),
         (args.prepare.is_some(), "--prepare"),
         (args.leave_running, "--leave-running"),
         (args.max_seconds.is_some(), "--max-seconds"),
@@ -457,7 +470,7 @@ fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<SweepStudyOptio
         (args.workers.is_some(), "--workers"),
         (!args.arms.is_empty(), "--arms"),
         (args.threads.is_some(), "--threads"),
-        (args.baseline.is_some(), "--baseline"),
+        (args.baseline_arm.is_some(), "--baseline-arm"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         bail!(
@@ -553,7 +566,7 @@ fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<CommandStudyOp
             .map(|n| in_range("--threads", n, WORKERS))
             .transpose()?,
         arms,
-        baseline: args.baseline.map(command_arm),
+        baseline: args.baseline_arm.map(command_arm),
         ownership: ownership(&args)?,
         prepare: args.prepare.clone(),
         output: command_output(args.command_output, outputs)?,
@@ -959,6 +972,83 @@ pub fn duration(option: &str, text: &str, range: RangeInclusive<Duration>) -> Re
         );
     }
     Ok(value)
+}
+
+/// `--save-baseline`, `--baseline NAME` and how to judge, checked: the
+/// names, the threshold, and the folder baselines are kept in.
+fn named_baselines(args: &cli::BaselineArgs) -> Result<NamedBaselines> {
+    if args.save_baseline.is_none() && args.baseline_name.is_none() {
+        return Ok(NamedBaselines::default());
+    }
+    for (option, name) in [
+        ("--save-baseline", &args.save_baseline),
+        ("--baseline", &args.baseline_name),
+    ] {
+        if let Some(name) = name {
+            check_name(option, name)?;
+        }
+    }
+    let variable = |name: &str| std::env::var(name).ok();
+    Ok(NamedBaselines {
+        folder: baselines_folder(
+            variable("XDG_DATA_HOME").as_deref(),
+            variable("HOME").as_deref(),
+        )?,
+        save: args.save_baseline.clone(),
+        compare: args.baseline_name.clone(),
+        rules: args
+            .baseline_name
+            .is_some()
+            .then(|| {
+                baseline_rules(
+                    "--baseline-threshold",
+                    &args.baseline_threshold,
+                    args.fail_on,
+                    args.allow_different,
+                )
+            })
+            .transpose()?,
+    })
+}
+
+/// How a baseline comparison judges: `option`'s threshold (above 0, under
+/// 100 %), `--fail-on` and `--allow-different`.
+fn baseline_rules(
+    option: &str,
+    threshold: &str,
+    fail_on: Option<cli::FailOnArg>,
+    allow_different: bool,
+) -> Result<BaselineRules> {
+    let threshold = fraction(option, threshold)?;
+    if !(threshold > 0.0 && threshold < 1.0) {
+        bail!("{option} {threshold}: a change threshold is above 0 and under 100 % (5%, 0.05)");
+    }
+    Ok(BaselineRules {
+        threshold,
+        allow_different,
+        fail_on_inconclusive: fail_on == Some(cli::FailOnArg::Inconclusive),
+    })
+}
+
+/// `report --baseline OLD`: OLD and the rules, where given; one NEW for
+/// `--prom` and `--svg`, which describe one comparison.
+fn report_baseline(args: &cli::ReportArgs) -> Result<Option<(std::path::PathBuf, BaselineRules)>> {
+    let Some(old) = &args.baseline else {
+        return Ok(None);
+    };
+    if args.files.iter().any(|file| same_file(file, old)) {
+        bail!(
+            "report --baseline {}: it is also one of the new files; name the new results after it",
+            escape_path(old)
+        );
+    }
+    let rules = baseline_rules(
+        "--threshold",
+        &args.threshold,
+        args.fail_on,
+        args.allow_different,
+    )?;
+    Ok(Some((old.clone(), rules)))
 }
 
 /// `--quiet` prints the verdict word and `--prom FILE` may still refresh a

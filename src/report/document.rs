@@ -9,14 +9,16 @@
 //! document, its parse and [`of`] are generated.
 
 use crate::exit::Outcome;
+use crate::report::baseline::rows::Baselined;
 use crate::report::blocks::Blocks;
 use crate::report::compare::HostSummary;
 use crate::report::view::View;
 use crate::saved::kinds::with_kinds;
 use crate::saved::{DocumentHead, SavedDocument};
 
-/// What every saved document can be turned into.
-pub trait Document {
+/// What every saved document can be turned into (and, through
+/// [`Baselined`], what a baseline comparison matches in it).
+pub trait Document: Baselined {
     /// Kind, host, machine and evidence.
     fn head(&self) -> &DocumentHead;
 

@@ -4,6 +4,7 @@
 //! changing its meaning or type, bumps [`RESULT_SCHEMA_VERSION`].
 
 use super::head::DocumentHead;
+use super::kinds::DocumentKind;
 use crate::cpuset::CpuSet;
 use crate::judge::arms::ArmStats;
 use crate::judge::batches::{Batch, Batching, HostNoise};
@@ -30,7 +31,6 @@ use crate::probe::{
     Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, NumaNode, ProbeSource,
     Summary, Topology,
 };
-use super::kinds::DocumentKind;
 use serde::{Deserialize, Serialize};
 
 /// The schema version of every saved result this build writes and reads.

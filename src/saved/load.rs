@@ -4,9 +4,9 @@
 //! from the one list of kinds ([`mod@super::kinds`]).
 
 use super::documents::{RESULT_SCHEMA_VERSION, SnapshotResult, TopologyResult};
-use super::kinds::{DocumentKind, with_kinds};
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
+use super::kinds::{DocumentKind, with_kinds};
 use crate::escape::{escape_controls, escape_path};
 use anyhow::{Result, anyhow, bail};
 use serde::de::DeserializeOwned;

@@ -21,20 +21,19 @@
 
 pub mod documents;
 pub mod head;
-pub mod kinds;
 pub mod input;
+pub mod kinds;
 pub mod load;
 pub mod output;
 
 pub use documents::{
-    CommandOptions, CommandResult, CommandSweep, Evidence, FirstPass, GateResult,
-    HybridOptions, HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult,
-    ObserveMode, ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult,
-    RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult, SweepOptions, SweepResult,
-    TopologyResult,
+    CommandOptions, CommandResult, CommandSweep, Evidence, FirstPass, GateResult, HybridOptions,
+    HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult, ObserveMode,
+    ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
+    RunOptions, RunResult, SnapshotResult, SweepOptions, SweepResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
-pub use kinds::DocumentKind;
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};
-pub use load::{SavedDocument, load, load_snapshot};
+pub use kinds::DocumentKind;
+pub use load::{SavedDocument, from_bytes, load, load_snapshot};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_new_file, write_stdout};

@@ -19,6 +19,7 @@
 //! markers and legends they draw anyway.
 
 pub mod bars;
+pub mod baseline;
 pub mod command;
 pub mod gate;
 pub mod hybrid;

@@ -49,6 +49,7 @@ use crate::saved::{DocumentHead, DocumentKind};
 use std::fmt::Write;
 use strum::VariantArray;
 
+mod baseline;
 mod command;
 mod gate;
 mod hybrid;
@@ -61,6 +62,7 @@ mod sweep;
 mod tests;
 mod topology;
 
+pub use baseline::baseline;
 pub use command::command;
 pub use gate::gate;
 pub use hybrid::hybrid;
