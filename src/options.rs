@@ -1036,12 +1036,6 @@ fn report_baseline(args: &cli::ReportArgs) -> Result<Option<(std::path::PathBuf,
     let Some(old) = &args.baseline else {
         return Ok(None);
     };
-    if args.files.iter().any(|file| same_file(file, old)) {
-        bail!(
-            "report --baseline {}: it is also one of the new files; name the new results after it",
-            escape_path(old)
-        );
-    }
     let rules = baseline_rules(
         "--threshold",
         &args.threshold,

@@ -110,13 +110,24 @@ impl NamedBaselines {
             return Ok(());
         }
         let kind = kinds.first().map_or("", |k| k.into());
+        // `run --baseline ARM` named the arm a COMMAND's arms are compared
+        // with before baselines had names.
+        let arm = ["one-per-core", "sibling-packed", "unpinned", "same-cpu"]
+            .contains(&name.as_str())
+            || name.starts_with("class:");
+        let hint = if arm {
+            format!("; the arm the others are compared with is --baseline-arm {name}")
+        } else {
+            String::new()
+        };
         Err(UsageError(format!(
             "--baseline {}: no {kind} baseline of that name for host {} in {}; save one first \
-             with --save-baseline {}",
+             with --save-baseline {}{}",
             escape_controls(name),
             escape_controls(host),
             escape_path(&self.folder),
-            escape_controls(name)
+            escape_controls(name),
+            escape_controls(&hint)
         ))
         .into())
     }
@@ -156,7 +167,7 @@ impl NamedBaselines {
             let path = self.path(&head.host, name, head.kind);
             let old = load(&path)?;
             let new = from_bytes(&json, Path::new("this run"))?;
-            let old_name = format!("baseline {name}");
+            let old_name = format!("'{name}' (saved baseline)");
             let report =
                 BaselineReport::judge(&old_name, &old, &[("this run".into(), &new)], rules)?;
             let text = view::blocks(&report, &outputs.view()).to_terminal(&outputs.view());

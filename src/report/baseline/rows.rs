@@ -278,7 +278,13 @@ impl Baselined for SweepResult {
 
     fn facts(&self) -> Vec<Fact> {
         let mut facts = vec![
-            Fact::decisive("workload", self.workload()),
+            Fact::decisive(
+                "workload",
+                match &self.command {
+                    Some(_) => format!("`{}`", self.workload()),
+                    None => format!("the {} kernel", self.workload()),
+                },
+            ),
             Fact::decisive("clock", "wall time"),
             Fact::shown("order", self.plan.order_name.clone()),
         ];

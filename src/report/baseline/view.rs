@@ -39,13 +39,16 @@ fn answer(report: &BaselineReport) -> String {
     let rows: Vec<&RowJudgement> = report.judged.iter().flat_map(|j| &j.rows).collect();
     let with = |verdict: RowVerdict| rows.iter().filter(|r| r.change.verdict == verdict).count();
     match report.verdict {
-        BaselineVerdict::Regressed => format!(
-            "REGRESSED (exit {}): {} of {} costs more than the baseline, beyond {}",
-            report.exit_status,
-            with(RowVerdict::Regressed),
-            count(rows.len(), "row"),
-            band(report.threshold)
-        ),
+        BaselineVerdict::Regressed => {
+            let regressed = with(RowVerdict::Regressed);
+            format!(
+                "REGRESSED (exit {}): {regressed} of {} {} more than the baseline, beyond {}",
+                report.exit_status,
+                count(rows.len(), "row"),
+                if regressed == 1 { "costs" } else { "cost" },
+                band(report.threshold)
+            )
+        }
         BaselineVerdict::Inconclusive => format!(
             "INCONCLUSIVE (exit {}): nothing regressed for sure, but {} of {} cannot be told \
              from {}",
@@ -98,6 +101,9 @@ fn sentence(report: &BaselineReport) -> String {
             row.row,
             band(report.threshold).trim_start_matches('±')
         ),
+        RowVerdict::Inconclusive if row.change.ci95.is_none() => {
+            format!("{}{within}: {change}; {}", row.row, decide_words(row))
+        }
         RowVerdict::Inconclusive => format!(
             "{}{within}: {change}, which reaches across the threshold; {}",
             row.row,
