@@ -36,7 +36,7 @@ pub struct NamedBaselines {
 }
 
 /// Checks a baseline name: a file name's part, so no '/', no leading '.',
-/// nothing empty, no control character, at most [`MAX_NAME`] bytes.
+/// nothing empty, no control character, at most 100 bytes.
 pub fn check_name(option: &str, name: &str) -> Result<()> {
     let bad = if name.is_empty() {
         Some("it is empty")

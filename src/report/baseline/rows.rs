@@ -10,8 +10,8 @@
 //! a wall time, a one-way latency, a cost ratio beside a load.
 
 use crate::cpuset::CpuSet;
-use crate::judge::arms::measured;
-use crate::judge::checks::excluded_reps;
+use crate::judge::arms::{ArmStats, measured};
+use crate::judge::checks::{ExcludedRep, excluded_reps};
 use crate::judge::command::wall_by_round;
 use crate::judge::cost::rep_cost;
 use crate::judge::hybrid::wall_ms;
@@ -92,16 +92,24 @@ fn cost_quantity(clock: ClockKind) -> String {
     format!("cost per byte ({})", clock.as_str())
 }
 
-/// The kept costs per byte of `arm` among `samples`, on `clock`.
-fn arm_costs(
+/// A row per arm of a kernel study (gate, run): its kept costs per byte
+/// among `samples`, on `clock`.
+fn arm_rows(
+    arms: &[ArmStats],
     samples: &[RepSample],
-    arm: Arm,
-    excluded: &[crate::judge::checks::ExcludedRep],
+    excluded: &[ExcludedRep],
     clock: ClockKind,
-) -> Vec<f64> {
-    measured(samples, arm, excluded)
-        .into_iter()
-        .filter_map(|rep| rep_cost(rep, clock))
+) -> Vec<Row> {
+    arms.iter()
+        .map(|arm| Row {
+            name: arm.name.to_string(),
+            cpus: Some(cpus_label(&arm.cpus)),
+            quantity: cost_quantity(clock),
+            values: measured(samples, arm.name, excluded)
+                .into_iter()
+                .filter_map(|rep| rep_cost(rep, clock))
+                .collect(),
+        })
         .collect()
 }
 
@@ -124,15 +132,7 @@ impl Baselined for GateResult {
         let Some(clock) = self.setup.as_ref().map(|s| s.clock).or(self.clock) else {
             return Vec::new();
         };
-        self.arms
-            .iter()
-            .map(|arm| Row {
-                name: arm.name.to_string(),
-                cpus: Some(cpus_label(&arm.cpus)),
-                quantity: cost_quantity(clock),
-                values: arm_costs(&self.samples, arm.name, &self.excluded, clock),
-            })
-            .collect()
+        arm_rows(&self.arms, &self.samples, &self.excluded, clock)
     }
 
     fn verdicts(&self) -> Vec<(String, String)> {
@@ -150,15 +150,7 @@ impl Baselined for GateResult {
 impl Baselined for RunResult {
     fn baseline_rows(&self) -> Vec<Row> {
         let clock = self.setup.clock;
-        self.arms
-            .iter()
-            .map(|arm| Row {
-                name: arm.name.to_string(),
-                cpus: Some(cpus_label(&arm.cpus)),
-                quantity: cost_quantity(clock),
-                values: arm_costs(&self.samples, arm.name, &self.excluded, clock),
-            })
-            .collect()
+        arm_rows(&self.arms, &self.samples, &self.excluded, clock)
     }
 
     fn verdicts(&self) -> Vec<(String, String)> {
