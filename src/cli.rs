@@ -234,6 +234,38 @@ pub struct NfdArgs {
     pub exit_zero: bool,
 }
 
+/// `--save-baseline NAME` / `--baseline NAME` on the commands that measure.
+#[derive(Debug, Args, Clone, Default)]
+pub struct BaselineArgs {
+    /// Keep this result as the baseline NAME of this host (under $XDG_DATA_HOME/placement-study/baselines/), replacing one of that name.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Judge this result against the baseline NAME of this host, saved with --save-baseline: each row's change with its 95 % interval; exit 7 when a row regressed.
+    #[arg(long = "baseline", value_name = "NAME")]
+    pub baseline_name: Option<String>,
+    /// With --baseline: a change within this of the baseline is no change: a fraction (0.05) or a percentage (5%).
+    #[arg(
+        long,
+        default_value = "5%",
+        value_name = "FRACTION|PERCENT",
+        requires = "baseline_name"
+    )]
+    pub baseline_threshold: String,
+    /// With --baseline: exit 5 when nothing regressed but a row is inconclusive.
+    #[arg(long, value_enum, value_name = "WHAT", requires = "baseline_name")]
+    pub fail_on: Option<FailOnArg>,
+    /// With --baseline: judge even a baseline that measured something else (another workload or clock).
+    #[arg(long, requires = "baseline_name")]
+    pub allow_different: bool,
+}
+
+/// `--fail-on`: what else fails a baseline comparison than a regression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// A row inconclusive (exit 5).
+    Inconclusive,
+}
+
 #[derive(Debug, Args)]
 pub struct TopologyArgs {
     #[command(flatten)]
@@ -317,6 +349,8 @@ pub struct GateArgs {
     /// Print only the verdict word (`--prom FILE` may still write metrics).
     #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
     pub quiet: bool,
+    #[command(flatten)]
+    pub named: BaselineArgs,
 }
 
 #[derive(Debug, Args)]
@@ -367,6 +401,8 @@ pub struct LatencyArgs {
     /// Print only the verdict word (`--prom FILE` may still write metrics).
     #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
     pub quiet: bool,
+    #[command(flatten)]
+    pub named: BaselineArgs,
 }
 
 /// A first pass of `pairs`, as `--first-pass` names it.
@@ -428,7 +464,9 @@ pub struct RunArgs {
     pub threads: Option<usize>,
     /// With a COMMAND: the arm every other is compared with [default: one-per-core, else the first arm].
     #[arg(long, value_parser = RunArmParser, value_name = "ARM")]
-    pub baseline: Option<RunArmArg>,
+    pub baseline_arm: Option<RunArmArg>,
+    #[command(flatten)]
+    pub named: BaselineArgs,
     /// With a COMMAND: a shell command run through `sh -c` before each repetition (e.g. to drop caches); its failure stops the study.
     #[arg(long, value_name = "CMD")]
     pub prepare: Option<String>,
@@ -607,6 +645,8 @@ pub struct HybridArgs {
     pub batching: BatchArgs,
     #[command(flatten)]
     pub quotable: QuotableArgs,
+    #[command(flatten)]
+    pub named: BaselineArgs,
 }
 
 /// `observe`: one of a command, `--pid` or `--kernel`.
@@ -688,6 +728,23 @@ pub struct ReportArgs {
     /// Write every FILE's view as Markdown (pipe tables; for a ticket or a pull request) to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub markdown: Option<PathBuf>,
+    /// Judge each FILE against OLD, a saved result of its kind (a baseline): each row's change with a distribution-free 95 % interval; exit 7 when a row regressed.
+    #[arg(long = "baseline", value_name = "OLD", conflicts_with_all = ["fleet", "trace", "html"])]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: a change within this of the baseline is no change: a fraction (0.05) or a percentage (5%).
+    #[arg(
+        long,
+        default_value = "5%",
+        value_name = "FRACTION|PERCENT",
+        requires = "baseline"
+    )]
+    pub threshold: String,
+    /// With --baseline: exit 5 when nothing regressed but a row is inconclusive.
+    #[arg(long, value_enum, value_name = "WHAT", requires = "baseline")]
+    pub fail_on: Option<FailOnArg>,
+    /// With --baseline: judge even files that measured something else than OLD (another workload or clock).
+    #[arg(long, requires = "baseline")]
+    pub allow_different: bool,
     #[command(flatten)]
     pub nfd: NfdArgs,
     #[command(flatten)]

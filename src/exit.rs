@@ -27,6 +27,12 @@ pub enum Outcome {
     Stopped(StopSignal),
     /// `observe -- COMMAND`: the command's own status, passed through.
     Passthrough(u8),
+    /// `--baseline`: a row's whole interval lies beyond the threshold, the
+    /// worse way.
+    Regressed,
+    /// `--baseline` with `--fail-on inconclusive`: nothing regressed, but a
+    /// row's interval reaches across the threshold.
+    Undecided,
 }
 
 /// Any error that is not an outcome: an unreadable file, a failed measurement.
@@ -72,8 +78,10 @@ impl Outcome {
             Outcome::Verdict(Verdict::NoSmt) => 4,
             Outcome::Verdict(Verdict::Inconclusive)
             | Outcome::Map(MapVerdict::Inconclusive)
-            | Outcome::Classes(ClassVerdict::Inconclusive) => 5,
+            | Outcome::Classes(ClassVerdict::Inconclusive)
+            | Outcome::Undecided => 5,
             Outcome::InvalidRun => 6,
+            Outcome::Regressed => 7,
             // As a shell reports a process its signal ended: 128 + the number.
             Outcome::Stopped(signal) => 128 + signal.signal_number() as u8,
             Outcome::Passthrough(status) => status,
@@ -208,6 +216,16 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
     ),
     row(5, &["hybrid"], "a baseline CPU without a measured round"),
     row(
+        5,
+        &["report"],
+        "with --baseline and --fail-on inconclusive: no row regressed, but one is inconclusive",
+    ),
+    row(
+        5,
+        &["gate", "pairs", "latency", "run", "hybrid"],
+        "or, with --baseline NAME and --fail-on inconclusive, a row against it inconclusive",
+    ),
+    row(
         6,
         &["run", "hybrid"],
         "invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
@@ -216,6 +234,11 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
         6,
         &["observe"],
         "with --pid or --kernel, invalid (residency and task-clock differ by more than 1 %, or records were lost)",
+    ),
+    row(
+        7,
+        &["gate", "pairs", "latency", "run", "hybrid", "report"],
+        "with --baseline: a row regressed (its whole 95 % interval beyond the threshold)",
     ),
     row(
         130,
@@ -303,11 +326,13 @@ mod tests {
             Outcome::Verdict(Verdict::NoSmt),
             Outcome::Verdict(Verdict::Inconclusive),
             Outcome::InvalidRun,
+            Outcome::Regressed,
+            Outcome::Undecided,
             Outcome::Stopped(StopSignal::Interrupt),
             Outcome::Stopped(StopSignal::Terminate),
         ];
         let statuses: Vec<u8> = outcomes.iter().map(|o| o.exit_status()).collect();
-        assert_eq!(statuses, [0, 0, 3, 4, 5, 6, 130, 143]);
+        assert_eq!(statuses, [0, 0, 3, 4, 5, 6, 7, 5, 130, 143]);
         for status in statuses {
             assert!(EXIT_STATUSES.iter().any(|row| row.status == status));
         }

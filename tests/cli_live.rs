@@ -624,7 +624,7 @@ fn bash_completes_commands_and_each_commands_options() {
         ["sibling-packed"]
     );
     assert!(
-        bash_completes(&script, &["placement-study", "run", "--baseline", ""])
+        bash_completes(&script, &["placement-study", "run", "--baseline-arm", ""])
             .contains(&"class:0".into())
     );
 }

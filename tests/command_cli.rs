@@ -73,14 +73,14 @@ fn bad_inputs_are_one_line_usage_errors_and_write_nothing() {
         (
             &[
                 "--skip-gate",
-                "--baseline",
+                "--baseline-arm",
                 "unpinned",
                 "--arms",
                 "one-per-core",
                 "--",
                 "true",
             ][..],
-            "--baseline unpinned: not one of the arms",
+            "--baseline-arm unpinned: not one of the arms",
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();

@@ -404,6 +404,33 @@ fn saved_results_validate() {
     assert_valid(&cases);
 }
 
+/// `report --baseline OLD NEW --json` of recorded documents: a sweep
+/// against itself, and against itself with step 1 twice as slow.
+#[test]
+fn baseline_documents_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = repo_path("fixtures/results/sweep-vm-per-worker.json");
+    let mut slower: Value = serde_json::from_str(&fs::read_to_string(&old).unwrap()).unwrap();
+    for sample in slower["samples"].as_array_mut().unwrap() {
+        if sample["arm"] == "baseline" {
+            let wall = sample["wall_ns"].as_f64().unwrap();
+            sample["wall_ns"] = json!((wall * 2.0) as u64);
+        }
+    }
+    let new = dir.path().join("slower.json");
+    fs::write(&new, serde_json::to_vec(&slower).unwrap()).unwrap();
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    let cases: Vec<Case> = [(old, 0), (new, 7)]
+        .into_iter()
+        .map(|(file, code)| Case {
+            what: format!("report --baseline {old} {file} --json"),
+            schema: "baseline.schema.json",
+            document: binary_json(&["report", "--baseline", old, file, "--json"], &[code]),
+        })
+        .collect();
+    assert_valid(&cases);
+}
+
 #[test]
 fn pairs_document_validates() {
     if !common::two_cpus_allowed() {

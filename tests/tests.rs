@@ -7,6 +7,7 @@
 //! (signal handlers, the stop flag) does it in a child process, this binary
 //! run again on that one test (see [`common::rerun_test`]).
 
+mod baseline_cli;
 mod big_machine;
 mod common;
 mod conformance;

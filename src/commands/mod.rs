@@ -2,6 +2,7 @@
 //! probe → study → render → [`Outcome`]. The options come from
 //! [`crate::options`]; no command sees a clap type.
 
+pub mod baseline;
 pub mod completions;
 pub mod gate;
 pub mod hybrid;

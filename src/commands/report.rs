@@ -4,11 +4,14 @@
 use super::shared::Outputs;
 use crate::escape::escape_path;
 use crate::exit::{Outcome, UsageError};
+use crate::report::baseline::{self, BaselineReport, BaselineRules};
 use crate::report::compare::{self, HostSummary};
 use crate::report::document;
+use crate::report::figure;
 use crate::report::fleet::{self, Fleet, FleetOptions};
 use crate::report::html::{self, PageEntry};
 use crate::report::markdown;
+use crate::report::prom;
 use crate::saved::{SavedDocument, load};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
@@ -20,11 +23,16 @@ pub struct ReportCommand {
     pub outputs: Outputs,
     /// `--fleet`, with its `--hosts`.
     pub fleet: Option<FleetOptions>,
+    /// `--baseline OLD`, and how to judge each FILE against it.
+    pub baseline: Option<(PathBuf, BaselineRules)>,
 }
 
 pub fn run(command: &ReportCommand) -> Result<Outcome> {
     if let Some(options) = &command.fleet {
         return fleet(command, options);
+    }
+    if let Some((old, rules)) = &command.baseline {
+        return baseline(command, old, rules);
     }
     let documents = command
         .files
@@ -138,4 +146,44 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     }
     outputs.write_human(&fleet::render(&fleet, &outputs.view()))?;
     Ok(Outcome::Success)
+}
+
+/// `report --baseline OLD NEW…`: each NEW judged against OLD, every
+/// output asked for written from the one comparison, the human view last.
+fn baseline(command: &ReportCommand, old: &Path, rules: &BaselineRules) -> Result<Outcome> {
+    let baseline_document = load(old)?;
+    let documents = command
+        .files
+        .iter()
+        .map(|path| load(path))
+        .collect::<Result<Vec<_>>>()?;
+    let named: Vec<(String, &SavedDocument)> = command
+        .files
+        .iter()
+        .map(|path| escape_path(path))
+        .zip(&documents)
+        .collect();
+    let report = BaselineReport::judge(&escape_path(old), &baseline_document, &named, rules)?;
+    let outputs = &command.outputs;
+    if let Some(target) = &outputs.prom {
+        target.write(prom::baseline(&report).as_bytes())?;
+    }
+    if let Some(target) = &outputs.svg {
+        target.write(figure::baseline::figure(&report).as_bytes())?;
+    }
+    if let Some(target) = &outputs.markdown {
+        let page = format!(
+            "# placement-study: against the baseline `{}`\n\n{}",
+            escape_path(old).replace('`', "'"),
+            baseline::view::blocks(&report, &markdown::PAGE_VIEW).to_markdown()
+        );
+        target.write(page.as_bytes())?;
+    }
+    let view = outputs.view();
+    outputs.write(
+        &baseline::view::blocks(&report, &view).to_terminal(&view),
+        &report,
+        || baseline::csv::csv(&report),
+    )?;
+    Ok(report.outcome(rules.fail_on_inconclusive))
 }

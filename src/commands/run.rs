@@ -1,6 +1,7 @@
 //! `placement-study run`: the placement study of the built-in kernel, or
 //! (`run -- COMMAND`) of a user's command.
 
+use super::baseline::NamedBaselines;
 use super::shared::{Outputs, Source, TerminalProgress, unless_stopped};
 use crate::exit::Outcome;
 use crate::measure::EngineSession;
@@ -8,8 +9,10 @@ use crate::measure::command::{Watched, run_once};
 use crate::measure::stop::{self, StopNotice};
 use crate::measure::tree::become_subreaper;
 use crate::report::document::{Document, HumanView};
+use crate::saved::DocumentKind;
 use crate::study::LazyMeasure;
 use crate::study::command::{CommandStudyOptions, command_study};
+use crate::study::host_name;
 use crate::study::run::{RunOutcome, StudyOptions, run_study};
 use crate::study::sweep::{SweepStudyOptions, command_sweep_study, sweep_study};
 use anyhow::Result;
@@ -29,9 +32,17 @@ pub struct RunCommand {
     pub source: Source,
     pub study: RunStudy,
     pub outputs: Outputs,
+    /// `--save-baseline`, `--baseline NAME`.
+    pub named: NamedBaselines,
 }
 
 pub fn run(command: &RunCommand) -> Result<Outcome> {
+    let kind = match &command.study {
+        RunStudy::Kernel(_) => DocumentKind::Run,
+        RunStudy::Command(_) => DocumentKind::Command,
+        RunStudy::Sweep(_) => DocumentKind::Sweep,
+    };
+    command.named.check_before(&host_name(), &[kind])?;
     let topology = command.source.probe_to_measure()?;
     let runs_a_command = match &command.study {
         RunStudy::Kernel(_) => false,
@@ -48,7 +59,7 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
         RunStudy::Kernel(study) => {
             let mut engine = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
             let outcome = run_study(&topology, study, &mut engine, &mut progress)?;
-            emit(&command.outputs, outcome)
+            emit(command, outcome)
         }
         RunStudy::Command(study) => {
             let mut engine = LazyMeasure::new(|| EngineSession::start(&study.measure, &topology));
@@ -64,7 +75,7 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                     run_once(argv, cpus, &watched, &study.output, pmus, leave)
                 },
             )?;
-            emit(&command.outputs, outcome)
+            emit(command, outcome)
         }
         RunStudy::Sweep(study) => {
             // The gate's repetitions are the gate's length; the sweep's
@@ -84,18 +95,21 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                         run_once(argv, cpus, &watched, &swept.output, pmus, leave)
                     },
                 )?;
-                return emit(&command.outputs, outcome);
+                return emit(command, outcome);
             }
             let engine_options = study.engine();
             let mut engine = LazyMeasure::new(|| EngineSession::start(&engine_options, &topology));
             let outcome = sweep_study(&topology, study, &mut gate, &mut engine, &mut progress)?;
-            emit(&command.outputs, outcome)
+            emit(command, outcome)
         }
     }
 }
 
 /// Writes what a study found, or the gate it stopped at, and its outcome.
-fn emit<R: Document + Serialize>(outputs: &Outputs, outcome: RunOutcome<R>) -> Result<Outcome> {
+/// A study that stopped at its gate is neither judged against a baseline
+/// nor kept as one (its document is the gate's).
+fn emit<R: Document + Serialize>(command: &RunCommand, outcome: RunOutcome<R>) -> Result<Outcome> {
+    let outputs = &command.outputs;
     match outcome {
         RunOutcome::StoppedAtGate(gate) => {
             let stopped_here = format!(
@@ -109,11 +123,20 @@ fn emit<R: Document + Serialize>(outputs: &Outputs, outcome: RunOutcome<R>) -> R
             // gate's document is the saved result: it says why nothing
             // else was measured.
             outputs.emit_as(&stopped_here, gate.as_ref(), &gate)?;
+            if !command.named.is_empty() {
+                outputs.write_human(
+                    "baseline: the study stopped at its gate, so it is neither judged against a \
+                     baseline nor kept as one\n",
+                )?;
+            }
             Ok(unless_stopped(gate.head.complete, gate.outcome()))
         }
         RunOutcome::Studied(result) => {
             outputs.emit(result.as_ref())?;
-            Ok(unless_stopped(result.head().complete, result.outcome()))
+            let outcome = command
+                .named
+                .after(result.as_ref(), outputs, false, result.outcome())?;
+            Ok(unless_stopped(result.head().complete, outcome))
         }
     }
 }

@@ -31,6 +31,7 @@
 //!   [`command_checks`] its checks and whether it may be quoted.
 
 pub mod arms;
+pub mod baseline;
 pub mod batches;
 pub mod checks;
 pub mod command;

@@ -6,6 +6,7 @@
 //!
 //! An error here is a usage error: `main` exits with status 2.
 
+mod baseline;
 mod limits;
 mod run;
 mod shared;
@@ -31,6 +32,7 @@ use crate::study::hybrid::HybridStudyOptions;
 use crate::study::latency::{DEFAULT_SAMPLE_MS, DEFAULT_SAMPLES, LatencyStudyOptions};
 use crate::study::pairs::PairsStudyOptions;
 use anyhow::{Context, Result, bail};
+use baseline::{named_baselines, report_baseline};
 pub use limits::*;
 use run::*;
 use shared::*;
@@ -61,6 +63,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.quiet,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Pairs(args) => {
@@ -99,6 +102,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.gate.quiet,
+                named: named_baselines(&args.gate.named)?,
             })
         }
         cli::Command::Latency(args) => {
@@ -130,11 +134,13 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &[],
                 )?,
                 quiet: args.quiet,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Run(args) => {
             let outputs = outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?;
             let source = source(&args.source)?;
+            let named = named_baselines(&args.named)?;
             let study = if args.sweep {
                 RunStudy::Sweep(sweep_study(&args, &outputs)?)
             } else if let Some(flag) = sweep_only_flag(&args) {
@@ -151,6 +157,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 source,
                 outputs,
                 study,
+                named,
             })
         }
         cli::Command::Hybrid(args) => {
@@ -175,6 +182,7 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                     &args.nfd,
                     &[],
                 )?,
+                named: named_baselines(&args.named)?,
             })
         }
         cli::Command::Observe(args) => {
@@ -236,15 +244,18 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if args.trace.is_some() && args.files.len() > 1 {
                 bail!("--trace: a trace is of one observation; name one observe FILE");
             }
+            // The inputs no output may name: the files, and --baseline's OLD.
+            let inputs: Vec<std::path::PathBuf> =
+                args.files.iter().chain(&args.baseline).cloned().collect();
             let mut outputs = outputs(
                 &args.output(),
                 args.prom.as_ref(),
                 args.trace.as_ref(),
                 args.html.as_ref(),
-                &args.files,
+                &inputs,
             )?;
-            outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &args.files)?;
-            let outputs = with_nfd(outputs, &args.nfd, &args.files)?;
+            outputs.markdown = output_target("--markdown", args.markdown.as_ref(), &inputs)?;
+            let outputs = with_nfd(outputs, &args.nfd, &inputs)?;
             // `--fleet`'s hosts are checked here, before any input is read.
             let fleet = match (args.fleet, &args.hosts) {
                 (false, _) => None,
@@ -256,10 +267,12 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
             if fleet.is_some() {
                 fleet_input(!args.files.is_empty(), std::io::stdin().is_terminal())?;
             }
+            let baseline = report_baseline(&args)?;
             Command::Report(ReportCommand {
                 files: args.files,
                 outputs,
                 fleet,
+                baseline,
             })
         }
         cli::Command::Completions(args) => Command::Completions(CompletionsCommand {

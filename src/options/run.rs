@@ -33,7 +33,7 @@ pub(super) fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
     }
     let command_only = [
         (args.threads.is_some(), "--threads"),
-        (args.baseline.is_some(), "--baseline"),
+        (args.baseline_arm.is_some(), "--baseline-arm"),
         (args.prepare.is_some(), "--prepare"),
         (args.leave_running, "--leave-running"),
         (args.max_seconds.is_some(), "--max-seconds"),
@@ -167,7 +167,7 @@ pub(super) fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<Swee
         (args.workers.is_some(), "--workers"),
         (!args.arms.is_empty(), "--arms"),
         (args.threads.is_some(), "--threads"),
-        (args.baseline.is_some(), "--baseline"),
+        (args.baseline_arm.is_some(), "--baseline-arm"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         bail!(
@@ -263,7 +263,7 @@ pub(super) fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<Com
             .map(|n| in_range("--threads", n, WORKERS))
             .transpose()?,
         arms,
-        baseline: args.baseline.map(command_arm),
+        baseline: args.baseline_arm.map(command_arm),
         ownership: ownership(&args)?,
         prepare: args.prepare.clone(),
         output: command_output(args.command_output, outputs)?,

@@ -23,7 +23,7 @@ use serde::Serialize;
 /// written as given and never quoted by the writer: the few columns that
 /// are always quoted (CPU lists, command names) come quoted ([`quoted`]),
 /// and floats come formatted as strings, as Rust prints them.
-pub(crate) fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
+pub fn rows<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
     let writer = || {
         csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::Never)

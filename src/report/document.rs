@@ -13,6 +13,7 @@ use crate::exit::Outcome;
 use crate::saved::kinds::with_kinds;
 use crate::saved::{DocumentHead, SavedDocument};
 
+pub use crate::report::baseline::rows::Baselined;
 pub use crate::report::blocks::HumanView;
 pub use crate::report::compare::Summary;
 pub use crate::report::csv::Csv;
@@ -23,7 +24,7 @@ pub use crate::report::prom::Metrics;
 /// What every saved document can be turned into: one trait per format,
 /// each implemented where its format lives, and what the document itself
 /// says (its head, and how the command that wrote it ends).
-pub trait Document: HumanView + Csv + Metrics + Figure + Summary + NodeLabels {
+pub trait Document: HumanView + Csv + Metrics + Figure + Summary + NodeLabels + Baselined {
     /// Kind, host, machine and evidence.
     fn head(&self) -> &DocumentHead;
 

@@ -13,7 +13,7 @@ use crate::report::view::{Charset, View};
 
 /// The views are built as `report FILE --wide` builds them, whatever the
 /// terminal: every column, the marks spelt out, UTF-8.
-const PAGE_VIEW: View = View {
+pub const PAGE_VIEW: View = View {
     width: View::STANDARD_WIDTH,
     wide: true,
     charset: Charset::Utf8,

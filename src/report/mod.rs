@@ -1,5 +1,6 @@
 //! Report: human tables, JSON, CSV and Prometheus metrics.
 
+pub mod baseline;
 pub mod blocks;
 pub mod command;
 pub mod compare;

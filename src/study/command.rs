@@ -52,7 +52,7 @@ pub struct CommandStudyOptions {
     /// `--arms`; `None`: one-per-core and sibling-packed, or one-per-core
     /// and same-cpu where no core has two allowed hardware threads.
     pub arms: Option<Vec<CommandArm>>,
-    /// `--baseline`; `None`: one-per-core where it runs, else the first arm.
+    /// `--baseline-arm`; `None`: one-per-core where it runs, else the first arm.
     pub baseline: Option<CommandArm>,
     /// `--prepare`: run through `sh -c` before each repetition.
     pub prepare: Option<String>,
@@ -93,7 +93,7 @@ pub fn command_study<M: Measure>(
     let baseline = match options.baseline {
         Some(baseline) if !arms.contains(&baseline) => {
             return Err(UsageError(format!(
-                "--baseline {baseline}: not one of the arms ({}); add it to --arms or name \
+                "--baseline-arm {baseline}: not one of the arms ({}); add it to --arms or name \
                  one of them",
                 arms.iter()
                     .map(ToString::to_string)
@@ -555,6 +555,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
-        assert!(error.to_string().contains("--baseline same-cpu"), "{error}");
+        assert!(
+            error.to_string().contains("--baseline-arm same-cpu"),
+            "{error}"
+        );
     }
 }

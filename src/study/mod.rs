@@ -50,7 +50,7 @@ use anyhow::Result;
 
 /// This host's name, as a saved result records it ([`UNKNOWN_HOST`] if
 /// unreadable).
-fn host_name() -> String {
+pub fn host_name() -> String {
     nix::unistd::gethostname()
         .ok()
         .and_then(|h| h.into_string().ok())

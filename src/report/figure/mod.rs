@@ -25,6 +25,7 @@ pub trait Figure {
 }
 
 pub mod bars;
+pub mod baseline;
 pub mod command;
 pub mod gate;
 pub mod hybrid;

@@ -56,6 +56,7 @@ pub trait Metrics {
     fn metrics(&self) -> String;
 }
 
+mod baseline;
 mod command;
 mod gate;
 mod hybrid;
@@ -68,6 +69,7 @@ mod sweep;
 mod tests;
 mod topology;
 
+pub use baseline::baseline;
 pub use run::run_stopped_at_gate;
 
 /// Every state of a state set, in declaration order, each spelled as the
