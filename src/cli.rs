@@ -155,6 +155,8 @@ pub enum Command {
     Pairs(PairsArgs),
     /// Measure the one-way cache-line latency between every pair of CPUs, and compare its domains with the published ones.
     Latency(LatencyArgs),
+    /// Measure the cache ladder and the NUMA latency and bandwidth matrix, and compare them with the published cache sizes and node distances.
+    Memory(MemoryArgs),
     /// Run the placement study: one-per-core vs sibling-packed workers, each counting itself; or your COMMAND after --, each arm a CPU set.
     Run(Box<RunArgs>),
     /// Measure each core class's speed, the ceiling, and static shares against work stealing.
@@ -406,6 +408,27 @@ pub struct LatencyArgs {
 }
 
 /// A first pass of `pairs`, as `--first-pass` names it.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The CPU the cache ladder runs on (default: the first this process may use).
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<u32>,
+    /// Streaming threads per NUMA cell (default: one per core of the CPU node).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub prom: PromArgs,
+    #[command(flatten)]
+    pub nfd: NfdArgs,
+    /// Print only the verdict word (agree, differ, inconclusive).
+    #[arg(short, long, conflicts_with_all = ["json", "json_line", "csv", "svg"])]
+    pub quiet: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FirstPassArg {
     /// The cache-line latency of every pair (`placement-study latency`).

@@ -91,12 +91,13 @@ impl Outcome {
 
 /// Every command, by the name it is typed with: each has its own
 /// statuses in [`EXIT_STATUSES`] and its own "Exit status" in `--help`.
-pub const COMMANDS: [&str; 11] = [
+pub const COMMANDS: [&str; 12] = [
     "topology",
     "snapshot",
     "gate",
     "pairs",
     "latency",
+    "memory",
     "run",
     "hybrid",
     "observe",
@@ -149,6 +150,11 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
     ),
     row(
         0,
+        &["memory"],
+        "the ladder's steps agree with the published cache sizes and the latency ratios with the published node distances",
+    ),
+    row(
+        0,
         &["hybrid"],
         "a valid study whose measured classes agree with the published ones",
     ),
@@ -186,6 +192,11 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
     ),
     row(
         3,
+        &["memory"],
+        "the caches or the distances differ (a fake or hidden cache level, a distance the latencies do not bear out)",
+    ),
+    row(
+        3,
         &["hybrid"],
         "the measured core classes differ from the published ones",
     ),
@@ -214,6 +225,11 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
         &["latency"],
         "inconclusive (a pair not measured, the control or pinning failed)",
     ),
+    row(
+        5,
+        &["memory"],
+        "inconclusive (a level beyond the ladder, a buffer that did not land on its node)",
+    ),
     row(5, &["hybrid"], "a baseline CPU without a measured round"),
     row(
         5,
@@ -228,7 +244,7 @@ pub const EXIT_STATUSES: &[StatusRow] = &[
     row(
         6,
         &["run", "hybrid"],
-        "invalid (pinning, multiplexing or invariance failed; with --strict, an arm over the CV bar)",
+        "invalid (pinning, multiplexing or invariance failed; an arm, step or class kept no repetition; with --strict, an arm over the CV bar)",
     ),
     row(
         6,

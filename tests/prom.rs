@@ -47,24 +47,14 @@ fn rendered() -> Vec<Rendered> {
     for path in fixture_paths() {
         let document = saved::load(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let kind = match &document {
-            SavedDocument::Gate(gate) => {
-                stopped_runs.push(Rendered {
-                    name: format!("a run stopped at {name}"),
-                    kind: "run",
-                    text: prom::run_stopped_at_gate(gate),
-                });
-                "gate"
-            }
-            SavedDocument::Run(_) => "run",
-            SavedDocument::Command(_) => "command",
-            SavedDocument::Pairs(_) => "pairs",
-            SavedDocument::Latency(_) => "latency",
-            SavedDocument::Hybrid(_) => "hybrid",
-            SavedDocument::Sweep(_) => "sweep",
-            SavedDocument::Observe(_) => "observe",
-            SavedDocument::Topology(_) => "topology",
-        };
+        if let SavedDocument::Gate(gate) = &document {
+            stopped_runs.push(Rendered {
+                name: format!("a run stopped at {name}"),
+                kind: "run",
+                text: prom::run_stopped_at_gate(gate),
+            });
+        }
+        let kind: &'static str = document.head().kind.into();
         all.push(Rendered {
             name,
             kind,
@@ -76,7 +66,8 @@ fn rendered() -> Vec<Rendered> {
     assert_eq!(
         kinds,
         BTreeSet::from([
-            "command", "gate", "hybrid", "latency", "observe", "pairs", "run", "sweep", "topology"
+            "command", "gate", "hybrid", "latency", "memory", "observe", "pairs", "run", "sweep",
+            "topology"
         ]),
         "fixtures/results/ must hold a result of every kind"
     );

@@ -173,6 +173,7 @@ fn saved_kind_schema(kind: &str) -> Option<&'static str> {
         "sweep" => Some("sweep.schema.json"),
         "observe" => Some("observe.schema.json"),
         "topology" => Some("topology.schema.json"),
+        "memory" => Some("memory.schema.json"),
         _ => None,
     }
 }

@@ -170,6 +170,7 @@ fn wide_shows_the_full_column_set() {
                 "│ busy MHz (core cycles ÷ task-clock) ",
             ],
             SavedDocument::Topology(_) => &[],
+            SavedDocument::Memory(_) => &["│ bandwidth "],
         }
     };
     let mut checked = 0;

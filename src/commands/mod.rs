@@ -8,6 +8,7 @@ pub mod gate;
 pub mod hybrid;
 pub mod latency;
 pub mod man;
+pub mod memory;
 pub mod observe;
 pub mod pairs;
 pub mod report;
@@ -28,6 +29,7 @@ pub enum Command {
     Gate(gate::GateCommand),
     Pairs(pairs::PairsCommand),
     Latency(latency::LatencyCommand),
+    Memory(memory::MemoryCommand),
     Run(run::RunCommand),
     Hybrid(hybrid::HybridCommand),
     Observe(observe::ObserveCommand),
@@ -45,6 +47,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Gate(command) => command.outputs.exit_zero,
         Command::Pairs(command) => command.outputs.exit_zero,
         Command::Latency(command) => command.outputs.exit_zero,
+        Command::Memory(command) => command.outputs.exit_zero,
         Command::Hybrid(command) => command.outputs.exit_zero,
         Command::Report(command) => command.outputs.exit_zero,
         _ => false,
@@ -55,6 +58,7 @@ pub fn dispatch(command: Command) -> Result<Outcome> {
         Command::Gate(command) => gate::run(&command),
         Command::Pairs(command) => pairs::run(&command),
         Command::Latency(command) => latency::run(&command),
+        Command::Memory(command) => memory::run(&command),
         Command::Run(command) => run::run(&command),
         Command::Hybrid(command) => hybrid::run(&command),
         Command::Observe(command) => observe::run(&command),

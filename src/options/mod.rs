@@ -17,6 +17,7 @@ use crate::commands::completions::CompletionsCommand;
 use crate::commands::gate::GateCommand;
 use crate::commands::hybrid::HybridCommand;
 use crate::commands::latency::LatencyCommand;
+use crate::commands::memory::MemoryCommand;
 use crate::commands::observe::ObserveCommand;
 use crate::commands::pairs::PairsCommand;
 use crate::commands::report::ReportCommand;
@@ -27,6 +28,7 @@ use crate::escape::escape_path;
 use crate::fleet::hostlist::parse_host_list;
 use crate::judge::checks::INVARIANCE_TOLERANCE;
 use crate::report::fleet::FleetOptions;
+use crate::saved::MemoryOptions;
 use crate::saved::OutputTarget;
 use crate::study::hybrid::HybridStudyOptions;
 use crate::study::latency::{DEFAULT_SAMPLE_MS, DEFAULT_SAMPLES, LatencyStudyOptions};
@@ -135,6 +137,26 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                 )?,
                 quiet: args.quiet,
                 named: named_baselines(&args.named)?,
+            })
+        }
+        cli::Command::Memory(args) => {
+            quiet_beside_metrics("memory", args.quiet, &args.prom)?;
+            Command::Memory(MemoryCommand {
+                source: source(&args.source)?,
+                study: MemoryOptions {
+                    cpu: args.cpu,
+                    threads: args
+                        .threads
+                        .map(|n| in_range("--threads", n, WORKERS))
+                        .transpose()?,
+                    ..MemoryOptions::default()
+                },
+                outputs: with_nfd(
+                    outputs(&args.output, args.prom.prom.as_ref(), None, None, &[])?,
+                    &args.nfd,
+                    &[],
+                )?,
+                quiet: args.quiet,
             })
         }
         cli::Command::Run(args) => {

@@ -13,8 +13,8 @@ use crate::measure::command::{CommandRep, TreeHardware};
 use crate::measure::{RepSample, WorkerSample};
 use crate::probe::Topology;
 use crate::saved::{
-    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
-    SweepResult, TopologyResult,
+    CommandResult, GateResult, HybridResult, LatencyResult, MemoryResult, ObserveResult,
+    PairsResult, RunResult, SweepResult, TopologyResult,
 };
 use serde::Serialize;
 
@@ -456,6 +456,49 @@ impl Csv for SweepResult {
 impl Csv for ObserveResult {
     fn csv(&self) -> String {
         observe(&self.judged)
+    }
+}
+
+/// One row per sample of the ladder, then of each NUMA cell: where it
+/// was measured and its ns per load.
+impl Csv for MemoryResult {
+    fn csv(&self) -> String {
+        #[derive(Default, Serialize)]
+        struct MemoryRow {
+            part: &'static str,
+            size_bytes: u64,
+            cpu_node: Option<u32>,
+            memory_node: Option<u32>,
+            sample: usize,
+            ns_per_load: f64,
+        }
+        let ladder = self.ladder.points.iter().flat_map(|point| {
+            point
+                .ns_per_load
+                .iter()
+                .enumerate()
+                .map(|(sample, &ns)| MemoryRow {
+                    part: "ladder",
+                    size_bytes: point.size_bytes,
+                    sample,
+                    ns_per_load: ns,
+                    ..MemoryRow::default()
+                })
+        });
+        let cells = self.matrix.cells.iter().flat_map(|cell| {
+            cell.ns_per_load
+                .iter()
+                .enumerate()
+                .map(|(sample, &ns)| MemoryRow {
+                    part: "numa",
+                    size_bytes: self.matrix.buffer_bytes,
+                    cpu_node: Some(cell.cpu_node),
+                    memory_node: Some(cell.memory_node),
+                    sample,
+                    ns_per_load: ns,
+                })
+        });
+        rows(ladder.chain(cells))
     }
 }
 

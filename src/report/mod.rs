@@ -14,6 +14,7 @@ pub mod hybrid;
 pub mod labels;
 pub mod latency;
 pub mod markdown;
+pub mod memory;
 pub mod nfd;
 pub mod nodes;
 pub mod observe;

@@ -27,8 +27,8 @@ use crate::judge::gate::Verdict;
 use crate::judge::hybrid::ClassVerdict;
 use crate::judge::pairs::{MapVerdict, PairRelation};
 use crate::saved::{
-    CommandResult, DocumentHead, GateResult, HybridResult, LatencyResult, ObserveResult,
-    PairsResult, RunResult, SweepResult, TopologyResult,
+    CommandResult, DocumentHead, GateResult, HybridResult, LatencyResult, MemoryResult,
+    ObserveResult, PairsResult, RunResult, SweepResult, TopologyResult,
 };
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -141,6 +141,17 @@ impl NodeLabels for HybridResult {
             ));
         }
         labels
+    }
+}
+
+/// The caches and the NUMA distances, each as measured against what the
+/// machine publishes.
+impl NodeLabels for MemoryResult {
+    fn node_labels(&self) -> Vec<NodeLabel> {
+        vec![
+            NodeLabel::new("caches.measured", self.ladder_judgement.verdict.as_str()),
+            NodeLabel::new("numa.distances", self.numa_judgement.verdict.as_str()),
+        ]
     }
 }
 

@@ -803,3 +803,51 @@ impl SnapshotResult {
         }
     }
 }
+
+/// Options a `memory` study was made with.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryOptions {
+    /// The ladder's CPU (`None`: the first allowed).
+    pub cpu: Option<u32>,
+    /// Ladder sizes per doubling.
+    pub steps_per_octave: u32,
+    /// Streaming threads per cell (`None`: one per core of the CPU node).
+    pub threads: Option<usize>,
+    pub ladder: crate::measure::memory::LadderOptions,
+    pub numa: crate::measure::memory::NumaOptions,
+}
+
+impl Default for MemoryOptions {
+    fn default() -> MemoryOptions {
+        MemoryOptions {
+            cpu: None,
+            steps_per_octave: crate::plan::memory::STEPS_PER_OCTAVE,
+            threads: None,
+            ladder: crate::measure::memory::LadderOptions::default(),
+            numa: crate::measure::memory::NumaOptions::default(),
+        }
+    }
+}
+
+/// The whole `memory --json` document: the cache ladder and the NUMA
+/// latency and bandwidth matrix, measured and judged against what the
+/// machine publishes (cache sizes, node distances).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryResult {
+    /// Kind, host, machine, evidence (their fields at the top level).
+    #[serde(flatten)]
+    pub head: DocumentHead,
+    /// The ladder's and the matrix's verdicts together: differ if either
+    /// differs, else inconclusive if either is, else agree.
+    pub verdict: crate::judge::pairs::MapVerdict,
+    /// The plain sentence printed first.
+    pub sentence: String,
+    pub options: MemoryOptions,
+    pub ladder_plan: crate::plan::memory::LadderPlan,
+    pub numa_plan: crate::plan::memory::NumaPlan,
+    pub ladder: crate::measure::memory::Ladder,
+    pub matrix: crate::measure::memory::NumaMatrix,
+    pub ladder_judgement: crate::judge::memory::LadderJudgement,
+    pub numa_judgement: crate::judge::memory::NumaJudgement,
+    pub warnings: Vec<Warning>,
+}

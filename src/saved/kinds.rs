@@ -36,6 +36,8 @@ macro_rules! with_kinds {
             Observe => ObserveResult,
             /// `topology --json`: the probed machine.
             Topology => TopologyResult,
+            /// `memory --json`: the cache ladder and the NUMA matrix, measured.
+            Memory => MemoryResult,
         }
     };
 }

@@ -4,8 +4,8 @@
 //! from the one list of kinds ([`mod@super::kinds`]).
 
 use super::documents::{
-    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult,
-    RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
+    CommandResult, GateResult, HybridResult, LatencyResult, MemoryResult, ObserveResult,
+    PairsResult, RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
 };
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
@@ -72,8 +72,8 @@ struct Header {
 
 /// The kinds `report` reads, for its error messages.
 const READ_KINDS: &str = "`topology --json`, `gate --json`, `run --json` (with or without a \
-                          COMMAND, or --sweep), `pairs --json`, `latency --json`, `hybrid --json` or \
-                          `observe --json`";
+                          COMMAND, or --sweep), `pairs --json`, `latency --json`, `hybrid --json`, \
+                          `memory --json` or `observe --json`";
 
 /// Reads a saved document ("-" for standard input), at most
 /// [`JSON_INPUT_CAP`] bytes of it.

@@ -28,9 +28,10 @@ pub mod output;
 
 pub use documents::{
     CommandOptions, CommandResult, CommandSweep, Evidence, FirstPass, GateResult, HybridOptions,
-    HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult, ObserveMode,
-    ObserveOptions, ObserveResult, PairsEffort, PairsOptions, PairsResult, RESULT_SCHEMA_VERSION,
-    RunOptions, RunResult, SnapshotResult, SweepOptions, SweepResult, TopologyResult,
+    HybridResult, HybridWork, LatencyEffort, LatencyOptions, LatencyResult, MemoryOptions,
+    MemoryResult, ObserveMode, ObserveOptions, ObserveResult, PairsEffort, PairsOptions,
+    PairsResult, RESULT_SCHEMA_VERSION, RunOptions, RunResult, SnapshotResult, SweepOptions,
+    SweepResult, TopologyResult,
 };
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};

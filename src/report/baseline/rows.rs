@@ -19,10 +19,12 @@ use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
 use crate::plan::command::CommandArm;
 use crate::report::table::cpus_label;
+use crate::saved::MemoryResult;
 use crate::saved::{
     CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
     SweepResult, TopologyResult,
 };
+use crate::units::bytes;
 
 /// One quantity of a document that can be matched with the same row of
 /// another document of its kind.
@@ -445,6 +447,44 @@ impl Baselined for ObserveResult {
 
     fn facts(&self) -> Vec<Fact> {
         Vec::new()
+    }
+}
+
+/// A memory study's rows: each ladder size's and each NUMA cell's ns per
+/// load, sample by sample; its verdicts: the caches' and the distances'.
+impl Baselined for MemoryResult {
+    fn baseline_rows(&self) -> Vec<Row> {
+        let quantity = || "ns per load".to_string();
+        let ladder = self.ladder.points.iter().map(|point| Row {
+            name: format!("ladder {}", bytes(point.size_bytes)),
+            cpus: Some(self.ladder.cpu.to_string()),
+            quantity: quantity(),
+            values: point.ns_per_load.clone(),
+        });
+        let cells = self.matrix.cells.iter().map(|cell| Row {
+            name: format!("node {} to node {}", cell.cpu_node, cell.memory_node),
+            cpus: Some(cell.threads.to_string()),
+            quantity: quantity(),
+            values: cell.ns_per_load.clone(),
+        });
+        ladder.chain(cells).collect()
+    }
+
+    fn verdicts(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "caches".into(),
+                self.ladder_judgement.verdict.as_str().into(),
+            ),
+            (
+                "NUMA distances".into(),
+                self.numa_judgement.verdict.as_str().into(),
+            ),
+        ]
+    }
+
+    fn facts(&self) -> Vec<Fact> {
+        vec![Fact::decisive("clock", self.ladder.clock.clone())]
     }
 }
 

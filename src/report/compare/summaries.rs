@@ -4,7 +4,10 @@
 use super::Summary;
 use super::*;
 use crate::judge::latency::LatencyClass;
+use crate::judge::memory::LevelStatus;
 use crate::saved::LatencyResult;
+use crate::saved::MemoryResult;
+use crate::units::bytes;
 
 impl HostSummary {
     /// What `head` says about its host, with what its kind found.
@@ -371,5 +374,39 @@ impl Summary for ObserveResult {
                 },
             )
         }
+    }
+}
+
+/// A memory study reads as a map: the published cache levels against the
+/// levels the ladder's steps bore out.
+impl Summary for MemoryResult {
+    fn summary(&self, file: String) -> HostSummary {
+        let levels = &self.ladder_judgement.levels;
+        let named = |keep: &dyn Fn(LevelStatus) -> bool| {
+            levels
+                .iter()
+                .filter(|l| keep(l.status))
+                .map(|l| format!("L{} {}", l.level, bytes(l.size_bytes)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let finding = Finding::Pairs {
+            failed_checks: Vec::new(),
+            map: SiblingMaps {
+                verdict: self.verdict,
+                published: named(&|_| true),
+                measured: named(&|status| status == LevelStatus::Agreed),
+            },
+        };
+        HostSummary::of_head(
+            file,
+            &self.head,
+            finding,
+            Counted {
+                study: DocumentKind::Memory,
+                label: "memory map",
+                verdict: Some(self.verdict.as_str().into()),
+            },
+        )
     }
 }

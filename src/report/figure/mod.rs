@@ -31,6 +31,7 @@ pub mod gate;
 pub mod hybrid;
 pub mod latency;
 pub mod machine;
+pub mod memory;
 pub mod observe;
 pub mod pairs;
 pub mod run;

@@ -61,6 +61,7 @@ mod command;
 mod gate;
 mod hybrid;
 mod latency;
+mod memory;
 mod observe;
 mod pairs;
 mod run;

@@ -1,0 +1,184 @@
+//! The human view of `memory`: the verdict, the ladder's plateaus and the
+//! steps between them against the published cache levels, and the NUMA
+//! matrix against the published distances.
+
+use crate::exit::Outcome;
+use crate::judge::memory::{LevelStatus, Plateau};
+use crate::report::blocks::{Blocks, Grid};
+use crate::report::document::{Document, HumanView};
+use crate::report::gate::{evidence_and_notes, verdict_heading};
+use crate::report::view::View;
+use crate::saved::{DocumentHead, MemoryResult};
+use crate::units::{bytes, capitalise, nanos as ns};
+
+/// "5.2 GB/s".
+fn bandwidth(bytes_per_second: f64) -> String {
+    format!("{:.1} GB/s", bytes_per_second / 1e9)
+}
+
+impl HumanView for MemoryResult {
+    /// The verdict and its sentence first, what to run next, then the
+    /// plateaus, the published levels, and the matrix.
+    fn blocks(&self, view: &View) -> Blocks {
+        let result = self;
+        let mut out = verdict_heading(result.head.complete, "sizes");
+        out.answer(format!(
+            "verdict: {} (exit {})",
+            result.verdict.as_str(),
+            Outcome::Map(result.verdict).exit_status()
+        ));
+        out.line(capitalise(&result.sentence), 0);
+        out.line(
+            "next: `placement-study run --arms cache:L3:0,node:0 -- COMMAND` measures what \
+             spanning a cache or a node costs your program",
+            2,
+        );
+        let ladder = &result.ladder;
+        out.gap().line(
+            format!(
+                "cache ladder: a dependent-load chase on CPU {}, one load per {} B line in a \
+                 random cycle, {} buffer sizes from {} to {}; ns per load on {} (the {} of each \
+                 size's samples), {:.1} s measuring{}",
+                ladder.cpu,
+                ladder.line_bytes,
+                ladder.points.len(),
+                ladder
+                    .points
+                    .first()
+                    .map_or_else(String::new, |p| bytes(p.size_bytes)),
+                ladder
+                    .points
+                    .last()
+                    .map_or_else(String::new, |p| bytes(p.size_bytes)),
+                ladder.clock,
+                "10th percentile",
+                ladder.seconds,
+                match ladder.huge_bytes {
+                    Some(huge) if huge > 0 => format!("; {} in huge pages", bytes(huge)),
+                    _ => String::new(),
+                }
+            ),
+            2,
+        );
+        let judged = &result.ladder_judgement;
+        out.gap().heading("Plateaus (sizes with one latency)");
+        let mut plateaus = Grid::default();
+        plateaus.push(["sizes", "ns per load", "low–high", "n sizes"]);
+        for p in &judged.plateaus {
+            plateaus.push(plateau_row(p));
+        }
+        out.table(plateaus, "no plateau: the ladder measured no size");
+        out.gap()
+            .heading("Published cache levels against the steps");
+        let mut levels = Grid::default();
+        levels.push(["level", "published", "verdict", "step"]);
+        for level in &judged.levels {
+            let step = level.step.and_then(|i| judged.steps.get(i)).map_or_else(
+                || "—".into(),
+                |s| format!("{} → {}", bytes(s.below_bytes), bytes(s.above_bytes)),
+            );
+            levels.push([
+                format!("L{}", level.level),
+                bytes(level.size_bytes),
+                match level.status {
+                    LevelStatus::Agreed => "agreed".to_string(),
+                    LevelStatus::Fake => "FAKE".to_string(),
+                    LevelStatus::Undecided => "undecided".to_string(),
+                },
+                step,
+            ]);
+        }
+        out.table(levels, "no cache level is published");
+        for step in judged.steps.iter().filter(|s| s.level.is_none()) {
+            out.line(
+                format!(
+                    "hidden step: {} → {} (× {:.1}), no published level there",
+                    bytes(step.below_bytes),
+                    bytes(step.above_bytes),
+                    step.gap.ratio
+                ),
+                2,
+            );
+        }
+        out.line(format!("ladder: {}", judged.reason), 2);
+        let numa = &result.numa_judgement;
+        out.gap().heading(
+            "NUMA: latency and read bandwidth from each CPU node's CPUs to each node's memory",
+        );
+        let mut matrix = Grid::default();
+        let mut header = vec![
+            "CPUs of".to_string(),
+            "memory of".into(),
+            "latency".into(),
+            "× local".into(),
+            "distance / 10".into(),
+        ];
+        if view.wide {
+            header.push("bandwidth".into());
+        }
+        header.push("agrees".into());
+        matrix.push(header);
+        for row in &numa.rows {
+            for cell in &row.cells {
+                let mut cells = vec![
+                    format!("node {}", cell.cpu_node),
+                    format!(
+                        "node {}{}",
+                        cell.memory_node,
+                        if row.memory_only {
+                            " (memory only)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    cell.latency
+                        .as_ref()
+                        .map_or_else(|| "not placed".into(), |l| ns(l.ns)),
+                    cell.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
+                    cell.published_ratio
+                        .map_or_else(|| "—".into(), |r| format!("{r:.1}")),
+                ];
+                if view.wide {
+                    cells.push(
+                        cell.bandwidth
+                            .as_ref()
+                            .map_or_else(|| "—".into(), |b| bandwidth(b.bytes_per_second)),
+                    );
+                }
+                cells.push(match cell.agrees {
+                    Some(true) => "yes".into(),
+                    Some(false) => "NO".into(),
+                    None => "—".into(),
+                });
+                matrix.push(cells);
+            }
+        }
+        out.table(matrix, "no NUMA cell was measured");
+        out.line(format!("NUMA: {}", numa.reason), 2);
+        out.extend(evidence_and_notes(&result.head.evidence, &result.warnings));
+        out
+    }
+}
+
+fn plateau_row(p: &Plateau) -> [String; 4] {
+    [
+        if p.first_bytes == p.last_bytes {
+            bytes(p.first_bytes)
+        } else {
+            format!("{} – {}", bytes(p.first_bytes), bytes(p.last_bytes))
+        },
+        ns(p.ns),
+        format!("{} – {}", ns(p.low_ns), ns(p.high_ns)),
+        p.sizes.to_string(),
+    ]
+}
+
+impl Document for MemoryResult {
+    fn head(&self) -> &DocumentHead {
+        &self.head
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::Map(self.verdict)
+    }
+}
