@@ -1986,3 +1986,43 @@ fn a_capped_vcpu_regresses_the_step_that_uses_it_and_no_other() {
     assert_eq!(verdict("step 1"), "unchanged", "{report:#}");
     assert_eq!(output.status.code(), Some(7));
 }
+
+/// `memory` in a guest of two NUMA nodes whose SLIT publishes distance 21:
+/// under TCG both nodes' memory is the same host memory, so every remote
+/// latency is the local one, and the distance reads as fiction (exit 3).
+/// The same guest's ladder reads QEMU's invented cache sizes as differing.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn memory_reads_a_published_distance_of_21_as_fiction() {
+    let run = Guest::new().boot_two_nodes(21, &["memory", "--json", "-"]);
+    assert_eq!(run.exit_code, 3, "{run}");
+    let result = run.json();
+    let numa = &result["numa_judgement"];
+    assert_eq!(numa["verdict"], "differ", "{run}");
+    let reason = numa["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("distance 21 says ×2.1") && reason.contains("the distance is not measured"),
+        "{reason}"
+    );
+    // Both nodes' buffers landed where they were placed.
+    let columns = result["matrix"]["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 2, "{run}");
+    assert!(columns.iter().all(|c| c["landed"] == true), "{run}");
+    // QEMU's CPU model publishes its own cache sizes, not the host's.
+    assert_eq!(result["ladder_judgement"]["verdict"], "differ", "{run}");
+}
+
+/// A guest of one node (QEMU publishes no SLIT, so the node's distance to
+/// itself is the only one): the matrix agrees with what is published.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn memory_of_one_node_agrees() {
+    let run = Guest::new().boot(NO_SMT_GUEST, None, &["memory", "--json", "-"]);
+    let result = run.json();
+    assert_eq!(result["numa_judgement"]["verdict"], "agree", "{run}");
+    assert_eq!(
+        result["matrix"]["cells"].as_array().map(Vec::len),
+        Some(1),
+        "{run}"
+    );
+}

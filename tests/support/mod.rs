@@ -115,6 +115,19 @@ impl Guest {
         run
     }
 
+    /// [`Guest::boot`] of a guest of two NUMA nodes, vCPU i on node i with
+    /// 512 MiB each, whose SLIT publishes `distance` between them
+    /// (boot-guest.sh's `QEMU_ARGS`, `MEM`); under TCG both nodes' memory
+    /// is the same host memory.
+    pub fn boot_two_nodes(&self, distance: u32, args: &[&str]) -> GuestRun {
+        let qemu_args = format!(
+            "-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M \
+             -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
+             -numa dist,src=0,dst=1,val={distance}"
+        );
+        self.boot_env("2", &[("MEM", "1024"), ("QEMU_ARGS", &qemu_args)], args)
+    }
+
     fn boot_with(
         &self,
         smp: &str,
@@ -122,12 +135,26 @@ impl Guest {
         throttle: Option<&str>,
         args: &[&str],
     ) -> GuestRun {
+        let mut env = Vec::new();
+        env.extend(pin.map(|pin| ("PIN", pin)));
+        env.extend(throttle.map(|caps| ("THROTTLE", caps)));
+        self.boot_env(smp, &env, args)
+    }
+
+    /// Boots with `env` (boot-guest.sh's variables) and nothing else
+    /// inherited that would change the guest.
+    fn boot_env(&self, smp: &str, env: &[(&str, &str)], args: &[&str]) -> GuestRun {
+        let value = |name: &str| env.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        let (pin, throttle) = (value("PIN"), value("THROTTLE"));
         let binary = static_binary();
         let invocation = format!(
-            "boot-guest.sh smp={smp} PIN={}{} placement-study {}",
+            "boot-guest.sh smp={smp} PIN={}{}{} placement-study {}",
             pin.unwrap_or("(none)"),
             throttle
                 .map(|caps| format!(" THROTTLE={caps}"))
+                .unwrap_or_default(),
+            value("QEMU_ARGS")
+                .map(|qemu| format!(" QEMU_ARGS={qemu}"))
                 .unwrap_or_default(),
             args.join(" ")
         );
@@ -139,8 +166,8 @@ impl Guest {
             .arg(smp)
             .args(args);
         // Nothing inherited: a caller's PIN or THROTTLE would change the guest.
-        for (variable, value) in [("PIN", pin), ("THROTTLE", throttle)] {
-            match value {
+        for variable in ["PIN", "THROTTLE", "MEM", "QEMU_ARGS"] {
+            match value(variable) {
                 Some(value) => command.env(variable, value),
                 None => command.env_remove(variable),
             };
