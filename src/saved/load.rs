@@ -3,10 +3,8 @@
 //! loaded-document enum, its `head` and the parse by kind are generated
 //! from the one list of kinds ([`mod@super::kinds`]).
 
-use super::documents::{
-    CommandResult, GateResult, HybridResult, LatencyResult, MemoryResult, ObserveResult,
-    PairsResult, RESULT_SCHEMA_VERSION, RunResult, SnapshotResult, SweepResult, TopologyResult,
-};
+// Every document type: the list of kinds names them (`saved_document!`).
+use super::documents::*;
 use super::head::{DocumentHead, UNKNOWN_HOST};
 use super::input::{JSON_INPUT_CAP, read_capped};
 use super::kinds::{DocumentKind, with_kinds};
