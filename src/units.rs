@@ -1,5 +1,8 @@
 //! Number formatting shared by every table.
 
+/// What a table or a sentence shows for a number there is none of.
+pub const DASH: &str = "—";
+
 /// Binary size: "48 KiB", "2 MiB", "512 B".
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
@@ -158,6 +161,21 @@ pub fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+/// "0.97 [0.91, 1.02]": a value with its 95 % interval, or the value alone
+/// without one, or [`DASH`] without a value.
+pub fn with_interval(value: Option<(f64, Option<f64>, Option<f64>)>) -> String {
+    match value {
+        Some((value, Some(low), Some(high))) => format!(
+            "{:.2} [{:.2}, {:.2}]",
+            Fixed(value),
+            Fixed(low),
+            Fixed(high)
+        ),
+        Some((value, _, _)) => format!("{:.2}", Fixed(value)),
+        None => DASH.into(),
+    }
 }
 
 #[cfg(test)]

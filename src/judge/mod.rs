@@ -45,6 +45,7 @@ pub mod latency;
 pub mod memory;
 pub mod observe;
 pub mod pairs;
+pub mod sentences;
 pub mod stats;
 pub mod sweep;
 pub mod validity;

@@ -2,6 +2,10 @@
 //! `report FILE`): per-class speed, the ceiling, each scheme against it,
 //! and the per-worker records that explain every aggregate.
 
+use crate::units::with_interval;
+
+use crate::units::DASH;
+
 use crate::exit::Outcome;
 use crate::judge::hybrid::{ClassVerdict, Ratio, SchemeStats, SpeedClass, WorkerRow};
 use crate::judge::stats::Spread;
@@ -15,8 +19,6 @@ use crate::report::table::{
 use crate::report::view::View;
 use crate::saved::{DocumentHead, HybridResult};
 use crate::units::{Fixed, bytes, count, sig4};
-
-const DASH: &str = "—";
 
 /// The whole human view: the verdict on the classes and the schemes'
 /// sentence first, what to run next, then the baselines, the classes, the
@@ -219,22 +221,9 @@ impl HumanView for HybridResult {
     }
 }
 
-/// "2.17 [2.10, 2.24]", or the value alone without an interval.
+/// A ratio with its interval ([`with_interval`]).
 pub(crate) fn ratio(r: &Option<Ratio>) -> String {
-    match r {
-        Some(Ratio {
-            value,
-            ci95_low: Some(low),
-            ci95_high: Some(high),
-        }) => format!(
-            "{:.2} [{:.2}, {:.2}]",
-            Fixed(*value),
-            Fixed(*low),
-            Fixed(*high)
-        ),
-        Some(r) => format!("{:.2}", Fixed(r.value)),
-        None => DASH.into(),
-    }
+    with_interval(r.as_ref().map(|r| (r.value, r.ci95_low, r.ci95_high)))
 }
 
 /// The median, CV, min–max and repetitions columns of a spread; the CV a
@@ -503,35 +492,6 @@ fn workers_table(rows: &[WorkerRow], view: &View) -> Grid {
         table.push(record);
     }
     table
-}
-
-/// The sentence printed first: each scheme's speedup and its share of the
-/// ceiling, then whether the measured classes are the published ones.
-pub fn sentence(schemes: &[SchemeStats], ceiling: Option<f64>, classes: ClassVerdict) -> String {
-    let reached: Vec<String> = schemes
-        .iter()
-        .filter_map(|s| {
-            let speedup = s.speedup.as_ref()?.value;
-            let of_ceiling = s
-                .of_ceiling
-                .map(|f| format!(", {:.0} % of the ceiling", f * 100.0))
-                .unwrap_or_default();
-            Some(format!("{} {speedup:.2}×{of_ceiling}", s.name()))
-        })
-        .collect();
-    if reached.is_empty() {
-        return "nothing measured: no round completed".into();
-    }
-    let ceiling = ceiling.map_or_else(
-        || "no ceiling (a worker CPU has no measured speed)".into(),
-        |c| format!("ceiling {c:.2} fastest-class CPUs"),
-    );
-    let classes = match classes {
-        ClassVerdict::Agree => "measured classes agree with the published ones",
-        ClassVerdict::Differ => "measured classes DIFFER from the published ones",
-        ClassVerdict::Inconclusive => "measured classes inconclusive",
-    };
-    format!("{ceiling}; {}; {classes}", reached.join("; "))
 }
 
 impl Document for HybridResult {

@@ -5,11 +5,9 @@
 
 use crate::cpuset::cpu_pair;
 use crate::exit::Outcome;
-use crate::judge::checks::{Check, CheckStatus};
-use crate::judge::latency::{LatencyJudgement, PairLatency};
-use crate::judge::pairs::{MapVerdict, PairRelation, map_text};
+use crate::judge::latency::PairLatency;
+use crate::judge::pairs::{PairRelation, map_text};
 use crate::judge::warnings::Warning;
-use crate::measure::stop::StopSignal;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
@@ -21,75 +19,6 @@ use std::fmt::Write;
 
 /// Up to this many CPUs the view prints the whole matrix, and every pair.
 pub const MATRIX_CPUS: usize = 16;
-
-/// The plain sentence the view and the JSON open with.
-pub fn sentence(
-    judgement: &LatencyJudgement,
-    control: Option<&Check>,
-    pinning: &Check,
-    budget_exhausted: bool,
-    stopped: Option<StopSignal>,
-) -> String {
-    if let Some(signal) = stopped {
-        return format!(
-            "stopped by {} before every pair was measured: no verdict",
-            signal.name()
-        );
-    }
-    let classes: Vec<String> = judgement
-        .clusters
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {}",
-                c.class.as_str(),
-                c.low_ns.map_or_else(|| "no progress".into(), nanos)
-            )
-        })
-        .collect();
-    let found = format!(
-        "{} latency {} found ({})",
-        judgement.clusters.len(),
-        if judgement.clusters.len() == 1 {
-            "class"
-        } else {
-            "classes"
-        },
-        classes.join(", ")
-    );
-    if pinning.status != CheckStatus::Passed {
-        return format!("{found}: inconclusive, pinning failed: {}", pinning.detail);
-    }
-    match control.filter(|c| c.status != CheckStatus::Passed) {
-        Some(control) => {
-            return format!(
-                "{found}: inconclusive, the same-CPU control did not pass: {}",
-                control.detail
-            );
-        }
-        None if control.is_none() => {
-            return format!("{found}: inconclusive, the same-CPU control measured nothing");
-        }
-        None => {}
-    }
-    if budget_exhausted {
-        return format!("{found}: inconclusive, the time budget ran out before every pair");
-    }
-    let differing: Vec<&str> = judgement
-        .levels
-        .iter()
-        .filter(|l| l.verdict == MapVerdict::Differ)
-        .map(|l| l.level.as_str())
-        .collect();
-    match judgement.verdict {
-        MapVerdict::Agree => format!("{found}: the measured domains agree with the published ones"),
-        MapVerdict::Differ => format!(
-            "{found}: the measured domains differ from the published ones at {}",
-            differing.join(", ")
-        ),
-        MapVerdict::Inconclusive => format!("{found}: inconclusive"),
-    }
-}
 
 /// "verdict: agree (exit 0)"; for a study a signal stopped, no verdict but
 /// the stop and the status it exits with ("verdict: none, stopped by

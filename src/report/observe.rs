@@ -3,6 +3,10 @@
 //! reconciliation against task-clock, the threads, the migrations and the
 //! timeline. Every time is CLOCK_MONOTONIC in ms since the recording began.
 
+use crate::units::DASH;
+
+use crate::judge::sentences::observe::did_not_run;
+
 use crate::cpuset::CpuSet;
 use crate::exit::Outcome;
 use crate::judge::observe::{HANDOVER_MAX_NS, ObserveJudgement};
@@ -12,12 +16,10 @@ use crate::report::document::{Document, HumanView};
 use crate::report::gate::evidence_and_notes;
 use crate::report::table::{headline, host_line};
 use crate::report::view::View;
+use crate::saved::ObserveMode;
 use crate::saved::{DocumentHead, ObserveResult};
-use crate::saved::{ObserveMode, ObserveOptions};
 use crate::units::{Fixed, count, percent};
 use std::fmt::Write;
-
-const DASH: &str = "—";
 
 /// Threads shown in the text; the JSON and CSV have all of them.
 const THREADS_SHOWN: usize = 20;
@@ -187,12 +189,6 @@ fn observed_line(result: &ObserveResult) -> String {
         None => String::new(),
     };
     format!("{what}; {:.1} ms wall{end}", Fixed(result.judged.wall_ms))
-}
-
-/// A valid observation of a target that never ran (it slept): zero time,
-/// in its records and on task-clock alike.
-fn did_not_run(judged: &ObserveJudgement) -> bool {
-    judged.valid && judged.reconciliation.residency_ms == 0.0
 }
 
 /// Milliseconds to a tenth.
@@ -520,50 +516,6 @@ fn timeline_table(judged: &ObserveJudgement) -> Grid {
     table
 }
 
-/// The plain sentence printed first.
-pub fn sentence(options: &ObserveOptions, judged: &ObserveJudgement) -> String {
-    let classes: Vec<String> = judged
-        .classes
-        .iter()
-        .filter(|c| c.ms > 0.0)
-        .map(|c| format!("{:.1} % on {}", Fixed(c.share * 100.0), c.class))
-        .collect();
-    let moves = judged.migrations.len();
-    let mut text = format!(
-        "{} ran {:.2} s: {:.1} ms on CPUs in {} thread{}, {}; {} migration{}.",
-        options.target_text(),
-        Fixed(judged.wall_ms / 1000.0),
-        Fixed(judged.reconciliation.residency_ms),
-        judged.threads.len(),
-        if judged.threads.len() == 1 { "" } else { "s" },
-        if classes.is_empty() {
-            "nothing on any CPU".into()
-        } else {
-            classes.join(", ")
-        },
-        moves,
-        if moves == 1 { "" } else { "s" },
-    );
-    let reconciliation = &judged.reconciliation;
-    if did_not_run(judged) {
-        text += " It did not run while it was observed: no time on any CPU, none on task-clock.";
-    } else if judged.valid && reconciliation.handovers > 0 {
-        text += &format!(
-            " Σ residency plus {:.1} ms of hand-overs between its threads matches task-clock within {:.2} %.",
-            Fixed(reconciliation.handover_ms),
-            Fixed(reconciliation.difference * 100.0)
-        );
-    } else if judged.valid {
-        text += &format!(
-            " Σ residency matches task-clock within {:.2} %.",
-            Fixed(reconciliation.difference * 100.0)
-        );
-    } else {
-        text += &format!(" INVALID: {}.", judged.problems.join("; "));
-    }
-    text
-}
-
 impl Document for ObserveResult {
     fn head(&self) -> &DocumentHead {
         &self.head
@@ -659,7 +611,10 @@ mod tests {
         }
         let r = &mut judged.reconciliation;
         (r.residency_ms, r.task_clock_ms, r.handover_ms, r.difference) = (-0.0, -0.0, -0.0, 0.0);
-        result.sentence = sentence(&result.options, &result.judged);
+        result.sentence = crate::judge::sentences::observe::sentence(
+            &result.options.target_text(),
+            &result.judged,
+        );
         let text = result.render(&View::default());
         assert!(
             !text.contains("-0.0") && !text.contains("INVALID"),

@@ -2,10 +2,17 @@
 //! `report FILE`): each step's speedup against the ideal and the ceiling,
 //! what each added CPU is worth, and the knees.
 
+use crate::units::DASH;
+
+use crate::judge::sentences::sweep::added_text;
+use crate::judge::sentences::sweep::gain;
+
+use crate::judge::sentences::sweep::MORE_EVIDENCE;
+use crate::judge::sentences::sweep::knee_sentence;
+
 use crate::exit::Outcome;
 use crate::judge::stats::Spread;
-use crate::judge::sweep::{Gain, Knee, StepStats, SweepJudgement};
-use crate::plan::sweep::Added;
+use crate::judge::sweep::{StepStats, SweepJudgement};
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::hybrid::{ratio, spread_cells};
@@ -17,8 +24,6 @@ use crate::report::table::{
 use crate::report::view::View;
 use crate::saved::{DocumentHead, SweepResult};
 use crate::units::{Fixed, count};
-
-const DASH: &str = "—";
 
 /// The whole human view: the validity verdict and the curve's sentence
 /// first, what to run next, then the steps, the knees, each CPU alone and
@@ -129,37 +134,6 @@ impl HumanView for SweepResult {
             out.line(format!("  {line}"), 4);
         }
         out
-    }
-}
-
-/// "new core of class performance", joined for a step that added several.
-fn added_text(added: &[Added]) -> String {
-    match added {
-        [] => DASH.into(),
-        [one] => one.describe(),
-        several => several
-            .iter()
-            .map(Added::describe)
-            .collect::<Vec<_>>()
-            .join("; "),
-    }
-}
-
-/// "0.97 [0.91, 1.02]", or the value alone without an interval.
-fn gain(g: &Option<Gain>) -> String {
-    match g {
-        Some(Gain {
-            value,
-            ci95_low: Some(low),
-            ci95_high: Some(high),
-        }) => format!(
-            "{:.2} [{:.2}, {:.2}]",
-            Fixed(*value),
-            Fixed(*low),
-            Fixed(*high)
-        ),
-        Some(g) => format!("{:.2}", Fixed(g.value)),
-        None => DASH.into(),
     }
 }
 
@@ -382,9 +356,6 @@ fn knees_text(judged: &SweepJudgement) -> String {
     lines.join("\n")
 }
 
-/// How a user turns an unclear knee into a clear answer.
-const MORE_EVIDENCE: &str = "noise: more --reps, or a quieter machine, decide it";
-
 /// "2 workers", "2, 3 and 4 workers".
 fn unclear_list(workers: &[usize]) -> String {
     let numbers: Vec<String> = workers.iter().map(usize::to_string).collect();
@@ -398,60 +369,6 @@ fn unclear_list(workers: &[usize]) -> String {
         "workers"
     };
     format!("{listed} {unit}")
-}
-
-fn knee_sentence(knee: &Knee, judged: &SweepJudgement) -> String {
-    let fraction = judged.knee_fraction;
-    let interval = judged
-        .steps
-        .iter()
-        .find(|s| s.workers == knee.workers)
-        .map(|s| gain(&s.marginal_gain))
-        .unwrap_or_else(|| format!("{:.2}", Fixed(knee.marginal_gain)));
-    let sentence = format!(
-        "at {} the gain falls to {interval} of the first CPU (below {fraction:.2}): added {}",
-        count(knee.workers, "worker"),
-        added_text(&knee.added)
-    );
-    if knee.clear {
-        sentence
-    } else {
-        format!(
-            "{sentence}; unclear: the interval reaches {fraction:.2}, or there is none under six \
-             rounds ({MORE_EVIDENCE})"
-        )
-    }
-}
-
-/// The sentence printed first: the largest step's speedup and efficiency,
-/// and the first knee.
-pub fn sentence(judged: &SweepJudgement) -> String {
-    let Some(last) = judged.steps.iter().rev().find(|s| s.speedup.is_some()) else {
-        return "nothing measured: no round completed".into();
-    };
-    let speedup = last.speedup.as_ref().map_or(0.0, |s| s.value);
-    let ceiling = last.ceiling.map_or_else(String::new, |c| {
-        format!(
-            " (ceiling {:.2}, {:.0} % of it)",
-            Fixed(c),
-            speedup / c * 100.0
-        )
-    });
-    let knee = match judged.knees.first() {
-        Some(k) if k.clear => format!("first knee at {}: {}", k.workers, added_text(&k.added)),
-        Some(k) => format!(
-            "maybe a knee at {} (unclear: noise): {}",
-            k.workers,
-            added_text(&k.added)
-        ),
-        None if judged.unclear_steps.is_empty() => "no knee".to_string(),
-        None => "no clear knee (noise)".to_string(),
-    };
-    format!(
-        "sweep: with {}, {:.2}× the first CPU alone{ceiling}; {knee}",
-        count(last.workers, "worker"),
-        Fixed(speedup)
-    )
 }
 
 impl Document for SweepResult {

@@ -14,7 +14,6 @@ use crate::judge::warnings::Warning;
 use crate::measure::{Measure, RepSample};
 use crate::plan::{self, Arm, GatePlan, Placement};
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, GateResult};
 use anyhow::Result;
 
@@ -75,7 +74,7 @@ pub fn gate_session<M: Measure>(
     let pairs = match plan::gate_pairs(topology)? {
         GatePlan::Pairs(pairs) => pairs,
         GatePlan::NoSmt { reason } => {
-            let sentence = report::gate::no_smt_sentence(&reason);
+            let sentence = crate::judge::sentences::gate::no_smt_sentence(&reason);
             let unmeasured = Unmeasured {
                 verdict: Verdict::NoSmt,
                 sentence,
@@ -88,7 +87,7 @@ pub fn gate_session<M: Measure>(
         GatePlan::UnknownStructure { reason } => {
             let unmeasured = Unmeasured {
                 verdict: Verdict::Inconclusive,
-                sentence: report::gate::unknown_structure_sentence(&reason),
+                sentence: crate::judge::sentences::gate::unknown_structure_sentence(&reason),
                 no_smt_reason: None,
             };
             return Ok(unmeasured.result(head, rule, warnings));
@@ -238,8 +237,10 @@ pub fn gate_session<M: Measure>(
         .collect();
     let verdict = gate::final_verdict(decided, &control, recorded.stopped.is_some());
     let sentence = match recorded.stopped {
-        Some(signal) => report::gate::stopped_sentence(signal, index - setup.warmups, total),
-        None => report::gate::sentence(
+        Some(signal) => {
+            crate::judge::sentences::gate::stopped_sentence(signal, index - setup.warmups, total)
+        }
+        None => crate::judge::sentences::gate::sentence(
             verdict,
             baseline,
             estimate.as_ref(),

@@ -20,7 +20,6 @@ use crate::plan::hybrid::{
     HybridPlan, ITEMS_PER_WORKER, Scheme, SharedWork, hybrid_plan, item_length,
 };
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, HybridOptions, HybridResult, HybridWork};
 use anyhow::Result;
 use std::time::Instant;
@@ -158,7 +157,7 @@ pub fn hybrid_study<M: Measure>(
             complete: recorded.stopped.is_none(),
             ..head
         },
-        sentence: report::hybrid::sentence(
+        sentence: crate::judge::sentences::hybrid::sentence(
             &judged.schemes,
             judged.ceiling,
             judged.class_judgement.verdict,

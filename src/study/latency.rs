@@ -55,7 +55,6 @@ use crate::measure::latency::{
 use crate::measure::stop::{self, StopSignal};
 use crate::plan::latency::{DomainSearch, RowOutcome, bridges, rounds};
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{DocumentKind, LatencyEffort, LatencyOptions, LatencyResult};
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -279,7 +278,7 @@ pub fn latency_study(
     );
     let mut warnings = Warning::about_machine(topology);
     let head = finished_head(head, stopped, &mut warnings);
-    let sentence = report::latency::sentence(
+    let sentence = crate::judge::sentences::latency::sentence(
         &judgement,
         control_check.as_ref(),
         &pinning,

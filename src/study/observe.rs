@@ -11,7 +11,6 @@ use crate::judge::observe::judge_observation;
 use crate::judge::warnings::Warning;
 use crate::measure::recorder::{ObserveTarget, Record, RecordOptions};
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, ObserveMode, ObserveOptions, ObserveResult};
 
 /// `observe`'s checked options.
@@ -66,7 +65,7 @@ pub fn observe_study<R: Record>(
             complete: !recording.stopped,
             ..head
         },
-        sentence: report::observe::sentence(&saved_options, &judged),
+        sentence: crate::judge::sentences::observe::sentence(&saved_options.target_text(), &judged),
         options: saved_options,
         classes: topology.classes.clone(),
         command_end: recording.command,

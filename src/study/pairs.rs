@@ -28,7 +28,6 @@ use crate::measure::{ClockKind, Measure, MeasureOptions, RepSample};
 use crate::plan::pairs::{Comparison, PairSearch, SearchKind};
 use crate::plan::{Arm, Placement};
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{DocumentHead, DocumentKind, FirstPass, PairsEffort, PairsOptions, PairsResult};
 use anyhow::Result;
 use std::time::{Duration, Instant};
@@ -144,8 +143,13 @@ pub fn pairs_study<M: Measure>(
     if let Some(noise) = noise.as_ref().filter(|n| n.is_high()) {
         warnings.push(Warning::NoisyHost(noise.clone()));
     }
-    let sentence =
-        report::pairs::sentence(verdict, &map, control.as_ref(), budget_exhausted, stopped);
+    let sentence = crate::judge::sentences::pairs::sentence(
+        verdict,
+        &map,
+        control.as_ref(),
+        budget_exhausted,
+        stopped,
+    );
     let effort = PairsEffort {
         pair_comparisons: comparisons
             .iter()

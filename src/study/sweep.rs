@@ -25,7 +25,6 @@ use crate::plan::command::{CommandArm, CommandPlacement, substitute};
 use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
 use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
 use crate::probe::Topology;
-use crate::report;
 use crate::saved::{
     CommandSweep, DocumentHead, DocumentKind, GateResult, HybridWork, SweepOptions, SweepResult,
 };
@@ -252,7 +251,7 @@ impl Finished {
         let mut warnings = self.warnings;
         RunOutcome::Studied(Box::new(SweepResult {
             head: finished_head(self.head, self.stopped, &mut warnings),
-            sentence: report::sweep::sentence(&self.judged),
+            sentence: crate::judge::sentences::sweep::sentence(&self.judged),
             options: parts.options,
             gated: self.gate.is_some(),
             gate: self.gate,
