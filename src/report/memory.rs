@@ -37,8 +37,8 @@ impl HumanView for MemoryResult {
         out.gap().line(
             format!(
                 "cache ladder: a dependent-load chase on CPU {}, one load per {} B line in a \
-                 random cycle, {} buffer sizes from {} to {}; ns per load on {} (the {} of each \
-                 size's samples), {:.1} s measuring{}",
+                 random cycle, {} buffer sizes from {} to {}; ns per load on {} (the 10th \
+                 percentile of each size's samples), {:.1} s measuring{}",
                 ladder.cpu,
                 ladder.line_bytes,
                 ladder.points.len(),
@@ -51,7 +51,6 @@ impl HumanView for MemoryResult {
                     .last()
                     .map_or_else(String::new, |p| bytes(p.size_bytes)),
                 ladder.clock,
-                "10th percentile",
                 ladder.seconds,
                 match ladder.huge_bytes {
                     Some(huge) if huge > 0 => format!("; {} in huge pages", bytes(huge)),

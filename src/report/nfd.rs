@@ -78,7 +78,11 @@ impl NodeLabel {
 /// The labels a document gives its node: each kind's measured verdicts
 /// (none for studies of a workload, which say nothing about the node).
 pub trait NodeLabels {
-    fn node_labels(&self) -> Vec<NodeLabel>;
+    /// None by default: a study of the tool's kernel or of a command
+    /// measures the work, not the node.
+    fn node_labels(&self) -> Vec<NodeLabel> {
+        Vec::new()
+    }
 }
 
 impl NodeLabels for GateResult {
@@ -172,18 +176,11 @@ impl NodeLabels for TopologyResult {
     }
 }
 
-/// A study of the tool's kernel or of a command measures the work, not
-/// the node: no label.
-macro_rules! no_node_labels {
-    ($($document:ty),*) => {
-        $(impl NodeLabels for $document {
-            fn node_labels(&self) -> Vec<NodeLabel> {
-                Vec::new()
-            }
-        })*
-    };
-}
-no_node_labels!(RunResult, CommandResult, SweepResult, ObserveResult);
+/// Studies of the tool's kernel or of a command: no label (the default).
+impl NodeLabels for RunResult {}
+impl NodeLabels for CommandResult {}
+impl NodeLabels for SweepResult {}
+impl NodeLabels for ObserveResult {}
 
 /// "12.3", or "minus-1.7" for a negative number (a label value cannot
 /// start with "-").

@@ -77,16 +77,23 @@ impl Fact {
 /// module's docs). A supertrait of `report::document::Document`, so every
 /// kind has it.
 pub trait Baselined {
-    /// The rows that can be matched, in the document's order.
-    fn baseline_rows(&self) -> Vec<Row>;
+    /// The rows that can be matched, in the document's order (none by
+    /// default: a document that measured nothing to compare).
+    fn baseline_rows(&self) -> Vec<Row> {
+        Vec::new()
+    }
 
     /// The verdicts it reached, each named: ("gate", "physical"),
     /// ("class P", "measured"). A verdict that changed, appeared or
     /// vanished is a finding.
-    fn verdicts(&self) -> Vec<(String, String)>;
+    fn verdicts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 
     /// What it measured: workload, clock, units, threads.
-    fn facts(&self) -> Vec<Fact>;
+    fn facts(&self) -> Vec<Fact> {
+        Vec::new()
+    }
 }
 
 /// The name of a clock's cost per byte.
@@ -436,19 +443,7 @@ impl Baselined for PairsResult {
 }
 
 /// Nothing an observation measured is repeated: it follows one run.
-impl Baselined for ObserveResult {
-    fn baseline_rows(&self) -> Vec<Row> {
-        Vec::new()
-    }
-
-    fn verdicts(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn facts(&self) -> Vec<Fact> {
-        Vec::new()
-    }
-}
+impl Baselined for ObserveResult {}
 
 /// A memory study's rows: each ladder size's and each NUMA cell's ns per
 /// load, sample by sample; its verdicts: the caches' and the distances'.
@@ -489,16 +484,4 @@ impl Baselined for MemoryResult {
 }
 
 /// The probed machine measures nothing.
-impl Baselined for TopologyResult {
-    fn baseline_rows(&self) -> Vec<Row> {
-        Vec::new()
-    }
-
-    fn verdicts(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn facts(&self) -> Vec<Fact> {
-        Vec::new()
-    }
-}
+impl Baselined for TopologyResult {}
