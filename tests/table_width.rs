@@ -143,7 +143,6 @@ fn wide_shows_the_full_column_set() {
     // Per kind: headings only the wide view has.
     let wide_only = |document: &SavedDocument| -> &[&str] {
         match document {
-            SavedDocument::Gate(_) => &[],
             // The tick column is headed by the tick clock: "TSC/byte" on
             // x86_64, "generic-timer/byte" on aarch64.
             SavedDocument::Run(run) if run.setup.tick_clock == ClockKind::GenericTimer => &[
@@ -160,7 +159,6 @@ fn wide_shows_the_full_column_set() {
                 "│ instructions ",
                 "│ idle at barrier ms ",
             ],
-            SavedDocument::Command(_) | SavedDocument::Latency(_) => &[],
             SavedDocument::Pairs(_) => &["│ alone TSC/B (CV) ", "│ beside TSC/B (CV) ", "│ reps "],
             SavedDocument::Hybrid(_) => &["│ min–max ", "│ slower by ", "│ reps "],
             SavedDocument::Sweep(_) => &["│ min–max ", "│ busy MHz ", "│ CPUs ", "│ unpinned "],
@@ -169,8 +167,10 @@ fn wide_shows_the_full_column_set() {
                 "│ of on-CPU time ",
                 "│ busy MHz (core cycles ÷ task-clock) ",
             ],
-            SavedDocument::Topology(_) => &[],
             SavedDocument::Memory(_) => &["│ bandwidth "],
+            // The gate, a command's, latency and topology views have no
+            // column only the wide view shows.
+            _ => &[],
         }
     };
     let mut checked = 0;

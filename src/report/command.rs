@@ -11,7 +11,7 @@ use crate::report::labels::NOT_QUOTABLE;
 use crate::report::table::{banners, check_lines, host_line, legend_saying, marked};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
-use crate::saved::{CommandResult, DocumentHead};
+use crate::saved::CommandResult;
 use crate::units::{Fixed, count, percent, percent_change, sig4};
 
 /// The whole human view: the validity verdict first, what to run next,
@@ -325,10 +325,6 @@ fn rounds_done(result: &CommandResult) -> String {
 }
 
 impl Document for CommandResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.valid)
     }

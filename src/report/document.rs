@@ -11,7 +11,7 @@
 
 use crate::exit::Outcome;
 use crate::saved::kinds::with_kinds;
-use crate::saved::{DocumentHead, SavedDocument};
+use crate::saved::*;
 
 pub use crate::report::baseline::rows::Baselined;
 pub use crate::report::blocks::HumanView;
@@ -24,19 +24,21 @@ pub use crate::report::prom::Metrics;
 /// What every saved document can be turned into: one trait per format,
 /// each implemented where its format lives, and what the document itself
 /// says (its head, and how the command that wrote it ends).
-pub trait Document: HumanView + Csv + Metrics + Figure + Summary + NodeLabels + Baselined {
-    /// Kind, host, machine and evidence.
-    fn head(&self) -> &DocumentHead;
-
+pub trait Document:
+    Headed + HumanView + Csv + Metrics + Figure + Summary + NodeLabels + Baselined
+{
     /// How the command that wrote it ends, before a stop signal is taken
     /// into account (`commands::unless_stopped`).
     fn outcome(&self) -> Outcome;
 }
 
-/// The implementations of a loaded document, generated from the list of
-/// kinds ([`mod@crate::saved::kinds`]).
+/// The implementations of a loaded document, and the empty impls of the
+/// traits whose defaults a kind keeps, generated from the list of kinds
+/// ([`mod@crate::saved::kinds`]).
 macro_rules! document_of {
-    ($($(#[$doc:meta])* $kind:ident => $document:ty,)*) => {
+    ($($(#[$doc:meta])* $kind:ident => $document:ty $({ defaults: $($default:ident),+ })?,)*) => {
+        $($($(impl $default for $document {})+)?)*
+
         /// The implementations of a loaded document, whatever its kind.
         pub fn of(saved: &SavedDocument) -> &dyn Document {
             match saved {

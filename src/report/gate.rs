@@ -15,7 +15,7 @@ use crate::report::table::{arms_table, excluded_lines};
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
 use crate::saved::Evidence;
-use crate::saved::{DocumentHead, GateResult};
+use crate::saved::GateResult;
 use crate::units::{Fixed, capitalise};
 
 /// The whole human view: the verdict and why, what to run next, then the
@@ -400,10 +400,6 @@ pub fn slow_cpu_line(slow: &SlowCpu) -> String {
 }
 
 impl Document for GateResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Verdict(self.verdict)
     }

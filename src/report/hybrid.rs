@@ -17,7 +17,7 @@ use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
 use crate::report::view::View;
-use crate::saved::{DocumentHead, HybridResult};
+use crate::saved::HybridResult;
 use crate::units::{Fixed, bytes, count, sig4};
 
 /// The whole human view: the verdict on the classes and the schemes'
@@ -495,10 +495,6 @@ fn workers_table(rows: &[WorkerRow], view: &View) -> Grid {
 }
 
 impl Document for HybridResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         if self.judged.valid {
             Outcome::Classes(self.judged.class_judgement.verdict)

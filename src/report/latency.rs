@@ -12,7 +12,7 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
 use crate::report::view::View;
-use crate::saved::{DocumentHead, LatencyResult};
+use crate::saved::LatencyResult;
 use crate::units::{capitalise, count, nanos};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -291,10 +291,6 @@ fn pairs_table(pairs: &[PairLatency]) -> Grid {
 }
 
 impl Document for LatencyResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Map(self.verdict)
     }

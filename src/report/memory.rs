@@ -8,7 +8,7 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
 use crate::report::view::View;
-use crate::saved::{DocumentHead, MemoryResult};
+use crate::saved::MemoryResult;
 use crate::units::{bytes, capitalise, nanos as ns};
 
 /// "5.2 GB/s".
@@ -173,10 +173,6 @@ fn plateau_row(p: &Plateau) -> [String; 4] {
 }
 
 impl Document for MemoryResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Map(self.verdict)
     }

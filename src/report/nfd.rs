@@ -27,8 +27,8 @@ use crate::judge::gate::Verdict;
 use crate::judge::hybrid::ClassVerdict;
 use crate::judge::pairs::{MapVerdict, PairRelation};
 use crate::saved::{
-    CommandResult, DocumentHead, GateResult, HybridResult, LatencyResult, MemoryResult,
-    ObserveResult, PairsResult, RunResult, SweepResult, TopologyResult,
+    DocumentHead, GateResult, HybridResult, LatencyResult, MemoryResult, PairsResult,
+    TopologyResult,
 };
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -175,12 +175,6 @@ impl NodeLabels for TopologyResult {
         labels
     }
 }
-
-/// Studies of the tool's kernel or of a command: no label (the default).
-impl NodeLabels for RunResult {}
-impl NodeLabels for CommandResult {}
-impl NodeLabels for SweepResult {}
-impl NodeLabels for ObserveResult {}
 
 /// "12.3", or "minus-1.7" for a negative number (a label value cannot
 /// start with "-").

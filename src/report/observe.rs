@@ -17,7 +17,7 @@ use crate::report::gate::evidence_and_notes;
 use crate::report::table::{headline, host_line};
 use crate::report::view::View;
 use crate::saved::ObserveMode;
-use crate::saved::{DocumentHead, ObserveResult};
+use crate::saved::ObserveResult;
 use crate::units::{Fixed, count, percent};
 use std::fmt::Write;
 
@@ -517,10 +517,6 @@ fn timeline_table(judged: &ObserveJudgement) -> Grid {
 }
 
 impl Document for ObserveResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     /// A command's own status, whatever it was, as `time` and `perf stat`
     /// pass it on.
     fn outcome(&self) -> Outcome {

@@ -11,7 +11,7 @@ use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, noise_and_control, verdict_heading};
 use crate::report::table::excluded_lines;
 use crate::report::view::View;
-use crate::saved::{DocumentHead, FirstPass, PairsResult};
+use crate::saved::{FirstPass, PairsResult};
 use crate::units::{Fixed, capitalise, count, percent_change, sig4};
 
 /// Comparisons listed in the text view; more are in `--json` and `--csv`.
@@ -327,10 +327,6 @@ fn comparisons_table(comparisons: &[ComparisonRecord], unit: &str, view: &View) 
 }
 
 impl Document for PairsResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Map(self.verdict)
     }

@@ -14,7 +14,7 @@ use crate::report::table::{
 };
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
-use crate::saved::{DocumentHead, RunResult};
+use crate::saved::RunResult;
 use crate::units::{count, percent, sig4};
 use std::collections::BTreeMap;
 use tabled::Tabled;
@@ -269,10 +269,6 @@ fn dispatcher_share(result: &RunResult) -> Option<f64> {
 }
 
 impl Document for RunResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.valid)
     }

@@ -22,7 +22,7 @@ use crate::report::table::{
     check_lines, excluded_lines, headline, host_line, legend, marked, validity_verdict,
 };
 use crate::report::view::View;
-use crate::saved::{DocumentHead, SweepResult};
+use crate::saved::SweepResult;
 use crate::units::{Fixed, count};
 
 /// The whole human view: the validity verdict and the curve's sentence
@@ -372,10 +372,6 @@ fn unclear_list(workers: &[usize]) -> String {
 }
 
 impl Document for SweepResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::of_study(self.judged.valid)
     }

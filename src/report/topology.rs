@@ -12,7 +12,7 @@ use crate::report::gate::hypervisor_lines;
 use crate::report::table::cores;
 use crate::report::view::View;
 use crate::report::warnings::all_notes;
-use crate::saved::{DocumentHead, TopologyResult};
+use crate::saved::TopologyResult;
 use crate::units::{bytes, count};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -316,10 +316,6 @@ fn cache_lines(caches: &[Cache]) -> Vec<String> {
 }
 
 impl Document for TopologyResult {
-    fn head(&self) -> &DocumentHead {
-        &self.head
-    }
-
     fn outcome(&self) -> Outcome {
         Outcome::Success
     }

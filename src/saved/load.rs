@@ -17,10 +17,16 @@ use serde_json::{Number, Value};
 use std::fmt::Write;
 use std::path::Path;
 
-/// The loaded-document enum, its `head`, and the parse of a document of a
-/// kind, from the list of kinds.
+/// A document of any kind: what it opens with.
+pub trait Headed {
+    /// Kind, host, machine and evidence.
+    fn head(&self) -> &DocumentHead;
+}
+
+/// The loaded-document enum, its `head`, each document type's [`Headed`],
+/// and the parse of a document of a kind, from the list of kinds.
 macro_rules! saved_document {
-    ($($(#[$doc:meta])* $kind:ident => $document:ty,)*) => {
+    ($($(#[$doc:meta])* $kind:ident => $document:ty $({ defaults: $($default:ident),+ })?,)*) => {
         /// A saved result, whichever command wrote it. It serializes as
         /// the document itself.
         #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,6 +44,12 @@ macro_rules! saved_document {
                 }
             }
         }
+
+        $(impl Headed for $document {
+            fn head(&self) -> &DocumentHead {
+                &self.head
+            }
+        })*
 
         /// `value`, a document of `kind` (checked for version and sense),
         /// parsed as that kind's document.

@@ -32,5 +32,5 @@ pub use documents::*;
 pub use head::{DocumentHead, UNKNOWN_HOST};
 pub use input::{JSON_INPUT_CAP, read_capped, read_named};
 pub use kinds::DocumentKind;
-pub use load::{SavedDocument, from_bytes, load, load_snapshot};
+pub use load::{Headed, SavedDocument, from_bytes, load, load_snapshot};
 pub use output::{OutputTarget, check_distinct, write_all_to, write_new_file, write_stdout};

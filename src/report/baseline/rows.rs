@@ -21,8 +21,7 @@ use crate::plan::command::CommandArm;
 use crate::report::table::cpus_label;
 use crate::saved::MemoryResult;
 use crate::saved::{
-    CommandResult, GateResult, HybridResult, LatencyResult, ObserveResult, PairsResult, RunResult,
-    SweepResult, TopologyResult,
+    CommandResult, GateResult, HybridResult, LatencyResult, PairsResult, RunResult, SweepResult,
 };
 use crate::units::bytes;
 
@@ -442,9 +441,6 @@ impl Baselined for PairsResult {
     }
 }
 
-/// Nothing an observation measured is repeated: it follows one run.
-impl Baselined for ObserveResult {}
-
 /// A memory study's rows: each ladder size's and each NUMA cell's ns per
 /// load, sample by sample; its verdicts: the caches' and the distances'.
 impl Baselined for MemoryResult {
@@ -482,6 +478,3 @@ impl Baselined for MemoryResult {
         vec![Fact::decisive("clock", self.ladder.clock.clone())]
     }
 }
-
-/// The probed machine measures nothing.
-impl Baselined for TopologyResult {}

@@ -46,14 +46,19 @@ use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, CheckStatus};
 use crate::judge::hybrid::Ratio;
 use crate::judge::stats::Spread;
-use crate::saved::{DocumentHead, DocumentKind};
+use crate::saved::{DocumentHead, DocumentKind, Headed};
 use std::fmt::Write;
 use strum::VariantArray;
 
 /// `--prom`: node_exporter textfile metrics; each kind's in
 /// `report::prom::<kind>`.
-pub trait Metrics {
-    fn metrics(&self) -> String;
+pub trait Metrics: Headed {
+    /// The head every kind writes (CPUs, cores, packages, classes, SMT,
+    /// with the `_info` labels), and nothing else by default: what a
+    /// document that measures nothing of its own (a topology) exposes.
+    fn metrics(&self) -> String {
+        common(self.head().kind, self.head()).render()
+    }
 }
 
 mod baseline;
@@ -68,7 +73,6 @@ mod run;
 mod sweep;
 #[cfg(test)]
 mod tests;
-mod topology;
 
 pub use baseline::baseline;
 pub use run::run_stopped_at_gate;
