@@ -1,13 +1,19 @@
 //! What `report` and each command do with a saved document: one small
 //! trait per format ([`HumanView`], [`Csv`], [`Metrics`], [`Figure`],
-//! [`Summary`], [`NodeLabels`]), each kind's implementation in the format's own module, and
-//! [`Document`] over them.
+//! [`Summary`], [`NodeLabels`], [`Baselined`]), each kind's implementation
+//! in the format's own module, and [`Document`] over them.
 //!
 //! Adding a kind of document is one module per layer (a study in
 //! `study/`, its document in `saved/documents.rs`, its view and this
 //! trait's impl in `report/`, a command in `commands/`) and one line in the
 //! list of kinds ([`mod@crate::saved::kinds`]), from which the loaded
-//! document, its parse and [`of`] are generated.
+//! document, its parse, its [`Headed`] and [`of`] are generated, and the
+//! empty impls of the traits whose defaults it keeps. Counted on a
+//! throw-away kind with a view, a CSV, a figure and a compare row, and
+//! the metrics every kind writes: the list line and 7 files (the document
+//! type, `report/KIND.rs`, `figure/KIND.rs`, the two `mod` lines, `csv.rs`,
+//! `compare/summaries.rs`); metrics of its own add `prom/KIND.rs` and its
+//! `mod` line.
 
 use crate::exit::Outcome;
 use crate::saved::kinds::with_kinds;
