@@ -52,6 +52,12 @@ pub struct LadderPlan {
     pub sizes: Vec<u64>,
     /// The caches published for `cpu`, ascending by level.
     pub published: Vec<PublishedCache>,
+    /// The allowed CPUs of `cpu`'s node (all allowed CPUs where no node is
+    /// published), `cpu` among them: they first-touch the buffer and build
+    /// the large chains in parallel, so the pages land on `cpu`'s node and
+    /// the preparation takes a share of the time; only `cpu` chases.
+    #[serde(default)]
+    pub builders: CpuSet,
 }
 
 impl LadderPlan {
@@ -138,12 +144,20 @@ pub fn ladder_plan(
         .filter(|l| l.is_power_of_two() && *l >= 8)
         .unwrap_or(DEFAULT_LINE_BYTES);
     let largest = published.iter().map(|c| c.size_bytes).max();
+    let node = topology.node_of(cpu);
+    let builders = CpuSet::from_cpus(
+        allowed
+            .iter()
+            .copied()
+            .filter(|&c| topology.node_of(c) == node),
+    );
     Ok(LadderPlan {
         cpu,
         line_bytes,
         line_published: line == Some(line_bytes),
         sizes: ladder_sizes(largest, u64::from(line_bytes), steps_per_octave),
         published,
+        builders,
     })
 }
 

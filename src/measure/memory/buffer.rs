@@ -7,6 +7,7 @@ use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, m
 use serde::{Deserialize, Serialize};
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::ptr::NonNull;
 
 /// The huge page the buffer is aligned to (x86_64's and arm64's 4 KiB
@@ -96,7 +97,13 @@ impl Buffer {
     /// Writes one byte of every base page: the first touch that allocates
     /// each page, on the node of the calling thread's policy.
     pub fn touch(&self) {
-        for offset in (0..self.len).step_by(BASE_PAGE_BYTES) {
+        self.touch_range(0..self.len);
+    }
+
+    /// [`Buffer::touch`] for the pages that start in `range` (bytes).
+    pub fn touch_range(&self, range: Range<usize>) {
+        let first = range.start.next_multiple_of(BASE_PAGE_BYTES);
+        for offset in (first..range.end.min(self.len)).step_by(BASE_PAGE_BYTES) {
             // SAFETY: within the mapping, which is writable.
             unsafe { self.start.add(offset).write_volatile(1) };
         }

@@ -10,6 +10,8 @@
 //! the buffer's line count. Visiting the lines π(0), π(1), …, π(n − 1) and
 //! back to π(0) is one cycle through every line.
 
+use std::ops::Range;
+
 /// The keyed permutation of `0..n`.
 struct Permutation {
     n: u64,
@@ -88,26 +90,58 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// One random cycle through `lines` lines: which line follows which.
+/// Its lines are written in address order (each finds its successor
+/// through the inverse permutation), a stream the memory system takes at
+/// full speed, where writing them in cycle order would pay a miss for
+/// each; disjoint ranges of lines can be written by different threads.
+pub struct Chain {
+    permutation: Permutation,
+}
+
+impl Chain {
+    pub fn new(lines: usize, seed: u64) -> Chain {
+        Chain {
+            permutation: Permutation::new(lines as u64, seed),
+        }
+    }
+
+    /// Writes the lines numbered `range` (each the address of its
+    /// successor) in the buffer at `base`.
+    ///
+    /// # Safety
+    /// `base` must point to at least `lines * line_bytes` writable bytes,
+    /// aligned to `usize`, whose lines in `range` nothing else uses while
+    /// they are written.
+    pub unsafe fn link(&self, base: *mut u8, line_bytes: usize, range: Range<usize>) {
+        let n = self.permutation.n;
+        let line = |index: u64| base.wrapping_add(index as usize * line_bytes);
+        for index in range {
+            let index = index as u64;
+            let position = self.permutation.index_of(index);
+            let next = self.permutation.at((position + 1) % n);
+            // SAFETY: `line(index)` is a line of the buffer (the caller's promise).
+            unsafe { line(index).cast::<usize>().write(line(next) as usize) };
+        }
+    }
+
+    /// The cycle's first line in the buffer at `base`.
+    pub fn first(&self, base: *mut u8, line_bytes: usize) -> *const u8 {
+        base.wrapping_add(self.permutation.at(0) as usize * line_bytes)
+    }
+}
+
 /// Links the first `lines` lines of `line_bytes` at `base` into one random
-/// cycle; returns its first line. The lines are written in address order
-/// (each finds its successor through the inverse permutation), a stream
-/// the memory system takes at full speed, where writing them in cycle
-/// order would pay a miss for each.
+/// [`Chain`], from this thread; returns its first line.
 ///
 /// # Safety
 /// `base` must point to at least `lines * line_bytes` writable bytes,
 /// aligned to `usize`, that nothing else uses while the chain is built.
 pub unsafe fn build_chain(base: *mut u8, lines: usize, line_bytes: usize, seed: u64) -> *const u8 {
-    let n = lines as u64;
-    let permutation = Permutation::new(n, seed);
-    let line = |index: u64| base.wrapping_add(index as usize * line_bytes);
-    for index in 0..n {
-        let position = permutation.index_of(index);
-        let next = permutation.at((position + 1) % n);
-        // SAFETY: `line(index)` is a line of the buffer (the caller's promise).
-        unsafe { line(index).cast::<usize>().write(line(next) as usize) };
-    }
-    line(permutation.at(0))
+    let chain = Chain::new(lines, seed);
+    // SAFETY: the caller's promise.
+    unsafe { chain.link(base, line_bytes, 0..lines) };
+    chain.first(base, line_bytes)
 }
 
 /// Follows the chain from `start` for `loads` dependent loads (rounded

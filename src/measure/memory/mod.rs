@@ -29,8 +29,10 @@ use crate::measure::mempolicy::{NodeMask, PageNodes, bind_range, page_nodes};
 use crate::measure::stop::stop_requested;
 use crate::plan::memory::{LadderPlan, NumaPlan};
 use anyhow::{Result, anyhow};
-use buffer::{BASE_PAGE_BYTES, Buffer, Pages};
+use buffer::{BASE_PAGE_BYTES, Buffer, HUGE_PAGE_BYTES, Pages};
+use chase::Chain;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -101,12 +103,27 @@ pub fn measure_ladder(plan: &LadderPlan, options: &LadderOptions) -> Result<Ladd
     })
 }
 
+/// Chains of at least this many lines (16 MiB of 64-byte lines) are linked
+/// by every builder CPU at once. Below it a chain takes about a millisecond
+/// to link, and the chasing CPU links it alone, so its lines start in that
+/// CPU's own caches.
+const PARALLEL_LINES: usize = 1 << 18;
+
 fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -> Result<Ladder> {
     pin_current_thread(plan.cpu)?;
     let mut pinned = current_cpu()? == plan.cpu;
     let line = plan.line_bytes as usize;
-    // Building each chain touches the buffer first, from this thread.
+    let builders = match plan.builders.is_empty() {
+        true => CpuSet::from_cpus([plan.cpu]),
+        false => plan.builders.clone(),
+    };
     let buffer = Buffer::map(plan.top_bytes() as usize, options.pages)?;
+    // The first touch, by CPUs of the chasing CPU's node: the pages land
+    // there, and zeroing them (most of the ladder's time on a VM, whose
+    // host backs each page at its first touch) is shared out.
+    on_each(&builders, |part, parts| {
+        buffer.touch_range(share(buffer.len(), HUGE_PAGE_BYTES, part, parts));
+    })?;
     let mut points = Vec::with_capacity(plan.sizes.len());
     let mut estimate_ns = 1.0;
     let mut complete = true;
@@ -116,9 +133,19 @@ fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -
             break;
         }
         let lines = (size as usize / line).max(1);
-        // SAFETY: the buffer holds `top_bytes` ≥ `size` bytes, aligned to a
-        // huge page, and only this thread uses it.
-        let first = unsafe { chase::build_chain(buffer.as_ptr(), lines, line, size) };
+        let chain = Chain::new(lines, size);
+        if lines >= PARALLEL_LINES && builders.len() > 1 {
+            on_each(&builders, |part, parts| {
+                // SAFETY: the buffer holds `top_bytes` ≥ `size` bytes,
+                // aligned to a huge page; each builder links its own share
+                // of the lines, and nothing chases until all are done.
+                unsafe { chain.link(buffer.as_ptr(), line, share(lines, 1, part, parts)) };
+            })?;
+        } else {
+            // SAFETY: as above, this thread alone linking every line.
+            unsafe { chain.link(buffer.as_ptr(), line, 0..lines) };
+        }
+        let first = chain.first(buffer.as_ptr(), line);
         let (point, _) = sample_chase(first, size, estimate_ns, options.samples, options.sample_ns);
         estimate_ns = point.ns_per_load.iter().copied().fold(f64::MAX, f64::min);
         points.push(point);
@@ -136,6 +163,40 @@ fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -
         complete,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Runs `work(part, parts)` on a thread pinned to each of `cpus` (`part`
+/// its place among the `parts` CPUs), and waits for every one.
+fn on_each(cpus: &CpuSet, work: impl Fn(usize, usize) + Sync) -> Result<()> {
+    let cpus: Vec<u32> = cpus.iter().collect();
+    let parts = cpus.len();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(part, &cpu)| {
+                let work = &work;
+                scope.spawn(move || -> Result<()> {
+                    pin_current_thread(cpu)?;
+                    work(part, parts);
+                    Ok(())
+                })
+            })
+            .collect();
+        for (thread, cpu) in threads.into_iter().zip(&cpus) {
+            thread
+                .join()
+                .map_err(|_| anyhow!("the memory study's builder on CPU {cpu} panicked"))??;
+        }
+        Ok(())
+    })
+}
+
+/// Share `part` of `parts` of `0..len`, cut at multiples of `unit`.
+fn share(len: usize, unit: usize, part: usize, parts: usize) -> Range<usize> {
+    let units = len.div_ceil(unit);
+    let at = |part: usize| (units * part / parts * unit).min(len);
+    at(part)..at(part + 1)
 }
 
 /// `samples` timed chases from `first`, each of the loads `sample_ns`
