@@ -19,6 +19,18 @@
 //! by [`NEAR`] on both sides, holds its size; it is fake when no step
 //! does. A step that no published level explains is hidden.
 //!
+//! **Translation.** A chase that changes page at every load also pays
+//! for the TLB's reach and the page walk, which step at spans of their
+//! own (on a VM whose host backs its memory with base pages, huge pages
+//! in the guest do not help). The translation ladder chases one line per
+//! base page over the same spans: its lines' footprint in the caches is a
+//! 64th of the span, so its steps are translation's, except where that
+//! footprint reaches a published cache (those are left out). A cache
+//! ladder step whose range meets a translation step is a translation
+//! step: never a hidden level, and a level whose only step it is cannot
+//! be told from the TLB's (its status `tlb-step`, and the verdict
+//! inconclusive, unless something else differs).
+//!
 //! **Distances.** Each cell's latency over its row's local latency (the
 //! CPU node's own memory) against the published distance / 10: they agree
 //! within [`DISTANCE_TOLERANCE`] (relative), or differ, naming the
@@ -29,7 +41,8 @@
 
 use crate::judge::gaps::{Gap, apart, percentile};
 use crate::judge::pairs::MapVerdict;
-use crate::measure::memory::{Column, Ladder, NumaMatrix};
+use crate::measure::memory::buffer::BASE_PAGE_BYTES;
+use crate::measure::memory::{Column, Ladder, LadderPoint, NumaMatrix};
 use crate::plan::memory::PublishedCache;
 use crate::units::bytes;
 use serde::{Deserialize, Serialize};
@@ -99,8 +112,14 @@ pub struct Step {
     pub gap: Gap,
     /// The ladder ends before a plateau above it.
     pub open: bool,
-    /// The published level it agrees with, if any (`None`: hidden).
+    /// The published level it agrees with, if any (`None`: hidden, unless
+    /// it is a translation step).
     pub level: Option<u32>,
+    /// The translation ladder steps within its range too: the TLB's reach
+    /// or the page walk's, not a cache (false in files saved before the
+    /// translation ladder).
+    #[serde(default)]
+    pub translation: bool,
 }
 
 /// A published level against the steps.
@@ -124,6 +143,9 @@ pub enum LevelStatus {
     Fake,
     /// Its size is beyond what the ladder can show a step for.
     Undecided,
+    /// The only step near its size is a translation step: the ladder
+    /// cannot tell the cache's step from the TLB's.
+    TlbStep,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -141,6 +163,10 @@ pub struct LadderJudgement {
     pub sizes: Vec<SizeLatency>,
     pub plateaus: Vec<Plateau>,
     pub steps: Vec<Step>,
+    /// The translation ladder's steps (its footprint's cache steps left
+    /// out); empty in files saved before it.
+    #[serde(default)]
+    pub translation_steps: Vec<Step>,
     pub levels: Vec<LevelJudgement>,
     pub verdict: MapVerdict,
     /// The verdict in words: which level is fake, which step hidden, or
@@ -150,18 +176,13 @@ pub struct LadderJudgement {
 
 /// Judges `ladder` against the `published` caches.
 pub fn judge_ladder(ladder: &Ladder, published: &[PublishedCache]) -> LadderJudgement {
-    let sizes: Vec<SizeLatency> = ladder
-        .points
-        .iter()
-        .filter_map(|p| {
-            Some(SizeLatency {
-                size_bytes: p.size_bytes,
-                latency: Latency::of(&p.ns_per_load)?,
-            })
-        })
-        .collect();
+    let sizes = sizes_of(&ladder.points);
     let plateaus = plateaus_of(&sizes);
     let mut steps = steps_between(&plateaus, &sizes);
+    let translation_steps = translation_steps(ladder, published);
+    for step in &mut steps {
+        step.translation = translation_steps.iter().any(|t| meets(t, step));
+    }
     // One level per step at most: the nearest published size wins.
     let top = sizes.last().map_or(0, |s| s.size_bytes);
     let mut levels: Vec<LevelJudgement> = Vec::new();
@@ -170,15 +191,14 @@ pub fn judge_ladder(ladder: &Ladder, published: &[PublishedCache]) -> LadderJudg
             continue;
         }
         let size = cache.size_bytes as f64;
-        let step = steps.iter().position(|s| {
-            s.level.is_none()
-                && s.below_bytes as f64 / NEAR <= size
-                && size <= s.above_bytes as f64 * NEAR
-        });
+        let step = steps
+            .iter()
+            .position(|s| s.level.is_none() && !s.translation && near(size, s));
         let status = match step {
             Some(_) => LevelStatus::Agreed,
             // A step shows once the ladder reaches twice the size.
             None if (top as f64) < size * 2.0 => LevelStatus::Undecided,
+            None if steps.iter().any(|s| s.translation && near(size, s)) => LevelStatus::TlbStep,
             None => LevelStatus::Fake,
         };
         if let Some(index) = step {
@@ -196,10 +216,55 @@ pub fn judge_ladder(ladder: &Ladder, published: &[PublishedCache]) -> LadderJudg
         sizes,
         plateaus,
         steps,
+        translation_steps,
         levels,
         verdict,
         reason,
     }
+}
+
+/// Each point's latency, where it has samples.
+fn sizes_of(points: &[LadderPoint]) -> Vec<SizeLatency> {
+    points
+        .iter()
+        .filter_map(|p| {
+            Some(SizeLatency {
+                size_bytes: p.size_bytes,
+                latency: Latency::of(&p.ns_per_load)?,
+            })
+        })
+        .collect()
+}
+
+/// `size` lies within `step`'s range widened by [`NEAR`] either side.
+fn near(size: f64, step: &Step) -> bool {
+    step.below_bytes as f64 / NEAR <= size && size <= step.above_bytes as f64 * NEAR
+}
+
+/// The two steps' ranges meet, one widened by [`NEAR`] either side.
+fn meets(one: &Step, other: &Step) -> bool {
+    one.below_bytes as f64 <= other.above_bytes as f64 * NEAR
+        && other.below_bytes as f64 <= one.above_bytes as f64 * NEAR
+}
+
+/// The translation ladder's steps, less those its lines' footprint (a
+/// line per base page) makes where it reaches a published cache.
+fn translation_steps(ladder: &Ladder, published: &[PublishedCache]) -> Vec<Step> {
+    let sizes = sizes_of(&ladder.translation);
+    let per_page = f64::from(ladder.line_bytes) / BASE_PAGE_BYTES as f64;
+    steps_between(&plateaus_of(&sizes), &sizes)
+        .into_iter()
+        .filter(|step| {
+            let footprint = Step {
+                below_bytes: (step.below_bytes as f64 * per_page) as u64,
+                above_bytes: (step.above_bytes as f64 * per_page) as u64,
+                ..step.clone()
+            };
+            !published
+                .iter()
+                .any(|cache| near(cache.size_bytes as f64, &footprint))
+        })
+        .collect()
 }
 
 /// Runs within [`PLATEAU_SPREAD`] of at least two sizes, neighbours not
@@ -280,6 +345,7 @@ fn steps_between(plateaus: &[Plateau], sizes: &[SizeLatency]) -> Vec<Step> {
                 gap: Gap::between(below.ns.min(above.ns), below.ns.max(above.ns))?,
                 open: false,
                 level: None,
+                translation: false,
             })
         })
         .collect();
@@ -292,6 +358,7 @@ fn steps_between(plateaus: &[Plateau], sizes: &[SizeLatency]) -> Vec<Step> {
                     gap,
                     open: true,
                     level: None,
+                    translation: false,
                 });
             }
         }
@@ -336,7 +403,7 @@ fn ladder_verdict(
         .collect();
     let hidden: Vec<String> = steps
         .iter()
-        .filter(|s| s.level.is_none())
+        .filter(|s| s.level.is_none() && !s.translation)
         .map(|s| {
             format!(
                 "a step between {} and {} ({:.1} to {:.1} ns) has no published level",
@@ -366,6 +433,21 @@ fn ladder_verdict(
             format!(
                 "the ladder ends before twice the size of {}",
                 undecided.join(" and ")
+            ),
+        );
+    }
+    let masked: Vec<String> = levels
+        .iter()
+        .filter(|l| l.status == LevelStatus::TlbStep)
+        .map(|l| format!("L{} ({})", l.level, bytes(l.size_bytes)))
+        .collect();
+    if !masked.is_empty() {
+        return (
+            MapVerdict::Inconclusive,
+            format!(
+                "the only step near {} is also where a chase of one line per page steps (the \
+                 TLB's reach): the ladder cannot tell the cache's step from the TLB's",
+                masked.join(" and ")
             ),
         );
     }
@@ -619,6 +701,7 @@ mod tests {
                     ns_per_load: vec![ns * 1.1, ns, ns * 1.3],
                 })
                 .collect(),
+            translation: Vec::new(),
             pinned: true,
             complete: true,
             seconds: 1.0,
@@ -728,6 +811,103 @@ mod tests {
             "{}",
             judged.reason
         );
+    }
+
+    /// The translation ladder of this machine (one line per 4 KiB page,
+    /// the 10th percentiles of a chase over each span, this session's
+    /// host): steps at the L1 DTLB's reach (~400 KiB), where its lines'
+    /// footprint fills the 48 KiB L1d (3 MiB span), at the STLB's reach
+    /// (8 MiB of 4 KiB pages), where the footprint fills the 2 MiB L2
+    /// (128 MiB span), and as the page walk reaches memory.
+    fn this_machines_translation() -> Vec<(u64, f64)> {
+        vec![
+            (256 * KIB, 1.2),
+            (320 * KIB, 1.2),
+            (504 * KIB, 2.9),
+            (632 * KIB, 2.9),
+            (MIB, 2.9),
+            (1584 * KIB, 3.1),
+            (1992 * KIB, 3.1),
+            (3160 * KIB, 4.6),
+            (3980 * KIB, 5.3),
+            (5012 * KIB, 5.5),
+            (6312 * KIB, 6.0),
+            (7952 * KIB, 7.9),
+            (10016 * KIB, 10.9),
+            (12620 * KIB, 11.5),
+            (20032 * KIB, 12.1),
+            (31800 * KIB, 12.6),
+            (50484 * KIB, 12.8),
+            (63608 * KIB, 13.2),
+            (100_980 * KIB, 20.4),
+            (127_232 * KIB, 31.7),
+            (160_312 * KIB, 38.8),
+            (254_508 * KIB, 52.2),
+            (320_680 * KIB, 54.9),
+            (641_476 * KIB, 130.1),
+            (1_018_400 * KIB, 210.5),
+            (1_616_808 * KIB, 235.7),
+            (2_037_176 * KIB, 252.8),
+        ]
+    }
+
+    #[test]
+    fn a_step_the_translation_ladder_shares_is_the_tlbs_not_a_hidden_level() {
+        // The desktop's ladder with a TLB step at 8 MiB inside its L3.
+        let mut points = vec![
+            (4 * KIB, 1.0),
+            (32 * KIB, 1.0),
+            (64 * KIB, 3.5),
+            (512 * KIB, 3.7),
+            (MIB, 3.9),
+            (2 * MIB, 12.0),
+            (4 * MIB, 12.5),
+            (16 * MIB, 30.0),
+            (24 * MIB, 31.0),
+            (64 * MIB, 120.0),
+            (128 * MIB, 125.0),
+        ];
+        let published = [cache(1, 48 * KIB), cache(2, 1280 * KIB), cache(3, 32 * MIB)];
+        let mut with_translation = ladder(&points);
+        with_translation.translation = ladder(&this_machines_translation()).points;
+        let judged = judge_ladder(&with_translation, &published);
+        assert_eq!(judged.verdict, MapVerdict::Agree, "{}", judged.reason);
+        let tlb: Vec<&Step> = judged.steps.iter().filter(|s| s.translation).collect();
+        assert_eq!(tlb.len(), 1, "{:#?}", judged.steps);
+        assert_eq!(
+            (tlb[0].below_bytes, tlb[0].above_bytes),
+            (4 * MIB, 16 * MIB)
+        );
+        // The footprint's steps (48 KiB of lines at 3 MiB, 2 MiB at
+        // 128 MiB) are the caches', not translation's.
+        assert!(
+            judged
+                .translation_steps
+                .iter()
+                .all(|t| !(t.below_bytes..=t.above_bytes).contains(&(3 * MIB))),
+            "{:#?}",
+            judged.translation_steps
+        );
+        // Without the translation ladder, the same step is a hidden level.
+        let alone = judge_ladder(&ladder(&points), &published);
+        assert_eq!(alone.verdict, MapVerdict::Differ, "{}", alone.reason);
+        assert!(alone.reason.contains("hidden: a step between 4 MiB"));
+        // A level whose only step is the TLB's cannot be told from it.
+        points.retain(|&(size, _)| size <= 24 * MIB);
+        let mut masked = ladder(&points);
+        masked.translation = ladder(&this_machines_translation()).points;
+        let judged = judge_ladder(
+            &masked,
+            &[cache(1, 48 * KIB), cache(2, 1280 * KIB), cache(3, 8 * MIB)],
+        );
+        assert_eq!(
+            judged.levels[2].status,
+            LevelStatus::TlbStep,
+            "{:#?}",
+            judged.levels
+        );
+        assert_eq!(judged.verdict, MapVerdict::Inconclusive);
+        assert!(judged.reason.contains("TLB's reach"), "{}", judged.reason);
     }
 
     #[test]

@@ -83,15 +83,26 @@ impl HumanView for MemoryResult {
                     LevelStatus::Agreed => "agreed".to_string(),
                     LevelStatus::Fake => "FAKE".to_string(),
                     LevelStatus::Undecided => "undecided".to_string(),
+                    LevelStatus::TlbStep => "TLB's step too".to_string(),
                 },
                 step,
             ]);
         }
         out.table(levels, "no cache level is published");
         for step in judged.steps.iter().filter(|s| s.level.is_none()) {
+            let what = match step.translation {
+                true => "translation step",
+                false => "hidden step",
+            };
+            let why = match step.translation {
+                true => {
+                    "a chase of one line per page steps there too: the TLB's reach, not a cache"
+                }
+                false => "no published level there",
+            };
             out.line(
                 format!(
-                    "hidden step: {} → {} (× {:.1}), no published level there",
+                    "{what}: {} → {} (× {:.1}), {why}",
                     bytes(step.below_bytes),
                     bytes(step.above_bytes),
                     step.gap.ratio

@@ -90,44 +90,64 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// One random cycle through `lines` lines: which line follows which.
-/// Its lines are written in address order (each finds its successor
+/// One random cycle through `count` elements of a buffer: which follows
+/// which. An element is a line: every line of the buffer where
+/// `unit_bytes` is the line size (the cache ladder), or one line at a
+/// position picked per unit where a unit is a page (the translation
+/// ladder: one line per page, the lines spread over the cache's sets).
+/// Its elements are written in address order (each finds its successor
 /// through the inverse permutation), a stream the memory system takes at
 /// full speed, where writing them in cycle order would pay a miss for
-/// each; disjoint ranges of lines can be written by different threads.
+/// each; disjoint ranges can be written by different threads.
 pub struct Chain {
     permutation: Permutation,
+    unit_bytes: usize,
+    line_bytes: usize,
+    seed: u64,
 }
 
 impl Chain {
-    pub fn new(lines: usize, seed: u64) -> Chain {
+    pub fn new(count: usize, unit_bytes: usize, line_bytes: usize, seed: u64) -> Chain {
         Chain {
-            permutation: Permutation::new(lines as u64, seed),
+            permutation: Permutation::new(count as u64, seed),
+            unit_bytes,
+            line_bytes,
+            seed,
         }
     }
 
-    /// Writes the lines numbered `range` (each the address of its
+    /// Where element `index` is in the buffer at `base`.
+    fn element(&self, base: *mut u8, index: u64) -> *mut u8 {
+        let lines_per_unit = (self.unit_bytes / self.line_bytes).max(1) as u64;
+        let line = mix(index ^ self.seed) % lines_per_unit;
+        base.wrapping_add(index as usize * self.unit_bytes + line as usize * self.line_bytes)
+    }
+
+    /// Writes the elements numbered `range` (each the address of its
     /// successor) in the buffer at `base`.
     ///
     /// # Safety
-    /// `base` must point to at least `lines * line_bytes` writable bytes,
-    /// aligned to `usize`, whose lines in `range` nothing else uses while
-    /// they are written.
-    pub unsafe fn link(&self, base: *mut u8, line_bytes: usize, range: Range<usize>) {
+    /// `base` must point to at least `count * unit_bytes` writable bytes,
+    /// aligned to `usize`, whose elements in `range` nothing else uses
+    /// while they are written.
+    pub unsafe fn link(&self, base: *mut u8, range: Range<usize>) {
         let n = self.permutation.n;
-        let line = |index: u64| base.wrapping_add(index as usize * line_bytes);
         for index in range {
             let index = index as u64;
             let position = self.permutation.index_of(index);
             let next = self.permutation.at((position + 1) % n);
-            // SAFETY: `line(index)` is a line of the buffer (the caller's promise).
-            unsafe { line(index).cast::<usize>().write(line(next) as usize) };
+            // SAFETY: an element of the buffer (the caller's promise).
+            unsafe {
+                self.element(base, index)
+                    .cast::<usize>()
+                    .write(self.element(base, next) as usize)
+            };
         }
     }
 
-    /// The cycle's first line in the buffer at `base`.
-    pub fn first(&self, base: *mut u8, line_bytes: usize) -> *const u8 {
-        base.wrapping_add(self.permutation.at(0) as usize * line_bytes)
+    /// The cycle's first element in the buffer at `base`.
+    pub fn first(&self, base: *mut u8) -> *const u8 {
+        self.element(base, self.permutation.at(0))
     }
 }
 
@@ -138,10 +158,10 @@ impl Chain {
 /// `base` must point to at least `lines * line_bytes` writable bytes,
 /// aligned to `usize`, that nothing else uses while the chain is built.
 pub unsafe fn build_chain(base: *mut u8, lines: usize, line_bytes: usize, seed: u64) -> *const u8 {
-    let chain = Chain::new(lines, seed);
+    let chain = Chain::new(lines, line_bytes, line_bytes, seed);
     // SAFETY: the caller's promise.
-    unsafe { chain.link(base, line_bytes, 0..lines) };
-    chain.first(base, line_bytes)
+    unsafe { chain.link(base, 0..lines) };
+    chain.first(base)
 }
 
 /// Follows the chain from `start` for `loads` dependent loads (rounded

@@ -85,6 +85,10 @@ pub struct Ladder {
     pub huge_bytes: Option<u64>,
     pub clock: String,
     pub points: Vec<LadderPoint>,
+    /// The translation ladder: each size a span of base pages, one line
+    /// of each chased in a random cycle (empty in files saved before it).
+    #[serde(default)]
+    pub translation: Vec<LadderPoint>,
     /// The thread was on its CPU before and after.
     pub pinned: bool,
     /// Every size was measured (a stop request ends it early).
@@ -133,22 +137,48 @@ fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -
             break;
         }
         let lines = (size as usize / line).max(1);
-        let chain = Chain::new(lines, size);
+        let chain = Chain::new(lines, line, line, size);
         if lines >= PARALLEL_LINES && builders.len() > 1 {
             on_each(&builders, |part, parts| {
                 // SAFETY: the buffer holds `top_bytes` ≥ `size` bytes,
                 // aligned to a huge page; each builder links its own share
                 // of the lines, and nothing chases until all are done.
-                unsafe { chain.link(buffer.as_ptr(), line, share(lines, 1, part, parts)) };
+                unsafe { chain.link(buffer.as_ptr(), share(lines, 1, part, parts)) };
             })?;
         } else {
             // SAFETY: as above, this thread alone linking every line.
-            unsafe { chain.link(buffer.as_ptr(), line, 0..lines) };
+            unsafe { chain.link(buffer.as_ptr(), 0..lines) };
         }
-        let first = chain.first(buffer.as_ptr(), line);
+        let first = chain.first(buffer.as_ptr());
         let (point, _) = sample_chase(first, size, estimate_ns, options.samples, options.sample_ns);
         estimate_ns = point.ns_per_load.iter().copied().fold(f64::MAX, f64::min);
         points.push(point);
+    }
+    // The translation ladder, on the same pages: one line per base page,
+    // so the lines it keeps in the caches are a 64th of its span (4 KiB
+    // pages, 64-byte lines) while the TLB must map all of it. A step here
+    // at a span where the cache ladder steps too is the TLB's reach (or
+    // the page walk's), not a cache.
+    let mut translation = Vec::new();
+    let mut estimate_ns = 1.0;
+    for &span in plan
+        .sizes
+        .iter()
+        .filter(|&&s| s >= 2 * BASE_PAGE_BYTES as u64)
+    {
+        if stop_requested() || !complete {
+            complete = false;
+            break;
+        }
+        let pages = span as usize / BASE_PAGE_BYTES;
+        let chain = Chain::new(pages, BASE_PAGE_BYTES, line, span);
+        // SAFETY: `pages` base pages of the buffer, which holds `top_bytes`
+        // ≥ `span` bytes; only this thread uses it now.
+        unsafe { chain.link(buffer.as_ptr(), 0..pages) };
+        let first = chain.first(buffer.as_ptr());
+        let (point, _) = sample_chase(first, span, estimate_ns, options.samples, options.sample_ns);
+        estimate_ns = point.ns_per_load.iter().copied().fold(f64::MAX, f64::min);
+        translation.push(point);
     }
     pinned &= current_cpu()? == plan.cpu;
     Ok(Ladder {
@@ -159,6 +189,7 @@ fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -
         huge_bytes: buffer.huge_bytes(),
         clock: CLOCK.to_string(),
         points,
+        translation,
         pinned,
         complete,
         seconds: started.elapsed().as_secs_f64(),

@@ -78,6 +78,7 @@ impl Figure for MemoryResult {
                 LevelStatus::Agreed => (PALETTE[2], "agreed"),
                 LevelStatus::Fake => (PALETTE[5], "FAKE"),
                 LevelStatus::Undecided => (FAINT, "undecided"),
+                LevelStatus::TlbStep => (FAINT, "TLB's step too"),
             };
             svg.line(x, y0, x, y0 + PLOT_HEIGHT, Paint::stroke(colour, 1.5));
             let label = format!("L{} {} {word}", level.level, bytes(level.size_bytes));
