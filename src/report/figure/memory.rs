@@ -4,7 +4,7 @@
 
 use super::Figure;
 use super::{Anchor, FAINT, INK, PALETTE, Paint, Svg, TEXT, heading_lines};
-use crate::judge::memory::LevelStatus;
+use crate::judge::memory::{Latency, LevelStatus};
 use crate::saved::MemoryResult;
 use crate::units::{bytes, nanos};
 
@@ -53,7 +53,19 @@ impl Figure for MemoryResult {
             .map(|l| l.size_bytes as f64);
         let (x_low, x_high) =
             log_range(&mut sizes.iter().map(|s| s.size_bytes as f64).chain(published));
-        let (y_low, y_high) = log_range(&mut sizes.iter().map(|s| s.latency.ns));
+        // The translation ladder (one line per page), where it was measured.
+        let translation: Vec<(f64, f64)> = self
+            .ladder
+            .translation
+            .iter()
+            .filter_map(|p| Some((p.size_bytes as f64, Latency::of(&p.ns_per_load)?.ns)))
+            .collect();
+        let (y_low, y_high) = log_range(
+            &mut sizes
+                .iter()
+                .map(|s| s.latency.ns)
+                .chain(translation.iter().map(|&(_, ns)| ns)),
+        );
         let x_at = |v: f64| x0 + (v.ln() - x_low) / (x_high - x_low).max(f64::EPSILON) * PLOT_WIDTH;
         let y_at = |v: f64| {
             y0 + PLOT_HEIGHT - (v.ln() - y_low) / (y_high - y_low).max(f64::EPSILON) * PLOT_HEIGHT
@@ -82,12 +94,21 @@ impl Figure for MemoryResult {
             };
             svg.line(x, y0, x, y0 + PLOT_HEIGHT, Paint::stroke(colour, 1.5));
             let label = format!("L{} {} {word}", level.level, bytes(level.size_bytes));
-            svg.text(x + 3.0, y0 + 12.0, TEXT - 2.0, Anchor::Start, &label);
+            // A label near the right edge runs leftwards, inside the plot.
+            match x > x0 + PLOT_WIDTH * 0.7 {
+                true => svg.text(x - 3.0, y0 + 12.0, TEXT - 2.0, Anchor::End, &label),
+                false => svg.text(x + 3.0, y0 + 12.0, TEXT - 2.0, Anchor::Start, &label),
+            }
         }
         let points: Vec<(f64, f64)> = sizes
             .iter()
             .map(|s| (x_at(s.size_bytes as f64), y_at(s.latency.ns)))
             .collect();
+        let dashed: Vec<(f64, f64)> = translation
+            .iter()
+            .map(|&(size, ns)| (x_at(size), y_at(ns)))
+            .collect();
+        svg.polyline(&dashed, Paint::stroke(PALETTE[0], 1.2).dashed());
         svg.polyline(&points, Paint::stroke(INK, 1.5));
         for &(x, y) in &points {
             svg.circle(x, y, 2.0, Paint::fill(INK));
@@ -119,16 +140,25 @@ impl Figure for MemoryResult {
             );
             svg.text(x0 - 4.0, y0 + 10.0, TEXT - 2.0, Anchor::End, &nanos(high));
         }
-        let note = "shaded: each plateau's sizes and latency range; vertical lines: the published \
-                    cache levels";
-        svg.text(
-            x0,
-            y0 + PLOT_HEIGHT + BELOW - 6.0,
-            TEXT - 1.0,
-            Anchor::Start,
-            note,
-        );
-        svg.set_height(y0 + PLOT_HEIGHT + BELOW + 10.0);
+        let mut notes = vec![
+            "shaded: each plateau's sizes and latency range; vertical lines: the published cache \
+             levels",
+        ];
+        if !translation.is_empty() {
+            notes.push(
+                "dashed: the translation ladder, one line per 4 KiB page over the same spans",
+            );
+        }
+        for (row, note) in notes.iter().enumerate() {
+            svg.text(
+                x0,
+                y0 + PLOT_HEIGHT + BELOW - 6.0 + 14.0 * row as f64,
+                TEXT - 1.0,
+                Anchor::Start,
+                note,
+            );
+        }
+        svg.set_height(y0 + PLOT_HEIGHT + BELOW + 14.0 * notes.len() as f64);
         svg.finish()
     }
 }
