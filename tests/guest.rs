@@ -2025,6 +2025,61 @@ fn memory_reads_a_published_distance_of_21_as_fiction() {
     assert_eq!(result["ladder_judgement"]["verdict"], "differ", "{run}");
 }
 
+/// `run --arms node:0,node:1 -- COMMAND` in a two-node guest: each arm
+/// runs the command on its node's CPU, and says so.
+#[test]
+#[ignore = "boots QEMU guests; .ci/run runs them"]
+fn run_arms_by_node_run_a_command_on_each_node() {
+    let run = Guest::new().boot_two_nodes(
+        21,
+        &[
+            "run",
+            "--skip-gate",
+            "--arms",
+            "node:0,node:1",
+            "--threads",
+            "1",
+            "--reps",
+            "3",
+            "--warmups",
+            "1",
+            "--json",
+            "-",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+        ],
+    );
+    let result = run.json();
+    // Under TCG a shell loop's wall time varies by tens of percent, so an
+    // arm may miss its CV bar (exit 6); nothing else may fail.
+    let failed: Vec<&str> = result["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["status"] == "failed")
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(
+        failed.iter().all(|name| name.starts_with("cv-bar ")),
+        "{failed:?}\n{run}"
+    );
+    assert!([0, 6].contains(&run.exit_code), "{run}");
+    for (arm, cpu) in [("node:0", 0), ("node:1", 1)] {
+        let placement = result["plan"]["placements"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["arm"] == arm))
+            .unwrap_or_else(|| panic!("no placement of {arm}\n{run}"));
+        assert_eq!(placement["cpus"], serde_json::json!([cpu]), "{run}");
+        let residency = residency(&result, arm, &run);
+        assert_eq!(
+            residency["held"], "passed",
+            "{arm} stayed on node {cpu}'s CPU\n{run}"
+        );
+    }
+}
+
 /// A guest of one node (QEMU publishes no SLIT, so the node's distance to
 /// itself is the only one): the matrix agrees with what is published.
 #[test]
