@@ -745,14 +745,14 @@ pub struct ReportArgs {
     /// Write one saved result as an SVG figure to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
-    /// Write every FILE as one self-contained HTML page (figures, tables, checks, notes; hosts side by side) to OUT ("-" for standard output), atomically.
+    /// Write every FILE as one self-contained HTML page (figures, tables, checks, notes; several hosts compared, then side by side), or the --fleet or --baseline view, to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
-    /// Write every FILE's view as Markdown (pipe tables; for a ticket or a pull request) to OUT ("-" for standard output), atomically.
+    /// Write every FILE's view (several hosts compared first), or the --fleet or --baseline view, as Markdown (pipe tables; for a ticket or a pull request) to OUT ("-" for standard output), atomically.
     #[arg(long, value_name = "OUT")]
     pub markdown: Option<PathBuf>,
     /// Judge each FILE against OLD, a saved result of its kind (a baseline): each row's change with a distribution-free 95 % interval; exit 7 when a row regressed.
-    #[arg(long = "baseline", value_name = "OLD", conflicts_with_all = ["fleet", "trace", "html"])]
+    #[arg(long = "baseline", value_name = "OLD", conflicts_with_all = ["fleet", "trace"])]
     pub baseline: Option<PathBuf>,
     /// With --baseline: a change within this of the baseline is no change: a fraction (0.05) or a percentage (5%).
     #[arg(

@@ -655,6 +655,37 @@ fn what_hosts_print_is_shown_escaped_and_cut_short() {
     assert_eq!(reason("node3"), "pdsh@head: \\u{1b}[31mred");
 }
 
+/// A line break in what a document says (its CPU model, its hypervisor's
+/// name) starts no line of the fleet's view, nor splits a cell: the
+/// terminal's at 80 columns and `--wide`, and the Markdown, each show it
+/// escaped. (The table of CPU models drew the rest of such a model on a
+/// line of its own.)
+#[test]
+fn a_line_break_in_a_document_starts_no_line() {
+    const FAKE: &str = "\n\nFAKE-LINE: every host passed";
+    let mut gate = recorded_gate("guest-virtual");
+    gate["model"] = format!("CPU{FAKE}").into();
+    gate["evidence"]["cpuid_hypervisor_name"] = format!("KVM{FAKE}").into();
+    let lines = format!("node1: {gate}\nnode2: {}\n", gate_line("x"));
+    // Markdown escapes the escape's backslash too.
+    for (extra, shown) in [
+        (&[][..], r"CPU\n\nFAKE-LINE"),
+        (&["--wide"], r"CPU\n\nFAKE-LINE"),
+        (&["--markdown=-"], r"CPU\\n\\nFAKE-LINE"),
+    ] {
+        let output = report(extra, lines.as_bytes());
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let view = text(&output.stdout);
+        assert!(view.contains(shown), "{extra:?}: {view}");
+        assert!(
+            !view
+                .lines()
+                .any(|line| line.contains("FAKE-LINE") && !line.contains(r"\nFAKE-LINE")),
+            "{extra:?}: {view}"
+        );
+    }
+}
+
 /// Every line is counted in a host or as unreadable: a document behind a
 /// prefix no engine writes (200,000 'A's, an escape sequence, markup,
 /// nothing, a NUL) is no host's, and is counted and named by its line,

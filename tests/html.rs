@@ -2,7 +2,9 @@
 //! documents, is one well-formed page (parsed by an XML parser: the page
 //! is written as XML-compatible HTML), holds one inline figure per
 //! document, fetches nothing and runs nothing, repeats its bytes and stays
-//! small; a page of two hosts is pinned byte for byte under `tests/html/`.
+//! small; a page of two hosts is pinned byte for byte under `tests/html/`,
+//! the comparison of their hosts on it. `report --fleet --html` and
+//! `report --baseline --html` are a page of one view each, as sound.
 //!
 //! After a deliberate change, rewrite the pinned page with
 //! `UPDATE_HTML=1 cargo test --test tests html::` and look at the diff
@@ -102,6 +104,12 @@ fn assert_sound(html: &str, documents: usize, what: &str) {
             "{what}: the summary links to {link}, which is not on the page"
         );
     }
+    assert_fetches_nothing(html, what);
+}
+
+/// The page fetches nothing and runs nothing: no URL but the figures' SVG
+/// namespace, no script, no stylesheet of its own to load.
+fn assert_fetches_nothing(html: &str, what: &str) {
     let without_namespace = html.replace(SVG_NAMESPACE, "");
     for forbidden in [
         "http://", "https://", "<script", "<link", "@import", "url(", "<?xml",
@@ -156,7 +164,7 @@ fn a_page_of_every_fixture_groups_them_by_kind() {
         .filter(|n| n.has_tag_name("h2"))
         .filter_map(|n| n.text())
         .collect();
-    let mut kinds: Vec<&str> = vec!["Summary"];
+    let mut kinds: Vec<&str> = vec!["Summary", "Hosts compared"];
     for name in &names {
         let kind = name.split('-').next().unwrap();
         if !kinds.contains(&kind) {
@@ -268,9 +276,9 @@ fn report_writes_the_page_to_a_file_or_standard_output() {
     assert!(String::from_utf8_lossy(&to_stdout.stderr).contains("one-per-core"));
 }
 
-/// What `--html` refuses, each in one line and writing nothing: `--fleet`,
-/// a `--trace` of a document that has none, an output that is an input,
-/// and a file that cannot be read (as `report` says it).
+/// What `--html` refuses, each in one line and writing nothing: a
+/// `--trace` of a document that has none, an output that is an input, and
+/// a file that cannot be read (as `report` says it).
 #[test]
 fn report_html_refuses_in_one_line() {
     let a = run_fixture(TWO_HOSTS_RUNS[0]);
@@ -279,8 +287,7 @@ fn report_html_refuses_in_one_line() {
     let out = out.to_str().unwrap();
     let missing = folder.path().join("missing.json");
     let missing = missing.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
-        (&["report", "--fleet", &a, "--html", out], "--html"),
+    let cases: [(&[&str], &str); 3] = [
         (&["report", &a, "--trace", "-", "--html", out], "--trace"),
         (&["report", &a, "--html", &a], "one of the files to read"),
         (&["report", &a, missing, "--html", out], "missing.json"),
@@ -298,4 +305,106 @@ fn report_html_refuses_in_one_line() {
         placement_study(&["report", &a, missing]).stderr,
         "an unreadable file is the error `report` gives without --html"
     );
+}
+
+/// The comparison of the hosts stands between the summary and the
+/// documents: the table `report A B --wide` prints, a row per document,
+/// each named by its file as the summary names it; a page of one document
+/// has none.
+#[test]
+fn several_documents_open_with_the_comparison_of_their_hosts() {
+    let html = page_of(&TWO_HOSTS_RUNS);
+    let parsed = parsed(&html);
+    let compared = parsed
+        .descendants()
+        .find(|n| n.attribute("class") == Some("view compared"))
+        .expect("the comparison");
+    let rows: Vec<Vec<String>> = compared
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|row| {
+            row.children()
+                .map(|cell| cell.text().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0][..3], ["file", "host", "CPU"]);
+    assert_eq!(rows[1][0], TWO_HOSTS_RUNS[0]);
+    assert_eq!(rows[2][0], TWO_HOSTS_RUNS[1]);
+    assert!(!page_of(&TWO_HOSTS_RUNS[..1]).contains("Hosts compared"));
+}
+
+/// A page of a view of its own: one card, its view's tables real tables,
+/// fetching nothing.
+fn assert_sound_view_page(html: &str, title: &str, figures: usize) {
+    assert!(html.starts_with("<!DOCTYPE html>\n"), "{title}: no doctype");
+    let parsed = parsed(html);
+    let heading = parsed.descendants().find(|n| n.has_tag_name("h1"));
+    assert_eq!(heading.and_then(|n| n.text()), Some(title));
+    let svgs = parsed.descendants().filter(|n| n.has_tag_name("svg"));
+    assert_eq!(svgs.count(), figures, "{title}");
+    let views = parsed
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("view"));
+    assert_eq!(views.count(), 1, "{title}: one view");
+    assert!(html.contains("<table>"), "{title}: no table");
+    assert!(!html.contains("<pre"), "{title}: no preformatted text view");
+    assert_fetches_nothing(html, title);
+}
+
+/// `report --fleet --html`: the fleet's view (the same blocks as the
+/// terminal's), its counts aligned right; the human view still printed.
+#[test]
+fn a_fleet_report_is_a_page_of_its_own() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("fleet.html");
+    let pdsh = "fixtures/fleet/pdsh.out";
+    let args = [
+        "report",
+        "--fleet",
+        "--hosts",
+        "node[1-9]",
+        pdsh,
+        "--html",
+        out.to_str().unwrap(),
+    ];
+    let written = placement_study(&args);
+    assert!(written.status.success(), "{written:?}");
+    assert!(String::from_utf8_lossy(&written.stdout).contains("Missing (1): node9"));
+    let html = fs::read_to_string(&out).unwrap();
+    assert_sound_view_page(&html, "placement-study fleet report", 0);
+    assert!(html.contains("<p class=\"answer\">9 hosts: 5 with a result, 3 broken, 1 missing</p>"));
+    assert!(html.contains("<th class=\"number\">hosts</th>"), "{html}");
+    assert!(html.contains("<h4>Broken (3)</h4>"), "{html}");
+    // The same bytes from standard input, and to standard output.
+    let to_stdout = placement_study(&[
+        "report",
+        "--fleet",
+        "--hosts",
+        "node[1-9]",
+        pdsh,
+        "--html=-",
+    ]);
+    assert_eq!(String::from_utf8(to_stdout.stdout).unwrap(), html);
+}
+
+/// `report --baseline OLD NEW --html`: the comparison's figure and view.
+#[test]
+fn a_baseline_comparison_is_a_page_of_its_own() {
+    let [old, new] = [
+        "gate-guest-one-core-split.json",
+        "gate-guest-one-core-split-capped.json",
+    ]
+    .map(run_fixture);
+    let written = placement_study(&["report", "--baseline", &old, &new, "--html=-"]);
+    assert!(written.status.success(), "{written:?}");
+    let html = String::from_utf8(written.stdout).unwrap();
+    let title = format!("placement-study: against the baseline {old}");
+    assert_sound_view_page(&html, &title, 1);
+    assert!(
+        html.contains("<p class=\"answer\">NOTHING REGRESSED (exit 0)"),
+        "{html}"
+    );
+    assert!(String::from_utf8_lossy(&written.stderr).contains("NOTHING REGRESSED"));
 }

@@ -7,7 +7,8 @@
 //! model's three renderers; and the bytes of its `--json=-` and `--csv=-`; the comparison of all of them and their
 //! fleet summary, at 80 columns and `--wide`; for each sysfs snapshot in
 //! `fixtures/sysfs/`: `topology` at 80 columns and `--wide`, and its JSON and
-//! CSV.
+//! CSV. The comparison and the fleet summary are pinned in Markdown and
+//! HTML too, and so is the captured pdsh fleet of `fixtures/fleet/`.
 //!
 //! A snapshot is named after its test (the view) and its fixture:
 //! `report_wide@gate-vm-no-smt.json.snap`. Each saved result's Markdown
@@ -216,19 +217,13 @@ fn report_html_view() {
         .filter(|path| {
             catch_unwind(AssertUnwindSafe(|| {
                 let args = ["report", "--html=-", path.as_str()];
-                let output = placement_study(&args);
-                let page = String::from_utf8(output.stdout).expect("the page is UTF-8");
-                let view = page
-                    .split_once("<div class=\"view\">\n")
-                    .and_then(|(_, rest)| rest.split_once("</div>\n</article>"))
-                    .map_or("no view on the page", |(view, _)| view);
+                let transcript = part_transcript(&args, VIEW_ON_A_PAGE);
                 let mut settings = insta::Settings::clone_current();
                 settings.set_prepend_module_to_snapshot(false);
                 settings.set_omit_expression(true);
                 let name = Path::new(path).file_name().unwrap().to_str().unwrap();
                 settings.set_snapshot_suffix(name);
                 settings.set_input_file(path);
-                let transcript = format!("$ placement-study {}\n{}", args.join(" "), view);
                 settings.bind(|| insta::assert_snapshot!("report_html_view", transcript));
             }))
             .is_err()
@@ -238,6 +233,30 @@ fn report_html_view() {
         failed.is_empty(),
         "report_html_view: {failed:?} differ or are missing"
     );
+}
+
+/// Where a page's view is: between the first of these and the second.
+const VIEW_ON_A_PAGE: (&str, &str) = ("<div class=\"view\">\n", "</div>\n</article>");
+
+/// The command line and the part of what it printed between `bounds`
+/// (the first start, the first end after it): one view of a page, whose
+/// other parts other snapshots pin.
+fn part_transcript(args: &[&str], (start, end): (&str, &str)) -> String {
+    let output = placement_study(args);
+    let printed = String::from_utf8(output.stdout).expect("the output is UTF-8");
+    let part = printed
+        .split_once(start)
+        .and_then(|(_, rest)| rest.split_once(end))
+        .map_or("no such part in the output", |(part, _)| part);
+    format!("$ placement-study {}\n{part}", args.join(" "))
+}
+
+/// Snapshot `view`: the part between `bounds` of what `args` printed.
+fn assert_part(view: &str, args: &[&str], bounds: (&str, &str)) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(view, part_transcript(args, bounds)));
 }
 
 /// `report` with all the saved results at once: the comparison of their
@@ -272,6 +291,75 @@ fn fleet_80() {
 #[test]
 fn fleet_wide() {
     all_results("fleet_wide", &["--fleet", "--wide"]);
+}
+
+/// `report` with all the saved results and `options`: the part of what
+/// it printed between `bounds`.
+fn part_of_all_results(view: &str, options: &[&str], bounds: (&str, &str)) {
+    let paths = saved_results();
+    let mut args = vec!["report"];
+    args.extend(options);
+    args.extend(paths.iter().map(String::as_str));
+    assert_part(view, &args, bounds);
+}
+
+/// The comparison of every saved result on `report A B --markdown`'s page
+/// and `--html`'s: the same blocks as `compare_wide`, drawn by the other
+/// renderers (each document's own part is pinned by `report_markdown` and
+/// `report_html_view`).
+#[test]
+fn compare_markdown() {
+    let bounds = ("## Hosts compared\n\n", "\n## `");
+    part_of_all_results("compare_markdown", &["--markdown=-"], bounds);
+}
+
+#[test]
+fn compare_html_view() {
+    let bounds = ("<div class=\"view compared\">\n", "</div>\n</section>");
+    part_of_all_results("compare_html_view", &["--html=-"], bounds);
+}
+
+/// The fleet summary of every saved result as `report --fleet --markdown`
+/// and `--html` write it (the page's view, its style pinned in tests/html/).
+#[test]
+fn fleet_markdown() {
+    all_results_as(
+        "fleet_markdown",
+        &["--fleet", "--markdown=-"],
+        Streams::Document,
+    );
+}
+
+#[test]
+fn fleet_html_view() {
+    part_of_all_results("fleet_html_view", &["--fleet", "--html=-"], VIEW_ON_A_PAGE);
+}
+
+/// The captured pdsh fleet of `fixtures/fleet/` (see its README), one host
+/// of `--hosts` missing: the outliers, the broken and missing hosts and the
+/// penalty notes, in the terminal (80 columns), Markdown and HTML.
+const PDSH_FLEET: [&str; 4] = [
+    "report",
+    "--fleet",
+    "--hosts=node[1-9]",
+    "fixtures/fleet/pdsh.out",
+];
+
+#[test]
+fn fleet_pdsh_80() {
+    assert_view("fleet_pdsh_80", None, &PDSH_FLEET, Streams::Text);
+}
+
+#[test]
+fn fleet_pdsh_markdown() {
+    let args = [&PDSH_FLEET[..], &["--markdown=-"]].concat();
+    assert_view("fleet_pdsh_markdown", None, &args, Streams::Document);
+}
+
+#[test]
+fn fleet_pdsh_html_view() {
+    let args = [&PDSH_FLEET[..], &["--html=-"]].concat();
+    assert_part("fleet_pdsh_html_view", &args, VIEW_ON_A_PAGE);
 }
 
 /// The CSVs of hosts, byte for byte: `report A B --csv` and `report

@@ -72,11 +72,9 @@ pub fn run(command: &ReportCommand) -> Result<Outcome> {
             .map(|(name, saved)| (name.as_str(), document::of(saved)))
             .collect();
         outputs.write_labels(&labelled)?;
-        outputs.write(
-            &(compare::render(&hosts, &outputs.view()) + "\n"),
-            &hosts,
-            || compare::csv(&hosts),
-        )?;
+        outputs.write(&compare::render(&hosts, &outputs.view()), &hosts, || {
+            compare::csv(&hosts)
+        })?;
     }
     Ok(Outcome::Success)
 }
@@ -116,6 +114,9 @@ fn file_name(path: &Path) -> String {
     escape_path(path.file_name().map_or(path, Path::new))
 }
 
+/// The heading of `report --fleet`'s page.
+const FLEET_TITLE: &str = "placement-study fleet report";
+
 /// `report --fleet`: whatever the hosts sent, missing and broken hosts
 /// included, is a report, not an error (exit 0). What fails is what the
 /// user can fix: a named FILE that is not there or cannot be read (found
@@ -144,6 +145,16 @@ fn fleet(command: &ReportCommand, options: &FleetOptions) -> Result<Outcome> {
     if let Some(target) = &outputs.csv {
         target.write(fleet::csv(&fleet).as_bytes())?;
     }
+    if outputs.html.is_some() || outputs.markdown.is_some() {
+        let blocks = fleet::blocks(&fleet, &html::PAGE_VIEW);
+        if let Some(target) = &outputs.html {
+            let page = html::view_page(FLEET_TITLE, None, &blocks);
+            target.write(page.as_bytes())?;
+        }
+        if let Some(target) = &outputs.markdown {
+            target.write(markdown::titled(FLEET_TITLE, &blocks).as_bytes())?;
+        }
+    }
     outputs.write_human(&fleet::render(&fleet, &outputs.view()))?;
     Ok(Outcome::Success)
 }
@@ -171,13 +182,21 @@ fn baseline(command: &ReportCommand, old: &Path, rules: &BaselineRules) -> Resul
     if let Some(target) = &outputs.svg {
         target.write(figure::baseline::figure(&report).as_bytes())?;
     }
-    if let Some(target) = &outputs.markdown {
-        let page = format!(
-            "# placement-study: against the baseline `{}`\n\n{}",
-            escape_path(old).replace('`', "'"),
-            baseline::view::blocks(&report, &markdown::PAGE_VIEW).to_markdown()
-        );
-        target.write(page.as_bytes())?;
+    if outputs.html.is_some() || outputs.markdown.is_some() {
+        let blocks = baseline::view::blocks(&report, &html::PAGE_VIEW);
+        let old = escape_path(old);
+        if let Some(target) = &outputs.html {
+            let title = format!("placement-study: against the baseline {old}");
+            let figure = figure::baseline::figure(&report);
+            target.write(html::view_page(&title, Some(&figure), &blocks).as_bytes())?;
+        }
+        if let Some(target) = &outputs.markdown {
+            let title = format!(
+                "placement-study: against the baseline `{}`",
+                old.replace('`', "'")
+            );
+            target.write(markdown::titled(&title, &blocks).as_bytes())?;
+        }
     }
     let view = outputs.view();
     outputs.write(

@@ -249,14 +249,6 @@ pub fn from_cli(cli: Cli) -> Result<Command> {
                      (write each file's figure with its own `report FILE --svg OUT`)"
                 );
             }
-            for (flag, asked) in [("--html", &args.html), ("--markdown", &args.markdown)] {
-                if asked.is_some() && args.fleet {
-                    bail!(
-                        "{flag}: a page shows each saved FILE whole, --fleet sums a fleet up in \
-                         one table; drop --fleet to put the files on one page"
-                    );
-                }
-            }
             if args.prom.is_some() && args.files.len() > 1 {
                 bail!(
                     "--prom: a textfile folder holds one host's metrics; name one FILE, and write \

@@ -21,7 +21,7 @@ use std::fmt::Write;
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Segment};
 use tabled::settings::style::HorizontalLine;
-use tabled::settings::{Format, Style};
+use tabled::settings::{Alignment, Format, Style};
 use tabled::{Table, Tabled};
 
 /// A word longer than this may be broken when its column must narrow (a
@@ -152,16 +152,28 @@ pub enum Block {
 
 /// A table's cells, the header row first: text as the terminal shows it,
 /// marks and all. Each cell is one line of meaning, as a [`Block::Line`]
-/// is: the terminal wraps it to fit, and escapes a line break in it.
+/// is: the terminal wraps it to fit, and escapes a line break in it. A
+/// cell may hold several such lines, one under the other (a host over its
+/// CPU in `report A B`): the terminal draws them so, HTML and Markdown
+/// break the cell's line between them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Grid {
-    rows: Vec<Vec<String>>,
+    /// Each row's cells, each cell its lines.
+    rows: Vec<Vec<Vec<String>>>,
+    /// The columns of counts, aligned to the right.
+    right: Vec<usize>,
 }
 
 impl Grid {
-    /// Adds a row below the others: the first is the header.
+    /// Adds a row below the others, a line a cell: the first is the header.
     pub fn push<S: Into<String>>(&mut self, row: impl IntoIterator<Item = S>) {
-        self.rows.push(row.into_iter().map(Into::into).collect());
+        self.rows
+            .push(row.into_iter().map(|cell| vec![cell.into()]).collect());
+    }
+
+    /// Adds a row whose cells are each the lines given.
+    pub fn push_lines(&mut self, row: impl IntoIterator<Item = Vec<String>>) {
+        self.rows.push(row.into_iter().collect());
     }
 
     /// A table of `rows`, headed by their fields' names.
@@ -174,27 +186,50 @@ impl Grid {
         grid
     }
 
+    /// Aligns the cells of `columns` (counts), the header's too, to the
+    /// right.
+    pub fn align_right(&mut self, columns: &[usize]) -> &mut Grid {
+        self.right.extend_from_slice(columns);
+        self
+    }
+
     /// No row below the header.
     pub fn is_empty(&self) -> bool {
         self.rows.len() <= 1
     }
 
-    /// The header and the rows, each cell escaped as [`Block`]s are.
-    fn escaped_rows(&self) -> impl Iterator<Item = Vec<String>> + '_ {
+    /// The header and the rows, each line of each cell escaped as
+    /// [`Block`]s are.
+    fn escaped_rows(&self) -> impl Iterator<Item = Vec<Vec<String>>> + '_ {
         self.rows.iter().map(|row| {
             row.iter()
-                .map(|cell| escape_controls(cell).into_owned())
+                .map(|lines| {
+                    lines
+                        .iter()
+                        .map(|line| escape_controls(line).into_owned())
+                        .collect()
+                })
                 .collect()
         })
     }
 
-    /// The table as the terminal draws it ([`fit`]).
+    /// Whether `column` is aligned to the right.
+    fn is_right(&self, column: usize) -> bool {
+        self.right.contains(&column)
+    }
+
+    /// The table as the terminal draws it ([`fit`]): a cell's lines one
+    /// under the other.
     pub fn to_terminal(&self, view: &View) -> String {
         let mut builder = Builder::default();
         for row in self.escaped_rows() {
-            builder.push_record(row);
+            builder.push_record(row.iter().map(|lines| lines.join("\n")));
         }
-        fit(builder.build(), view)
+        let mut table = builder.build();
+        for &column in &self.right {
+            table.modify(Columns::one(column), Alignment::right());
+        }
+        fit(table, view)
     }
 }
 
@@ -370,9 +405,16 @@ impl Blocks {
                     for (index, row) in table.escaped_rows().enumerate() {
                         let cell = if index == 0 { "th" } else { "td" };
                         out.push_str("<tr>");
-                        for value in row {
-                            let value = xml_text(&value);
-                            let _ = write!(out, "<{cell}>{value}</{cell}>");
+                        for (column, lines) in row.iter().enumerate() {
+                            let class = if table.is_right(column) {
+                                " class=\"number\""
+                            } else {
+                                ""
+                            };
+                            let lines: Vec<String> =
+                                lines.iter().map(|line| xml_text(line)).collect();
+                            let value = lines.join("<br/>");
+                            let _ = write!(out, "<{cell}{class}>{value}</{cell}>");
                         }
                         out.push_str("</tr>\n");
                     }
@@ -433,11 +475,27 @@ impl Blocks {
                 }
                 Block::Table(table) => {
                     for (index, row) in table.escaped_rows().enumerate() {
-                        let cells: Vec<String> =
-                            row.iter().map(|cell| markdown_text(cell)).collect();
+                        // A cell's lines apart: GitHub's tables take `<br>`.
+                        let cells: Vec<String> = row
+                            .iter()
+                            .map(|lines| {
+                                let lines: Vec<String> =
+                                    lines.iter().map(|line| markdown_text(line)).collect();
+                                lines.join("<br>")
+                            })
+                            .collect();
                         let _ = writeln!(out, "| {} |", cells.join(" | "));
                         if index == 0 {
-                            let _ = writeln!(out, "|{}", "---|".repeat(cells.len()));
+                            let rule: String = (0..cells.len())
+                                .map(|column| {
+                                    if table.is_right(column) {
+                                        "---:|"
+                                    } else {
+                                        "---|"
+                                    }
+                                })
+                                .collect();
+                            let _ = writeln!(out, "|{rule}");
                         }
                     }
                     out.push('\n');
@@ -535,6 +593,45 @@ mod tests {
         assert_eq!(
             blocks.to_terminal(&View::default()),
             "no pair was measured\n"
+        );
+    }
+
+    /// A host over its CPU in one cell, and a column of counts.
+    fn host_over_cpu() -> Blocks {
+        let mut grid = Grid::default();
+        grid.push(["host, CPU", "hosts"]);
+        grid.push_lines([
+            vec!["node1".to_string(), "Xeon|<b>\nFAKE".to_string()],
+            vec!["12".to_string()],
+        ]);
+        grid.align_right(&[1]);
+        let mut blocks = Blocks::new();
+        blocks.table(grid, "no host");
+        blocks
+    }
+
+    #[test]
+    fn a_cell_of_several_lines_and_a_column_of_counts_in_every_renderer() {
+        let blocks = host_over_cpu();
+        assert_eq!(
+            blocks.to_terminal(&View::default()),
+            "┌────────────────┬───────┐\n\
+             │ host, CPU      │ hosts │\n\
+             ├────────────────┼───────┤\n\
+             │ node1          │    12 │\n\
+             │ Xeon|<b>\\nFAKE │       │\n\
+             └────────────────┴───────┘\n"
+        );
+        assert_eq!(
+            blocks.to_html(),
+            "<table>\n<tr><th>host, CPU</th><th class=\"number\">hosts</th></tr>\n\
+             <tr><td>node1<br/>Xeon|&lt;b&gt;\\nFAKE</td><td class=\"number\">12</td></tr>\n\
+             </table>\n"
+        );
+        assert_eq!(
+            blocks.to_markdown(),
+            "| host, CPU | hosts |\n|---|---:|\n\
+             | node1<br>Xeon\\|\\<b\\>\\\\nFAKE | 12 |\n\n"
         );
     }
 

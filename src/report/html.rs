@@ -2,7 +2,10 @@
 //! documents, to open offline or attach to a ticket.
 //!
 //! The page opens with a summary: one row per document (host, kind, its
-//! verdict, the file), each linking to the document below. Each document is
+//! verdict, the file), each linking to the document below; with several
+//! documents, the comparison of their hosts follows
+//! ([`compare::blocks`], the table `report A B` prints, with every
+//! column). Each document is
 //! then shown as its heading (host, kind, the version that wrote it, the
 //! file it was read from), its figure inline ([`Figure::figure`](crate::report::document::Figure::figure)) and its
 //! view ([`HumanView::blocks`](crate::report::document::HumanView::blocks), the same blocks `report FILE` prints, with
@@ -10,7 +13,8 @@
 //! tables as real `<table>`s. No format keeps a second copy of a view.
 //! Documents of one kind are grouped, and within a group each host's
 //! document is a column beside the others, so two hosts' runs read side by
-//! side.
+//! side. A view of its own (`report --fleet`, `report --baseline`) is a
+//! page of one card ([`view_page`]).
 //!
 //! The page holds no script, no web font and no URL to fetch (the only
 //! "http" in it is each figure's SVG namespace, which names and fetches
@@ -23,7 +27,8 @@
 //! bytes.
 
 use crate::escape::escape_controls;
-use crate::report::blocks::{Block, Tone};
+use crate::report::blocks::{Block, Blocks, Tone};
+use crate::report::compare::{self, HostSummary};
 use crate::report::document::Document;
 use crate::report::figure::xml_text;
 use crate::report::view::View;
@@ -64,12 +69,14 @@ h4{font-size:14px;margin:12px 0 4px}\
 table{border-collapse:collapse;font-size:12px;margin:4px 0 6px}\
 th,td{border:1px solid #D0D0D0;padding:2px 6px;text-align:left;vertical-align:top}\
 th{background:#F0F2F4}\
-table.summary{font-size:13px;background:#FFFFFF}";
+th.number,td.number{text-align:right}\
+table.summary{font-size:13px;background:#FFFFFF}\
+.compared table{background:#FFFFFF}";
 
 /// The views are built as `report FILE --wide` builds them, whatever the
 /// terminal `report --html` ran in (so the page does not depend on it):
 /// every column, the marks spelt out ("(not quotable)"), UTF-8.
-const PAGE_VIEW: View = View {
+pub const PAGE_VIEW: View = View {
     width: View::STANDARD_WIDTH,
     wide: true,
     charset: crate::report::view::Charset::Utf8,
@@ -91,13 +98,10 @@ pub fn page(entries: &[PageEntry<'_>]) -> String {
         .collect();
     hosts.sort_unstable();
     hosts.dedup();
-    let mut html = String::new();
+    let mut html = head(&format!("placement-study report: {}", hosts.join(", ")));
     let _ = write!(
         html,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-         <title>placement-study report: {title}</title>\n<style>{STYLE}</style>\n\
-         </head>\n<body>\n<h1>placement-study report</h1>\n\
+        "<h1>placement-study report</h1>\n\
          <p class=\"about\">{count} saved {documents} from {host_count} {host_word}: \
          {title}</p>\n",
         title = xml_text(&escape_controls(&hosts.join(", "))),
@@ -107,6 +111,9 @@ pub fn page(entries: &[PageEntry<'_>]) -> String {
         host_word = plural(hosts.len(), "host", "hosts"),
     );
     html.push_str(&summary(entries));
+    if entries.len() > 1 {
+        html.push_str(&compared(entries));
+    }
     for kind in kinds {
         let _ = write!(html, "<section>\n<h2>{kind}</h2>\n<div class=\"hosts\">\n");
         for (index, entry) in entries.iter().enumerate() {
@@ -118,6 +125,58 @@ pub fn page(entries: &[PageEntry<'_>]) -> String {
     }
     html.push_str("</body>\n</html>\n");
     html
+}
+
+/// A page of one view of its own, titled `title`: `report --fleet`'s, or
+/// `report --baseline`'s with its `figure` (an SVG file's text) above it.
+/// The view is built by the caller with [`PAGE_VIEW`].
+pub fn view_page(title: &str, figure: Option<&str>, blocks: &Blocks) -> String {
+    let mut html = head(title);
+    let _ = write!(
+        html,
+        "<h1>{}</h1>\n<article>\n",
+        xml_text(&escape_controls(title))
+    );
+    if let Some(figure) = figure {
+        let _ = write!(html, "<figure>\n{}</figure>\n", inline_svg(figure));
+    }
+    let _ = write!(
+        html,
+        "<div class=\"view\">\n{}</div>\n</article>\n</body>\n</html>\n",
+        blocks.to_html()
+    );
+    html
+}
+
+/// Everything a page holds before its heading: its title (escaped here),
+/// its style, up to the opening `<body>`.
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        title = xml_text(&escape_controls(title)),
+    )
+}
+
+/// The documents' hosts, each named by its file as the page names it: the
+/// rows of the comparison a page of several documents opens with.
+pub fn compared_hosts(entries: &[PageEntry<'_>]) -> Vec<HostSummary> {
+    entries
+        .iter()
+        .map(|entry| entry.document.summary(entry.file.clone()))
+        .collect()
+}
+
+/// The comparison of the documents' hosts, as `report A B` prints it
+/// with every column ([`compared_hosts`]).
+fn compared(entries: &[PageEntry<'_>]) -> String {
+    let hosts = compared_hosts(entries);
+    format!(
+        "<section>\n<h2>Hosts compared</h2>\n<div class=\"view compared\">\n{}</div>\n\
+         </section>\n",
+        compare::blocks(&hosts, &PAGE_VIEW).to_html()
+    )
 }
 
 /// The summary every page opens with: per document, in the order given,

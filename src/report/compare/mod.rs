@@ -2,7 +2,6 @@
 //! hosts of a study. `report --json` gives the same rows as numbers, not
 //! as the table's formatted strings.
 
-use crate::escape::escape_controls;
 use crate::judge::checks::{Check, CheckName, CheckStatus};
 use crate::judge::fleet::PenaltyDoubt;
 use crate::judge::gate::{Interval, Verdict};
@@ -12,20 +11,16 @@ use crate::judge::stats::Spread;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
 use crate::plan::command::CommandArm;
-use crate::report::blocks::fit;
 use crate::report::csv::{header, opt, quoted, rows};
-use crate::report::view::View;
 use crate::saved::{
     CommandResult, DocumentHead, DocumentKind, GateResult, HybridResult, ObserveResult,
     PairsResult, RunResult, SweepResult, TopologyResult,
 };
-use crate::units::{Fixed, count, percent, percent_change, sig4};
+use crate::units::{Fixed, count, percent_change};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::LazyLock;
-use tabled::builder::Builder;
-use tabled::{Table, Tabled};
 
 /// One arm's cost on one host.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -548,205 +543,6 @@ pub struct SiblingMaps {
     pub measured: String,
 }
 
-/// One row of the hosts table.
-#[derive(Tabled)]
-struct HostRow {
-    file: String,
-    host: String,
-    #[tabled(rename = "CPU")]
-    model: String,
-    #[tabled(rename = "cores/threads")]
-    cores_threads: String,
-    hypervisor: String,
-    gate: String,
-    #[tabled(rename = "one-per-core")]
-    one_per_core: String,
-    #[tabled(rename = "sibling-packed")]
-    packed: String,
-    change: String,
-    #[tabled(rename = "sibling map")]
-    map: String,
-    /// `hybrid`: the classes' speeds, the ceiling, the pinned schemes.
-    classes: String,
-    /// `observe`: the classes' shares, the migrations, the reconciliation.
-    observed: String,
-    /// `topology`: packages, cores, threads, classes.
-    machine: String,
-    /// `run -- COMMAND`: the command and its arms against the baseline.
-    command: String,
-    /// `run --sweep`: the speedup by step, the efficiency, the knees.
-    sweep: String,
-    checks: String,
-}
-
-fn row(host: &HostSummary) -> HostRow {
-    let dash = || "—".to_string();
-    let cost = |arm: Arm| match host.arms().iter().find(|a| a.arm == arm) {
-        Some(a) => format!(
-            "{} {} (CV {:.2} %, n={}){}",
-            sig4(a.cost.median),
-            a.clock.as_str(),
-            Fixed(a.cost.cv * 100.0),
-            a.cost.reps,
-            if a.quotable { "" } else { " not quotable" }
-        ),
-        None => dash(),
-    };
-    // An invalid `observe` has no failed check to name: it is "INVALID" alone.
-    let mut marks: Vec<String> = [
-        (host.complete, "INCOMPLETE"),
-        (!host.ungated(), "UNGATED"),
-        (host.valid() != Some(false), "INVALID"),
-    ]
-    .into_iter()
-    .filter(|(holds, _)| !holds)
-    .map(|(_, mark)| mark.to_string())
-    .collect();
-    if !host.failed_checks().is_empty() {
-        let names: Vec<String> = host.failed_checks().iter().map(|c| c.to_string()).collect();
-        marks.push(format!("FAILED: {}", names.join(", ")));
-    } else if host.valid() != Some(false) {
-        marks.push("passed".into());
-    }
-    let checks = marks.join("; ");
-    // Escaped here, not only as a cell: the default view joins host and
-    // CPU with a line break, which a line break in a name would imitate.
-    let shown = |text: &Option<String>, or: &str| {
-        text.as_deref()
-            .map_or_else(|| or.to_string(), |t| escape_controls(t).into_owned())
-    };
-    HostRow {
-        file: escape_controls(&host.file).into_owned(),
-        host: shown(&host.host, "—"),
-        model: shown(&host.model, "unknown"),
-        cores_threads: match (host.cores, host.cpus) {
-            (Some(cores), Some(cpus)) => format!("{cores}/{cpus}"),
-            _ => dash(),
-        },
-        hypervisor: host.hypervisor.clone().unwrap_or_else(|| "none".into()),
-        gate: match host.verdict() {
-            Some(verdict) => match host.penalty().and_then(GatePenalty::text) {
-                Some(penalty) => format!("{} {penalty}", verdict.as_str()),
-                None => verdict.as_str().to_string(),
-            },
-            None => "not run".into(),
-        },
-        one_per_core: cost(Arm::OnePerCore),
-        packed: cost(Arm::SiblingPacked),
-        change: host
-            .change_vs_one_per_core()
-            .map_or_else(dash, percent_change),
-        map: match host.map() {
-            Some(map) if map.measured == map.published => {
-                format!("{}: {}", map.verdict.as_str(), map.measured)
-            }
-            Some(map) => format!(
-                "{}: measured {}, published {}",
-                map.verdict.as_str(),
-                map.measured,
-                map.published
-            ),
-            None => dash(),
-        },
-        classes: host.hybrid().map_or_else(dash, |h| {
-            let share = |f: Option<f64>| f.map_or_else(dash, |f| format!("{:.0} %", f * 100.0));
-            format!(
-                "{}: {}; ceiling {}; pinned static {}, stealing {} of it",
-                h.classes.as_str(),
-                h.speeds.join(", "),
-                h.ceiling.map_or_else(dash, |c| format!("{c:.2}")),
-                share(h.static_pinned_of_ceiling),
-                share(h.stealing_pinned_of_ceiling)
-            )
-        }),
-        observed: host.observe().map_or_else(dash, |o| {
-            format!(
-                "{}; {}; {} {}",
-                o.classes.join(", "),
-                count(o.migrations, "migration"),
-                if o.reconciled {
-                    "reconciled"
-                } else {
-                    "NOT reconciled"
-                },
-                percent(o.reconciliation_difference)
-            )
-        }),
-        machine: host.machine().map_or_else(dash, MachineShape::to_string),
-        command: host.command().map_or_else(dash, str::to_string),
-        sweep: host.sweep().map_or_else(dash, |sweep| {
-            let curve: Vec<String> = sweep
-                .speedups
-                .iter()
-                .map(|(k, s)| format!("{k} {:.2}×", Fixed(*s)))
-                .collect();
-            let knees: Vec<String> = sweep
-                .knees
-                .iter()
-                .map(|(k, added)| format!("knee at {k}: {added}"))
-                .collect();
-            format!(
-                "{}: {}; {} of the ceiling; {}",
-                sweep.order,
-                curve.join(", "),
-                sweep
-                    .efficiency
-                    .map_or_else(dash, |e| format!("{:.0} %", e * 100.0)),
-                if knees.is_empty() {
-                    "no knee".into()
-                } else {
-                    knees.join(", ")
-                }
-            )
-        }),
-        checks,
-    }
-}
-
-/// The hosts table. The wide view has a column per finding; the default
-/// one names the host and its CPU in one cell, puts the gate's verdict and
-/// what each file found in one "result" cell, a line a finding, leaves the
-/// core counts and the hypervisor out, and gives each mark of the checks
-/// its own line.
-pub fn render(hosts: &[HostSummary], view: &View) -> String {
-    let rows = hosts.iter().map(row);
-    if view.wide {
-        return fit(Table::new(rows), view);
-    }
-    let mut table = Builder::default();
-    table.push_record(["file", "host, CPU", "result", "checks"]);
-    for (host, row) in hosts.iter().zip(rows) {
-        let gate = host.verdict().map(|_| row.gate.as_str());
-        let findings: Vec<String> = [
-            ("gate", gate.unwrap_or("—")),
-            ("one-per-core", &row.one_per_core),
-            ("sibling-packed", &row.packed),
-            ("change", &row.change),
-            ("sibling map", &row.map),
-            ("classes", &row.classes),
-            ("observed", &row.observed),
-            ("machine", &row.machine),
-            ("command", &row.command),
-            ("sweep", &row.sweep),
-        ]
-        .into_iter()
-        .filter(|(_, finding)| *finding != "—")
-        .map(|(name, finding)| format!("{name}: {finding}"))
-        .collect();
-        table.push_record([
-            row.file.clone(),
-            format!("{}\n{}", row.host, row.model),
-            if findings.is_empty() {
-                "—".into()
-            } else {
-                findings.join("\n")
-            },
-            row.checks.replace("; ", "\n"),
-        ]);
-    }
-    fit(table.build(), view)
-}
-
 /// The columns of [`GatePenalty::csv_cells`], in both CSVs of hosts: after
 /// `penalty` in `report --fleet`'s, last in `report A B`'s (so that the
 /// columns it had keep their places). Floats are written as Rust prints
@@ -879,5 +675,8 @@ pub trait Summary {
 }
 
 mod summaries;
+mod view;
+
+pub use view::{blocks, render};
 #[cfg(test)]
 mod tests;

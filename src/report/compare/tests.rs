@@ -1,5 +1,6 @@
 //! Tests of the hosts table, its JSON and CSV, and the gate penalty cell.
 
+use super::view::row;
 use super::*;
 use crate::judge::checks::CheckStatus;
 use crate::report::document;

@@ -24,10 +24,10 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod export;
-mod text;
+mod view;
 
 pub use export::{CSV_HEADER, csv, json_lines};
-pub use text::{render, title};
+pub use view::{blocks, render, title};
 
 /// What `report --fleet` is told besides its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Tests of the fleet's rows, counts, flags and penalty cells.
 
-use super::text::{penalty_notes, shared_basis, verdict_cell};
+use super::view::{penalty_notes, shared_basis, verdict_cell};
 use super::*;
 use crate::judge::fleet::PenaltyDoubt;
 use crate::judge::gate::{Interval, Verdict};
@@ -110,7 +110,7 @@ fn a_shared_basis_is_said_once_and_the_rest_per_host() {
     let view = View::default();
     assert_eq!(
         verdict_cell(result(&rows[1]), &shared, &view),
-        "physical\n\u{2212}2.0 %\n[\u{2212}7.0, 3.0]"
+        ["physical", "\u{2212}2.0 %", "[\u{2212}7.0, 3.0]"]
     );
     assert_eq!(
         penalty_notes(&rows, &shared),
@@ -126,7 +126,7 @@ fn a_shared_basis_is_said_once_and_the_rest_per_host() {
     assert_eq!(shared, [None, None, Some("threshold +15.0 %".to_string())]);
     assert_eq!(
         verdict_cell(result(&rows[1]), &shared, &View { wide: true, ..view }),
-        "physical \u{2212}2.0 % [\u{2212}7.0, 3.0] n=9, cycles"
+        ["physical \u{2212}2.0 % [\u{2212}7.0, 3.0] n=9, cycles"]
     );
     assert!(penalty_notes(&rows, &shared)[0].ends_with("host: threshold +15.0 %"));
     // A row without a penalty neither shows one nor changes what is shared.
@@ -147,7 +147,7 @@ fn a_shared_basis_is_said_once_and_the_rest_per_host() {
     };
     rows.push(pairs);
     assert_eq!(shared_basis(&rows), shared);
-    assert_eq!(verdict_cell(result(&rows[2]), &shared, &view), "agree");
+    assert_eq!(verdict_cell(result(&rows[2]), &shared, &view), ["agree"]);
 }
 
 #[test]
@@ -166,8 +166,9 @@ fn a_doubted_penalty_is_starred_explained_and_judged_with_no_one() {
     flag_shapes(&mut rows);
     assert!(rows.iter().all(|r| r.outliers().is_empty()), "{rows:#?}");
     let shared = shared_basis(&rows);
-    assert!(verdict_cell(result(&rows[3]), &shared, &View::default()).contains("+2.0 %*\n"));
-    assert!(!verdict_cell(result(&rows[0]), &shared, &View::default()).contains('*'));
+    let cell = |row| verdict_cell(result(row), &shared, &View::default());
+    assert_eq!(cell(&rows[3])[1], "+2.0 %*");
+    assert!(!cell(&rows[0]).iter().any(|line| line.contains('*')));
     let notes = penalty_notes(&rows, &shared);
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[1].starts_with("* not valid: "), "{notes:?}");

@@ -1,28 +1,16 @@
-//! `report --fleet`'s terminal view: the title, the table of hosts, and the
-//! notes under it.
+//! `report --fleet`'s view, as blocks ([`Blocks`]): the title, the tables
+//! of counts, the notes, and the table of hosts. The terminal, `report
+//! --fleet --html` and `report --fleet --markdown` draw the same blocks.
 
 use super::*;
 use crate::fleet::Origin;
 use crate::fleet::hostlist::fold_host_list;
-use crate::report::blocks::fit;
+use crate::report::blocks::{Blocks, Grid};
 use crate::report::compare::GatePenalty;
 use crate::report::view::View;
-use crate::units::count;
+use crate::units::{DASH, count};
 use std::collections::HashSet;
 use std::fmt::Write;
-use tabled::builder::Builder;
-use tabled::settings::Alignment;
-use tabled::settings::object::Columns;
-
-/// `builder`'s table with the numbers of `right_aligned` columns to the
-/// right, [`fit`] to the view.
-pub(super) fn fitted(builder: Builder, right_aligned: &[usize], view: &View) -> String {
-    let mut table = builder.build();
-    for &column in right_aligned {
-        table.modify(Columns::one(column), Alignment::right());
-    }
-    fit(table, view)
-}
 
 /// The title line: "12 hosts: 9 with a result, 2 broken, 1 missing".
 pub fn title(fleet: &Fleet) -> String {
@@ -65,20 +53,22 @@ pub(super) fn unread_note(unread: &[Origin]) -> String {
 
 /// The human view: the title, the counts, the outliers, the hosts without
 /// a result, then one row per host.
-pub fn render(fleet: &Fleet, view: &View) -> String {
-    let mut out = title(fleet) + "\n";
+pub fn blocks(fleet: &Fleet, view: &View) -> Blocks {
+    let mut out = Blocks::new();
+    out.answer(title(fleet));
     if !fleet.verdicts.is_empty() {
-        let mut table = Builder::default();
-        table.push_record(["study", "verdict", "hosts", "flagged"]);
+        let mut table = Grid::default();
+        table.push(["study", "verdict", "hosts", "flagged"]);
         for tally in &fleet.verdicts {
-            table.push_record([
+            table.push([
                 tally.study.to_string(),
                 tally.verdict.clone(),
                 tally.hosts.to_string(),
                 tally.flagged.to_string(),
             ]);
         }
-        let _ = write!(out, "\n{}\n", fitted(table, &[2, 3], view));
+        table.align_right(&[2, 3]);
+        out.gap().table(table, "no verdict");
     }
     // The versions only when the hosts run more than one: a host an
     // upgrade left behind.
@@ -90,12 +80,13 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         if counts.len() < least {
             continue;
         }
-        let mut table = Builder::default();
-        table.push_record([heading, "hosts"]);
+        let mut table = Grid::default();
+        table.push([heading, "hosts"]);
         for (value, hosts) in counts {
-            table.push_record([value.clone(), hosts.to_string()]);
+            table.push([value.clone(), hosts.to_string()]);
         }
-        let _ = write!(out, "\n{}\n", fitted(table, &[1], view));
+        table.align_right(&[1]);
+        out.gap().table(table, "no host");
     }
 
     let flagged: Vec<&FleetRow> = fleet
@@ -105,12 +96,14 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         .collect();
     if !flagged.is_empty() {
         let hosts: HashSet<&str> = flagged.iter().map(|r| r.host.as_str()).collect();
-        let _ = writeln!(out, "\nOutliers and flags ({})", count(hosts.len(), "host"));
+        out.gap().heading(format!(
+            "Outliers and flags ({})",
+            count(hosts.len(), "host")
+        ));
         for row in flagged {
             let kind = row.kind().map(|k| k.to_string()).unwrap_or_default();
             for why in row.outliers() {
-                let line = format!("  {} {kind}: {why}", row.host);
-                let _ = writeln!(out, "{}", view.wrap(&line, 4));
+                out.line(format!("  {} {kind}: {why}", row.host), 4);
             }
         }
     }
@@ -122,10 +115,10 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         .collect();
     if !missing.is_empty() {
         let line = format!("Missing ({}): {}", missing.len(), fold_host_list(&missing));
-        let _ = write!(out, "\n{}\n", view.wrap(&line, 2));
+        out.gap().line(line, 2);
     }
     if !fleet.unread.is_empty() {
-        let _ = write!(out, "\n{}\n", view.wrap(&unread_note(&fleet.unread), 2));
+        out.gap().line(unread_note(&fleet.unread), 2);
     }
     let broken: Vec<(&str, &str)> = fleet
         .rows
@@ -136,17 +129,16 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         })
         .collect();
     if !broken.is_empty() {
-        let _ = writeln!(out, "\nBroken ({})", broken.len());
+        out.gap().heading(format!("Broken ({})", broken.len()));
         for (host, reason) in broken {
-            let line = format!("  {host}: {reason}");
-            let _ = writeln!(out, "{}", view.wrap(&line, 4));
+            out.line(format!("  {host}: {reason}"), 4);
         }
     }
 
     if !fleet.rows.is_empty() {
-        let dash = || "—".to_string();
-        let mut table = Builder::default();
-        table.push_record([
+        let dash = || vec![DASH.to_string()];
+        let mut table = Grid::default();
+        table.push([
             "host",
             "kind",
             "CPU model",
@@ -158,24 +150,34 @@ pub fn render(fleet: &Fleet, view: &View) -> String {
         for row in &fleet.rows {
             let cells = match &row.state {
                 RowState::Result(result) => [
-                    result.summary.kind.to_string(),
-                    result.summary.model.clone().unwrap_or_else(dash),
-                    result.hypervisor.clone(),
+                    vec![result.summary.kind.to_string()],
+                    vec![result.summary.model.clone().unwrap_or_else(|| DASH.into())],
+                    vec![result.hypervisor.clone()],
                     verdict_cell(result, &shared, view),
-                    marks(result),
+                    vec![marks(result)],
                 ],
-                RowState::Broken { .. } => [dash(), dash(), dash(), "BROKEN".into(), dash()],
-                RowState::Missing => [dash(), dash(), dash(), "MISSING".into(), dash()],
+                RowState::Broken { .. } => [dash(), dash(), dash(), vec!["BROKEN".into()], dash()],
+                RowState::Missing => [dash(), dash(), dash(), vec!["MISSING".into()], dash()],
             };
             let [kind, model, hypervisor, verdict, marks] = cells;
-            table.push_record([row.host.clone(), kind, model, hypervisor, verdict, marks]);
+            table.push_lines([
+                vec![row.host.clone()],
+                kind,
+                model,
+                hypervisor,
+                verdict,
+                marks,
+            ]);
         }
-        let _ = write!(out, "\n{}\n", fitted(table, &[], view));
-        for note in penalty_notes(&fleet.rows, &shared) {
-            let _ = writeln!(out, "{}", view.wrap(&note, 2));
-        }
+        out.gap().table(table, "no host");
+        out.lines(penalty_notes(&fleet.rows, &shared), 2);
     }
     out
+}
+
+/// The human view as the terminal shows it ([`blocks`]).
+pub fn render(fleet: &Fleet, view: &View) -> String {
+    blocks(fleet, view).to_terminal(view)
 }
 
 /// The parts of [`GatePenalty::basis`] every penalty in `rows` shares
@@ -200,14 +202,14 @@ pub(super) fn shared_basis(rows: &[FleetRow]) -> [Option<String>; 3] {
 
 /// The verdict, then the gate's penalty, "*" when it failed its validity
 /// bar, its interval, and the parts of its basis the other hosts do not
-/// share: "virtual", "+9.0 %", "[3.3, 15.0]", "n=27". The default view
-/// gives each its own line, short enough that the column rarely wraps
-/// one; `--wide` keeps the cell on one line.
+/// share: "virtual", "+9.0 %", "[3.3, 15.0]", "n=27": the cell's lines.
+/// The default view gives each its own line, short enough that the column
+/// rarely wraps one; `--wide` keeps the cell on one line.
 pub(super) fn verdict_cell(
     result: &FleetResult,
     shared: &[Option<String>; 3],
     view: &View,
-) -> String {
+) -> Vec<String> {
     let summary = &result.summary;
     let mut lines = vec![
         summary
@@ -231,7 +233,10 @@ pub(super) fn verdict_cell(
             lines.push(own.join(", "));
         }
     }
-    lines.join(if view.wide { " " } else { "\n" })
+    if view.wide {
+        lines = vec![lines.join(" ")];
+    }
+    lines
 }
 
 /// The lines under the hosts table when it shows a penalty: how to read
