@@ -8,7 +8,7 @@ pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = n as f64;
     let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() && value.fract() == 0.0 {
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;
         unit += 1;
     }
