@@ -482,6 +482,9 @@ pub struct RunArgs {
     pub skip_gate: bool,
     #[command(flatten)]
     pub quotable: QuotableArgs,
+    /// Bind each arm's memory to NUMA nodes (MPOL_BIND, as numactl --membind): local (the nodes of the arm's own CPUs) or a node list such as 0 or 0-1,3. The built-in kernel's buffers are bound and their pages located; a COMMAND gets the policy in its process before the exec (read back there; its children inherit it).
+    #[arg(long, value_name = "local|NODES")]
+    pub membind: Option<String>,
     /// With a COMMAND: what {threads} stands for, and how many CPUs each arm gives it (1 to 1024); default: the largest T one-per-core and sibling-packed can both place.
     #[arg(long, value_name = "T")]
     pub threads: Option<usize>,

@@ -240,6 +240,45 @@ fn saved_run(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// `run --membind local` of the kernel on this machine (node 0 has its
+/// CPUs): each worker's buffer is bound to its arm's node and its pages
+/// located, the membind check passes on them, and the saved run says the
+/// policy and each arm's nodes.
+#[test]
+fn membind_binds_the_kernels_buffers_and_checks_where_their_pages_are() {
+    let _cpus = crate::common::cpus_to_myself();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bound.json");
+    let output = tiny_run(&[
+        "--reps",
+        "2",
+        "--membind",
+        "local",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved["options"]["membind"], "local");
+    let placement = &saved["plan"]["placements"][0];
+    assert_eq!(placement["membind"], serde_json::json!([0]), "{placement}");
+    let check = crate::common::saved_check(&saved, "membind");
+    assert_eq!(check["status"], "passed", "{check}");
+    let pages = &saved["samples"][0]["workers"][0]["pages"];
+    assert_eq!(pages["missing"], 0, "{pages}");
+    assert_eq!(pages["by_node"]["0"], pages["pages"], "{pages}");
+    let view = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        view.contains("memory: --membind local: one-per-core on node 0;"),
+        "{view}"
+    );
+}
+
 #[test]
 fn report_compares_hosts_one_row_each() {
     let _cpus = crate::common::cpus_to_myself();

@@ -498,3 +498,69 @@ fn domain_arms_run_and_bad_domains_are_one_line_errors() {
         assert!(saved.is_none(), "{arm} wrote a result");
     }
 }
+
+/// `run --membind` with a COMMAND on this machine (every machine the suite
+/// runs on has node 0 with memory): the policy is set in the command's
+/// process before its exec, each arm's nodes and `--membind` are saved,
+/// the membind check says what is not located, and the view names it. A
+/// node the machine lacks, a malformed value and `--sweep` are one-line
+/// usage errors that write nothing.
+#[test]
+fn membind_reaches_the_command_and_is_saved_and_bad_values_are_refused() {
+    let _cpus = crate::common::cpus_to_myself();
+    for (membind, arms) in [("local", "node:0"), ("0", "one-per-core,same-cpu")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = QUICK.to_vec();
+        args[2] = arms;
+        args.extend(["2", "--membind", membind, "--", "true"]);
+        let (output, saved) = run_saving(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{membind}: {stderr}");
+        let saved = saved.expect("a result is written");
+        assert_eq!(saved["options"]["membind"], membind);
+        for placement in saved["plan"]["placements"].as_array().unwrap() {
+            assert_eq!(placement["membind"], serde_json::json!([0]), "{placement}");
+        }
+        let check = crate::common::saved_check(&saved, "membind");
+        assert_eq!(check["status"], "unavailable");
+        assert!(
+            check["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("MPOL_BIND was set and read back in the command's process"),
+            "{check}"
+        );
+        let json = dir.path().join("out.json");
+        let report = placement_study(&["report", json.to_str().unwrap()]);
+        let view = String::from_utf8_lossy(&report.stdout);
+        assert!(
+            view.contains(&format!("memory: --membind {membind}: ")),
+            "{view}"
+        );
+    }
+
+    for (args, expected) in [
+        (
+            &["--membind", "4096", "--", "true"][..],
+            "--membind 4096: this machine has no node 4096 (it has",
+        ),
+        (
+            &["--membind", "near", "--", "true"][..],
+            "--membind near: give local (each arm's memory on its own CPUs' nodes) or a node list",
+        ),
+        (
+            &["--sweep", "--membind", "0", "--", "true"][..],
+            "--membind does not apply to --sweep",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec!["--skip-gate"];
+        all.extend_from_slice(args);
+        let (output, saved) = run_saving(dir.path(), &all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(saved.is_none(), "{args:?} wrote a result");
+    }
+}

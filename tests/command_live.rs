@@ -38,6 +38,7 @@ fn run_on(argv: &[OsString], cpus: &CpuSet) -> anyhow::Result<CommandSample> {
     run_once(
         argv,
         cpus,
+        None,
         &watched,
         &Output::Discard,
         &topology.environment.core_pmus,

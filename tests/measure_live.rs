@@ -45,6 +45,7 @@ fn placement(arm: Arm, cpus: &[Option<u32>]) -> Placement {
     Placement {
         arm,
         cpus: cpus.to_vec(),
+        membind: None,
     }
 }
 

@@ -79,6 +79,7 @@ fn two_workers() -> Placement {
     Placement {
         arm: Arm::Separate,
         cpus,
+        membind: None,
     }
 }
 

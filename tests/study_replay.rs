@@ -17,12 +17,14 @@ use placement_study::judge::hybrid::ClassVerdict;
 use placement_study::judge::pairs::{CpuRelation, MapVerdict, PairRelation, map_text};
 use placement_study::judge::validity::{InvalidReason, judge_run};
 use placement_study::judge::warnings::Warning;
+use placement_study::measure::mempolicy::PageNodes;
 use placement_study::measure::stop::StopSignal;
 use placement_study::measure::{
     ClockKind, CounterValues, GroupLayout, HardwareCounters, Measure, MeasureOptions,
     MeasurementSetup, RepOutcome, RepSample, SoftwareCounters, WorkerSample,
 };
 use placement_study::plan::hybrid::SharedWork;
+use placement_study::plan::membind::Membind;
 use placement_study::plan::pairs::{Contention, SearchKind};
 use placement_study::plan::{Arm, GateBaseline, Placement};
 use placement_study::probe::{Topology, probe};
@@ -229,6 +231,7 @@ fn sample_of_workers(
             },
             checksum: 7,
             items: None,
+            pages: None,
         })
         .collect::<Vec<_>>();
     RepSample {
@@ -593,6 +596,7 @@ fn study_options(arms: &[Arm], workers: usize) -> StudyOptions {
             warmups: 2,
             hardware_counters: true,
         },
+        membind: None,
     }
 }
 
@@ -609,6 +613,82 @@ fn study(options: &StudyOptions, replay: Replay) -> RunResult {
         RunOutcome::Studied(result) => *result,
         RunOutcome::StoppedAtGate(gate) => panic!("stopped at the gate: {}", gate.sentence),
     }
+}
+
+/// `run --membind local` on a four-node EPYC: each arm is bound to the node
+/// of its cores, the engine is asked to bind every arm, and the membind
+/// check reads where the replayed buffers' pages were: all on the arm's
+/// node passes; one page elsewhere invalidates the run, and says so.
+#[test]
+fn membind_binds_each_arm_and_a_page_elsewhere_invalidates_the_run() {
+    let epyc = topology("epyc-7543-nps4");
+    let mut options = study_options(&[Arm::OnePerCore, Arm::SameCpu], 2);
+    options.membind = Some(Membind::Local);
+    let replay_on = |stray: Option<u32>| {
+        Replay::from_fn(ClockKind::Tsc, move |p, rep, warmup| {
+            let home = p.membind.as_ref()?[0];
+            let mut sample = sample(p, rep, warmup, 1.0);
+            for worker in &mut sample.workers {
+                let mut by_node = std::collections::BTreeMap::from([(home, 4)]);
+                if let Some(node) = stray.filter(|_| rep == 3 && worker.worker == 1) {
+                    by_node = [(home, 3), (node, 1)].into();
+                }
+                worker.pages = Some(PageNodes {
+                    pages: 4,
+                    by_node,
+                    missing: 0,
+                });
+            }
+            Some(sample)
+        })
+    };
+    let run = |replay: Replay| {
+        let mut measure = LazyMeasure::new(|| Ok(replay));
+        match run_study(&epyc, &options, &mut measure, &mut Quiet).unwrap() {
+            RunOutcome::Studied(result) => *result,
+            RunOutcome::StoppedAtGate(_) => panic!("the gate was skipped"),
+        }
+    };
+    let held = run(replay_on(None));
+    let bound: Vec<Option<Vec<u32>>> = held
+        .plan
+        .placements
+        .iter()
+        .map(|p| p.membind.clone())
+        .collect();
+    assert_eq!(bound, [Some(vec![0]), Some(vec![0])]);
+    assert_eq!(held.options.membind, Some(Membind::Local));
+    let check = held
+        .checks
+        .iter()
+        .find(|c| c.name == CheckName::Membind)
+        .unwrap();
+    assert_eq!(check.status, CheckStatus::Passed, "{}", check.detail);
+    assert!(held.valid);
+    let view = held.render(&View::default());
+    assert!(
+        view.contains("memory: --membind local: one-per-core on node 0, same-cpu on node 0;"),
+        "{view}"
+    );
+
+    let strayed = run(replay_on(Some(1)));
+    assert!(!strayed.valid);
+    assert_eq!(
+        judge_run(&strayed.checks, false).reasons,
+        [InvalidReason::MemoryElsewhere]
+    );
+    let check = strayed
+        .checks
+        .iter()
+        .find(|c| c.name == CheckName::Membind)
+        .unwrap();
+    assert!(
+        check
+            .detail
+            .starts_with("arm one-per-core rep 3 worker 1: of 4 pages 1 on node 1, outside node 0"),
+        "{}",
+        check.detail
+    );
 }
 
 #[test]

@@ -426,3 +426,65 @@ fn without_perf_event_open_run_measures_on_the_tick_clock_and_observe_says_why()
         assert!(stderr.contains(needed), "{what}: no {needed:?} in {stderr}");
     }
 }
+
+/// `run --membind local` as nobody: set_mempolicy, get_mempolicy, mbind and
+/// move_pages on one's own memory need no privilege. The kernel's buffers
+/// are bound and located (the membind check passes); a command gets the
+/// policy before its exec (the check says its pages are not located).
+#[test]
+#[ignore = "needs root: runs the binary as nobody"]
+fn membind_needs_no_privilege() {
+    let dir = scratch();
+    let quick = [
+        "--skip-gate",
+        "--warmups",
+        "0",
+        "--reps",
+        "2",
+        "--membind",
+        "local",
+    ];
+    let kernel = [
+        &[
+            "run",
+            "--json",
+            "kernel.json",
+            "--workers",
+            "1",
+            "--arms",
+            "one-per-core",
+        ][..],
+        &["--rep-ms", "2"],
+        &quick,
+    ]
+    .concat();
+    let command = [
+        &[
+            "run",
+            "--json",
+            "command.json",
+            "--threads",
+            "1",
+            "--arms",
+            "one-per-core",
+        ][..],
+        &quick,
+        &["--", "true"],
+    ]
+    .concat();
+    for (args, file, status) in [
+        (kernel, "kernel.json", "passed"),
+        (command, "command.json", "unavailable"),
+    ] {
+        let output = as_nobody(dir.path(), &args);
+        let what = format!("{file}: run --membind local as nobody");
+        assert!(
+            matches!(output.status.code(), Some(0 | 6)),
+            "{}",
+            describe(&what, &output)
+        );
+        let json = saved(dir.path().join(file));
+        assert_eq!(json["options"]["membind"], "local", "{what}");
+        assert_eq!(check_status(&json, "membind"), status, "{what}: {json}");
+    }
+}

@@ -68,11 +68,13 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                 study,
                 &mut engine,
                 &mut progress,
-                |argv, cpus| {
+                |argv, placement| {
+                    let cpus = &placement.cpus;
                     let watched = Watched::of(&topology, cpus);
                     let pmus = &topology.environment.core_pmus;
                     let leave = study.ownership.leave_running;
-                    run_once(argv, cpus, &watched, &study.output, pmus, leave)
+                    let membind = placement.membind.as_deref();
+                    run_once(argv, cpus, membind, &watched, &study.output, pmus, leave)
                 },
             )?;
             emit(command, outcome)
@@ -92,7 +94,7 @@ pub fn run(command: &RunCommand) -> Result<Outcome> {
                         let watched = Watched::of(&topology, cpus);
                         let pmus = &topology.environment.core_pmus;
                         let leave = swept.ownership.leave_running;
-                        run_once(argv, cpus, &watched, &swept.output, pmus, leave)
+                        run_once(argv, cpus, None, &watched, &swept.output, pmus, leave)
                     },
                 )?;
                 return emit(command, outcome);

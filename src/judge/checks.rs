@@ -6,8 +6,9 @@
 use crate::judge::cost::instructions_per_byte;
 use crate::judge::stats::{Spread, median, significant};
 use crate::measure::{RepSample, WorkerSample};
-use crate::plan::Arm;
 use crate::plan::command::CommandArm;
+use crate::plan::membind::nodes_phrase;
+use crate::plan::{Arm, Placement};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -16,7 +17,7 @@ const NAMED_OFFENDERS: usize = 3;
 
 /// Which property a check is about. Saved as its stable short name:
 /// "pinning", "multiplexing", "invariance", "cv-bar ARM", "control",
-/// "placement-held", "same-work", "other-load ARM".
+/// "placement-held", "same-work", "other-load ARM", "membind".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckName {
     /// Every pinned worker stayed on its CPU.
@@ -62,6 +63,10 @@ pub enum CheckName {
     /// load on an SMT sibling for more than the bar; written only when
     /// failed (which marks the arm not quotable).
     OtherLoad(CommandArm),
+    /// `run --membind`: the memory was on the nodes it was bound to
+    /// (the kernel's buffers, by `move_pages`; a command's policy, set and
+    /// read back before its exec).
+    Membind,
 }
 
 impl CheckName {
@@ -126,6 +131,7 @@ impl fmt::Display for CheckName {
             CheckName::PlacementHeld => f.write_str("placement-held"),
             CheckName::SameWork => f.write_str("same-work"),
             CheckName::OtherLoad(arm) => write!(f, "other-load {arm}"),
+            CheckName::Membind => f.write_str("membind"),
         }
     }
 }
@@ -142,6 +148,7 @@ impl std::str::FromStr for CheckName {
             "parallel" => CheckName::Parallel,
             "placement-held" => CheckName::PlacementHeld,
             "same-work" => CheckName::SameWork,
+            "membind" => CheckName::Membind,
             _ if text.starts_with("other-load ") => {
                 let arm = &text["other-load ".len()..];
                 CheckName::OtherLoad(CommandArm::try_from(arm.to_string())?)
@@ -340,6 +347,67 @@ pub fn pinning(reps: &[RepSample]) -> Check {
     let mut tally = PinningTally::default();
     tally.add(reps, "");
     tally.check()
+}
+
+/// `run --membind`: every page of every measured worker's buffer was on
+/// its arm's nodes, as `move_pages` located them after the buffer was
+/// filled. `None` when no arm binds its memory. Failed means a worker read
+/// memory elsewhere than its arm claims: the run is invalid.
+pub fn membind(reps: &[RepSample], placements: &[Placement]) -> Option<Check> {
+    const NAME: CheckName = CheckName::Membind;
+    let bound: Vec<(Arm, &[u32])> = placements
+        .iter()
+        .filter_map(|p| Some((p.arm, p.membind.as_deref()?)))
+        .collect();
+    if bound.is_empty() {
+        return None;
+    }
+    let (mut located, mut samples) = (0u64, 0usize);
+    let mut offenders = Vec::new();
+    for (rep, w) in measured_workers(reps) {
+        let Some((_, nodes)) = bound.iter().find(|(arm, _)| *arm == rep.arm) else {
+            continue;
+        };
+        samples += 1;
+        let Some(pages) = &w.pages else {
+            offenders.push(format!("{}: its pages were not located", locate(rep, w)));
+            continue;
+        };
+        located += pages.pages - pages.missing;
+        let elsewhere: Vec<String> = pages
+            .by_node
+            .iter()
+            .filter(|(node, _)| !nodes.contains(node))
+            .map(|(node, n)| format!("{n} on node {node}"))
+            .collect();
+        if !elsewhere.is_empty() || pages.missing > 0 {
+            let missing = (pages.missing > 0).then(|| format!("{} not located", pages.missing));
+            offenders.push(format!(
+                "{}: of {} pages {}, outside {}",
+                locate(rep, w),
+                pages.pages,
+                elsewhere
+                    .into_iter()
+                    .chain(missing)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                nodes_phrase(nodes)
+            ));
+        }
+    }
+    Some(if samples == 0 {
+        Check::unavailable(NAME, "no measured repetition of a bound arm")
+    } else if offenders.is_empty() {
+        Check::passed(
+            NAME,
+            format!(
+                "all {located} pages of {samples} worker buffers were on their arm's nodes \
+                 (move_pages)"
+            ),
+        )
+    } else {
+        Check::failed(NAME, name_offenders(&offenders))
+    })
 }
 
 /// The pinning check's evidence, gathered over one or many lists of
@@ -747,6 +815,7 @@ mod tests {
             },
             checksum: 0,
             items: None,
+            pages: None,
         }
     }
 
@@ -782,6 +851,59 @@ mod tests {
             )
         );
         assert!(excluded_reps(&[]).is_empty());
+    }
+
+    #[test]
+    fn membind_passes_when_every_page_is_on_its_arms_nodes_and_names_the_strays() {
+        use crate::measure::mempolicy::PageNodes;
+        let located = |by_node: &[(u32, u64)], missing: u64| {
+            let by_node: std::collections::BTreeMap<u32, u64> = by_node.iter().copied().collect();
+            Some(PageNodes {
+                pages: by_node.values().sum::<u64>() + missing,
+                by_node,
+                missing,
+            })
+        };
+        let placement = |arm, membind: Option<Vec<u32>>| Placement {
+            arm,
+            cpus: vec![Some(0), Some(1)],
+            membind,
+        };
+        let unbound = [placement(Arm::OnePerCore, None)];
+        assert_eq!(membind(&[pair(Arm::OnePerCore, 0, None)], &unbound), None);
+        let bound = [
+            placement(Arm::OnePerCore, Some(vec![0])),
+            placement(Arm::SameCpu, Some(vec![0, 1])),
+        ];
+        let mut held = vec![pair(Arm::OnePerCore, 0, None), pair(Arm::SameCpu, 0, None)];
+        for w in held.iter_mut().flat_map(|r| r.workers.iter_mut()) {
+            w.pages = located(&[(0, 4)], 0);
+        }
+        held[1].workers[1].pages = located(&[(0, 2), (1, 2)], 0);
+        let check = membind(&held, &bound).unwrap();
+        assert_eq!(check.status, CheckStatus::Passed, "{}", check.detail);
+        assert_eq!(
+            check.detail,
+            "all 16 pages of 4 worker buffers were on their arm's nodes (move_pages)"
+        );
+        // A warm-up is never judged; a stray page and an unlocated one are.
+        let mut warmup = pair(Arm::OnePerCore, 1, None);
+        warmup.warmup = true;
+        held.push(warmup);
+        held[0].workers[1].pages = located(&[(0, 3), (1, 1)], 0);
+        held[1].workers[0].pages = located(&[(0, 3)], 1);
+        let check = membind(&held, &bound).unwrap();
+        assert_eq!(check.status, CheckStatus::Failed);
+        assert_eq!(
+            check.detail,
+            "arm one-per-core rep 0 worker 1: of 4 pages 1 on node 1, outside node 0; arm \
+             same-cpu rep 0 worker 0: of 4 pages 1 not located, outside nodes 0-1"
+        );
+        let validity = crate::judge::validity::judge_run(&[check], false);
+        assert_eq!(
+            validity.reasons,
+            [crate::judge::validity::InvalidReason::MemoryElsewhere]
+        );
     }
 
     #[test]

@@ -780,6 +780,7 @@ mod tests {
         CommandPlacement {
             arm,
             cpus: CpuSet::from_cpus(cpus.iter().copied()),
+            membind: None,
         }
     }
 

@@ -17,7 +17,8 @@ use super::checks::{
 use super::command::{ArmResidency, CommandArmStats, multiplexing_offence};
 use super::stats::significant;
 use crate::measure::command::{CommandRep, TreeHardware};
-use crate::plan::command::CommandArm;
+use crate::plan::command::{CommandArm, CommandPlacement};
+use crate::plan::membind::nodes_phrase;
 
 /// `--tolerance` of the command study: how far an arm's median user-space
 /// instructions may move from the baseline arm's. A deterministic
@@ -282,6 +283,36 @@ pub fn same_work(
     )
 }
 
+/// `run --membind -- COMMAND`: what is known of where the command's memory
+/// went. The policy was set in its process before each exec and read back
+/// there (a refusal stops the study), and the command and its children
+/// inherit it; but the pages it touched are its own, gone when it exits,
+/// and it may set another policy itself: so this says unavailable, naming
+/// each arm's nodes. `None` when no arm binds its memory.
+pub fn membind_set(placements: &[CommandPlacement]) -> Option<Check> {
+    let arms: Vec<String> = placements
+        .iter()
+        .filter_map(|p| {
+            Some(format!(
+                "{} on {}",
+                p.arm,
+                nodes_phrase(p.membind.as_deref()?)
+            ))
+        })
+        .collect();
+    (!arms.is_empty()).then(|| {
+        Check::unavailable(
+            CheckName::Membind,
+            format!(
+                "MPOL_BIND was set and read back in the command's process before each exec \
+                 ({}); where its pages went is not located: they are the command's own, gone \
+                 when it exits, and it may set another policy itself",
+                arms.join(", ")
+            ),
+        )
+    })
+}
+
 /// The checks that make a command study's numbers unquotable: a failed
 /// check that breaks what every number claims (placement held, an arm left
 /// with no repetition), and, with `strict`, a CV bar not passed or other
@@ -297,6 +328,7 @@ pub fn invalidating(checks: &[Check], strict: bool) -> Vec<&Check> {
         .filter(|check| match check.name {
             CheckName::CvBar(_)
             | CheckName::ClassCvBar(_)
+            | CheckName::DomainCvBar(_)
             | CheckName::StepCvBar(_)
             | CheckName::OtherLoad(_) => strict && check.status != CheckStatus::Passed,
             CheckName::SameWork | CheckName::Multiplexing => false,
@@ -379,6 +411,11 @@ mod tests {
         checks.push(Check::unavailable(CheckName::SameWork, "no PMU"));
         assert!(command_valid(&checks, false));
         assert!(!command_valid(&checks, true));
+        // A domain arm's noise, too, is for --strict alone.
+        let node = CommandArm::Node(0);
+        let noisy = arm_checks(&[stats(node, Some(0.05))], &kept_reps(&[node]), 0.01);
+        assert_eq!(noisy[0].name.to_string(), "cv-bar node:0");
+        assert!(command_valid(&noisy, false) && !command_valid(&noisy, true));
     }
 
     #[test]
@@ -720,11 +757,37 @@ mod tests {
             "cv-bar cpu:5",
             "repetitions cpu:12",
             "other-load cpu:1",
+            "membind",
         ] {
             let parsed: CheckName = name.parse().unwrap();
             assert_eq!(parsed.to_string(), name);
         }
         assert!("cv-bar class:x".parse::<CheckName>().is_err());
         assert!("cv-bar cpu:-1".parse::<CheckName>().is_err());
+    }
+
+    #[test]
+    fn a_commands_membind_says_what_was_set_and_what_is_not_located() {
+        let placement = |arm, membind: Option<Vec<u32>>| CommandPlacement {
+            arm,
+            cpus: crate::cpuset::CpuSet::from_cpus([0]),
+            membind,
+        };
+        assert_eq!(membind_set(&[placement(CommandArm::Node(0), None)]), None);
+        let check = membind_set(&[
+            placement(CommandArm::Node(0), Some(vec![0])),
+            placement(CommandArm::Node(1), Some(vec![0, 1])),
+        ])
+        .unwrap();
+        assert_eq!(check.status, CheckStatus::Unavailable);
+        assert!(
+            check.detail.contains(
+                "(node:0 on node 0, node:1 on nodes 0-1); where its pages went is not located"
+            ),
+            "{}",
+            check.detail
+        );
+        // Not located is not failed: the study stays valid.
+        assert!(command_valid(&[check], true));
     }
 }

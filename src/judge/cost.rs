@@ -92,6 +92,7 @@ mod tests {
             counters,
             checksum: 0,
             items: None,
+            pages: None,
         }
     }
 

@@ -1043,6 +1043,140 @@ mod tests {
         assert_eq!(judged.rows[1].cells[0].cpu_node, 0);
     }
 
+    /// Recorded multi-node matrices, replayed: published `mlc
+    /// --latency_matrix` idle latencies (ns, rows the CPU node, columns
+    /// the memory node) with the SLIT distances of their machines, through
+    /// the judge as a live matrix would go. Where agreement cannot be shown
+    /// on this one-node machine, these are the evidence.
+    ///
+    /// Two-socket Xeon Skylake-SP (CSIT testbed server s5-t22-sut1, 112
+    /// logical CPUs), MLC v3.5, section "Memory latency" of FD.io CSIT's
+    /// calibration data:
+    /// <https://github.com/FDio/csit/blob/0fc7d0b8fb105cd3a707f525aec99c73b1736bf7/docs/report/introduction/test_environment_sut_calib_skx.rst>.
+    /// The file gives no `numactl -H`; two-socket Xeons publish 10 and 21
+    /// (as on the dual-socket Xeon of
+    /// <https://stevescargall.com/blog/2022/11/linux-numa-distances-explained/>).
+    /// Measured ×1.78 and ×1.92 against ×2.1: within the tolerance.
+    #[test]
+    fn replayed_two_socket_skylake_agrees_with_distance_21() {
+        let judged = judge_numa(
+            &matrix(&[&[(81.1, 10), (144.5, 21)], &[(139.6, 21), (72.7, 10)]]),
+            &[],
+        );
+        assert_eq!(judged.verdict, MapVerdict::Agree, "{}", judged.reason);
+        let ratios: Vec<f64> = [(0, 1), (1, 0)]
+            .map(|(row, cell)| judged.rows[row].cells[cell].ratio.unwrap())
+            .to_vec();
+        assert!((ratios[0] - 1.782).abs() < 0.01 && (ratios[1] - 1.920).abs() < 0.01);
+    }
+
+    /// Two-socket Xeon Cascade Lake (CSIT testbed server s32-t27-sut1, 96
+    /// logical CPUs), MLC v3.7, section "Memory Latency" of
+    /// <https://github.com/FDio/csit/blob/0d0c903a8bfddedd431240381a8c9fd780cf6ff7/docs/report/introduction/test_environment_sut_calib_clx.rst>;
+    /// distance 21, as above. Measured ×1.60 against ×2.1 is 24 % under:
+    /// it agrees, by a point of the tolerance. Both two-socket Xeons
+    /// recorded here overstate their remote latency by their SLIT 21, by 9
+    /// to 24 %; a Xeon whose remote access is under ×1.575 would read
+    /// differ.
+    #[test]
+    fn replayed_two_socket_cascade_lake_agrees_at_the_edge_of_the_tolerance() {
+        let judged = judge_numa(
+            &matrix(&[&[(81.2, 10), (130.2, 21)], &[(130.2, 21), (81.1, 10)]]),
+            &[],
+        );
+        assert_eq!(judged.verdict, MapVerdict::Agree, "{}", judged.reason);
+        let remote = &judged.rows[0].cells[1];
+        let off = 1.0 - remote.ratio.unwrap() / remote.published_ratio.unwrap();
+        assert!((0.23..DISTANCE_TOLERANCE).contains(&off), "{off}");
+    }
+
+    /// Two-socket AMD EPYC 9224 in NPS2 (nodes 0-1 on one socket, 2-3 on
+    /// the other), with a Samsung CXL memory expander as node 4 (memory,
+    /// no CPU): its `numactl -H` (distances 10, 12 within a socket, 32
+    /// across, 50 and 60 to the CXL node) and `mlc` idle latencies, in one
+    /// public notes file of CXL experiments (host "seksu"), found through
+    /// this project's code index, which does not name its repository.
+    /// Within a socket ×1.08 to ×1.09 against ×1.2 agrees; across sockets
+    /// ×1.87 against ×3.2, and the CXL node's ×2.60 to ×3.43 against ×5.0
+    /// and ×6.0, are fiction: AMD's 32 and the expander's 50/60 order the
+    /// nodes, they do not measure them. The judge names each one.
+    #[test]
+    fn replayed_epyc_with_a_cxl_node_differs_naming_the_fictional_distances() {
+        let judged = judge_numa(
+            &matrix(&[
+                &[
+                    (107.5, 10),
+                    (117.1, 12),
+                    (200.7, 32),
+                    (200.7, 32),
+                    (279.4, 50),
+                ],
+                &[
+                    (115.8, 12),
+                    (106.8, 10),
+                    (199.9, 32),
+                    (199.9, 32),
+                    (278.8, 50),
+                ],
+                &[
+                    (200.0, 32),
+                    (200.1, 32),
+                    (106.8, 10),
+                    (115.8, 12),
+                    (363.8, 60),
+                ],
+                &[
+                    (199.0, 32),
+                    (199.0, 32),
+                    (115.6, 12),
+                    (105.9, 10),
+                    (363.5, 60),
+                ],
+            ]),
+            &[4],
+        );
+        assert_eq!(judged.verdict, MapVerdict::Differ);
+        let fiction: Vec<(u32, u32)> = judged
+            .rows
+            .iter()
+            .flat_map(|row| &row.cells)
+            .filter(|c| c.agrees == Some(false))
+            .map(|c| (c.cpu_node, c.memory_node))
+            .collect();
+        // Every cross-socket cell and every CPU node's CXL cell; no
+        // same-socket one.
+        assert_eq!(fiction.len(), 12, "{fiction:?}");
+        assert!(
+            fiction
+                .iter()
+                .all(|&(cpu, memory)| memory == 4 || cpu / 2 != memory / 2)
+        );
+        assert!(
+            judged.reason.starts_with(
+                "node 0 → node 2: distance 32 says ×3.2, measured ×1.87: the distance is not measured"
+            ),
+            "{}",
+            judged.reason
+        );
+        assert!(
+            judged
+                .reason
+                .contains("node 0 → node 4: distance 50 says ×5.0, measured ×2.60"),
+            "{}",
+            judged.reason
+        );
+        assert!(
+            judged
+                .reason
+                .contains("node 2 → node 4: distance 60 says ×6.0, measured ×3.41"),
+            "{}",
+            judged.reason
+        );
+        // The CXL node is a row of its own: read from each CPU node.
+        let cxl = judged.rows.last().unwrap();
+        assert!(cxl.memory_only && cxl.node == 4 && cxl.cells.len() == 4);
+    }
+
     #[test]
     fn verdicts_combine_differ_first() {
         use MapVerdict::*;

@@ -839,6 +839,7 @@ mod tests {
                     },
                     checksum: 0,
                     items: None,
+                    pages: None,
                 })
                 .collect(),
         }
@@ -1113,6 +1114,7 @@ mod tests {
                 let placement = CommandPlacement {
                     arm: CommandArm::Step(k),
                     cpus: CpuSet::from_cpus(plan.step_cpus(k)),
+                    membind: None,
                 };
                 arm_residency(&reps, &placement, &[], 0.05)
             })

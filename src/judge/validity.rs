@@ -16,6 +16,8 @@ pub enum InvalidReason {
     /// Instructions per byte varied, or were off the kernel's constant: the
     /// counters were not on the workers.
     CountersNotOnWorkers,
+    /// `--membind`: a worker's buffer had pages off its arm's nodes.
+    MemoryElsewhere,
     /// `--strict`, and these arms are over the CV bar.
     NotQuotable(Vec<Arm>),
     /// These arms, steps, classes or CPUs alone kept no repetition (each
@@ -36,6 +38,9 @@ impl fmt::Display for InvalidReason {
                 "the counters were not on the workers (instructions per byte varied or were off the kernel's constant)",
             )
             }
+            InvalidReason::MemoryElsewhere => f.write_str(
+                "a worker's buffer had pages off its arm's --membind nodes (membind failed)",
+            ),
             InvalidReason::NotQuotable(arms) => {
                 let names: Vec<&str> = arms.iter().map(|a| a.as_str()).collect();
                 write!(f, "--strict and over the CV bar: {}", names.join(", "))
@@ -77,6 +82,7 @@ pub fn judge_run(checks: &[Check], strict: bool) -> Validity {
         (CheckName::Pinning, InvalidReason::Moved),
         (CheckName::Multiplexing, InvalidReason::Multiplexed),
         (CheckName::Invariance, InvalidReason::CountersNotOnWorkers),
+        (CheckName::Membind, InvalidReason::MemoryElsewhere),
     ] {
         if failed(name) {
             reasons.push(reason);

@@ -603,7 +603,8 @@ pub fn last_lines(tail: &[u8]) -> String {
     lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join(" | ")
 }
 
-/// Runs `argv` once, confined to `cpus`, and measures its whole tree. A
+/// Runs `argv` once, confined to `cpus` (its memory bound to the nodes
+/// `membind` names, where given), and measures its whole tree. A
 /// command that exits non-zero or is killed is an error, a
 /// [`CommandFailed`] (downcast it to keep the sample). A stop signal
 /// (SIGINT, SIGTERM) is passed on to the command's whole tree, which is
@@ -615,6 +616,7 @@ pub fn last_lines(tail: &[u8]) -> String {
 pub fn run_once(
     argv: &[OsString],
     cpus: &CpuSet,
+    membind: Option<&[u32]>,
     watched: &Watched,
     output: &Output,
     core_pmus: &[CorePmu],
@@ -654,7 +656,7 @@ pub fn run_once(
             )
         }
     };
-    let mut held = HeldCommand::fork_with(argv, stdio)?;
+    let mut held = HeldCommand::fork_with(argv, stdio, membind)?;
     let pid = held.pid.as_raw();
     let tree = Tree::of(held.pid);
     confine_process(pid, cpus)?;

@@ -3,7 +3,8 @@
 //!
 //! A worker does everything that is not the measurement before the start
 //! gate: pins itself, fills its own buffer (in its own L1d, on its own NUMA
-//! node), opens its own counter group. Released, it reads its CPU, stamps both
+//! node; with `run --membind` in a mapping bound to the arm's nodes, its
+//! pages located), opens its own counter group. Released, it reads its CPU, stamps both
 //! clocks, enables its counters, runs the kernel, disables them, stamps again,
 //! reads its CPU again and reads its group once. Only the kernel (and the
 //! hundred or so user-space instructions of the enable and disable calls)
@@ -29,6 +30,7 @@ use super::counters::{
 };
 use super::items::{ItemPool, MAX_ITEMS, Taken};
 use super::kernel::{InputBuffer, Kernel, StopFlag};
+use super::mempolicy::{NodeMask, PageNodes};
 use super::model::{
     ClockKind, HardwareCounters, ItemCounts, RepSample, SoftwareCounters, WorkerSample,
 };
@@ -208,14 +210,17 @@ impl Engine {
         }
         let gate = StartGate::default();
         let mut dispatcher_clock = ThreadTaskClock::open(&self.software)?;
+        let membind = placement.membind.as_deref().map(NodeMask::of);
         thread::scope(|scope| {
             let mut handles = Vec::with_capacity(workers);
             let mut spawn_error = None;
             for (worker, &cpu) in placement.cpus.iter().enumerate() {
-                let gate = &gate;
+                let (gate, membind) = (&gate, membind.as_ref());
                 let spawned = thread::Builder::new()
                     .name(format!("worker {worker}"))
-                    .spawn_scoped(scope, move || self.run_worker(worker, cpu, gate, pool));
+                    .spawn_scoped(scope, move || {
+                        self.run_worker(worker, cpu, gate, pool, membind)
+                    });
                 match spawned {
                     Ok(handle) => handles.push(handle),
                     Err(error) => {
@@ -294,16 +299,17 @@ impl Engine {
         cpu: Option<u32>,
         gate: &StartGate,
         pool: Option<&ItemPool>,
+        membind: Option<&NodeMask>,
     ) -> anyhow::Result<Option<WorkerSample>> {
         let who = || match cpu {
             Some(cpu) => format!("worker {worker} (CPU {cpu})"),
             None => format!("worker {worker} (unpinned)"),
         };
-        let prepared = self.prepare_worker(cpu);
+        let prepared = self.prepare_worker(cpu, membind);
         let arrived = Instant::now();
         let released_at = gate.arrive_and_wait(prepared.is_ok());
         let barrier_wait_ns = duration_nanos(arrived.elapsed());
-        let (input, counters) = prepared.with_context(who)?;
+        let (input, pages, counters) = prepared.with_context(who)?;
         let Some(released_at) = released_at else {
             return Ok(None);
         };
@@ -320,6 +326,7 @@ impl Engine {
             pinned_cpu: cpu,
             barrier_wait_ns,
             finish_ns,
+            pages,
             ..sample
         }))
     }
@@ -403,15 +410,27 @@ impl Engine {
         .map(Some)
     }
 
-    /// Everything a worker does before the start gate.
-    fn prepare_worker(&self, cpu: Option<u32>) -> anyhow::Result<(InputBuffer, WorkerCounters)> {
+    /// Everything a worker does before the start gate: with `membind`, its
+    /// buffer is bound to those nodes and located.
+    fn prepare_worker(
+        &self,
+        cpu: Option<u32>,
+        membind: Option<&NodeMask>,
+    ) -> anyhow::Result<(InputBuffer, Option<PageNodes>, WorkerCounters)> {
         if let Some(cpu) = cpu {
             pin_current_thread(cpu)?;
         }
-        let input = InputBuffer::new(self.workload.buffer_bytes);
+        let bytes = self.workload.buffer_bytes;
+        let (input, pages) = match membind {
+            Some(nodes) => {
+                let (input, pages) = InputBuffer::bound(bytes, nodes)?;
+                (input, Some(pages))
+            }
+            None => (InputBuffer::new(bytes), None),
+        };
         let pmu_type = cpu.and_then(|cpu| core_pmu_type(&self.core_pmus, cpu));
         let counters = WorkerCounters::open_on(self.hardware_events, &self.software, pmu_type)?;
-        Ok((input, counters))
+        Ok((input, pages, counters))
     }
 }
 
@@ -515,6 +534,7 @@ fn finished(
         counters: counters.read()?,
         checksum,
         items,
+        pages: None,
     })
 }
 

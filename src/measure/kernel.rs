@@ -14,7 +14,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
+
+use super::memory::buffer::{BASE_PAGE_BYTES, Buffer, Pages};
+use super::mempolicy::{NodeMask, PageNodes, bind_range, page_nodes};
 
 /// A request to stop that a kernel's inner loop sees after every block, at no
 /// cost in instructions.
@@ -117,36 +120,73 @@ pub fn kernel_by_name(name: &str) -> anyhow::Result<Box<dyn Kernel>> {
 /// The input every worker processes: 64-bit words from a fixed-seed
 /// splitmix64 sequence with the low bit set. Odd factors keep the `mul`
 /// kernel's products odd, so its accumulators never collapse to zero and the
-/// checksum stays meaningful. Stored as words so loads are 8-byte aligned.
+/// checksum stays meaningful. Stored as words so loads are 8-byte aligned:
+/// on the heap, or (`run --membind`) in a mapping of its own whose pages
+/// are bound to nodes before they are first touched.
 pub struct InputBuffer {
-    words: Vec<u64>,
+    storage: Storage,
+}
+
+enum Storage {
+    Heap(Vec<u64>),
+    /// The mapping and how many words of it are the input.
+    Bound(Buffer, usize),
 }
 
 impl InputBuffer {
     /// `bytes` rounded down to whole 64-bit words, identical on every call.
     pub fn new(bytes: usize) -> InputBuffer {
-        let mut state: u64 = 0x5EED_0000_B1A5_0001;
-        let words = (0..bytes / 8)
-            .map(|_| {
-                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                (z ^ (z >> 31)) | 1
-            })
-            .collect();
-        InputBuffer { words }
+        let mut words = vec![0; bytes / 8];
+        fill(&mut words);
+        InputBuffer {
+            storage: Storage::Heap(words),
+        }
+    }
+
+    /// The same input in a fresh mapping bound to `nodes` (`mbind`
+    /// MPOL_BIND before the first touch, so every page is allocated there
+    /// or not at all), filled by the calling thread; also where the kernel
+    /// says its pages are (`move_pages`), to check that the binding held.
+    pub fn bound(bytes: usize, nodes: &NodeMask) -> anyhow::Result<(InputBuffer, PageNodes)> {
+        let words = bytes / 8;
+        let buffer = Buffer::map((words * 8).max(1), Pages::Base)?;
+        bind_range(buffer.as_ptr() as usize, buffer.len(), nodes)
+            .map_err(|e| anyhow!("binding a worker's buffer (mbind): {e}"))?;
+        // SAFETY: the mapping holds at least `words` aligned words, and
+        // only this thread uses it until the buffer is returned.
+        fill(unsafe { std::slice::from_raw_parts_mut(buffer.as_ptr().cast::<u64>(), words) });
+        let pages = page_nodes(buffer.as_ptr(), buffer.len(), BASE_PAGE_BYTES)
+            .map_err(|e| anyhow!("locating a worker's buffer (move_pages): {e}"))?;
+        let storage = Storage::Bound(buffer, words);
+        Ok((InputBuffer { storage }, pages))
     }
 
     pub fn as_bytes(&self) -> &[u8] {
+        let words: &[u64] = match &self.storage {
+            Storage::Heap(words) => words,
+            // SAFETY: the mapping holds `words` initialised words (filled
+            // by `bound`) and lives as long as `self`.
+            Storage::Bound(buffer, words) => unsafe {
+                std::slice::from_raw_parts(buffer.as_ptr().cast::<u64>(), *words)
+            },
+        };
         // SAFETY: u8 has alignment 1 and every bit pattern is a valid u8; the
         // length covers exactly the words' bytes and borrows `self`.
         unsafe {
-            std::slice::from_raw_parts(
-                self.words.as_ptr().cast::<u8>(),
-                std::mem::size_of_val(self.words.as_slice()),
-            )
+            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
         }
+    }
+}
+
+/// The fixed-seed sequence, written into `words`.
+fn fill(words: &mut [u64]) {
+    let mut state: u64 = 0x5EED_0000_B1A5_0001;
+    for word in words {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        *word = (z ^ (z >> 31)) | 1;
     }
 }
 
@@ -463,6 +503,17 @@ mod tests {
     }
 
     #[test]
+    fn a_bound_buffer_holds_the_same_input_on_its_node() {
+        let heap = InputBuffer::new(16 * 1024 + 5);
+        let (bound, pages) = InputBuffer::bound(16 * 1024 + 5, &NodeMask::of(&[0])).unwrap();
+        assert_eq!(bound.as_bytes(), heap.as_bytes());
+        assert_eq!(bound.as_bytes().len(), 16 * 1024);
+        // Node 0 is where a kernel without other nodes puts everything.
+        assert!(pages.all_on(0), "{pages:?}");
+        assert_eq!(pages.pages, 4);
+    }
+
+    #[test]
     fn a_stop_requested_before_the_run_returns_no_checksum() {
         let input = InputBuffer::new(1024);
         let stop = StopFlag::new();
@@ -494,7 +545,7 @@ mod tests {
         let b = InputBuffer::new(256);
         assert_eq!(a.as_bytes(), b.as_bytes());
         assert_eq!(a.as_bytes().len(), 256);
-        assert!(a.words.iter().all(|w| w % 2 == 1));
+        assert!(a.as_bytes().chunks(8).all(|w| w[0] % 2 == 1));
     }
 
     #[test]

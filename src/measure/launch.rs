@@ -3,7 +3,10 @@
 //! first instruction (as `perf stat` and `perf record` do).
 //!
 //! The child leads a process group of its own (`setpgid` before the exec),
-//! so its whole tree can be signalled ([`super::tree`]).
+//! so its whole tree can be signalled ([`super::tree`]). With a memory
+//! policy (`run --membind`) it sets it on itself before the exec and reads
+//! it back (`set_mempolicy` is the calling thread's, and the command and
+//! every process it forks inherit it).
 //!
 //! `std::process::Command` cannot do this: its `spawn` waits for the exec,
 //! so a child that waits for the parent before exec'ing would deadlock it.
@@ -18,16 +21,21 @@ use nix::fcntl::OFlag;
 use nix::sys::wait::waitpid;
 use nix::unistd::{Pid, pipe2};
 
+use super::mempolicy::{BindRefused, PreparedBind};
 use super::recording::CommandEnd;
+use crate::plan::membind::nodes_phrase;
 
 /// A forked child waiting to exec its command.
 pub struct HeldCommand {
     pub pid: Pid,
     /// Written once to let the child exec; closed to make it exit unrun.
     go: Option<OwnedFd>,
-    /// Closed by a successful exec (close-on-exec); carries errno otherwise.
+    /// Closed by a successful exec (close-on-exec); carries the stage that
+    /// failed (0: the exec, else a [`BindRefused`]) and errno otherwise.
     exec_error: OwnedFd,
     program: String,
+    /// The nodes its memory is bound to, to name them if that failed.
+    membind: Option<Vec<u32>>,
 }
 
 /// The descriptors a held child takes as its stdin, stdout and stderr
@@ -68,14 +76,20 @@ impl HeldCommand {
     /// Forks a child that will exec `argv` once [`HeldCommand::release`]
     /// is called, with this process's stdio.
     pub fn fork(argv: &[OsString]) -> Result<HeldCommand> {
-        HeldCommand::fork_with(argv, ChildStdio::default())
+        HeldCommand::fork_with(argv, ChildStdio::default(), None)
     }
 
     /// Forks a child that will exec `argv` on `stdio` once
-    /// [`HeldCommand::release`] is called. Everything the child needs is
-    /// prepared before the fork: between fork and exec it only makes
-    /// async-signal-safe calls. This process's copies of `stdio` are closed.
-    pub fn fork_with(argv: &[OsString], stdio: ChildStdio) -> Result<HeldCommand> {
+    /// [`HeldCommand::release`] is called, its memory bound to the nodes
+    /// `membind` names (`MPOL_BIND`, set and read back before the exec).
+    /// Everything the child needs is prepared before the fork: between fork
+    /// and exec it only makes async-signal-safe calls. This process's
+    /// copies of `stdio` are closed.
+    pub fn fork_with(
+        argv: &[OsString],
+        stdio: ChildStdio,
+        membind: Option<&[u32]>,
+    ) -> Result<HeldCommand> {
         let first = argv.first().context("no COMMAND given after --")?;
         let program = resolve(Path::new(first))?;
         let path = c_string(program.as_os_str().as_bytes(), "COMMAND")?;
@@ -93,9 +107,11 @@ impl HeldCommand {
                 .zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO])
                 .filter_map(|(fd, target)| fd.as_ref().map(|fd| (fd.as_raw_fd(), target)))
                 .collect();
+        let mut bind = membind.map(PreparedBind::new);
         // SAFETY: the child only calls async-signal-safe functions (close,
-        // signal, sigprocmask, setpgid, read, dup2, execv, write, _exit) on data
-        // prepared above, then execs or exits.
+        // signal, sigprocmask, setpgid, read, set_mempolicy, get_mempolicy,
+        // dup2, execv, write, _exit) on data prepared above, then execs or
+        // exits.
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()).context("fork for COMMAND"),
             // SAFETY: in the child, before exec: only the async-signal-safe
@@ -116,17 +132,23 @@ impl HeldCommand {
                 libc::setpgid(0, 0);
                 let mut byte = 0u8;
                 if libc::read(go_read.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 {
-                    // dup2 clears close-on-exec on the target: the command
-                    // keeps these three, and the originals close at exec.
-                    for &(fd, target) in &redirects {
-                        libc::dup2(fd, target);
-                    }
-                    libc::execv(path.as_ptr(), arg_pointers.as_ptr());
-                    let errno = *libc::__errno_location();
+                    let failed = match bind.as_mut().map(PreparedBind::apply) {
+                        Some(Err(refused)) => refused.encode(),
+                        _ => {
+                            // dup2 clears close-on-exec on the target: the
+                            // command keeps these three, and the originals
+                            // close at exec.
+                            for &(fd, target) in &redirects {
+                                libc::dup2(fd, target);
+                            }
+                            libc::execv(path.as_ptr(), arg_pointers.as_ptr());
+                            [0, *libc::__errno_location()]
+                        }
+                    };
                     libc::write(
                         error_write.as_raw_fd(),
-                        (&raw const errno).cast(),
-                        size_of::<libc::c_int>(),
+                        failed.as_ptr().cast(),
+                        size_of_val(&failed),
                     );
                 }
                 libc::_exit(127)
@@ -139,22 +161,36 @@ impl HeldCommand {
                     go: Some(go_write),
                     exec_error: error_read,
                     program: program.display().to_string(),
+                    membind: membind.map(<[u32]>::to_vec),
                 })
             }
         }
     }
 
-    /// Lets the child exec, and waits until it has: an exec that failed is
-    /// an error naming the program (the child is reaped).
+    /// Lets the child exec, and waits until it has: an exec that failed,
+    /// or a memory policy that did not take, is an error naming the program
+    /// (the child is reaped).
     pub fn release(&mut self) -> Result<()> {
         let go = self.go.take().context("COMMAND was already released")?;
         nix::unistd::write(&go, &[1]).context("releasing COMMAND")?;
         drop(go);
-        let mut errno = [0u8; size_of::<libc::c_int>()];
-        let read = nix::unistd::read(&self.exec_error, &mut errno).unwrap_or(0);
-        if read == errno.len() {
+        let mut message = [0u8; 2 * size_of::<libc::c_int>()];
+        let read = nix::unistd::read(&self.exec_error, &mut message).unwrap_or(0);
+        if read == message.len() {
             let _ = waitpid(self.pid, None);
-            let error = std::io::Error::from_raw_os_error(libc::c_int::from_ne_bytes(errno));
+            let (stage, errno) = message.split_at(size_of::<libc::c_int>());
+            let int =
+                |bytes: &[u8]| libc::c_int::from_ne_bytes(bytes.try_into().unwrap_or_default());
+            let failed = [int(stage), int(errno)];
+            if let (Some(refused), Some(nodes)) = (BindRefused::decode(failed), &self.membind) {
+                bail!(
+                    "--membind: cannot bind COMMAND '{}' to {}: {}",
+                    self.program,
+                    nodes_phrase(nodes),
+                    refused.reason(nodes)
+                );
+            }
+            let error = std::io::Error::from_raw_os_error(failed[1]);
             bail!("cannot run COMMAND '{}': {error}", self.program);
         }
         Ok(())
@@ -245,18 +281,22 @@ impl Drop for HeldCommand {
 mod tests {
     use super::*;
 
+    /// How a released command ended, once it has.
+    fn ended(held: &HeldCommand) -> CommandEnd {
+        loop {
+            if let Some(end) = held.try_wait().unwrap() {
+                return end;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn a_held_command_runs_once_released_and_reports_its_code() {
         let argv: Vec<OsString> = ["sh", "-c", "exit 7"].iter().map(Into::into).collect();
         let mut held = HeldCommand::fork(&argv).unwrap();
         held.release().unwrap();
-        let end = loop {
-            if let Some(end) = held.try_wait().unwrap() {
-                break end;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
-        assert_eq!(end, CommandEnd::Exited { code: 7 });
+        assert_eq!(ended(&held), CommandEnd::Exited { code: 7 });
     }
 
     #[test]
@@ -279,6 +319,23 @@ mod tests {
         let error = held.release().unwrap_err().to_string();
         assert!(error.contains("cannot run COMMAND"), "{error}");
         assert!(error.contains("plain"), "{error}");
+    }
+
+    #[test]
+    fn a_bound_command_runs_and_a_bind_the_kernel_refuses_is_named() {
+        let argv: Vec<OsString> = ["sh", "-c", "exit 3"].iter().map(Into::into).collect();
+        let mut held = HeldCommand::fork_with(&argv, ChildStdio::default(), Some(&[0])).unwrap();
+        held.release().unwrap();
+        assert_eq!(ended(&held), CommandEnd::Exited { code: 3 });
+        // No machine has node 1000: the child's set_mempolicy fails, and
+        // it exits unrun.
+        let mut held = HeldCommand::fork_with(&argv, ChildStdio::default(), Some(&[1000])).unwrap();
+        let error = held.release().unwrap_err().to_string();
+        assert!(
+            error.starts_with("--membind: cannot bind COMMAND '") && error.contains("node 1000"),
+            "{error}"
+        );
+        assert!(error.contains("EINVAL"), "{error}");
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! NUMA memory policy and page location: `mbind(2)` on a range, and
-//! `move_pages(2)` with no target, which says the node each page is on.
+//! NUMA memory policy and page location: `mbind(2)` on a range,
+//! `set_mempolicy(2)` and `get_mempolicy(2)` for a thread (read back to
+//! check that it took), and `move_pages(2)` with no target, which says the
+//! node each page is on. None needs privilege: a policy is the calling
+//! thread's own, inherited across fork and exec.
 //!
 //! Neither `nix` nor `rustix` wraps these (rustix lists them as not
 //! implemented), and glibc leaves them to libnuma: they are made through
 //! `libc::syscall`, with the constants `libc` defines.
 
+use crate::plan::membind::nodes_phrase;
 use std::collections::BTreeMap;
 use std::io;
 
@@ -30,6 +34,153 @@ impl NodeMask {
     fn max_node(&self) -> libc::c_ulong {
         (self.words.len() * WORD_BITS + 1) as libc::c_ulong
     }
+}
+
+/// Words of the mask a policy is read back into: 1024 nodes, the most a
+/// Linux kernel numbers (`NODES_SHIFT` is at most 10); `get_mempolicy`
+/// refuses a mask shorter than the kernel's node count.
+const READ_BACK_WORDS: usize = 1024 / WORD_BITS;
+
+/// Why a thread's `MPOL_BIND` did not take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindRefused {
+    /// `set_mempolicy` failed with this errno.
+    Set(i32),
+    /// `get_mempolicy` failed with this errno.
+    ReadBack(i32),
+    /// The policy read back is not `MPOL_BIND` on the nodes asked for.
+    Other,
+}
+
+impl BindRefused {
+    /// The refusal as the wire of a forked child carries it (two ints,
+    /// after the stage an exec failure uses: 0).
+    pub fn encode(self) -> [libc::c_int; 2] {
+        match self {
+            BindRefused::Set(errno) => [1, errno],
+            BindRefused::ReadBack(errno) => [2, errno],
+            BindRefused::Other => [3, 0],
+        }
+    }
+
+    /// What [`BindRefused::encode`] wrote; `None` for another stage.
+    pub fn decode([stage, errno]: [libc::c_int; 2]) -> Option<BindRefused> {
+        match stage {
+            1 => Some(BindRefused::Set(errno)),
+            2 => Some(BindRefused::ReadBack(errno)),
+            3 => Some(BindRefused::Other),
+            _ => None,
+        }
+    }
+
+    /// Why, in words, with what to do about it: `nodes` as asked for.
+    pub fn reason(self, nodes: &[u32]) -> String {
+        let errno = |e: i32| std::io::Error::from_raw_os_error(e);
+        match self {
+            BindRefused::Set(libc::ENOSYS) | BindRefused::ReadBack(libc::ENOSYS) => {
+                "this kernel has no NUMA support (set_mempolicy: ENOSYS); drop --membind".into()
+            }
+            BindRefused::Set(libc::EPERM) => "set_mempolicy was refused (EPERM: a seccomp \
+                filter, such as a container's default profile, allows it only with \
+                CAP_SYS_NICE); run with that capability, or drop --membind"
+                .into(),
+            BindRefused::Set(libc::EINVAL) => format!(
+                "set_mempolicy refused {} (EINVAL: none is in this process's cpuset, \
+                 Mems_allowed_list in /proc/self/status); name nodes it allows",
+                nodes_phrase(nodes)
+            ),
+            BindRefused::Set(e) => format!("set_mempolicy failed: {}", errno(e)),
+            BindRefused::ReadBack(e) => format!("get_mempolicy failed: {}", errno(e)),
+            BindRefused::Other => format!(
+                "the policy read back is not MPOL_BIND on {} (a cpuset narrowed it: see \
+                 Mems_allowed_list in /proc/self/status); name nodes it allows",
+                nodes_phrase(nodes)
+            ),
+        }
+    }
+}
+
+/// A thread's `MPOL_BIND`, prepared so that a forked child can set it and
+/// read it back before its exec with no allocation: two system calls on
+/// memory made here.
+#[derive(Clone, Debug)]
+pub struct PreparedBind {
+    mask: NodeMask,
+    read_back: Vec<libc::c_ulong>,
+}
+
+impl PreparedBind {
+    /// The policy binding to `nodes`, and room to read it back.
+    pub fn new(nodes: &[u32]) -> PreparedBind {
+        let mask = NodeMask::of(nodes);
+        let read_back = vec![0; READ_BACK_WORDS.max(mask.words.len())];
+        PreparedBind { mask, read_back }
+    }
+
+    /// Binds the calling thread's future allocations to the nodes
+    /// (`set_mempolicy(MPOL_BIND)`), then reads the policy back: it took
+    /// when it is `MPOL_BIND` on those nodes exactly. Async-signal-safe.
+    pub fn apply(&mut self) -> Result<(), BindRefused> {
+        // SAFETY: set_mempolicy reads `max_node - 1` bits of the mask,
+        // which it owns; it changes only this thread's policy.
+        let set = unsafe {
+            libc::syscall(
+                libc::SYS_set_mempolicy,
+                libc::MPOL_BIND,
+                self.mask.words.as_ptr(),
+                self.mask.max_node(),
+            )
+        };
+        if set != 0 {
+            return Err(BindRefused::Set(errno()));
+        }
+        let mut mode: libc::c_int = -1;
+        self.read_back.fill(0);
+        // SAFETY: get_mempolicy writes one int to `mode` and at most
+        // `read_back.len()` words (`max_node - 1` bits) to the mask; no
+        // address or flag: the thread's own policy.
+        let got = unsafe {
+            libc::syscall(
+                libc::SYS_get_mempolicy,
+                &raw mut mode,
+                self.read_back.as_mut_ptr(),
+                (self.read_back.len() * WORD_BITS + 1) as libc::c_ulong,
+                std::ptr::null::<libc::c_void>(),
+                0 as libc::c_ulong,
+            )
+        };
+        if got != 0 {
+            return Err(BindRefused::ReadBack(errno()));
+        }
+        let asked = self.mask.words.iter().chain(std::iter::repeat(&0));
+        let same = self
+            .read_back
+            .iter()
+            .zip(asked)
+            .all(|(got, want)| got == want);
+        if mode != libc::MPOL_BIND || !same {
+            return Err(BindRefused::Other);
+        }
+        Ok(())
+    }
+}
+
+/// The calling thread's errno, read without allocating.
+fn errno() -> i32 {
+    // SAFETY: errno is the calling thread's own int.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Whether this kernel, in this process's cpuset, binds memory to
+/// `nodes`: set and read back in a thread of its own (a policy is the
+/// thread's, and ends with it), so nothing here changes.
+pub fn try_bind(nodes: &[u32]) -> Result<(), BindRefused> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| PreparedBind::new(nodes).apply())
+            .join()
+            .unwrap_or(Err(BindRefused::Other))
+    })
 }
 
 /// Binds the pages of `[address, address + len)` to `nodes` (MPOL_BIND):
@@ -121,6 +272,31 @@ mod tests {
         assert_eq!(mask.words, vec![0b101, 0b10]);
         assert_eq!(mask.max_node(), 129);
         assert_eq!(NodeMask::of(&[]).words, vec![0]);
+    }
+
+    #[test]
+    fn a_bind_to_this_machines_node_takes_and_its_refusals_round_trip() {
+        // Every Linux machine with NUMA support has node 0 (this one's only).
+        assert_eq!(try_bind(&[0]), Ok(()));
+        let nowhere = try_bind(&[1000]).unwrap_err();
+        assert!(
+            matches!(nowhere, BindRefused::Set(libc::EINVAL)),
+            "{nowhere:?}"
+        );
+        assert!(nowhere.reason(&[1000]).contains("Mems_allowed_list"));
+        for refused in [
+            BindRefused::Set(libc::ENOSYS),
+            BindRefused::ReadBack(libc::EFAULT),
+            BindRefused::Other,
+        ] {
+            assert_eq!(BindRefused::decode(refused.encode()), Some(refused));
+        }
+        assert_eq!(BindRefused::decode([0, libc::ENOENT]), None);
+        assert!(
+            BindRefused::Set(libc::ENOSYS)
+                .reason(&[0])
+                .starts_with("this kernel has no NUMA support")
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What one measurement produces. These records are saved verbatim in the
 //! JSON of `gate` and `run` (every raw sample), so field names are schema.
 
+use crate::measure::mempolicy::PageNodes;
 use crate::plan::Arm;
 use serde::{Deserialize, Serialize};
 
@@ -291,6 +292,10 @@ pub struct WorkerSample {
     /// absent from the JSON) in every other command's samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<ItemCounts>,
+    /// `run --membind`: where the pages of its buffer were once filled
+    /// (`move_pages`). `None` (and absent from the JSON) without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<PageNodes>,
 }
 
 /// What one worker did of a repetition's shared items.

@@ -44,7 +44,7 @@ pub fn run_prepare(command: &str, ownership: &Ownership) -> Result<()> {
         stdout: Some(open_null(true)?.into()),
         stderr: Some(write),
     };
-    let mut held = HeldCommand::fork_with(&argv, stdio)
+    let mut held = HeldCommand::fork_with(&argv, stdio, None)
         .with_context(|| format!("--prepare '{shown}': starting sh"))?;
     let tree = Tree::of(held.pid);
     let tail = keep_tail(read);

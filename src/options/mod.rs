@@ -357,6 +357,47 @@ mod tests {
         assert!(error.starts_with("--tolerance 1.5: "), "{error}");
     }
 
+    /// `run --membind` is checked once, here: `local` or a node list
+    /// reaches the kernel study and the command study; a malformed value
+    /// and a sweep are refused naming the value and the fix.
+    #[test]
+    fn membind_reaches_both_run_studies_and_bad_values_are_refused() {
+        use crate::commands::run::RunStudy;
+        use crate::plan::membind::Membind;
+        use clap::Parser;
+        let study = |args: &[&str]| -> Result<RunStudy> {
+            let cli = Cli::try_parse_from(["placement-study", "run"].iter().chain(args))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            match from_cli(cli)? {
+                Command::Run(run) => Ok(run.study),
+                _ => unreachable!("run parses as run"),
+            }
+        };
+        let Ok(RunStudy::Kernel(kernel)) = study(&["--membind", "local"]) else {
+            panic!("a kernel study");
+        };
+        assert_eq!(kernel.membind, Some(Membind::Local));
+        let Ok(RunStudy::Command(command)) = study(&["--membind", "1,0", "--", "true"]) else {
+            panic!("a command study");
+        };
+        assert_eq!(command.membind, Some(Membind::Nodes(vec![0, 1])));
+        let Ok(RunStudy::Kernel(unbound)) = study(&[]) else {
+            panic!("a kernel study");
+        };
+        assert_eq!(unbound.membind, None);
+        for (args, expected) in [
+            (&["--membind", "any"][..], "--membind any: give local"),
+            (&["--membind", "0-"][..], "--membind 0-: give local"),
+            (
+                &["--sweep", "--membind", "0"][..],
+                "--membind does not apply to --sweep",
+            ),
+        ] {
+            let error = study(args).err().expect("refused").to_string();
+            assert!(error.starts_with(expected), "{args:?}: {error}");
+        }
+    }
+
     #[test]
     fn a_fleet_report_never_waits_on_a_terminal() {
         let error = fleet_input(false, true).unwrap_err().to_string();

@@ -13,6 +13,7 @@ use crate::measure::launch::resolve;
 use crate::measure::tree::{DEFAULT_PREPARE_TIMEOUT, Ownership};
 use crate::plan::Arm;
 use crate::plan::command::{CommandArm, Units, check_placeholders};
+use crate::plan::membind::Membind;
 use crate::plan::sweep::SweepOrder;
 use crate::saved::OutputTarget;
 use crate::study::command::{CommandStudyOptions, RoundsOptions};
@@ -97,7 +98,17 @@ pub(super) fn kernel_study(args: &cli::RunArgs) -> Result<StudyOptions> {
         tolerance: tolerance(args.quotable.tolerance, INVARIANCE_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
+        membind: membind(args)?,
     })
+}
+
+/// `--membind`: `local` or a node list, as `numactl --membind` takes it
+/// (the nodes are checked against the machine when the arms are planned).
+pub(super) fn membind(args: &cli::RunArgs) -> Result<Option<Membind>> {
+    args.membind
+        .as_deref()
+        .map(|text| text.parse::<Membind>().map_err(|e| anyhow::anyhow!(e)))
+        .transpose()
 }
 
 /// The first option given that only a sweep takes.
@@ -161,6 +172,13 @@ pub(super) fn sweep_study(args: &cli::RunArgs, outputs: &Outputs) -> Result<Swee
         bail!(
             "{flag} does not apply to --sweep: a sweep's unit is its first step; drop it or \
              measure costs per unit with `run --threads T -- COMMAND`"
+        );
+    }
+    if args.membind.is_some() {
+        bail!(
+            "--membind does not apply to --sweep: a sweep's steps share one work; bind the \
+             arms of `run --membind local` or `run --membind local -- COMMAND` instead, or \
+             drop it"
         );
     }
     let refused = [
@@ -257,6 +275,7 @@ pub(super) fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<Com
         check_placeholders(&args.command, arms).map_err(|e| anyhow::anyhow!(e))?;
     }
     let max = max_seconds(&args)?;
+    let membind = membind(&args)?;
     Ok(CommandStudyOptions {
         threads: args
             .threads
@@ -280,6 +299,7 @@ pub(super) fn command_study(args: cli::RunArgs, outputs: &Outputs) -> Result<Com
         tolerance: tolerance(args.quotable.tolerance, SAME_WORK_TOLERANCE)?,
         strict: args.quotable.strict,
         measure: measure(&args.measure)?,
+        membind,
         argv: executable_command(&args.command)?,
     })
 }

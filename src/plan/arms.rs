@@ -108,6 +108,10 @@ impl fmt::Display for Arm {
 pub struct Placement {
     pub arm: Arm,
     pub cpus: Vec<Option<u32>>,
+    /// `run --membind`: the NUMA nodes each worker's buffer is bound to
+    /// (MPOL_BIND); absent (not written) without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membind: Option<Vec<u32>>,
 }
 
 /// What the sibling pair's cost is measured against.

@@ -60,7 +60,8 @@
 //!   `warmups`, `output`, `ignore_failure`,
 //!   `tolerance`, `cv_bar`, `strict`, `prepare`, `skip_gate`, `threshold`
 //!   (to do: `units`/`unit`);
-//! * `plan`: [`CommandPlan`], each arm's CPU set;
+//! * `plan`: [`CommandPlan`], each arm's CPU set (and with `--membind`
+//!   the nodes its memory is bound to, [`crate::plan::membind`]);
 //! * `gate`: the gate's result, or null with `--skip-gate` (marked
 //!   UNGATED, as `run`);
 //! * `reps`: every `CommandRep` (warm-ups and failures included, marked);
@@ -254,6 +255,11 @@ impl TryFrom<String> for CommandArm {
 pub struct CommandPlacement {
     pub arm: CommandArm,
     pub cpus: CpuSet,
+    /// `run --membind`: the NUMA nodes the command's memory is bound to
+    /// (MPOL_BIND, set in its process before the exec); absent (not
+    /// written) without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membind: Option<Vec<u32>>,
 }
 
 /// Every arm of a command study, and the thread count `{threads}` stands for.
@@ -383,7 +389,11 @@ pub fn command_plan(
                     bail!("arm '{arm}' is a sweep's: `run --sweep -- COMMAND` plans it")
                 }
             };
-            Ok(CommandPlacement { arm, cpus })
+            Ok(CommandPlacement {
+                arm,
+                cpus,
+                membind: None,
+            })
         })
         .collect::<Result<_>>()?;
     Ok(CommandPlan {

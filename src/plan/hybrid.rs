@@ -73,6 +73,7 @@ impl HybridPlan {
         Placement {
             arm: Arm::Baseline,
             cpus: vec![Some(cpu)],
+            membind: None,
         }
     }
 }
@@ -141,6 +142,7 @@ pub fn hybrid_plan(
             } else {
                 vec![None; worker_cpus.len()]
             },
+            membind: None,
         })
         .collect();
     Ok(HybridPlan {

@@ -8,12 +8,14 @@
 //! [`pairs`] plans the other question: which CPUs share a core at all;
 //! [`latency`] orders every pair of CPUs in rounds of disjoint pairs;
 //! [`hybrid`] plans baselines and shared work across core classes;
-//! [`command`] plans a user's command under the arms (`run -- COMMAND`).
+//! [`command`] plans a user's command under the arms (`run -- COMMAND`);
+//! [`membind`] the nodes each arm's memory is bound to (`run --membind`).
 
 mod arms;
 pub mod command;
 pub mod hybrid;
 pub mod latency;
+pub mod membind;
 pub mod memory;
 pub mod pairs;
 mod scheme;
@@ -99,6 +101,7 @@ impl GatePairs {
         Placement {
             arm,
             cpus: cpus.into_iter().map(Some).collect(),
+            membind: None,
         }
     }
 }
@@ -486,7 +489,11 @@ pub fn run_arms(topology: &Topology, workers: usize, arms: &[Arm]) -> Result<Run
                 Arm::Unpinned => vec![None; workers],
                 _ => vec![Some(one_per_core[0]); workers],
             };
-            Placement { arm, cpus }
+            Placement {
+                arm,
+                cpus,
+                membind: None,
+            }
         })
         .collect();
     Ok(RunPlan {

@@ -134,6 +134,7 @@ impl Comparison {
                 .chain(self.against.iter())
                 .map(Some)
                 .collect(),
+            membind: None,
         }
     }
 
@@ -142,6 +143,7 @@ impl Comparison {
         Placement {
             arm: Arm::Alone,
             cpus: vec![Some(self.probe)],
+            membind: None,
         }
     }
 
@@ -150,6 +152,7 @@ impl Comparison {
         Placement {
             arm: Arm::SameCpu,
             cpus: vec![Some(self.probe); 2],
+            membind: None,
         }
     }
 

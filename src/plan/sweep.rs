@@ -125,10 +125,12 @@ impl SweepPlan {
             Placement {
                 arm: Arm::StealingPinned,
                 cpus: self.step_cpus(k).into_iter().map(Some).collect(),
+                membind: None,
             },
             Placement {
                 arm: Arm::StealingUnpinned,
                 cpus: vec![None; k],
+                membind: None,
             },
         ]
     }

@@ -8,7 +8,7 @@ use crate::measure::command::Output;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::labels::NOT_QUOTABLE;
-use crate::report::table::{banners, check_lines, host_line, legend_saying, marked};
+use crate::report::table::{banners, check_lines, host_line, legend_saying, marked, membind_line};
 use crate::report::view::View;
 use crate::report::warnings::notes_block;
 use crate::saved::CommandResult;
@@ -68,6 +68,18 @@ impl HumanView for CommandResult {
                 .map_or_else(String::new, |prepare| format!("; `{prepare}` before each")),
         );
         out.line(setup, 2);
+        if let Some(membind) = &options.membind {
+            let arms = result.plan.placements.iter();
+            out.line(
+                membind_line(
+                    membind,
+                    arms.map(|p| (p.arm.to_string(), p.membind.as_deref())),
+                    "set in the command's process before each exec and read back there; its \
+                     pages are not located (the membind check)",
+                ),
+                2,
+            );
+        }
         if !result.valid {
             out.gap().banner(
                 "INVALID STUDY: a check that every number rests on failed (see Checks); none of \

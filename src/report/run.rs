@@ -10,7 +10,7 @@ use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::table::{
     arms_table, banners, check_lines, excluded_lines, headline_table, host_line, legend, marked,
-    validity_verdict,
+    membind_line, validity_verdict,
 };
 use crate::report::view::View;
 use crate::report::warnings::{clock_note, counter_notes, notes_block};
@@ -72,6 +72,18 @@ impl HumanView for RunResult {
             count(result.options.warmups, "warm-up")
         );
         out.line(setup, 2);
+        if let Some(membind) = &result.options.membind {
+            let arms = result.plan.placements.iter();
+            out.line(
+                membind_line(
+                    membind,
+                    arms.map(|p| (p.arm.to_string(), p.membind.as_deref())),
+                    "each worker's buffer bound by mbind and its pages located by move_pages \
+                     (the membind check)",
+                ),
+                2,
+            );
+        }
         out.line(clock_note(&result.setup), 2);
         out.lines(counter_notes(&result.setup), 2);
         if !result.valid {

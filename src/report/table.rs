@@ -9,6 +9,7 @@ use crate::judge::stats::Spread;
 use crate::judge::validity::judge_run;
 use crate::measure::ClockKind;
 use crate::plan::Arm;
+use crate::plan::membind::{Membind, nodes_phrase};
 use crate::probe::Summary;
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::labels::UNGATED;
@@ -254,6 +255,24 @@ pub fn check_lines(checks: &[Check]) -> Blocks {
     let mut blocks = Blocks::new();
     blocks.checks(rows);
     blocks
+}
+
+/// "memory: --membind local: one-per-core on node 0, same-cpu on node 1;
+/// HOW", the line a `--membind` study names where each arm's memory was
+/// bound and how that was checked.
+pub fn membind_line<'a>(
+    membind: &Membind,
+    arms: impl IntoIterator<Item = (String, Option<&'a [u32]>)>,
+    how: &str,
+) -> String {
+    let arms: Vec<String> = arms
+        .into_iter()
+        .map(|(arm, nodes)| match nodes {
+            Some(nodes) => format!("{arm} on {}", nodes_phrase(nodes)),
+            None => format!("{arm} unbound"),
+        })
+        .collect();
+    format!("memory: --membind {membind}: {}; {how}", arms.join(", "))
 }
 
 /// "valid run", or "INVALID run (exit 6): why" from the checks (`what` is

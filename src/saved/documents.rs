@@ -22,6 +22,7 @@ use crate::measure::recording::CommandEnd;
 use crate::measure::{ClockKind, MeasurementSetup, RepSample};
 use crate::plan::command::{CommandArm, CommandPlan, Units};
 use crate::plan::hybrid::HybridPlan;
+use crate::plan::membind::Membind;
 use crate::plan::pairs::SearchKind;
 use crate::plan::sweep::SweepPlan;
 use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
@@ -113,6 +114,10 @@ pub struct RunOptions {
     pub strict: bool,
     pub skip_gate: bool,
     pub threshold: f64,
+    /// `--membind` as given (`local`, or a node list); absent (not
+    /// written) without it. Each arm's nodes are its plan placement's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membind: Option<Membind>,
 }
 
 /// The whole `run --json` document.
@@ -175,6 +180,10 @@ pub struct CommandOptions {
     pub strict: bool,
     pub skip_gate: bool,
     pub threshold: f64,
+    /// `--membind` as given (`local`, or a node list); absent (not
+    /// written) without it. Each arm's nodes are its plan placement's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membind: Option<Membind>,
 }
 
 impl CommandOptions {

@@ -18,13 +18,12 @@ use std::ops::ControlFlow;
 use anyhow::Result;
 
 use super::run::{RunOutcome, gate_first};
-use super::{LazyMeasure, Progress, finished_head, head};
-use crate::cpuset::CpuSet;
+use super::{LazyMeasure, Progress, bound_nodes, finished_head, head};
 use crate::exit::UsageError;
 use crate::judge::command::command_arm_stats;
 use crate::judge::command::{ArmResidency, arm_residency};
 use crate::judge::command_checks::{
-    arm_checks, command_valid, multiplexing, other_load, placement_held, same_work,
+    arm_checks, command_valid, membind_set, multiplexing, other_load, placement_held, same_work,
 };
 use crate::judge::gate::GateRule;
 use crate::judge::warnings::Warning;
@@ -37,6 +36,7 @@ use crate::plan::Arm;
 use crate::plan::command::{
     CommandArm, CommandPlacement, Units, command_plan, default_command_arms, substitute,
 };
+use crate::plan::membind::Membind;
 use crate::probe::Topology;
 use crate::saved::{CommandOptions, CommandResult, DocumentKind};
 use crate::units::count;
@@ -71,25 +71,39 @@ pub struct CommandStudyOptions {
     /// How the gate's repetitions are measured (its engine is started only
     /// when the gate runs).
     pub measure: MeasureOptions,
+    /// `--membind`: the nodes each arm's command is bound to (`None`:
+    /// where the kernel puts its memory).
+    pub membind: Option<Membind>,
 }
 
 /// Runs the command study on `topology`; see the module docs. `run_once`
-/// runs the command's argv once on a CPU set (the live one is
-/// [`crate::measure::command::run_once`]).
+/// runs the command's argv once in an arm, on its CPU set and with its
+/// memory policy (the live one is [`crate::measure::command::run_once`]).
 pub fn command_study<M: Measure>(
     topology: &Topology,
     options: &CommandStudyOptions,
     measure: &mut LazyMeasure<'_, M>,
     progress: &mut dyn Progress,
-    mut run_once: impl FnMut(&[OsString], &CpuSet) -> Result<CommandSample>,
+    mut run_once: impl FnMut(&[OsString], &CommandPlacement) -> Result<CommandSample>,
 ) -> Result<RunOutcome<CommandResult>> {
     let head = head(DocumentKind::Command, topology);
     let (arms, left_out) = match &options.arms {
         Some(arms) => (arms.clone(), None),
         None => default_command_arms(topology),
     };
-    let plan =
+    let mut plan =
         command_plan(topology, options.threads, &arms).map_err(|e| UsageError(format!("{e:#}")))?;
+    if let Some(membind) = &options.membind {
+        let arms: Vec<(String, Vec<u32>)> = plan
+            .placements
+            .iter()
+            .map(|p| (p.arm.to_string(), p.cpus.cpus().to_vec()))
+            .collect();
+        let nodes = bound_nodes(topology, membind, &arms)?;
+        for (placement, nodes) in plan.placements.iter_mut().zip(nodes) {
+            placement.membind = Some(nodes);
+        }
+    }
     let baseline = match options.baseline {
         Some(baseline) if !arms.contains(&baseline) => {
             return Err(UsageError(format!(
@@ -128,7 +142,7 @@ pub fn command_study<M: Measure>(
                 run_prepare(prepare, &options.ownership)?;
             }
             let argv = substitute(&options.argv, plan.threads, &placement.cpus);
-            run_once(&argv, &placement.cpus)
+            run_once(&argv, placement)
         },
     )?;
     let stats = command_arm_stats(&recorded.reps, &arms, baseline, options.units.as_ref());
@@ -144,6 +158,7 @@ pub fn command_study<M: Measure>(
     ];
     checks.extend(arm_checks(&stats, &recorded.reps, options.cv_bar));
     checks.extend(other_load(&residency, options.cv_bar));
+    checks.extend(membind_set(&plan.placements));
     let valid = command_valid(&checks, options.strict);
     let mut warnings = Warning::about_machine(topology);
     warnings.extend(left_out.map(Warning::ArmsLeftOut));
@@ -178,6 +193,7 @@ pub fn command_study<M: Measure>(
             strict: options.strict,
             skip_gate: options.skip_gate,
             threshold: options.rule.threshold,
+            membind: options.membind.clone(),
         },
         plan,
         reps: recorded.reps,
@@ -340,6 +356,7 @@ mod tests {
     use super::*;
     use crate::cpuset::CpuSet;
 
+    use crate::judge::checks::{CheckName, CheckStatus};
     use crate::measure::recording::CommandEnd;
     use crate::plan::Arm;
     use crate::plan::command::CommandArm;
@@ -351,6 +368,7 @@ mod tests {
             .map(|arm| CommandPlacement {
                 arm: CommandArm::Placement(arm),
                 cpus: CpuSet::from_cpus([0]),
+                membind: None,
             })
             .collect()
     }
@@ -481,6 +499,7 @@ mod tests {
                 warmups: 1,
                 hardware_counters: false,
             },
+            membind: None,
         }
     }
 
@@ -498,11 +517,11 @@ mod tests {
             &options(None),
             &mut no_engine(),
             &mut Quiet,
-            |argv, cpus| {
+            |argv, placement| {
                 seen.push(argv.to_vec());
                 // The whole command on one CPU takes twice as long.
                 Ok(CommandSample {
-                    wall_ns: 2_000_000_000 / cpus.len() as u64,
+                    wall_ns: 2_000_000_000 / placement.cpus.len() as u64,
                     ..sample(0)
                 })
             },
@@ -540,6 +559,45 @@ mod tests {
             "{same_cpu:?}"
         );
         assert_eq!(same_cpu.wall_s.as_ref().unwrap().reps, 3);
+    }
+
+    #[test]
+    fn membind_reaches_each_arms_run_and_is_saved_and_a_bad_node_runs_nothing() {
+        let mut topology = two_cpu_guest();
+        topology.nodes = vec![crate::probe::NumaNode {
+            node: 0,
+            cpus: CpuSet::from_cpus([0, 1]),
+            memory_kib: Some(1 << 20),
+            distances: vec![10],
+        }];
+        let mut asked = options(Some(vec![CommandArm::Node(0)]));
+        asked.membind = Some(Membind::Local);
+        let mut bound = Vec::new();
+        let outcome = command_study(&topology, &asked, &mut no_engine(), &mut Quiet, |_, p| {
+            bound.push(p.membind.clone());
+            Ok(sample(0))
+        })
+        .unwrap();
+        let RunOutcome::Studied(result) = outcome else {
+            panic!("no gate was asked for");
+        };
+        assert_eq!(bound, vec![Some(vec![0]); 4]);
+        assert_eq!(result.options.membind, Some(Membind::Local));
+        assert_eq!(result.plan.placements[0].membind, Some(vec![0]));
+        let check = result.checks.iter().find(|c| c.name == CheckName::Membind);
+        assert_eq!(check.unwrap().status, CheckStatus::Unavailable);
+
+        asked.membind = Some(Membind::Nodes(vec![1]));
+        let error = command_study(&topology, &asked, &mut no_engine(), &mut Quiet, |_, _| {
+            panic!("a refused --membind must run nothing")
+        })
+        .unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "--membind 1: this machine has no node 1 (it has node 0 only); see \
+             `placement-study topology`"
+        );
     }
 
     #[test]

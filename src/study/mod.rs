@@ -39,11 +39,14 @@ pub mod sweep;
 pub mod topology;
 
 use crate::cpuset::CpuSet;
+use crate::exit::UsageError;
 use crate::judge::warnings::Warning;
+use crate::measure::mempolicy::try_bind;
 use crate::measure::stop::StopSignal;
 use crate::measure::{Measure, RepOutcome};
 use crate::plan::Placement;
 use crate::plan::hybrid::SharedWork;
+use crate::plan::membind::{Membind, arm_nodes};
 use crate::probe::Topology;
 use crate::saved::{DocumentHead, DocumentKind, UNKNOWN_HOST};
 use anyhow::Result;
@@ -96,6 +99,28 @@ fn two_or_more_allowed(topology: &Topology, study: &str, to: &str) -> Result<Cpu
         );
     }
     Ok(tested)
+}
+
+/// `--membind`: the nodes of each arm (its name and the CPUs it runs on),
+/// resolved by [`arm_nodes`] and tried live once per distinct set
+/// ([`try_bind`]) before anything is measured, so that a refusal is a
+/// usage error naming the value and the fix, not a failed repetition.
+fn bound_nodes(
+    topology: &Topology,
+    membind: &Membind,
+    arms: &[(String, Vec<u32>)],
+) -> Result<Vec<Vec<u32>>> {
+    let mut bound: Vec<Vec<u32>> = Vec::new();
+    for (arm, cpus) in arms {
+        let nodes = arm_nodes(topology, membind, arm, cpus.iter().copied()).map_err(UsageError)?;
+        if !bound.contains(&nodes) {
+            try_bind(&nodes).map_err(|refused| {
+                UsageError(format!("--membind {membind}: {}", refused.reason(&nodes)))
+            })?;
+        }
+        bound.push(nodes);
+    }
+    Ok(bound)
 }
 
 /// Seconds since the Unix epoch, now.

@@ -3,7 +3,7 @@
 //! validity checks that decide whether the numbers may be quoted.
 
 use super::gate::gate_session;
-use super::{LazyMeasure, Progress, Recorded, finished_head, head};
+use super::{LazyMeasure, Progress, Recorded, bound_nodes, finished_head, head};
 use crate::exit::UsageError;
 use crate::judge::arms::{arm_stats, measured, run_arm_checks};
 use crate::judge::checks::{self, excluded_reps};
@@ -11,6 +11,7 @@ use crate::judge::gate::{GateRule, Verdict};
 use crate::judge::validity::judge_run;
 use crate::judge::warnings::Warning;
 use crate::measure::{Measure, MeasureOptions};
+use crate::plan::membind::{Membind, placement_cpus};
 use crate::plan::{self, Arm, Placement};
 use crate::probe::Topology;
 use crate::saved::{DocumentKind, GateResult, RunOptions, RunResult};
@@ -39,6 +40,9 @@ pub struct StudyOptions {
     /// How each repetition is measured (the engine is started from it;
     /// saved in the result).
     pub measure: MeasureOptions,
+    /// `--membind`: the nodes each arm's buffers are bound to (`None`:
+    /// where the kernel puts them).
+    pub membind: Option<Membind>,
 }
 
 /// How a study ended: `run`'s, or (`R` a [`crate::saved::CommandResult`])
@@ -85,6 +89,20 @@ pub fn run_study<M: Measure>(
     let head = head(DocumentKind::Run, topology);
     let chosen =
         plan::study_arms(topology, options.workers, options.arms.as_deref()).map_err(UsageError)?;
+    let workers = chosen.workers;
+    let mut run_plan = plan::run_arms(topology, workers, &chosen.arms)
+        .map_err(|e| UsageError(format!("{e:#}")))?;
+    if let Some(membind) = &options.membind {
+        let arms: Vec<(String, Vec<u32>)> = run_plan
+            .placements
+            .iter()
+            .map(|p| (p.arm.to_string(), placement_cpus(topology, &p.cpus)))
+            .collect();
+        let nodes = bound_nodes(topology, membind, &arms)?;
+        for (placement, nodes) in run_plan.placements.iter_mut().zip(nodes) {
+            placement.membind = Some(nodes);
+        }
+    }
     let gate = match gate_first(
         topology,
         &options.rule,
@@ -95,9 +113,6 @@ pub fn run_study<M: Measure>(
         ControlFlow::Continue(gate) => gate,
         ControlFlow::Break(gate) => return Ok(RunOutcome::StoppedAtGate(gate)),
     };
-    let workers = chosen.workers;
-    let run_plan = plan::run_arms(topology, workers, &chosen.arms)
-        .map_err(|e| UsageError(format!("{e:#}")))?;
     let measure = measure.get()?;
     let setup = measure.setup().clone();
 
@@ -142,6 +157,7 @@ pub fn run_study<M: Measure>(
         setup.why_instructions_uncounted(),
     );
     all_checks.push(invariance);
+    all_checks.extend(checks::membind(&samples, &run_plan.placements));
     all_checks.extend(run_arm_checks(&mut arms, &kept, &excluded, options.cv_bar));
     let valid = judge_run(&all_checks, options.strict).is_valid();
 
@@ -166,6 +182,7 @@ pub fn run_study<M: Measure>(
             strict: options.strict,
             skip_gate: options.skip_gate,
             threshold: options.rule.threshold,
+            membind: options.membind.clone(),
         },
         setup,
         plan: run_plan,

@@ -350,6 +350,7 @@ fn command_placements(plan: &SweepPlan) -> Vec<CommandPlacement> {
     let step = |k: usize| CommandPlacement {
         arm: CommandArm::Step(k),
         cpus: CpuSet::from_cpus(plan.step_cpus(k)),
+        membind: None,
     };
     let alone = plan
         .baseline_cpus()
@@ -358,6 +359,7 @@ fn command_placements(plan: &SweepPlan) -> Vec<CommandPlacement> {
         .map(|cpu| CommandPlacement {
             arm: CommandArm::Alone(cpu),
             cpus: CpuSet::from_cpus([cpu]),
+            membind: None,
         });
     let steps = plan.steps.iter().skip(1).map(|&k| step(k));
     std::iter::once(step(1)).chain(alone).chain(steps).collect()

@@ -98,6 +98,17 @@ pub fn cpus_to_myself() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The check `name` of a saved document (its `checks`), which must be
+/// there.
+pub fn saved_check<'a>(saved: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    saved["checks"]
+        .as_array()
+        .expect("a document with checks")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check in {}", saved["checks"]))
+}
+
 /// Runs the binary with `args`, standard input from `/dev/null`, and
 /// returns what it did.
 pub fn placement_study(args: &[&str]) -> std::process::Output {

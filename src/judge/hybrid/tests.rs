@@ -37,6 +37,7 @@ fn worker(worker: usize, cpu: u32, pinned: bool, items: u64, per_ms: f64) -> Wor
             stolen: 0,
             per_cpu: vec![CpuItems { cpu, items }],
         }),
+        pages: None,
     }
 }
 
@@ -101,6 +102,7 @@ fn plan(baseline_cpus: &[u32]) -> HybridPlan {
             .map(|&arm| Placement {
                 arm,
                 cpus: vec![Some(0), Some(1)],
+                membind: None,
             })
             .collect(),
     }
