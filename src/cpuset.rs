@@ -64,6 +64,23 @@ impl<'de> Deserialize<'de> for CpuSet {
     }
 }
 
+/// Written by hand, as its Serialize is: an array of CPU numbers, ascending,
+/// each below [`MAX_CPUS`] (what Deserialize refuses otherwise).
+impl schemars::JsonSchema for CpuSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CpuSet".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Logical CPU numbers, ascending.",
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0, "maximum": MAX_CPUS - 1},
+            "uniqueItems": true,
+        })
+    }
+}
+
 impl CpuSet {
     /// Builds a set from any CPU numbers (sorted and de-duplicated here).
     pub fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> Self {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Statistics of one arm over its measured repetitions. Every median comes
 /// with its spread and repetition count (`Spread`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmStats {
     pub name: Arm,
     /// Per worker: the CPU it was pinned to, or null (unpinned).

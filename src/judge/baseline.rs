@@ -69,6 +69,7 @@ pub const MOST_REPS: usize = 1000;
     strum::Display,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -86,7 +87,16 @@ pub enum RowVerdict {
 
 /// How the interval's critical value was found.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display, strum::IntoStaticStr,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::IntoStaticStr,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -98,10 +108,11 @@ pub enum IntervalMethod {
 }
 
 /// One quantity's change from the old repetitions to the new.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     /// new / old − 1, the Hodges–Lehmann estimate on log values; `None`
     /// where a side has no positive finite value.
+    #[schemars(extend("exclusiveMinimum" = -1))]
     pub change: Option<f64>,
     /// Its 95 % interval (as changes, like `change`); `None` under
     /// [`MIN_REPS`] a side.
@@ -113,6 +124,7 @@ pub struct Change {
     /// decide it (the interval's width scaled as √(1/m + 1/n)); `None`
     /// where the change sits at the threshold (more than [`MOST_REPS`]),
     /// and for the other verdicts.
+    #[schemars(range(min = 1))]
     pub reps_to_decide: Option<usize>,
 }
 
@@ -284,6 +296,7 @@ fn reps_to_decide(
     Deserialize,
     strum::Display,
     strum::IntoStaticStr,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]

@@ -63,7 +63,7 @@ pub use crate::judge::gate::Batching;
 pub const NOISY_BASELINE: f64 = 0.2;
 
 /// Where a batch's interval lies against the threshold.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Side {
     /// Wholly at or above it (the gate: physical; `pairs`: shares).
@@ -75,9 +75,10 @@ pub enum Side {
 }
 
 /// One batch of paired rounds and what it says on its own.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Batch {
     /// 1-based, in the order measured.
+    #[schemars(range(min = 1))]
     pub index: usize,
     /// The repetition numbers of its rounds.
     pub rounds: Vec<usize>,
@@ -105,7 +106,7 @@ pub struct Batch {
 
 /// One comparison's reading of a batch: the gate's worker on one sibling,
 /// together against its CPU alone.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct WorkerBatch {
     /// The median cost of its baseline (its CPU alone) in the kept rounds.
     pub baseline_median: Option<f64>,
@@ -131,7 +132,7 @@ pub enum Next {
 }
 
 /// How noisy the host was while a comparison was measured.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct HostNoise {
     /// The batches' baseline medians, highest over lowest, minus 1: how far
     /// the host's speed moved between batches (`None` from one batch).

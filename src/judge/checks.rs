@@ -199,8 +199,23 @@ impl<'de> Deserialize<'de> for CheckName {
     }
 }
 
+/// Written by hand, as its Serialize is: the check's name as [`fmt::Display`]
+/// writes it.
+impl schemars::JsonSchema for CheckName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CheckName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The check's stable short name: \"pinning\", \"multiplexing\", \"invariance\", \"control\", \"parallel\", \"placement-held\", \"same-work\", \"cv-bar ARM\", \"repetitions ARM\" (written only when it failed) or \"other-load ARM\".",
+            "type": "string",
+        })
+    }
+}
+
 /// The outcome of one check, as shown in the checks table and saved in JSON.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Check {
     pub name: CheckName,
     /// Passed, failed or unavailable: never silently absent.
@@ -247,6 +262,7 @@ impl Check {
     Eq,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -673,7 +689,7 @@ pub fn nothing_kept(name: CheckName, measured: usize, failed: usize) -> Check {
 }
 
 /// A repetition left out of the statistics, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExcludedRep {
     pub arm: Arm,
     pub rep: usize,

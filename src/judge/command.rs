@@ -50,7 +50,7 @@ use crate::plan::command::{CommandArm, CommandPlacement, Units};
 use crate::probe::CpuEntry;
 
 /// One arm's wall time, in seconds, over its kept repetitions.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandArmStats {
     pub arm: CommandArm,
     /// `None` with fewer than two kept repetitions.
@@ -67,6 +67,7 @@ pub struct CommandArmStats {
     /// repetitions whose hardware counters ran all their enabled time;
     /// `None` where none did (no PMU, perf refused, all multiplexed).
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub user_instructions: Option<f64>,
     /// That median against the baseline arm's (0.02: 2 % more
     /// instructions); `None` for the baseline and where either is missing.
@@ -169,7 +170,7 @@ fn complete(recording: &Recording, what: &str) -> Result<(), String> {
 }
 
 /// A thread of the tree that ran outside its arm's CPUs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadOutside {
     pub tid: u32,
     pub pid: u32,
@@ -393,7 +394,7 @@ fn covered_ms(mut spans: Vec<(f64, f64)>) -> f64 {
 }
 
 /// A thread outside the arm's CPUs in one round.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundOutside {
     pub round: usize,
     #[serde(flatten)]
@@ -402,7 +403,7 @@ pub struct RoundOutside {
 
 /// One arm's placement and co-residency over its kept repetitions (not
 /// warm-ups, not failed).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmResidency {
     pub arm: CommandArm,
     /// Repetitions whose records were judged.
@@ -419,9 +420,11 @@ pub struct ArmResidency {
     pub detail: String,
     /// The share of the judged repetitions' on-CPU time during which the
     /// CPU's sibling ran another thread of the tree.
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub co_residency: Option<f64>,
     /// The share during which it ran something else; `None`, with the
     /// reason, where not measured.
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub other_load: Option<f64>,
     pub other_load_unavailable: Option<String>,
     /// The kept repetitions whose share beside other load was above the
@@ -434,7 +437,7 @@ pub struct ArmResidency {
 }
 
 /// One repetition's share of the tree's on-CPU time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundShare {
     pub round: usize,
     pub share: f64,

@@ -10,11 +10,12 @@ use serde::{Deserialize, Serialize};
 pub const MIN_GAP_RATIO: f64 = 1.5;
 
 /// A gap in the sorted latencies wide enough to separate two clusters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gap {
     pub below_ns: f64,
     pub above_ns: f64,
     /// `above_ns / below_ns`, at least [`MIN_GAP_RATIO`].
+    #[schemars(range(min = 1.5))]
     pub ratio: f64,
 }
 

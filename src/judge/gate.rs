@@ -30,6 +30,7 @@ pub use crate::judge::stats::Interval;
     Eq,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -97,7 +98,7 @@ pub struct GateRule {
 /// The penalty of a treated arm over its baseline, with its interval: the
 /// gate's siblings over separate cores (or one worker alone), a `pairs`
 /// comparison's probe beside its set over the probe alone.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Estimate {
     /// The median of the per-round ratios treatedᵢ / baselineᵢ, minus 1:
     /// 0.37 is 37 % more. (Before 0.2: the geometric mean; see `mean_based`.)
@@ -120,7 +121,7 @@ pub struct Estimate {
 /// its t-interval ([`penalty_ci95`]). A burst of host load that covers
 /// every round moves it as far as the median, but a few wild rounds move
 /// it too, where they move the median not at all.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct MeanBased {
     /// Geometric mean of the per-round ratios, minus 1.
     pub penalty: f64,
@@ -277,7 +278,7 @@ fn paired_by(
 
 /// One sibling worker's penalty over its own CPU alone, from every kept
 /// round of every batch.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct WorkerPenalty {
     /// The sibling CPU the worker ran on.
     pub cpu: u32,
@@ -294,7 +295,7 @@ pub const SLOW_CPU: f64 = 0.1;
 /// One sibling CPU ran steadily slower alone than the other, in every
 /// batch: evidence about the host (a neighbour on its host CPU, a capped
 /// vCPU, a slower core), never a cost of sharing.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct SlowCpu {
     /// The slower CPU.
     pub cpu: u32,

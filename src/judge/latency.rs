@@ -242,7 +242,7 @@ pub fn together_agrees_with_alone(together: &PairLatency, alone: &PairLatency) -
 }
 
 /// One pair's (or the control's) latency, from its samples.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairLatency {
     /// The two CPUs (the same twice for the control).
     pub cpus: [u32; 2],
@@ -335,6 +335,7 @@ impl<'a> ByCpus<'a> {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -360,7 +361,7 @@ impl LatencyClass {
 }
 
 /// The published partitions of the tested CPUs, level by level.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PublishedLevels {
     /// Thread siblings.
     pub smt_siblings: Vec<CpuSet>,
@@ -388,7 +389,7 @@ impl PublishedLevels {
 }
 
 /// Latencies with no gap of [`MIN_GAP_RATIO`] among them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cluster {
     pub class: LatencyClass,
     /// The fastest and slowest latency in it (pairs without progress have
@@ -403,7 +404,7 @@ pub struct Cluster {
 }
 
 /// One published level against the measured domains at it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LevelJudgement {
     pub level: LatencyClass,
     pub map: MapJudgement,
@@ -411,7 +412,7 @@ pub struct LevelJudgement {
 }
 
 /// Everything the matrix says.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyJudgement {
     /// Fastest first; a stacked cluster last.
     pub clusters: Vec<Cluster>,

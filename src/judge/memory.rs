@@ -59,7 +59,7 @@ pub const NEAR: f64 = std::f64::consts::SQRT_2;
 pub const DISTANCE_TOLERANCE: f64 = 0.25;
 
 /// A latency from samples: the low percentile, its spread and n.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Latency {
     pub ns: f64,
     /// 10th and 90th percentiles.
@@ -82,14 +82,14 @@ impl Latency {
 }
 
 /// One size of the ladder, judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SizeLatency {
     pub size_bytes: u64,
     pub latency: Latency,
 }
 
 /// A plateau: sizes with one latency.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Plateau {
     pub first_bytes: u64,
     pub last_bytes: u64,
@@ -102,7 +102,7 @@ pub struct Plateau {
 
 /// A step between two plateaus (or after the last, when the ladder ends
 /// still rising).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Step {
     /// The last size of the plateau below.
     pub below_bytes: u64,
@@ -133,6 +133,7 @@ pub struct Step {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -148,7 +149,7 @@ pub enum LevelStatus {
     TlbStep,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LevelJudgement {
     pub level: u32,
     pub size_bytes: u64,
@@ -158,7 +159,7 @@ pub struct LevelJudgement {
 }
 
 /// The ladder judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LadderJudgement {
     pub sizes: Vec<SizeLatency>,
     pub plateaus: Vec<Plateau>,
@@ -458,7 +459,7 @@ fn ladder_verdict(
 }
 
 /// One cell of the matrix, judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CellJudgement {
     pub cpu_node: u32,
     pub memory_node: u32,
@@ -475,7 +476,7 @@ pub struct CellJudgement {
     pub agrees: Option<bool>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bandwidth {
     pub bytes_per_second: f64,
     pub p10: f64,
@@ -484,7 +485,7 @@ pub struct Bandwidth {
 }
 
 /// One row: a CPU node's cells, or a memory-only node's column.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaRow {
     pub node: u32,
     /// The node has memory and no CPU: its cells are the CPU nodes'
@@ -494,7 +495,7 @@ pub struct NumaRow {
 }
 
 /// The matrix judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaJudgement {
     pub rows: Vec<NumaRow>,
     pub columns: Vec<Column>,

@@ -35,9 +35,10 @@ pub fn contention(verdict: Verdict) -> Contention {
 }
 
 /// One measured comparison, as saved.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ComparisonRecord {
     /// 1-based, in the order measured.
+    #[schemars(range(min = 1))]
     pub index: usize,
     #[serde(flatten)]
     pub comparison: Comparison,
@@ -73,6 +74,7 @@ pub struct ComparisonRecord {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -94,7 +96,7 @@ impl MapVerdict {
 }
 
 /// What the measurement says about one pair of CPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PairStatus {
     /// Its pair comparison cleared the threshold, or both share a third CPU.
@@ -118,6 +120,7 @@ pub enum PairStatus {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -148,7 +151,7 @@ impl PairRelation {
 /// One pair worth listing: published siblings, measured sharing, or
 /// undecided. Pairs neither published nor measured sharing are apart and
 /// agreed, and are not listed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairFinding {
     pub cpus: [u32; 2],
     pub published: bool,
@@ -156,6 +159,7 @@ pub struct PairFinding {
     pub relation: PairRelation,
     /// The comparison of exactly this pair, when one was measured; `None`
     /// when its status was inferred (through a common sibling, or from a set).
+    #[schemars(range(min = 1))]
     pub comparison: Option<usize>,
 }
 
@@ -170,6 +174,7 @@ pub struct PairFinding {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -201,7 +206,7 @@ impl CpuRelation {
 }
 
 /// One CPU's row of the map.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuMapEntry {
     pub cpu: u32,
     /// The CPU's published siblings among the tested CPUs, itself included.
@@ -216,7 +221,7 @@ pub struct CpuMapEntry {
 
 /// Everything the comparisons say about the map; its verdict is
 /// [`map_verdict`]'s.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MapJudgement {
     /// The published groups, restricted to the tested CPUs.
     pub published: Vec<CpuSet>,

@@ -24,7 +24,7 @@ pub const MIN_MEDIAN_INTERVAL_VALUES: usize = 6;
 
 /// How one quantity varied over the repetitions of an arm: what every table
 /// cell shows next to its median, so no number is quoted without its noise.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Spread {
     /// The middle value: robust to the odd repetition a daemon interrupted.
     pub median: f64,
@@ -101,7 +101,7 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// A confidence interval for a penalty (a fraction: 0.37 is 37 % more).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Interval {
     /// Lower bound (a fraction; −0.05 is 5 % cheaper).
     pub low: f64,

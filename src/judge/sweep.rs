@@ -29,9 +29,10 @@ use std::collections::BTreeMap;
 pub const KNEE_FRACTION: f64 = 0.5;
 
 /// One step of the sweep.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepStats {
     /// Workers, one per CPU.
+    #[schemars(range(min = 1))]
     pub workers: usize,
     /// The CPUs: the first `workers` of the order.
     pub cpus: Vec<u32>,
@@ -77,7 +78,7 @@ pub struct StepStats {
 }
 
 /// A marginal gain with its interval (absent under six paired rounds).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gain {
     pub value: f64,
     pub ci95_low: Option<f64>,
@@ -85,7 +86,7 @@ pub struct Gain {
 }
 
 /// One CPU's pinned single-worker baseline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSpeed {
     pub cpu: u32,
     pub wall_ms: Option<Spread>,
@@ -94,9 +95,10 @@ pub struct CpuSpeed {
 }
 
 /// Where the curve bends.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Knee {
     /// The step at which the marginal gain fell below [`KNEE_FRACTION`].
+    #[schemars(range(min = 2))]
     pub workers: usize,
     pub marginal_gain: f64,
     /// What was added there.
@@ -125,7 +127,7 @@ fn clearly_above(gain: &Gain) -> bool {
 }
 
 /// Everything a sweep's samples say.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepJudgement {
     pub steps: Vec<StepStats>,
     pub cpu_speeds: Vec<CpuSpeed>,
@@ -134,6 +136,7 @@ pub struct SweepJudgement {
     /// interval reaches below it (or has none): "no knee" cannot be said
     /// of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(range(min = 2)))]
     pub unclear_steps: Vec<usize>,
     /// The fraction [`KNEE_FRACTION`] the knees were found with.
     pub knee_fraction: f64,

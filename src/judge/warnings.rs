@@ -272,6 +272,22 @@ impl Serialize for Warning {
     }
 }
 
+/// Written by hand, as its Serialize is: a warning is saved as its sentence,
+/// and any string reads back (as [`Warning::Recorded`]).
+impl schemars::JsonSchema for Warning {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Warning".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string"})
+    }
+}
+
 impl<'de> Deserialize<'de> for Warning {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Warning, D::Error> {
         String::deserialize(deserializer).map(Warning::Recorded)

@@ -87,7 +87,7 @@ const STDERR_GRACE: Duration = Duration::from_secs(1);
 
 /// Where the command's output goes; saved as `--output` spells it
 /// (`"null"`, `"inherit"`, or `{"file": PATH}`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Output {
     /// `/dev/null` for stdout; stderr through a pipe, its end kept
@@ -104,7 +104,7 @@ pub enum Output {
 }
 
 /// Where the tree's software counts came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "source", rename_all = "kebab-case")]
 pub enum TreeCounterSource {
     /// perf software events with `inherit`.
@@ -115,7 +115,7 @@ pub enum TreeCounterSource {
 }
 
 /// One run of the command in one arm.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandSample {
     /// Release to reaping, ns: the cost.
     pub wall_ns: u64,
@@ -144,11 +144,14 @@ pub struct CommandSample {
 
 /// The tree's user-space hardware counts of one repetition, or why there
 /// are none.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "hardware", rename_all = "kebab-case")]
 pub enum TreeHardware {
     /// One entry per core PMU counted on: one where the machine has one.
-    Counted { pmus: Vec<PmuCounts> },
+    Counted {
+        #[schemars(length(min = 1))]
+        pmus: Vec<PmuCounts>,
+    },
     /// No PMU counts here, or perf refused; `reason` says which.
     Unavailable { reason: String },
 }
@@ -183,7 +186,7 @@ impl TreeHardware {
 }
 
 /// The tree's user-space cycles and instructions on one core PMU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PmuCounts {
     /// The core PMU (`cpu_core`, `cpu_atom`) where the machine has one per
     /// kind of core; `None`: the generic events of a machine with one.
@@ -195,7 +198,7 @@ pub struct PmuCounts {
 /// One counter's value as read, unscaled, with its times: running less
 /// than enabled means the PMU multiplexed it (or, on a machine with a PMU
 /// per kind of core, the tree ran on another PMU's CPUs for the rest).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventCount {
     pub count: u64,
     #[serde(flatten)]
@@ -439,7 +442,7 @@ impl Watched {
 }
 
 /// One repetition of one arm.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandRep {
     pub arm: CommandArm,
     /// The round, from 0, warm-ups included.

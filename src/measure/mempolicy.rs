@@ -207,7 +207,9 @@ pub fn bind_range(address: usize, len: usize, nodes: &NodeMask) -> io::Result<()
 }
 
 /// Where the pages of a range are, from `move_pages(2)` with no target.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct PageNodes {
     /// Pages asked about.
     pub pages: u64,

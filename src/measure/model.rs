@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -73,7 +74,9 @@ pub fn tick_clock_of_first_format() -> ClockKind {
 }
 
 /// A hardware event a worker's group may count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum HardwareEvent {
     /// Core cycles: the cost clock when the PMU has it.
@@ -115,7 +118,7 @@ impl std::fmt::Display for HardwareEvent {
 
 /// Whether one hardware event is counted in the workers' groups, and if not,
 /// why (this PMU lacks it, it is forbidden, it would not fit in the group).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventStatus {
     pub event: HardwareEvent,
     pub counted: bool,
@@ -126,7 +129,9 @@ pub struct EventStatus {
 /// How a worker's events are grouped. One group is read atomically and
 /// scheduled as a unit; a PMU that cannot take the software events beside
 /// its hardware ones gets two, each checked for multiplexing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum GroupLayout {
     /// Hardware and software events in one group.
@@ -138,7 +143,7 @@ pub enum GroupLayout {
 
 /// Whether the hardware counters could be opened, and if not, why, in words
 /// that say what to do.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum HardwareCounters {
     /// The PMU counts cycles, so costs are core cycles. `events` says which
@@ -161,7 +166,7 @@ pub enum HardwareCounters {
 }
 
 /// Where a worker's task-clock, context switches and migrations come from.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "source", rename_all = "kebab-case")]
 pub enum SoftwareCounters {
     /// perf's software events, kernel side included, in the worker's group.
@@ -210,7 +215,9 @@ impl MeasurementSetup {
 
 /// A counter group's time enabled and time running; unequal means the PMU
 /// multiplexed it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct GroupTimes {
     pub time_enabled_ns: u64,
     pub time_running_ns: u64,
@@ -225,7 +232,7 @@ impl GroupTimes {
 /// One worker's counter group, read once after its kernel (atomic group read).
 /// Hardware fields are `None` when the PMU is unavailable (or, for
 /// `l1i_misses`, lacks that event).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterValues {
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
@@ -262,7 +269,7 @@ impl CounterValues {
 }
 
 /// One worker in one repetition.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorkerSample {
     pub worker: usize,
     /// The CPU it was pinned to; `None` in the unpinned arm.
@@ -299,7 +306,7 @@ pub struct WorkerSample {
 }
 
 /// What one worker did of a repetition's shared items.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemCounts {
     /// Items it processed.
     pub items: u64,
@@ -310,7 +317,7 @@ pub struct ItemCounts {
 }
 
 /// Items one worker started on one CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuItems {
     pub cpu: u32,
     pub items: u64,
@@ -329,7 +336,7 @@ impl ItemCounts {
 
 /// One repetition of one arm: all its workers ran concurrently, released
 /// together by one barrier.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepSample {
     pub arm: Arm,
     /// 0-based, warm-ups included; `warmup` ones are excluded from statistics.
@@ -344,7 +351,7 @@ pub struct RepSample {
 }
 
 /// What a measurement ran on and with, saved beside its samples.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MeasurementSetup {
     pub kernel: String,
     pub kernel_description: String,

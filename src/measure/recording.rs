@@ -60,13 +60,16 @@ pub struct CpuCounts {
 }
 
 /// How the observed command ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "how")]
 pub enum CommandEnd {
     /// It exited with `code`.
     Exited { code: i32 },
     /// A signal ended it.
-    Signaled { signal: i32 },
+    Signaled {
+        #[schemars(range(min = 1))]
+        signal: i32,
+    },
 }
 
 impl CommandEnd {

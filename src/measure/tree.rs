@@ -36,8 +36,9 @@ const LOOK: Duration = Duration::from_millis(10);
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// A process of the command's tree still alive when the command exited.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Outliver {
+    #[schemars(range(min = 1))]
     pub pid: i32,
     /// Its name (`/proc/PID/comm`).
     pub name: String,
@@ -49,7 +50,7 @@ pub struct Outliver {
 }
 
 /// What became of an outliver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutliverEnd {
     /// SIGTERM ended it (or it ended on its own meanwhile).

@@ -21,6 +21,7 @@ use strum::VariantArray;
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -84,6 +85,34 @@ impl Arm {
     }
 }
 
+/// A schema transform (`#[schemars(transform = …)]`) for a field that
+/// holds an arm, or a list of objects that each name one (`arm`): of the
+/// arms, only those `keep` keeps (a hybrid scheme's, say) may stand there.
+pub fn arms_where(keep: fn(Arm) -> bool) -> impl FnMut(&mut schemars::Schema) {
+    move |schema| {
+        let names: Vec<&str> = Arm::VARIANTS
+            .iter()
+            .copied()
+            .filter(|&arm| keep(arm))
+            .map(Arm::as_str)
+            .collect();
+        match schema
+            .get_mut("items")
+            .and_then(|items| items.as_object_mut())
+        {
+            Some(items) => {
+                items.insert(
+                    "properties".into(),
+                    serde_json::json!({"arm": {"enum": names}}),
+                );
+            }
+            None => {
+                schema.insert("enum".into(), names.into());
+            }
+        }
+    }
+}
+
 impl std::str::FromStr for Arm {
     type Err = String;
 
@@ -104,7 +133,7 @@ impl fmt::Display for Arm {
 
 /// Where one arm's workers run: one entry per worker, `Some(cpu)` pinned to
 /// that logical CPU, `None` left to the OS scheduler (the `unpinned` arm).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     pub arm: Arm,
     pub cpus: Vec<Option<u32>>,
@@ -125,6 +154,7 @@ pub struct Placement {
     Eq,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]

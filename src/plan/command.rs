@@ -86,10 +86,12 @@ use serde::{Deserialize, Serialize};
 /// `--units N [--unit NAME]`: how much one run of the command processes
 /// (bytes, requests, frames), so that each arm's cost is also given per
 /// unit. The count is the user's word: nothing measures it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Units {
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub count: f64,
     /// Singular, as in "ns per byte"; "unit" when not named.
+    #[schemars(length(min = 1))]
     pub name: String,
 }
 
@@ -242,6 +244,28 @@ impl From<CommandArm> for String {
     }
 }
 
+/// Written by hand: serde saves the arm as its name (`into = "String"`),
+/// and the schema says which names those are, as [`fmt::Display`] writes
+/// them.
+impl schemars::JsonSchema for CommandArm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandArm".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let placements: Vec<&str> = super::RUN_ARMS.iter().map(|arm| arm.as_str()).collect();
+        let pattern = format!(
+            "^({}|class:[0-9]+|step:[0-9]+|cpu:[0-9]+|cpus:[0-9]+(-[0-9]+)?([+][0-9]+(-[0-9]+)?)*|node:[0-9]+|cache:L[1-9]:[0-9]+)$",
+            placements.join("|")
+        );
+        schemars::json_schema!({
+            "description": "An arm: one of the kernel study's placements given as a CPU set, or class:N, T CPUs of the Nth core class, or (in a `run --sweep -- COMMAND` document) step:K, the first K CPUs of the sweep's order with {threads} K, and cpu:N, CPU N alone with {threads} 1; or a domain: cpus:LIST (ranges joined by +), node:N (the CPUs of NUMA node N), cache:LN:I (the CPUs sharing the Ith cache of level N).",
+            "type": "string",
+            "pattern": pattern,
+        })
+    }
+}
+
 impl TryFrom<String> for CommandArm {
     type Error = String;
 
@@ -251,7 +275,7 @@ impl TryFrom<String> for CommandArm {
 }
 
 /// One arm's CPU set: the command's affinity in that arm.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandPlacement {
     pub arm: CommandArm,
     pub cpus: CpuSet,
@@ -263,8 +287,9 @@ pub struct CommandPlacement {
 }
 
 /// Every arm of a command study, and the thread count `{threads}` stands for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandPlan {
+    #[schemars(range(min = 1))]
     pub threads: usize,
     /// The class and package that one-per-core, sibling-packed and same-cpu
     /// share.

@@ -54,7 +54,7 @@ pub const SCHEME_ARMS: [Arm; 4] = [
 ];
 
 /// Where a `hybrid` study measures.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HybridPlan {
     /// The CPUs that get a single-worker baseline: the first core of each
     /// class, or every CPU the workers use (`--every-cpu`).
@@ -64,6 +64,7 @@ pub struct HybridPlan {
     pub worker_cpus: Vec<u32>,
     /// Every scheme's placement: [`SCHEME_ARMS`], pinned to `worker_cpus`
     /// or left to the scheduler.
+    #[schemars(transform = super::arms_where(|arm| arm.scheme().is_some()))]
     pub schemes: Vec<Placement>,
 }
 

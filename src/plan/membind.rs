@@ -61,6 +61,23 @@ impl From<Membind> for String {
     }
 }
 
+/// Written by hand: serde saves the policy as its text (`into = "String"`),
+/// and the schema says which texts those are, as [`fmt::Display`] writes
+/// them.
+impl schemars::JsonSchema for Membind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Membind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`--membind` as given: local (each arm's memory on the nodes of its CPUs), or the nodes every arm's memory is bound to (a list such as 0 or 0-1,3).",
+            "type": "string",
+            "pattern": "^(local|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$",
+        })
+    }
+}
+
 impl TryFrom<String> for Membind {
     type Error = String;
 

@@ -31,7 +31,7 @@ pub const STEPS_PER_OCTAVE: u32 = 3;
 
 /// One cache the machine publishes for the ladder's CPU (data or unified;
 /// instruction caches hold no data the chase could load).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PublishedCache {
     pub level: u32,
     /// "Data" or "Unified".
@@ -42,7 +42,7 @@ pub struct PublishedCache {
 }
 
 /// The cache ladder: one CPU, the line and the sizes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LadderPlan {
     pub cpu: u32,
     pub line_bytes: u32,
@@ -69,7 +69,7 @@ impl LadderPlan {
 
 /// One NUMA cell: CPUs of node `cpu_node` reading memory of node
 /// `memory_node`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaCell {
     pub cpu_node: u32,
     pub memory_node: u32,
@@ -82,7 +82,7 @@ pub struct NumaCell {
 }
 
 /// Every cell of the matrix, and the buffer each memory node gets.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaPlan {
     pub buffer_bytes: u64,
     /// Nodes with allowed CPUs, ascending.

@@ -21,7 +21,7 @@ pub mod pairs;
 mod scheme;
 pub mod sweep;
 
-pub use arms::{Arm, GateBaseline, Placement};
+pub use arms::{Arm, GateBaseline, Placement, arms_where};
 
 use crate::probe::{CoreKind, Topology};
 use anyhow::{Result, bail};
@@ -65,7 +65,7 @@ fn usable_cores(topology: &Topology) -> BTreeMap<(CoreKind, usize), Vec<UsableCo
 }
 
 /// The CPUs the gate compares.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GatePairs {
     /// One core's two hardware threads.
     pub siblings: [u32; 2],
@@ -352,7 +352,7 @@ fn arms_without_structure(
 
 /// The study's arms, all placed within one class and package, and within
 /// one NUMA node where one has the cores.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunPlan {
     pub class: CoreKind,
     pub package: usize,

@@ -54,6 +54,7 @@ pub const RECHECKS: usize = 2;
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -99,6 +100,7 @@ impl SearchKind {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -119,7 +121,7 @@ impl Contention {
 }
 
 /// One comparison: the probe's CPU and the CPUs its load workers run on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     pub probe: u32,
     pub against: CpuSet,
@@ -192,7 +194,7 @@ pub struct PairSearch {
 }
 
 /// A set of CPUs a latency pass linked, that `pairs` then searches within.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CandidateSet {
     pub cpus: CpuSet,
     /// Linked by time-sliced (stacked) pairs: its CPUs are expected to

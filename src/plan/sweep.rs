@@ -44,7 +44,7 @@ impl SweepOrder {
 }
 
 /// What a CPU adds to the CPUs before it in the order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Added {
     /// The first CPU: the baseline of every speedup.
@@ -82,20 +82,21 @@ impl Added {
 }
 
 /// One CPU of the order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepCpu {
     pub cpu: u32,
     pub added: Added,
 }
 
 /// Where a sweep measures.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepPlan {
     /// The order's name: cores-first, siblings-first, spread, or the list.
     pub order_name: String,
     /// The CPUs in the order they are added.
     pub order: Vec<SweepCpu>,
     /// The steps measured: worker counts, ascending, starting at 1.
+    #[schemars(inner(range(min = 1)))]
     pub steps: Vec<usize>,
     /// Every CPU of the largest step is measured alone, so each step has a
     /// ceiling; false with `--no-ceiling`, which measures the first CPU

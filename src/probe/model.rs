@@ -16,7 +16,7 @@ use std::str::FromStr;
 pub const TOPOLOGY_SCHEMA_VERSION: u32 = 1;
 
 /// Everything `topology` knows about one machine.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Topology {
     pub schema_version: u32,
     /// Where the facts came from: "live", or the snapshot root / dump folder.
@@ -93,7 +93,7 @@ impl Topology {
 }
 
 /// One NUMA node, as `numactl -H` shows it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct NumaNode {
     /// The kernel's node number (`nodeN`): numbers may have gaps.
     pub node: u32,
@@ -109,7 +109,7 @@ pub struct NumaNode {
     pub distances: Vec<u32>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ProbeSource {
     /// `None` for the live system's `/`.
     pub sysfs_root: Option<String>,
@@ -122,7 +122,7 @@ pub struct ProbeSource {
     pub cpuid_absent: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Summary {
     /// Online logical CPUs.
     pub cpus: usize,
@@ -149,6 +149,7 @@ pub struct Summary {
     #[serde(default)]
     pub hypervisor_vendor: Option<String>,
     /// Where the CPU/core/package structure came from: "sysfs" or "cpuid".
+    #[schemars(extend("enum" = ["sysfs", "cpuid"]))]
     pub structure_from: String,
     /// Why which CPUs share a core is unknown (some CPU's core sibling set
     /// is missing); `None`, and not written, when it is known. Then `smt`
@@ -184,7 +185,7 @@ pub fn cores_by_package(cpus: &[CpuEntry]) -> BTreeMap<usize, BTreeMap<usize, Ve
     packages
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuEntry {
     pub cpu: u32,
     /// Machine-wide core index, 0.., numbered in order of each core's lowest CPU.
@@ -225,7 +226,7 @@ impl CpuEntry {
 }
 
 /// The CPUs of one kind of core.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CoreClass {
     pub name: CoreKind,
     pub cpus: CpuSet,
@@ -235,7 +236,7 @@ pub struct CoreClass {
     pub detail: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Cache {
     pub level: u32,
     /// "Data", "Instruction", "Unified".
@@ -251,7 +252,7 @@ pub struct Cache {
 /// Facts about the running kernel and platform that change what a
 /// measurement means. Every field is optional: a snapshot or a container
 /// may lack any of them.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Environment {
     pub kernel: Option<String>,
     /// `cpu/smt/control`: on, off, forceoff, notsupported, notimplemented.
@@ -308,7 +309,7 @@ pub struct Environment {
 const QEMU_VIRT_BOARD: &str = "linux,dummy-virt";
 
 /// A core PMU and the CPUs it counts on.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct CorePmu {
     pub name: String,
     /// Its `type`: what `perf_event_attr.type` (or, for a generic hardware
@@ -335,7 +336,7 @@ pub fn virtual_board(compatible: &str) -> Option<&'static str> {
 }
 
 /// What CPUID says, machine-wide and per CPU.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuidReport {
     pub vendor: String,
     pub family: u32,
@@ -369,7 +370,7 @@ pub struct CpuidReport {
     pub per_cpu: Vec<CpuidCpu>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuidCpu {
     /// Logical CPU number (the dump's `puN`, or the CPU it was read on).
     pub cpu: u32,
@@ -390,15 +391,17 @@ pub struct CpuidCpu {
 
 /// The CPUs' Main ID Register values, grouped: what Arm machines say about
 /// their cores where x86 ones have CPUID.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct MidrReport {
     /// Where the values came from: "midr_el1" (each CPU's
     /// `regs/identification/midr_el1`) or "cpuinfo" (the `CPU implementer`,
     /// `CPU variant`, `CPU part` and `CPU revision` lines of /proc/cpuinfo,
     /// on kernels without the sysfs files).
+    #[schemars(extend("enum" = ["midr_el1", "cpuinfo"]))]
     pub source: String,
     /// The instruction set the kernel runs: "aarch64" (it publishes
     /// `midr_el1`, or cpuinfo says `CPU architecture: 8`), else "arm".
+    #[schemars(extend("enum" = ["aarch64", "arm"]))]
     pub arch: String,
     /// One per distinct (implementer, variant, part, revision), in order
     /// of lowest CPU. Online CPUs the kernel gives no value for are in none.
@@ -406,25 +409,31 @@ pub struct MidrReport {
 }
 
 /// One MIDR value and the CPUs that report it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct MidrKind {
     pub cpus: CpuSet,
     /// The register as read, e.g. "0x413fd0c1"; `None` from cpuinfo, which
     /// has no architecture field to rebuild it with.
+    #[schemars(regex(pattern = "^0x[0-9a-f]{8}$"))]
     pub midr: Option<String>,
     /// Bits \[31:24\]: 0x41 for Arm Ltd, 0x61 Apple, 0xc0 Ampere, ...
+    #[schemars(range(max = 255))]
     pub implementer: u32,
     /// The implementer's name, where known.
     pub implementer_name: Option<String>,
     /// Bits \[23:20\]: the major revision, the N of rNpM.
+    #[schemars(range(max = 15))]
     pub variant: u32,
     /// Bits \[19:16\] (0xf: "see the ID registers"); `None` from cpuinfo.
+    #[schemars(range(max = 15))]
     pub architecture: Option<u32>,
     /// Bits \[15:4\]: the implementer's part number, e.g. 0xd0c.
+    #[schemars(range(max = 4095))]
     pub part: u32,
     /// The part's name, where known, e.g. "Neoverse-N1"; never a guess.
     pub part_name: Option<String>,
     /// Bits \[3:0\]: the minor revision, the M of rNpM.
+    #[schemars(range(max = 15))]
     pub revision: u32,
     /// Human name, e.g. "ARM Neoverse-N1 r3p1"; unknown values in hex:
     /// "implementer 0x99 part 0x123 r0p0".
@@ -432,7 +441,7 @@ pub struct MidrKind {
 }
 
 /// Does CPUID's sibling structure agree with the kernel's?
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Crosscheck {
     pub agrees: bool,
     /// One human-readable line per disagreement, naming the CPUs, e.g.
@@ -465,6 +474,15 @@ pub enum CoreKind {
 }
 
 impl CoreKind {
+    /// Every kind with a name of its own (not `class N`).
+    pub const NAMED: [CoreKind; 5] = [
+        CoreKind::Performance,
+        CoreKind::Efficiency,
+        CoreKind::LowPowerEfficiency,
+        CoreKind::Unknown,
+        CoreKind::Uniform,
+    ];
+
     /// Kinds by speed rank, fastest first, for classes told apart by
     /// capacity or frequency: the three named ones, then "class N".
     pub fn by_rank(rank: usize) -> CoreKind {
@@ -495,14 +513,10 @@ impl FromStr for CoreKind {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let named = [
-            CoreKind::Performance,
-            CoreKind::Efficiency,
-            CoreKind::LowPowerEfficiency,
-            CoreKind::Unknown,
-            CoreKind::Uniform,
-        ];
-        if let Some(kind) = named.into_iter().find(|kind| kind.to_string() == text) {
+        if let Some(kind) = CoreKind::NAMED
+            .into_iter()
+            .find(|kind| kind.to_string() == text)
+        {
             return Ok(kind);
         }
         text.strip_prefix("class ")
@@ -521,6 +535,23 @@ impl FromStr for CoreKind {
 impl Serialize for CoreKind {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// Written by hand, as its Serialize is: the name [`fmt::Display`] writes,
+/// one of the named kinds or `class N`.
+impl schemars::JsonSchema for CoreKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CoreKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let named: Vec<String> = CoreKind::NAMED.iter().map(CoreKind::to_string).collect();
+        schemars::json_schema!({
+            "description": "A kind of core: performance, efficiency, low-power efficiency, unknown, uniform, or class N (the Nth fastest past the named ones; for Arm designs the MIDR tier table cannot rank, the Nth from 0 in part-number order).",
+            "type": "string",
+            "pattern": format!("^({}|class [0-9]+)$", named.join("|")),
+        })
     }
 }
 
@@ -584,6 +615,26 @@ impl ClassSource {
 impl Serialize for ClassSource {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
+    }
+}
+
+/// Written by hand, as its Serialize is: one of the names [`ClassSource::name`]
+/// gives.
+impl schemars::JsonSchema for ClassSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClassSource".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = <ClassSource as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|source| source.name())
+            .collect();
+        schemars::json_schema!({
+            "description": "How a core class was found.",
+            "type": "string",
+            "enum": names,
+        })
     }
 }
 

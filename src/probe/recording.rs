@@ -15,7 +15,7 @@ pub const CPUID_DIR: &str = "cpuid";
 /// The reads of one probe, by path relative to the root
 /// (`sys/devices/system/cpu/cpu3/topology/core_id`). A path in none of the
 /// maps was absent when recorded, or never read.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recording {
     /// Folder → its names, sorted. Only folders that existed.
     pub listings: BTreeMap<String, Vec<String>>,
@@ -27,7 +27,7 @@ pub struct Recording {
 }
 
 /// What a path looked up, neither listed nor read, was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FoundKind {
     Folder,
@@ -41,12 +41,18 @@ pub enum FoundKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordedBytes(pub Vec<u8>);
 
-/// The two JSON forms of [`RecordedBytes`].
-#[derive(Serialize, Deserialize)]
+/// A file's bytes as read: a string where they are UTF-8, otherwise
+/// `{"base64": "…"}`.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 enum BytesForm<'a> {
+    /// UTF-8 bytes, as they are.
     Text(std::borrow::Cow<'a, str>),
-    Binary { base64: String },
+    /// Any other bytes, in base64.
+    Binary {
+        #[schemars(extend("contentEncoding" = "base64"))]
+        base64: String,
+    },
 }
 
 impl Serialize for RecordedBytes {
@@ -58,6 +64,18 @@ impl Serialize for RecordedBytes {
             },
         }
         .serialize(serializer)
+    }
+}
+
+/// Written by hand, as its Serialize is: the schema of the form it is
+/// written in.
+impl schemars::JsonSchema for RecordedBytes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecordedBytes".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        BytesForm::json_schema(generator)
     }
 }
 

@@ -25,7 +25,7 @@ use crate::plan::hybrid::HybridPlan;
 use crate::plan::membind::Membind;
 use crate::plan::pairs::SearchKind;
 use crate::plan::sweep::SweepPlan;
-use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan};
+use crate::plan::{Arm, GateBaseline, GatePairs, RunPlan, arms_where};
 use crate::probe::recording::Recording;
 use crate::probe::{
     Cache, CoreClass, CpuEntry, CpuidReport, Crosscheck, MidrReport, NumaNode, ProbeSource,
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 pub use super::head::{Evidence, RESULT_SCHEMA_VERSION};
 
 /// The whole `gate --json` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
@@ -101,7 +101,7 @@ pub struct GateResult {
 }
 
 /// Options a run was made with, saved so a report can say so.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunOptions {
     pub workers: usize,
     pub arms: Vec<Arm>,
@@ -121,7 +121,7 @@ pub struct RunOptions {
 }
 
 /// The whole `run --json` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     /// `complete` is false when a stop signal ended the run: only the
@@ -153,12 +153,14 @@ pub struct RunResult {
 }
 
 /// Options a command study was made with, saved so a report can say so.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandOptions {
     /// The command and its arguments as given: `{threads}` and `{cpus}`
     /// unreplaced (bytes that are not UTF-8 replaced by U+FFFD).
+    #[schemars(length(min = 1))]
     pub argv: Vec<String>,
     /// What `{threads}` stood for.
+    #[schemars(range(min = 1))]
     pub threads: usize,
     pub arms: Vec<CommandArm>,
     /// The arm every other is compared with.
@@ -194,7 +196,7 @@ impl CommandOptions {
 }
 
 /// The whole `run --json -- COMMAND` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     /// `complete` is false when a stop signal ended the study: only the
@@ -223,7 +225,7 @@ pub struct CommandResult {
 }
 
 /// Options a `pairs` search was made with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairsOptions {
     pub threshold: f64,
     /// Rounds of a batch (before 0.2: of a comparison) before it may decide.
@@ -242,7 +244,7 @@ pub struct PairsOptions {
 
 /// `--batches`, `--max-batches` and `--batch-gap`, as `pairs` and `hybrid`
 /// save them (each 0 in files before 0.2, which measured in one stretch).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BatchOptions {
     #[serde(default)]
     pub batches: usize,
@@ -263,7 +265,7 @@ impl From<Batching> for BatchOptions {
 }
 
 /// How much a `pairs` search measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairsEffort {
     /// Comparisons measured (sets and pairs).
     pub comparisons: usize,
@@ -280,7 +282,7 @@ pub struct PairsEffort {
 }
 
 /// What `pairs --first-pass latency` found before the search.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FirstPass {
     /// The latency pass's verdict on the published levels.
     pub verdict: crate::judge::pairs::MapVerdict,
@@ -300,7 +302,7 @@ pub struct FirstPass {
 }
 
 /// The whole `pairs --json` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairsResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
@@ -341,13 +343,16 @@ pub struct PairsResult {
 }
 
 /// Options a `latency` study was made with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyOptions {
     /// Samples kept per pair (`--samples`), a warm-up one discarded first.
+    #[schemars(range(min = 3))]
     pub samples: usize,
     /// Round trips one sample times together.
+    #[schemars(range(min = 1))]
     pub round_trips_per_sample: u64,
     /// `--sample-ms`: the wall-time bound of one sample.
+    #[schemars(range(min = 1))]
     pub sample_ms: u64,
     /// `--time-budget` in seconds, when one was given.
     pub time_budget_seconds: Option<f64>,
@@ -355,6 +360,7 @@ pub struct LatencyOptions {
     /// `--all-samples`).
     pub early_stop: bool,
     /// `--parallel`, when given (otherwise half the CPUs).
+    #[schemars(range(min = 1))]
     pub parallel: Option<usize>,
     /// `--one-per-domain`: rows of one representative per domain, the
     /// other pairs inferred.
@@ -362,7 +368,7 @@ pub struct LatencyOptions {
 }
 
 /// How much a `latency` study measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyEffort {
     /// Pairs measured (the control not counted).
     pub pairs_measured: usize,
@@ -376,6 +382,7 @@ pub struct LatencyEffort {
     pub budget_exhausted: bool,
     /// Pairs measured at once after the first round (1 when the parallel
     /// check failed or one pair at a time was asked for).
+    #[schemars(range(min = 1))]
     pub pairs_at_once: usize,
     /// Samples kept over every pair.
     pub samples_taken: usize,
@@ -399,7 +406,7 @@ pub struct LatencyEffort {
 
 /// The whole `latency --json` document. Every `*_ns` value is wall time
 /// (CLOCK_MONOTONIC) for one transfer of the cache line: half a round trip.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
@@ -431,7 +438,7 @@ pub struct LatencyResult {
 }
 
 /// Options a `hybrid` study was made with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HybridOptions {
     pub workers: usize,
     pub every_cpu: bool,
@@ -454,7 +461,7 @@ pub struct HybridOptions {
 }
 
 /// The work every baseline and scheme does: the same in every round.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HybridWork {
     /// Items in all.
     pub items: u64,
@@ -466,7 +473,7 @@ pub struct HybridWork {
 
 /// The whole `hybrid --json` document. Every `*_ms` value is wall time on
 /// CLOCK_MONOTONIC.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HybridResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
@@ -486,11 +493,12 @@ pub struct HybridResult {
     pub warnings: Vec<Warning>,
     /// Every repetition, warm-ups included (marked): baselines first in
     /// each round, then the schemes.
+    #[schemars(transform = arms_where(|arm| arm == Arm::Baseline || arm.scheme().is_some()))]
     pub samples: Vec<RepSample>,
 }
 
 /// Options a sweep was made with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepOptions {
     /// Measured rounds; each measures every step and every CPU's baseline.
     pub reps: usize,
@@ -510,9 +518,10 @@ pub struct SweepOptions {
 
 /// What `run --sweep -- COMMAND` ran: the command, and each repetition
 /// of each step (arm `step:K`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandSweep {
     /// The command and its arguments, `{threads}` and `{cpus}` unreplaced.
+    #[schemars(length(min = 1))]
     pub argv: Vec<String>,
     pub prepare: Option<String>,
     pub output: Output,
@@ -527,7 +536,7 @@ pub struct CommandSweep {
 /// The whole `run --sweep --json` document. Every `*_ms` value is wall
 /// time on CLOCK_MONOTONIC; speedups, gains and ceilings are in units of
 /// the order's first CPU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
@@ -583,6 +592,7 @@ impl SweepResult {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -596,18 +606,23 @@ pub enum ObserveMode {
 }
 
 /// Options an observation was made with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObserveOptions {
     pub mode: ObserveMode,
     /// The command and its arguments (`command` mode).
+    #[schemars(length(min = 1))]
     pub command: Option<Vec<String>>,
+    #[schemars(range(min = 1))]
     pub pid: Option<u32>,
     pub kernel: Option<String>,
+    #[schemars(range(min = 1))]
     pub threads: Option<usize>,
     /// `--seconds`: how long `--kernel` ran, or at most how long `--pid`
     /// was followed.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub seconds: Option<f64>,
     /// `--interval`, ms: the timeline's step.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub interval_ms: Option<f64>,
     /// Whether cycles were asked for (not `--no-hardware-counters`).
     pub cycles: bool,
@@ -640,7 +655,7 @@ impl ObserveOptions {
 /// The whole `observe --json` document. Every time is CLOCK_MONOTONIC in
 /// ms since the recording began; residency comes from the kernel's switch
 /// records, task-clock from its own counter, busy MHz from core cycles.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObserveResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     /// `complete` is false when a stop signal ended a recording that had an
@@ -675,7 +690,7 @@ pub struct ObserveResult {
 /// `classes`, …), so readers of those fields are unaffected. The machine's
 /// `environment` is the head's; its one-line summary is both the head's
 /// `topology` and `summary`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TopologyResult {
     #[serde(flatten)]
     pub head: DocumentHead,
@@ -790,7 +805,7 @@ mod tests {
 /// the machine read (and on x86_64 its CPUID dump, as `cpuid/puN`), so
 /// `--sysfs-root FILE.json` probes it as `--sysfs-root` of a folder
 /// snapshot does.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SnapshotResult {
     #[serde(flatten)]
     pub head: DocumentHead,
@@ -814,7 +829,7 @@ impl SnapshotResult {
 }
 
 /// Options a `memory` study was made with.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryOptions {
     /// The ladder's CPU (`None`: the first allowed).
     pub cpu: Option<u32>,
@@ -841,7 +856,7 @@ impl Default for MemoryOptions {
 /// The whole `memory --json` document: the cache ladder and the NUMA
 /// latency and bandwidth matrix, measured and judged against what the
 /// machine publishes (cache sizes, node distances).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]

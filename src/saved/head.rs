@@ -13,7 +13,7 @@ pub const RESULT_SCHEMA_VERSION: u32 = 1;
 
 /// Facts that suggest a VM, shown next to the gate's verdict but never
 /// deciding it: only the measurement decides.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub cpuid_hypervisor_bit: Option<bool>,
     pub cpuid_hypervisor_signature: Option<String>,
@@ -58,7 +58,7 @@ impl Evidence {
 
 /// The fields every saved document opens with. In JSON they sit at the top
 /// level, first, in this order (`#[serde(flatten)]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DocumentHead {
     /// [`RESULT_SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,

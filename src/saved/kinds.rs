@@ -74,6 +74,7 @@ macro_rules! document_kind {
             strum::Display,
             strum::IntoStaticStr,
             strum::VariantArray,
+            schemars::JsonSchema,
         )]
         #[serde(rename_all = "kebab-case")]
         #[strum(serialize_all = "kebab-case")]

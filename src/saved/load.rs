@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::error::Category;
 use serde_json::{Number, Value};
 use std::fmt::Write;
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 /// A document of any kind: what it opens with.
@@ -230,10 +231,27 @@ fn is_share(field: &str) -> bool {
     field == "share" || field.ends_with("_share")
 }
 
-/// Checks that `value`'s numbers make sense: every time (by its field's
-/// name, [`time_unit`]) from 0 to [`LONGEST_SECONDS`], every share from 0
-/// to 1. (Every number is finite already: JSON has no NaN nor infinity,
-/// and serde_json refuses a number out of f64's range.)
+/// The numbers a field may hold, by its name, and that rule in words: a
+/// time ([`time_unit`]) from 0 to [`LONGEST_SECONDS`], a share from 0 to 1;
+/// `None` for any other field. `check_sense` holds every number to it, and
+/// each kind's JSON Schema says it (`saved::schema`).
+pub(super) fn sensible_range(field: &str) -> Option<(RangeInclusive<f64>, String)> {
+    if let Some((unit, per_second)) = time_unit(field) {
+        let longest = LONGEST_SECONDS * per_second;
+        return Some((
+            0.0..=longest,
+            format!("a time is from 0 to a century ({longest:e} {unit})"),
+        ));
+    }
+    // The rounding of part ÷ whole may pass 1 by a few ulps.
+    is_share(field).then(|| (0.0..=1.0 + 1e-9, "a share is from 0 to 1".to_string()))
+}
+
+/// Checks that `value`'s numbers make sense ([`sensible_range`]): every
+/// time (by its field's name, [`time_unit`]) from 0 to
+/// [`LONGEST_SECONDS`], every share from 0 to 1. (Every number is finite
+/// already: JSON has no NaN nor infinity, and serde_json refuses a number
+/// out of f64's range.)
 ///
 /// Why by names, over the JSON, rather than a check per document type: the
 /// documents share their field names' conventions (a unit suffix on every
@@ -259,22 +277,8 @@ fn check_sense(value: &Value, path: &Path, kind: DocumentKind) -> Result<()> {
 fn nonsense(value: &Value, field: Option<&str>, at: &mut String) -> Option<(Number, String)> {
     match value {
         Value::Number(shown) => {
-            let field = field?;
-            let number = shown.as_f64()?;
-            if let Some((unit, per_second)) = time_unit(field) {
-                let longest = LONGEST_SECONDS * per_second;
-                if !(0.0..=longest).contains(&number) {
-                    return Some((
-                        shown.clone(),
-                        format!("a time is from 0 to a century ({longest:e} {unit})"),
-                    ));
-                }
-            }
-            // The rounding of part ÷ whole may pass 1 by a few ulps.
-            if is_share(field) && !(0.0..=1.0 + 1e-9).contains(&number) {
-                return Some((shown.clone(), "a share is from 0 to 1".to_string()));
-            }
-            None
+            let (range, rule) = sensible_range(field?)?;
+            (!range.contains(&shown.as_f64()?)).then(|| (shown.clone(), rule))
         }
         Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
             let length = at.len();

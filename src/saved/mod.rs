@@ -6,6 +6,8 @@
 //!   `schema_version` (the JSON Schemas and the version policy are in
 //!   `schemas/`, see `schemas/README.md`);
 //! * [`mod@load`]: reading one back, bounded, checked for kind and version;
+//! * [`schema`]: each kind's JSON Schema, generated from its type (the
+//!   files in `schemas/`);
 //! * [`output`]: an [`OutputTarget`] is resolved and checked from what the
 //!   user typed after `--json`/`--csv` *before* anything is measured, so a
 //!   bad path costs seconds, not a lost run. Writing never destroys what the
@@ -25,6 +27,7 @@ pub mod input;
 pub mod kinds;
 pub mod load;
 pub mod output;
+pub mod schema;
 
 // Every document type, as the list of kinds names them (a new kind's type
 // is exported with it).

@@ -5,8 +5,8 @@ use crate::cpuset::CpuSet;
 use crate::judge::batches::HostNoise;
 use crate::judge::checks::{Check, ExcludedRep};
 use crate::judge::stats::{Spread, median, penalty_centre, penalty_ci95};
-use crate::plan::Arm;
 use crate::plan::hybrid::Scheme;
+use crate::plan::{Arm, arms_where};
 use crate::probe::CoreKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 /// A ratio with its 95 % interval (paired by round, on the log scale; see
 /// [`crate::judge::stats::penalty_ci95`]). The interval is absent with
 /// fewer than three paired rounds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ratio {
     pub value: f64,
     pub ci95_low: Option<f64>,
@@ -57,7 +57,7 @@ impl Ratio {
 }
 
 /// One CPU's pinned single-worker baseline: all the items on one worker.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BaselineStats {
     pub cpu: u32,
     /// Its published class.
@@ -77,7 +77,7 @@ pub struct BaselineStats {
 /// CPUs of one speed, the classes the schemes are judged by: the measured
 /// groups of baseline CPUs, each also speaking for the worker CPUs of its
 /// published classes that had no baseline of their own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SpeedClass {
     /// The published class's name where this class is exactly one
     /// published class's measured CPUs, else "measured N" (0 the fastest).
@@ -110,6 +110,7 @@ pub struct SpeedClass {
     Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -130,7 +131,7 @@ impl ClassVerdict {
 }
 
 /// The measured classes beside the published ones.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassJudgement {
     pub verdict: ClassVerdict,
     /// The baseline CPUs grouped by measured speed, fastest first.
@@ -146,7 +147,7 @@ pub struct ClassJudgement {
 }
 
 /// One worker of one scheme, medians over the measured rounds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorkerRow {
     pub worker: usize,
     /// The CPU it was pinned to; `None` unpinned.
@@ -166,7 +167,7 @@ pub struct WorkerRow {
 }
 
 /// A speed class's part in one scheme.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassShare {
     pub class: String,
     /// Workers of this class (pinned); `None` unpinned.
@@ -179,7 +180,7 @@ pub struct ClassShare {
 }
 
 /// What the stealing scheme gave each class, against their speeds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorkRatio {
     /// The slower class compared with the fastest.
     pub class: String,
@@ -192,8 +193,9 @@ pub struct WorkRatio {
 }
 
 /// One scheme's statistics.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SchemeStats {
+    #[schemars(transform = arms_where(|arm| arm.scheme().is_some()))]
     pub arm: Arm,
     pub scheme: Scheme,
     pub pinned: bool,
@@ -226,7 +228,7 @@ pub struct HybridRules {
 }
 
 /// Everything a `hybrid` study's samples say.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HybridJudgement {
     pub baselines: Vec<BaselineStats>,
     /// The classes the schemes are judged by, fastest first.
@@ -262,9 +264,10 @@ impl SchemeStats {
 }
 
 /// One batch of `hybrid` rounds and how its baselines alone group the CPUs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassBatch {
     /// 1-based, in the order measured.
+    #[schemars(range(min = 1))]
     pub index: usize,
     /// Its round numbers.
     pub rounds: Vec<usize>,

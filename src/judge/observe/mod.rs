@@ -24,7 +24,7 @@ pub const RECONCILIATION_BAR: f64 = 0.01;
 pub const HANDOVER_MAX_NS: u64 = 20_000;
 
 /// One stretch of a thread on one CPU: `[cpu, start_ms, end_ms]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OnCpu {
     pub cpu: u32,
     pub start_ms: f64,
@@ -38,7 +38,7 @@ impl OnCpu {
 }
 
 /// One thread, as the records followed it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadStats {
     pub tid: u32,
     pub pid: u32,
@@ -60,7 +60,7 @@ pub struct ThreadStats {
 }
 
 /// Time on one CPU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuResidency {
     pub cpu: u32,
     pub package: Option<usize>,
@@ -76,31 +76,34 @@ pub struct CpuResidency {
 }
 
 /// Time on one core (all of its hardware threads).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreResidency {
     pub package: usize,
     pub core: usize,
     pub class: CoreKind,
+    #[schemars(extend("uniqueItems" = true))]
     pub cpus: Vec<u32>,
     pub ms: f64,
     pub share: f64,
 }
 
 /// Time on one core class, with its busy frequency.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassResidency {
     pub class: CoreKind,
+    #[schemars(extend("uniqueItems" = true))]
     pub cpus: Vec<u32>,
     pub ms: f64,
     pub share: f64,
     /// Core cycles ÷ task-clock on the class's CPUs, in MHz.
+    #[schemars(range(min = 0.0))]
     pub busy_mhz: Option<f64>,
     /// Why there is no busy frequency.
     pub busy_mhz_unavailable: Option<String>,
 }
 
 /// A thread's move from one CPU to another.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Migration {
     /// When it started on the new CPU.
     pub time_ms: f64,
@@ -113,7 +116,7 @@ pub struct Migration {
 }
 
 /// One row of the `--interval` timeline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineRow {
     pub start_ms: f64,
     pub end_ms: f64,
@@ -123,7 +126,7 @@ pub struct TimelineRow {
 }
 
 /// Σ residency against Σ task-clock.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reconciliation {
     pub residency_ms: f64,
     /// Time between one followed thread's switch-out and another's switch-in
@@ -140,13 +143,15 @@ pub struct Reconciliation {
     /// (well under a microsecond on hardware; far more under emulation).
     pub stretches: usize,
     /// |residency + hand-overs − task-clock| ÷ task-clock.
+    #[schemars(range(min = 0.0))]
     pub difference: f64,
+    #[schemars(range(min = 0.0))]
     pub bar: f64,
     pub holds: bool,
 }
 
 /// Everything `observe` concludes from a recording.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObserveJudgement {
     /// From the start of the recording to its end (the command's exit).
     pub wall_ms: f64,
@@ -157,6 +162,7 @@ pub struct ObserveJudgement {
     #[serde(rename = "class_residency")]
     pub classes: Vec<ClassResidency>,
     pub migrations: Vec<Migration>,
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub interval_ms: Option<f64>,
     pub timeline: Vec<TimelineRow>,
     pub reconciliation: Reconciliation,

@@ -17,7 +17,17 @@ pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 pub const BASE_PAGE_BYTES: usize = 4096;
 
 /// Which pages the buffer asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Pages {

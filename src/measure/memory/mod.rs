@@ -44,7 +44,7 @@ pub const CLOCK: &str = "CLOCK_MONOTONIC";
 pub const MAX_PAGES_LOCATED: usize = 1 << 16;
 
 /// How the ladder samples each size.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LadderOptions {
     /// Samples per size.
     pub samples: usize,
@@ -65,7 +65,7 @@ impl Default for LadderOptions {
 }
 
 /// One size of the ladder.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LadderPoint {
     pub size_bytes: u64,
     pub loads_per_sample: u64,
@@ -74,7 +74,7 @@ pub struct LadderPoint {
 }
 
 /// The measured ladder.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ladder {
     pub cpu: u32,
     pub line_bytes: u32,
@@ -259,7 +259,7 @@ fn sample_chase(
 }
 
 /// How the matrix samples each cell.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaOptions {
     /// Chase samples per cell.
     pub latency_samples: usize,
@@ -282,7 +282,7 @@ impl Default for NumaOptions {
 }
 
 /// How a column's buffer was put on its node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlacedBy {
     /// `mbind(MPOL_BIND)` before the first touch.
@@ -294,7 +294,7 @@ pub enum PlacedBy {
 }
 
 /// One column: the buffer on one memory node, and where its pages are.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Column {
     pub memory_node: u32,
     pub placed_by: PlacedBy,
@@ -310,7 +310,7 @@ pub struct Column {
 
 /// One cell: the chase from a CPU of `cpu_node` and the stream of its
 /// threads, on `memory_node`'s buffer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
     pub cpu_node: u32,
     pub memory_node: u32,
@@ -329,7 +329,7 @@ pub struct Cell {
 }
 
 /// The measured matrix.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaMatrix {
     pub buffer_bytes: u64,
     pub line_bytes: u32,

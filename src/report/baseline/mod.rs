@@ -40,7 +40,7 @@ pub struct BaselineRules {
 }
 
 /// One document of a comparison: where it was read, and its head's facts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Side {
     /// The file it was read from, or the named baseline / "this run".
     pub file: String,
@@ -63,7 +63,7 @@ impl Side {
 }
 
 /// Something the two documents differ in, beside their rows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Difference {
     /// "workload", "clock", "kernel", "tool version", "CPUs of step 2".
     pub what: String,
@@ -76,7 +76,7 @@ pub struct Difference {
 
 /// A verdict that changed between the two, or a row or verdict only one
 /// of them has.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// "gate", "class E", "row step 3".
     pub what: String,
@@ -87,7 +87,7 @@ pub struct Finding {
 }
 
 /// One row both documents have, judged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RowJudgement {
     pub row: String,
     pub quantity: String,
@@ -103,7 +103,7 @@ pub struct RowJudgement {
 }
 
 /// One new document judged against the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Judged {
     pub new: Side,
     pub differences: Vec<Difference>,
@@ -115,14 +115,16 @@ pub struct Judged {
 }
 
 /// The whole comparison: `report --baseline OLD NEW… --json`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BaselineReport {
     pub schema_version: u32,
     /// Always "baseline".
     pub kind: &'static str,
     pub tool_version: String,
     /// How each change and its interval were found.
+    #[schemars(extend("const" = METHOD))]
     pub method: &'static str,
+    #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
     pub threshold: f64,
     /// `--allow-different` was given.
     pub allow_different: bool,
@@ -131,6 +133,7 @@ pub struct BaselineReport {
     /// The worst of the judged documents' verdicts.
     pub verdict: BaselineVerdict,
     /// The exit status it gives.
+    #[schemars(extend("enum" = [Outcome::Success.exit_status(), Outcome::Undecided.exit_status(), Outcome::Regressed.exit_status()]))]
     pub exit_status: u8,
 }
 
