@@ -1047,6 +1047,67 @@ fn the_observe_schema_bites() {
     }
 }
 
+/// A memory document with a measured sharing (a package's L3, 40 ns
+/// inside against 120 ns outside), as the judge writes it: valid, and the
+/// schema bites on a wrong status or a missing pair.
+#[test]
+fn the_memory_sharing_schema_bites() {
+    use placement_study::cpuset::CpuSet;
+    use placement_study::judge::latency::PairLatency;
+    use placement_study::judge::memory_sharing::judge_sharing;
+    use placement_study::plan::memory::SharingPlan;
+    let (_, mut memory) = saved_results("memory")
+        .into_iter()
+        .next()
+        .expect("a memory fixture");
+    let pair = |cpus: [u32; 2], ns: f64| PairLatency {
+        cpus,
+        one_way_ns: Some(ns),
+        p10_ns: Some(ns),
+        p90_ns: Some(ns * 1.1),
+        samples: 10,
+        bounded_samples: 0,
+        no_progress_samples: 0,
+        pinned: true,
+        inferred_from: None,
+    };
+    let plans = [
+        SharingPlan {
+            level: 3,
+            kind: "Unified".into(),
+            cpus: CpuSet::from_cpus(0..32),
+            inside: Some([0, 1]),
+            outside: Some([0, 32]),
+        },
+        SharingPlan {
+            level: 4,
+            kind: "Unified".into(),
+            cpus: CpuSet::from_cpus(0..64),
+            inside: Some([0, 1]),
+            outside: None,
+        },
+    ];
+    let judged = judge_sharing(0, &plans, &[pair([0, 1], 40.0), pair([0, 32], 120.0)]);
+    memory["sharing"] = serde_json::to_value(&judged).unwrap();
+    let errors = violations("memory.schema.json", &memory);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_rejected_at(
+        "memory.schema.json",
+        &memory,
+        &[
+            ("/sharing/levels/0/status", "a verdict word", json!("agree")),
+            ("/sharing/verdict", "a status word", json!("agreed")),
+            ("/sharing/levels/0/inside", "one CPU", json!([0])),
+        ],
+    );
+    assert_required(
+        "memory.schema.json",
+        &memory,
+        // An absent optional value reads as none, as the reader reads it.
+        &[("/sharing", "levels"), ("/sharing/levels/0", "level")],
+    );
+}
+
 /// Each `(parent, field)` removed from `document` on its own must fail
 /// `schema` at `parent`, naming the field.
 fn assert_required(schema: &str, document: &Value, fields: &[(&str, &str)]) {

@@ -19,7 +19,9 @@
 //!   published ones.
 //! * [`memory`] finds the cache ladder's plateaus and steps and judges
 //!   them against the published cache sizes, and the NUMA matrix's
-//!   latency ratios against the published distances.
+//!   latency ratios against the published distances;
+//!   [`memory_sharing`] whether two CPUs of a published shared cache see
+//!   each other's lines faster than two across its edge.
 //! * [`hybrid`] turns baselines into class speeds, measured classes and a
 //!   ceiling, and judges what each work-sharing scheme made of them.
 //! * [`fleet`] flags the hosts whose penalty is far from that of their CPU
@@ -43,6 +45,7 @@ pub mod gate;
 pub mod hybrid;
 pub mod latency;
 pub mod memory;
+pub mod memory_sharing;
 pub mod observe;
 pub mod pairs;
 pub mod sentences;

@@ -8,11 +8,16 @@
 //! number of cache lines. Without a published cache size it ends at
 //! [`UNPUBLISHED_TOP_BYTES`]. The line is the published coherency line
 //! size of the CPU's first-level data cache, else [`DEFAULT_LINE_BYTES`].
+//!
+//! Each published cache of the ladder's CPU that two or more CPUs share
+//! gets two pairs ([`sharing_plan`]): one inside the set, one across its
+//! nearest edge, for `latency`'s probe to pass a line between.
 
 use crate::cpuset::CpuSet;
-use crate::probe::Topology;
+use crate::probe::{CpuEntry, Topology};
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 /// The ladder's first size: one base page.
@@ -253,6 +258,82 @@ pub fn numa_plan(
     })
 }
 
+/// A published cache the ladder's CPU shares with other CPUs, and the two
+/// pairs its sharing is measured on, the ladder's CPU first in each: two
+/// CPUs of the set should see each other's lines faster than two across
+/// its edge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SharingPlan {
+    pub level: u32,
+    /// "Data" or "Unified".
+    pub kind: String,
+    /// The CPUs the machine says share it.
+    pub cpus: CpuSet,
+    /// The ladder's CPU and another allowed CPU of `cpus`: one on another
+    /// core, sharing no lower level with it, where there is one (so that
+    /// the pair meets in this level, not in a lower one); `None`: no
+    /// other allowed CPU shares it.
+    pub inside: Option<[u32; 2]>,
+    /// The ladder's CPU and the nearest allowed CPU outside `cpus`: one
+    /// sharing the next published level with it, else of its node, else
+    /// of its package; `None`: every allowed CPU shares it, so nothing
+    /// can be compared.
+    pub outside: Option<[u32; 2]>,
+}
+
+/// The sharing to measure: each cache of `ladder.published` whose CPU set
+/// has two or more CPUs (the first of each level), with its pairs.
+pub fn sharing_plan(topology: &Topology, ladder: &LadderPlan) -> Vec<SharingPlan> {
+    let cpu = ladder.cpu;
+    let me = topology.cpus.iter().find(|c| c.cpu == cpu);
+    let node = topology.node_of(cpu);
+    // The lowest published level `other` shares with the ladder's CPU
+    // (`u32::MAX`: none).
+    let shared_from = |other: u32| {
+        ladder
+            .published
+            .iter()
+            .filter(|cache| cache.cpus.contains(other))
+            .map(|cache| cache.level)
+            .min()
+            .unwrap_or(u32::MAX)
+    };
+    let others: Vec<&CpuEntry> = topology
+        .cpus
+        .iter()
+        .filter(|c| c.allowed && c.cpu != cpu)
+        .collect();
+    let mut plans: Vec<SharingPlan> = Vec::new();
+    for cache in &ladder.published {
+        if cache.cpus.len() < 2 || plans.iter().any(|p| p.level == cache.level) {
+            continue;
+        }
+        let inside = others
+            .iter()
+            .filter(|c| cache.cpus.contains(c.cpu))
+            .min_by_key(|c| {
+                let same_core = me.is_some_and(|m| m.core == c.core);
+                (same_core, Reverse(shared_from(c.cpu)), c.cpu)
+            });
+        let outside = others
+            .iter()
+            .filter(|c| !cache.cpus.contains(c.cpu))
+            .min_by_key(|c| {
+                let other_node = topology.node_of(c.cpu) != node;
+                let other_package = me.is_some_and(|m| m.package != c.package);
+                (shared_from(c.cpu), other_node, other_package, c.cpu)
+            });
+        plans.push(SharingPlan {
+            level: cache.level,
+            kind: cache.kind.clone(),
+            cpus: cache.cpus.clone(),
+            inside: inside.map(|c| [cpu, c.cpu]),
+            outside: outside.map(|c| [cpu, c.cpu]),
+        });
+    }
+    plans
+}
+
 /// The first of `cpus` on each core, ascending.
 fn one_per_core(topology: &Topology, cpus: &[u32]) -> Vec<u32> {
     let mut cores = BTreeSet::new();
@@ -321,6 +402,48 @@ mod tests {
             error.to_string().starts_with("CPU 999 is not among"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn sharing_pairs_meet_in_their_level_and_cross_its_nearest_edge() {
+        // CPU 0's L1d and L2 are its core's (0 and its sibling 64), its L3
+        // is package 0's (0-31 and 64-95).
+        let topology = fixture("server-2s-xeon-8462Y");
+        let ladder = ladder_plan(&topology, None, 3).unwrap();
+        let plans = sharing_plan(&topology, &ladder);
+        let pairs: Vec<String> = plans
+            .iter()
+            .map(|p| format!("L{} {}: {:?} {:?}", p.level, p.cpus, p.inside, p.outside))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                // The sibling inside, a core of the same L3 outside.
+                "L1 0,64: Some([0, 64]) Some([0, 1])",
+                "L2 0,64: Some([0, 64]) Some([0, 1])",
+                // Another core inside (not the sibling, which meets in L1),
+                // the other package outside.
+                "L3 0-31,64-95: Some([0, 1]) Some([0, 32])",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_level_every_allowed_cpu_shares_has_no_outside_pair() {
+        // This VM: L1d and L2 CPU 0's own, L3 CPUs 0-1, all of them.
+        let mut topology = fixture("kvm-guest-2cpu");
+        let ladder = ladder_plan(&topology, None, 3).unwrap();
+        let plans = sharing_plan(&topology, &ladder);
+        assert_eq!(plans.len(), 1, "{plans:?}");
+        assert_eq!(
+            (plans[0].level, plans[0].inside, plans[0].outside),
+            (3, Some([0, 1]), None)
+        );
+        // CPU 1 not allowed: no pair inside either.
+        topology.cpus[1].allowed = false;
+        let ladder = ladder_plan(&topology, None, 3).unwrap();
+        let plans = sharing_plan(&topology, &ladder);
+        assert_eq!((plans[0].inside, plans[0].outside), (None, None));
     }
 
     #[test]

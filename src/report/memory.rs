@@ -1,9 +1,12 @@
 //! The human view of `memory`: the verdict, the ladder's plateaus and the
-//! steps between them against the published cache levels, and the NUMA
-//! matrix against the published distances.
+//! steps between them against the published cache levels, each published
+//! shared cache's pairs inside and outside, and the NUMA matrix against
+//! the published distances.
 
 use crate::exit::Outcome;
+use crate::judge::latency::PairLatency;
 use crate::judge::memory::{LevelStatus, Plateau};
+use crate::judge::memory_sharing::{SharingJudgement, SharingStatus};
 use crate::report::blocks::{Blocks, Grid};
 use crate::report::document::{Document, HumanView};
 use crate::report::gate::{evidence_and_notes, verdict_heading};
@@ -18,7 +21,7 @@ fn bandwidth(bytes_per_second: f64) -> String {
 
 impl HumanView for MemoryResult {
     /// The verdict and its sentence first, what to run next, then the
-    /// plateaus, the published levels, and the matrix.
+    /// plateaus, the published levels, the shared levels, and the matrix.
     fn blocks(&self, view: &View) -> Blocks {
         let result = self;
         let mut out = verdict_heading(result.head.complete, "sizes");
@@ -111,6 +114,9 @@ impl HumanView for MemoryResult {
             );
         }
         out.line(format!("ladder: {}", judged.reason), 2);
+        if let Some(sharing) = &result.sharing {
+            sharing_section(&mut out, sharing);
+        }
         let numa = &result.numa_judgement;
         out.gap().heading(
             "NUMA: latency and read bandwidth from each CPU node's CPUs to each node's memory",
@@ -170,6 +176,49 @@ impl HumanView for MemoryResult {
     }
 }
 
+/// Each published shared cache: a pair inside against one outside, or one
+/// line where no pair could be measured.
+fn sharing_section(out: &mut Blocks, sharing: &SharingJudgement) {
+    if !sharing.measured() {
+        out.gap()
+            .line(format!("shared caches: {}", sharing.reason), 2);
+        return;
+    }
+    out.gap()
+        .heading("Shared caches: a line passed inside each, against one across its edge");
+    let mut levels = Grid::default();
+    levels.push(["level", "shared by", "inside", "outside", "verdict"]);
+    for level in &sharing.levels {
+        let plan = &level.plan;
+        levels.push([
+            format!("L{}", plan.level),
+            format!("CPUs {}", plan.cpus),
+            pair_cell(plan.inside, level.inside_latency.as_ref()),
+            pair_cell(plan.outside, level.outside_latency.as_ref()),
+            match level.status {
+                SharingStatus::Agreed => "agreed".to_string(),
+                SharingStatus::Differs => "DIFFERS".to_string(),
+                SharingStatus::Undecided => "undecided".to_string(),
+            },
+        ]);
+    }
+    out.table(levels, "no published cache is shared");
+    out.line(format!("sharing: {}", sharing.reason), 2);
+}
+
+/// "0 and 1: 40.0 ns", "0 and 8: time-sliced", "—" (no pair planned).
+fn pair_cell(cpus: Option<[u32; 2]>, pair: Option<&PairLatency>) -> String {
+    let Some([a, b]) = cpus else {
+        return "—".into();
+    };
+    let how = match pair {
+        None => "not measured".to_string(),
+        Some(p) if p.time_sliced() => "time-sliced".to_string(),
+        Some(p) => p.one_way_ns.map_or_else(|| "no progress".into(), ns),
+    };
+    format!("{a} and {b}: {how}")
+}
+
 fn plateau_row(p: &Plateau) -> [String; 4] {
     [
         if p.first_bytes == p.last_bytes {
@@ -186,5 +235,78 @@ fn plateau_row(p: &Plateau) -> [String; 4] {
 impl Document for MemoryResult {
     fn outcome(&self) -> Outcome {
         Outcome::Map(self.verdict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpuset::CpuSet;
+    use crate::judge::memory_sharing::judge_sharing;
+    use crate::plan::memory::SharingPlan;
+
+    fn saved() -> MemoryResult {
+        serde_json::from_str(include_str!("../../fixtures/results/memory-vm.json")).unwrap()
+    }
+
+    fn wide() -> View {
+        View {
+            width: 1000,
+            ..View::default()
+        }
+    }
+
+    fn l3(cpus: &[u32], outside: Option<[u32; 2]>) -> SharingPlan {
+        SharingPlan {
+            level: 3,
+            kind: "Unified".into(),
+            cpus: CpuSet::from_cpus(cpus.iter().copied()),
+            inside: Some([0, 1]),
+            outside,
+        }
+    }
+
+    /// A file saved before the check shows no sharing section; one where
+    /// nothing could be measured says why in one line.
+    #[test]
+    fn sharing_not_measured_is_one_line() {
+        let mut result = saved();
+        assert!(!result.render(&wide()).contains("shared"));
+        result.sharing = Some(judge_sharing(0, &[l3(&[0, 1], None)], &[]));
+        let text = result.render(&wide());
+        assert!(
+            text.contains(
+                "shared caches: L3 shared by CPUs 0-1: no allowed CPU outside it to compare \
+                 with, so not measured"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Shared caches:"), "{text}");
+    }
+
+    /// Measured pairs are a table, the verdict word per level.
+    #[test]
+    fn measured_sharing_is_a_table() {
+        use crate::judge::latency::recorded::pair;
+        let mut result = saved();
+        let plans = [l3(&[0, 1, 2, 3], Some([0, 4]))];
+        let measured = [pair(0, 1, Some(118.0)), pair(0, 4, Some(121.0))];
+        result.sharing = Some(judge_sharing(0, &plans, &measured));
+        let text = result.render(&wide());
+        let row = text
+            .lines()
+            .find(|l| l.contains("CPUs 0-3"))
+            .unwrap_or_else(|| panic!("{text}"));
+        for cell in ["L3", "0 and 1: 118 ns", "0 and 4: 121 ns", "DIFFERS"] {
+            assert!(row.contains(cell), "{row}");
+        }
+        assert!(
+            text.contains("sharing: L3 published as shared by CPUs 0-3, but CPUs 0 and 1"),
+            "{text}"
+        );
+        assert_eq!(
+            result.caches_verdict(),
+            crate::judge::pairs::MapVerdict::Differ
+        );
     }
 }

@@ -153,7 +153,7 @@ impl NodeLabels for HybridResult {
 impl NodeLabels for MemoryResult {
     fn node_labels(&self) -> Vec<NodeLabel> {
         vec![
-            NodeLabel::new("caches.measured", self.ladder_judgement.verdict.as_str()),
+            NodeLabel::new("caches.measured", self.caches_verdict().as_str()),
             NodeLabel::new("numa.distances", self.numa_judgement.verdict.as_str()),
         ]
     }

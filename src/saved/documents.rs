@@ -861,8 +861,9 @@ pub struct MemoryResult {
     /// Kind, host, machine, evidence (their fields at the top level).
     #[serde(flatten)]
     pub head: DocumentHead,
-    /// The ladder's and the matrix's verdicts together: differ if either
-    /// differs, else inconclusive if either is, else agree.
+    /// The caches' ([`MemoryResult::caches_verdict`]) and the matrix's
+    /// verdicts together: differ if either differs, else inconclusive if
+    /// either is, else agree.
     pub verdict: crate::judge::pairs::MapVerdict,
     /// The plain sentence printed first.
     pub sentence: String,
@@ -873,5 +874,20 @@ pub struct MemoryResult {
     pub matrix: crate::measure::memory::NumaMatrix,
     pub ladder_judgement: crate::judge::memory::LadderJudgement,
     pub numa_judgement: crate::judge::memory::NumaJudgement,
+    /// Each published cache shared by two or more CPUs: a pair inside
+    /// against one outside. `None` in files saved before the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<crate::judge::memory_sharing::SharingJudgement>,
     pub warnings: Vec<Warning>,
+}
+
+impl MemoryResult {
+    /// The caches' verdict: the ladder's, made differ by a measured
+    /// sharing that differs.
+    pub fn caches_verdict(&self) -> crate::judge::pairs::MapVerdict {
+        crate::judge::memory_sharing::caches_verdict(
+            self.ladder_judgement.verdict,
+            self.sharing.as_ref(),
+        )
+    }
 }

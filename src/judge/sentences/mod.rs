@@ -6,6 +6,7 @@
 pub mod gate;
 pub mod hybrid;
 pub mod latency;
+pub mod memory;
 pub mod observe;
 pub mod pairs;
 pub mod sweep;

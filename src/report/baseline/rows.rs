@@ -463,10 +463,7 @@ impl Baselined for MemoryResult {
 
     fn verdicts(&self) -> Vec<(String, String)> {
         vec![
-            (
-                "caches".into(),
-                self.ladder_judgement.verdict.as_str().into(),
-            ),
+            ("caches".into(), self.caches_verdict().as_str().into()),
             (
                 "NUMA distances".into(),
                 self.numa_judgement.verdict.as_str().into(),

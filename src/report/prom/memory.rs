@@ -1,10 +1,12 @@
 //! `memory --prom`: the verdicts on the caches and the NUMA distances,
-//! each plateau's latency, each published level's status, and each NUMA
-//! cell's latency ratio and bandwidth.
+//! each plateau's latency, each published level's status, each published
+//! shared level's status, and each NUMA cell's latency ratio and
+//! bandwidth.
 
 use super::Metrics;
 use super::{common, states};
 use crate::judge::memory::LevelStatus;
+use crate::judge::memory_sharing::SharingStatus;
 use crate::judge::pairs::MapVerdict;
 use crate::saved::MemoryResult;
 
@@ -13,14 +15,15 @@ impl Metrics for MemoryResult {
         let mut m = common(self.head.kind, &self.head);
         for (part, verdict) in [
             ("all", self.verdict),
-            ("caches", self.ladder_judgement.verdict),
+            ("caches", self.caches_verdict()),
             ("numa", self.numa_judgement.verdict),
         ] {
             m.state_set(
                 "placement_study_memory_verdict",
                 "1 for the verdict, 0 for the others, for the caches (the ladder's steps against \
-                 the published levels), the NUMA distances (latency ratios against distance / \
-                 10) and both: agree, differ, inconclusive.",
+                 the published levels, and the published sharing against the pairs), the NUMA \
+                 distances (latency ratios against distance / 10) and both: agree, differ, \
+                 inconclusive.",
                 &[("part", part)],
                 "verdict",
                 states::<MapVerdict>(),
@@ -46,6 +49,19 @@ impl Metrics for MemoryResult {
                 &[("level", name.as_str())],
                 "status",
                 states::<LevelStatus>(),
+                level.status.into(),
+            );
+        }
+        for level in self.sharing.iter().flat_map(|s| &s.levels) {
+            let name = format!("L{}", level.plan.level);
+            m.state_set(
+                "placement_study_memory_sharing_status",
+                "1 for each published shared cache level's status: agreed (two CPUs of it pass a \
+                 line faster, by a gap, than two across its edge), differs (no faster), undecided \
+                 (no CPU outside it, or a pair time-sliced, stalled or unpinned).",
+                &[("level", name.as_str())],
+                "status",
+                states::<SharingStatus>(),
                 level.status.into(),
             );
         }

@@ -503,6 +503,55 @@ fn observe_residency_and_reconciliation() {
     assert!(text.contains(r#"placement_study_observe_info{mode="command"} 1"#));
 }
 
+/// A sharing that differs makes the caches differ, whatever the ladder
+/// said, and each shared level is a state set; a file saved before the
+/// check has no such family.
+#[test]
+fn a_shared_level_that_differs_makes_the_caches_differ() {
+    use crate::cpuset::CpuSet;
+    use crate::judge::latency::recorded::pair;
+    use crate::judge::memory_sharing::judge_sharing;
+    use crate::plan::memory::SharingPlan;
+    let json = include_str!("../../../fixtures/results/memory-vm.json");
+    let SavedDocument::Memory(mut result) = fixture("memory-vm.json", json) else {
+        panic!("not a memory document");
+    };
+    let status = "placement_study_memory_sharing_status";
+    assert!(!has_family(&result.metrics(), status));
+    result.ladder_judgement.verdict = crate::judge::pairs::MapVerdict::Agree;
+    let plan = SharingPlan {
+        level: 3,
+        kind: "Unified".into(),
+        cpus: CpuSet::from_cpus(0..8),
+        inside: Some([0, 1]),
+        outside: Some([0, 8]),
+    };
+    let measured = [pair(0, 1, Some(118.0)), pair(0, 8, Some(121.0))];
+    result.sharing = Some(judge_sharing(0, &[plan], &measured));
+    let text = result.metrics();
+    assert_eq!(
+        value(
+            &text,
+            r#"placement_study_memory_verdict{part="caches",verdict="differ"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"placement_study_memory_sharing_status{level="L3",status="differs"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"placement_study_memory_sharing_status{level="L3",status="agreed"}"#
+        ),
+        Some(0.0)
+    );
+}
+
 #[test]
 fn label_values_and_help_are_escaped() {
     let mut m = Exposition::default();
@@ -577,6 +626,7 @@ fn every_enum_named_by_strum_is_spelled_as_serde_spells_it() {
     strum_spells_as_serde::<Verdict>();
     strum_spells_as_serde::<hybrid::ClassVerdict>();
     strum_spells_as_serde::<pairs::MapVerdict>();
+    strum_spells_as_serde::<crate::judge::memory_sharing::SharingStatus>();
     strum_spells_as_serde::<pairs::PairRelation>();
     strum_spells_as_serde::<pairs::CpuRelation>();
     strum_spells_as_serde::<fleet::PenaltyDoubt>();
