@@ -1,24 +1,35 @@
 //! The memory study's chase against an independent one written here, with
-//! none of the crate's code: a Sattolo shuffle (one random cycle), a
-//! pointer per 64-byte line, on a huge-page-advised mapping, timed on
-//! CLOCK_MONOTONIC on the same CPU. At the middle size of each plateau
-//! the product's own ladder finds on this machine, the two low
-//! percentiles are within 15 %.
+//! none of the crate's chain or timing code: a Sattolo shuffle (one random
+//! cycle), a pointer per 64-byte line, timed on CLOCK_MONOTONIC on the
+//! same CPU. At the middle size of each plateau the product's own ladder
+//! finds on this machine, the two low percentiles are within 15 %.
+//!
+//! Both chase the same pages: the product's ladder runs on a buffer this
+//! test maps, and the independent chase then runs on its first bytes. On
+//! a VM whose host backs its memory with base pages, which host pages a
+//! buffer gets moves its latency at a size by tens of percent (the L2 is
+//! indexed by physical address: 4 MiB read 31 ns on one buffer and 18 ns
+//! on a fresh one, with either chain), which would compare two buffers,
+//! not two chases.
 //!
 //! Timing-sensitive, so ignored by default:
 //! `cargo test --release --test tests memory_chase:: -- --ignored --nocapture`.
 
-use placement_study::judge::memory::{SizeLatency, judge_ladder};
-use placement_study::measure::memory::{LadderOptions, measure_ladder};
-use placement_study::plan::memory::{STEPS_PER_OCTAVE, ladder_plan};
+use placement_study::judge::memory::{Latency, SizeLatency, judge_ladder};
+use placement_study::measure::memory::buffer::Buffer;
+use placement_study::measure::memory::{LadderOptions, measure_ladder_in};
+use placement_study::plan::memory::{LadderPlan, STEPS_PER_OCTAVE, ladder_plan};
 use placement_study::probe::probe;
 use std::time::Instant;
 
 const LINE: usize = 64;
 const SAMPLES: usize = 15;
+/// Interleaved rounds per size.
+const ROUNDS: usize = 5;
 
-/// One size, chased independently: the 10th percentile of ns per load.
-fn independent_chase(size: usize, cpu: u32) -> f64 {
+/// One size, chased independently over the first `size` bytes at `base`:
+/// the 10th percentile of ns per load.
+fn independent_chase(base: usize, size: usize, cpu: u32) -> f64 {
     // SAFETY: a CPU mask of one CPU for this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -28,22 +39,7 @@ fn independent_chase(size: usize, cpu: u32) -> f64 {
             0
         );
     }
-    let huge = 2 << 20;
-    // SAFETY: a fresh private anonymous mapping, aligned by hand below.
-    let mapping = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size + huge,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(mapping, libc::MAP_FAILED);
-    let base = (mapping as usize).next_multiple_of(huge) as *mut u8;
-    // SAFETY: the range lies in the mapping.
-    unsafe { libc::madvise(base.cast(), size, libc::MADV_HUGEPAGE) };
+    let base = base as *mut u8;
     let lines = size / LINE;
     // Sattolo's algorithm: a uniformly random single cycle.
     let mut order: Vec<usize> = (0..lines).collect();
@@ -63,7 +59,14 @@ fn independent_chase(size: usize, cpu: u32) -> f64 {
     }
     drop(order);
     let mut at = base as *const usize;
-    // A first pass to find the scale, then samples of about 0.2 ms.
+    // Two passes of the cycle first (at most 2 million loads), so the
+    // caches hold what a long chase leaves in them, not what building the
+    // chain did; then a pass to find the scale, then samples of about
+    // 0.2 ms.
+    for _ in 0..(2 * lines).min(2_000_000) {
+        // SAFETY: every line points at another line of the cycle.
+        at = unsafe { at.read() } as *const usize;
+    }
     let probe = 4096;
     let start = Instant::now();
     for _ in 0..probe {
@@ -83,8 +86,6 @@ fn independent_chase(size: usize, cpu: u32) -> f64 {
         })
         .collect();
     std::hint::black_box(at);
-    // SAFETY: the mapping made above, unmapped once.
-    unsafe { libc::munmap(mapping, size + huge) };
     samples.sort_by(f64::total_cmp);
     samples[(SAMPLES as f64 * 0.1).ceil() as usize - 1]
 }
@@ -98,7 +99,9 @@ fn each_plateau_is_within_15_percent_of_an_independent_chase() {
     // is tens of percent of latency).
     let topology = probe(None, None).unwrap();
     let plan = ladder_plan(&topology, Some(0), STEPS_PER_OCTAVE).unwrap();
-    let ladder = measure_ladder(&plan, &LadderOptions::default()).unwrap();
+    let options = LadderOptions::default();
+    let buffer = Buffer::map(plan.top_bytes() as usize, options.pages).unwrap();
+    let ladder = measure_ladder_in(&plan, &options, &buffer, Instant::now()).unwrap();
     let judged = judge_ladder(&ladder, &plan.published);
     let middles: Vec<&SizeLatency> = judged
         .plateaus
@@ -118,19 +121,44 @@ fn each_plateau_is_within_15_percent_of_an_independent_chase() {
         "too few plateaus: {:?}",
         judged.plateaus
     );
+    // Each size in interleaved rounds, the product's chase then the
+    // independent one: the host's neighbours change the caches' share and
+    // memory's speed from one second to the next, so the two are compared
+    // round by round, by the median of their ratios.
     let mut worst: f64 = 0.0;
     for point in middles {
-        let size = point.size_bytes as usize;
-        let ours = point.latency.ns;
-        let theirs = std::thread::spawn(move || independent_chase(size, 0))
-            .join()
-            .unwrap();
-        let off = (ours / theirs - 1.0).abs();
-        worst = worst.max(off);
+        let size = point.size_bytes;
+        let one_size = LadderPlan {
+            sizes: vec![size],
+            ..plan.clone()
+        };
+        let ratios: Vec<f64> = (0..ROUNDS)
+            .map(|_| {
+                let ours = measure_ladder_in(&one_size, &options, &buffer, Instant::now())
+                    .unwrap()
+                    .points
+                    .first()
+                    .and_then(|p| Latency::of(&p.ns_per_load))
+                    .unwrap()
+                    .ns;
+                let base = buffer.as_ptr() as usize;
+                let theirs = std::thread::spawn(move || independent_chase(base, size as usize, 0))
+                    .join()
+                    .unwrap();
+                println!(
+                    "{size:>10} B: measure::memory {ours:7.2} ns, independent {theirs:7.2} ns"
+                );
+                ours / theirs
+            })
+            .collect();
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        worst = worst.max((median - 1.0).abs());
         println!(
-            "{:>10} B: measure::memory {ours:7.2} ns, independent {theirs:7.2} ns, {:+.1} %",
-            size,
-            (ours / theirs - 1.0) * 100.0
+            "{size:>10} B: median ratio {:+.1} % over {ROUNDS} rounds (the whole ladder read {:.2} ns)",
+            (median - 1.0) * 100.0,
+            point.latency.ns
         );
     }
     assert!(worst <= 0.15, "a plateau is {:.1} % off", worst * 100.0);

@@ -28,7 +28,7 @@ use crate::cpuset::CpuSet;
 use crate::measure::mempolicy::{NodeMask, PageNodes, bind_range, page_nodes};
 use crate::measure::stop::stop_requested;
 use crate::plan::memory::{LadderPlan, NumaPlan};
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use buffer::{BASE_PAGE_BYTES, Buffer, HUGE_PAGE_BYTES, Pages};
 use chase::Chain;
 use serde::{Deserialize, Serialize};
@@ -99,9 +99,31 @@ pub struct Ladder {
 /// Measures `plan`'s ladder on its CPU, in a thread of its own.
 pub fn measure_ladder(plan: &LadderPlan, options: &LadderOptions) -> Result<Ladder> {
     let started = Instant::now();
+    let buffer = Buffer::map(plan.top_bytes() as usize, options.pages)?;
+    measure_ladder_in(plan, options, &buffer, started)
+}
+
+/// [`measure_ladder`] on a `buffer` the caller mapped (at least the plan's
+/// top size, not yet touched), so that another chase can be run on the
+/// very same pages afterwards: in a VM whose host backs its memory with
+/// base pages, which host pages a buffer gets changes its latency at a
+/// size by tens of percent (the L2 is indexed by physical address).
+pub fn measure_ladder_in(
+    plan: &LadderPlan,
+    options: &LadderOptions,
+    buffer: &Buffer,
+    started: Instant,
+) -> Result<Ladder> {
+    if buffer.len() < plan.top_bytes() as usize {
+        bail!(
+            "a buffer of {} bytes for a ladder up to {} bytes",
+            buffer.len(),
+            plan.top_bytes()
+        );
+    }
     std::thread::scope(|scope| {
         scope
-            .spawn(|| ladder_on_cpu(plan, options, started))
+            .spawn(|| ladder_on_cpu(plan, options, buffer, started))
             .join()
             .map_err(|_| anyhow!("the ladder's thread on CPU {} panicked", plan.cpu))?
     })
@@ -113,7 +135,12 @@ pub fn measure_ladder(plan: &LadderPlan, options: &LadderOptions) -> Result<Ladd
 /// CPU's own caches.
 const PARALLEL_LINES: usize = 1 << 18;
 
-fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -> Result<Ladder> {
+fn ladder_on_cpu(
+    plan: &LadderPlan,
+    options: &LadderOptions,
+    buffer: &Buffer,
+    started: Instant,
+) -> Result<Ladder> {
     pin_current_thread(plan.cpu)?;
     let mut pinned = current_cpu()? == plan.cpu;
     let line = plan.line_bytes as usize;
@@ -121,7 +148,6 @@ fn ladder_on_cpu(plan: &LadderPlan, options: &LadderOptions, started: Instant) -
         true => CpuSet::from_cpus([plan.cpu]),
         false => plan.builders.clone(),
     };
-    let buffer = Buffer::map(plan.top_bytes() as usize, options.pages)?;
     // The first touch, by CPUs of the chasing CPU's node: the pages land
     // there, and zeroing them (most of the ladder's time on a VM, whose
     // host backs each page at its first touch) is shared out.
