@@ -154,20 +154,21 @@ pub struct ResultFacts<'a> {
     pub gated: bool,
     /// The failed checks' names.
     pub failed_checks: Vec<String>,
-    /// A `pairs` result: its verdict said the maps differ, the measured
-    /// map, the published map.
-    pub maps: Option<(bool, &'a str, &'a str)>,
+    /// A map-judging result (`pairs`, `latency`, `memory`): what its maps
+    /// are ("sibling maps", "cache levels"), whether its verdict said they
+    /// differ, the measured map, the published map.
+    pub maps: Option<(&'a str, bool, &'a str, &'a str)>,
 }
 
 /// Why a result is flagged in a fleet, one reason a line: sibling maps
 /// that differ, an incomplete, invalid or ungated result, failed checks.
 pub fn result_flags(facts: &ResultFacts) -> Vec<String> {
     let mut flags = Vec::new();
-    if let Some((differ, measured, published)) = facts.maps
+    if let Some((what, differ, measured, published)) = facts.maps
         && (differ || measured != published)
     {
         flags.push(format!(
-            "sibling maps differ: measured {measured}, published {published}"
+            "{what} differ: measured {measured}, published {published}"
         ));
     }
     for (holds, what) in [
@@ -403,14 +404,14 @@ mod tests {
             valid: true,
             gated: true,
             failed_checks: Vec::new(),
-            maps: Some((false, "0-1", "0-1")),
+            maps: Some(("sibling maps", false, "0-1", "0-1")),
         };
         assert!(result_flags(&sound).is_empty());
         let doubtful = ResultFacts {
             complete: false,
             gated: false,
             failed_checks: vec!["control".into()],
-            maps: Some((false, "0,2", "0-1")),
+            maps: Some(("sibling maps", false, "0,2", "0-1")),
             ..sound
         };
         assert_eq!(

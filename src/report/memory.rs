@@ -271,6 +271,7 @@ mod tests {
     #[test]
     fn sharing_not_measured_is_one_line() {
         let mut result = saved();
+        result.sharing = None;
         assert!(!result.render(&wide()).contains("shared"));
         result.sharing = Some(judge_sharing(0, &[l3(&[0, 1], None)], &[]));
         let text = result.render(&wide());

@@ -535,9 +535,13 @@ pub struct SweepSummary {
     pub knees: Vec<(usize, String)>,
 }
 
-/// A `pairs` result's maps, in sysfs list form.
+/// A map-judging result's maps (`pairs`' and `latency`'s sibling maps,
+/// `memory`'s cache levels), in list form.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SiblingMaps {
+    /// What the maps are: "sibling maps", "cache levels".
+    #[serde(skip)]
+    pub what: &'static str,
     pub verdict: MapVerdict,
     pub published: String,
     pub measured: String,

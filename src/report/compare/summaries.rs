@@ -70,6 +70,7 @@ impl Summary for PairsResult {
         let finding = Finding::Pairs {
             failed_checks: failed(pairs.control.iter().chain([&pairs.pinning])),
             map: SiblingMaps {
+                what: "sibling maps",
                 verdict: pairs.verdict,
                 published: map_text(&pairs.map.published),
                 measured: map_text(&pairs.map.measured),
@@ -103,6 +104,7 @@ impl Summary for LatencyResult {
         let finding = Finding::Pairs {
             failed_checks: failed(latency.control_check.iter().chain([&latency.pinning])),
             map: SiblingMaps {
+                what: "sibling maps",
                 verdict: latency.verdict,
                 published: smt.map_or_else(String::new, |l| map_text(&l.map.published)),
                 measured: smt.map_or_else(String::new, |l| map_text(&l.map.measured)),
@@ -393,6 +395,7 @@ impl Summary for MemoryResult {
         let finding = Finding::Pairs {
             failed_checks: Vec::new(),
             map: SiblingMaps {
+                what: "cache levels",
                 verdict: self.verdict,
                 published: named(&|_| true),
                 measured: named(&|status| status == LevelStatus::Agreed),

@@ -205,6 +205,7 @@ impl FleetRow {
             failed_checks,
             maps: summary.map().map(|m| {
                 (
+                    m.what,
                     m.verdict == MapVerdict::Differ,
                     m.measured.as_str(),
                     m.published.as_str(),

@@ -139,6 +139,7 @@ fn a_shared_basis_is_said_once_and_the_rest_per_host() {
     };
     summary(&mut pairs).finding = Finding::Pairs {
         map: SiblingMaps {
+            what: "sibling maps",
             verdict: MapVerdict::Agree,
             published: "0-1".into(),
             measured: "0-1".into(),

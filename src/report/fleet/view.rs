@@ -284,7 +284,11 @@ pub(super) fn marks(row: &FleetResult) -> String {
     if row.outliers.iter().any(|o| o.starts_with("penalty")) {
         marks.push("OUTLIER penalty".into());
     }
-    if row.outliers.iter().any(|o| o.starts_with("sibling maps")) {
+    if row
+        .outliers
+        .iter()
+        .any(|o| o.contains(" differ: measured "))
+    {
         marks.push("maps differ".into());
     }
     if row.outliers.iter().any(|o| o.starts_with("shaped")) {
