@@ -15,9 +15,14 @@
 //! from the last size of the plateau below to the first of the one above.
 //! A ladder that ends still rising ends in an open step.
 //!
-//! **Levels.** A published cache level agrees when a step's range, widened
-//! by [`NEAR`] on both sides, holds its size; it is fake when no step
-//! does. A step that no published level explains is hidden.
+//! **Levels.** A published cache level agrees with a step whose range,
+//! widened by [`NEAR`] on both sides, holds its size, and whose rise
+//! begins no more than [`RISE_BEFORE`] below it (its last flat size at
+//! least half the cache: conflict misses start a physically indexed
+//! cache's rise early, but not an octave early); it is fake when no step
+//! does. A step that no published level explains is hidden. (Under TCG a
+//! guest's chase runs on the host's caches: the host's 2 MiB L2 shows as a
+//! step from 1.3 MiB, which is no step of a published 4 MiB L2.)
 //!
 //! **Translation.** A chase that changes page at every load also pays
 //! for the TLB's reach and the page walk, which step at spans of their
@@ -55,6 +60,9 @@ pub const PLATEAU_SPREAD: f64 = 1.25;
 /// factor either side, holds it (a cache's step starts just below its
 /// size, and a random chase reaches the level above only some sizes on).
 pub const NEAR: f64 = std::f64::consts::SQRT_2;
+/// A step's rise begins at most this factor below the cache that makes it
+/// (or two sizes of the ladder below, where its sizes are further apart).
+pub const RISE_BEFORE: f64 = 2.0;
 /// A cell's latency ratio agrees with distance / 10 within this share.
 pub const DISTANCE_TOLERANCE: f64 = 0.25;
 
@@ -194,12 +202,17 @@ pub fn judge_ladder(ladder: &Ladder, published: &[PublishedCache]) -> LadderJudg
         let size = cache.size_bytes as f64;
         let step = steps
             .iter()
-            .position(|s| s.level.is_none() && !s.translation && near(size, s));
+            .position(|s| s.level.is_none() && !s.translation && explains(size, s, &sizes));
         let status = match step {
             Some(_) => LevelStatus::Agreed,
             // A step shows once the ladder reaches twice the size.
             None if (top as f64) < size * 2.0 => LevelStatus::Undecided,
-            None if steps.iter().any(|s| s.translation && near(size, s)) => LevelStatus::TlbStep,
+            None if steps
+                .iter()
+                .any(|s| s.translation && explains(size, s, &sizes)) =>
+            {
+                LevelStatus::TlbStep
+            }
             None => LevelStatus::Fake,
         };
         if let Some(index) = step {
@@ -240,6 +253,18 @@ fn sizes_of(points: &[LadderPoint]) -> Vec<SizeLatency> {
 /// `size` lies within `step`'s range widened by [`NEAR`] either side.
 fn near(size: f64, step: &Step) -> bool {
     step.below_bytes as f64 / NEAR <= size && size <= step.above_bytes as f64 * NEAR
+}
+
+/// A cache of `size` bytes can make `step`: its size is [`near`] the step,
+/// and the step's last flat size is at most [`RISE_BEFORE`] below it (two
+/// of the ladder's sizes where they are further apart than that).
+fn explains(size: f64, step: &Step, sizes: &[SizeLatency]) -> bool {
+    let below = step.below_bytes as f64;
+    let grid = sizes
+        .iter()
+        .find(|s| s.size_bytes > step.below_bytes)
+        .map_or(1.0, |next| next.size_bytes as f64 / below);
+    near(size, step) && size <= below * RISE_BEFORE.max(grid * grid)
 }
 
 /// The two steps' ranges meet, one widened by [`NEAR`] either side.
@@ -909,6 +934,64 @@ mod tests {
         );
         assert_eq!(judged.verdict, MapVerdict::Inconclusive);
         assert!(judged.reason.contains("TLB's reach"), "{}", judged.reason);
+    }
+
+    #[test]
+    fn a_host_step_an_octave_below_a_published_level_is_not_its_step() {
+        // A TCG guest's chase runs on the host's caches: the host's 2 MiB
+        // L2 rises from 1.3 MiB, and QEMU publishes a 4 MiB L2.
+        let points = vec![
+            (4 * KIB, 6.0),
+            (16 * KIB, 6.0),
+            (64 * KIB, 6.1),
+            (256 * KIB, 6.1),
+            (MIB, 6.1),
+            (1_331_200, 6.1),
+            (1_677_312, 12.0),
+            (2_113_536, 30.0),
+            (2_642_240, 48.9),
+            (4 * MIB, 49.0),
+            (8 * MIB, 50.0),
+            (16 * MIB, 51.0),
+        ];
+        let published = [cache(1, 64 * KIB), cache(2, 4 * MIB)];
+        let judged = judge_ladder(&ladder(&points), &published);
+        assert_eq!(
+            judged.levels[1].status,
+            LevelStatus::Fake,
+            "{:#?}",
+            judged.steps
+        );
+        assert!(
+            judged.reason.contains("fake: L2 (4 MiB)"),
+            "{}",
+            judged.reason
+        );
+        // The same step is a 2 MiB L2's.
+        let judged = judge_ladder(&ladder(&points), &[cache(1, 64 * KIB), cache(2, 2 * MIB)]);
+        assert_eq!(
+            judged.levels[1].status,
+            LevelStatus::Agreed,
+            "{:#?}",
+            judged.steps
+        );
+    }
+
+    #[test]
+    fn the_recorded_ladder_of_this_machine_judges_as_it_was_saved() {
+        let saved: serde_json::Value =
+            serde_json::from_str(include_str!("../../fixtures/results/memory-vm.json")).unwrap();
+        let ladder: Ladder = serde_json::from_value(saved["ladder"].clone()).unwrap();
+        let published: Vec<PublishedCache> =
+            serde_json::from_value(saved["ladder_plan"]["published"].clone()).unwrap();
+        let judged = judge_ladder(&ladder, &published);
+        let status: Vec<LevelStatus> = judged.levels.iter().map(|l| l.status).collect();
+        assert_eq!(status, [LevelStatus::Agreed; 3], "{}", judged.reason);
+        assert_eq!(
+            serde_json::to_value(&judged).unwrap(),
+            saved["ladder_judgement"],
+            "the saved judgement is today's"
+        );
     }
 
     #[test]
