@@ -2021,27 +2021,28 @@ fn memory_reads_a_published_distance_of_21_as_fiction() {
     let columns = result["matrix"]["columns"].as_array().unwrap();
     assert_eq!(columns.len(), 2, "{run}");
     assert!(columns.iter().all(|c| c["landed"] == true), "{run}");
-    // QEMU's CPU model publishes its own cache sizes, not the host's:
-    // the ladder names the level it invents.
+    // QEMU's CPU model publishes its own cache sizes, not the host's, and
+    // a TCG guest's chase runs on the host's caches: the ladder differs,
+    // naming the level no step bears out (QEMU's 4 MiB L2, where the
+    // softmmu TLB leaves no step near it) or the host's step no level
+    // explains (its 2 MiB L2, rising from 1.3 MiB). Three boots read
+    // "fake: L2 (4 MiB) …; hidden: … 1.3 MiB and 3.2 MiB" once and
+    // "hidden: … 1.3 MiB and 2.5 MiB" twice.
     let ladder = &result["ladder_judgement"];
-    eprintln!("TCG ladder: {}", ladder["reason"]);
     assert_eq!(ladder["verdict"], "differ", "{run}");
-    let fake: Vec<&serde_json::Value> = ladder["levels"]
+    let reason = ladder["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("fake: L") || reason.contains("hidden: a step between"),
+        "{reason}"
+    );
+    let fake = ladder["levels"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|l| l["status"] == "fake")
-        .collect();
-    assert!(!fake.is_empty(), "no level read fake\n{run}");
+        .filter(|l| l["status"] == "fake");
     for level in fake {
         let named = format!("fake: L{} (", level["level"]);
-        assert!(
-            ladder["reason"]
-                .as_str()
-                .unwrap_or_default()
-                .contains(&named),
-            "{run}"
-        );
+        assert!(reason.contains(&named), "{reason}");
     }
 }
 
