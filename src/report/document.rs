@@ -13,7 +13,8 @@
 //! the metrics every kind writes: the list line and 7 files (the document
 //! type, `report/KIND.rs`, `figure/KIND.rs`, the two `mod` lines, `csv.rs`,
 //! `compare/summaries.rs`); metrics of its own add `prom/KIND.rs` and its
-//! `mod` line.
+//! `mod` line. Outside `src/`, the schema test asks for its schema
+//! (generated: `UPDATE_SCHEMAS=1`) and a fixture.
 
 use crate::exit::Outcome;
 use crate::saved::kinds::with_kinds;
