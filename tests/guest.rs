@@ -1940,15 +1940,18 @@ fn verdict_on_ten_cores(pin: &str) -> (&'static str, i32) {
 
 /// Issue 42's real change: a sweep in [`NO_SMT_GUEST`] on host CPUs 0 and
 /// 1 with no cap (`THROTTLE=100,100`) is the baseline; the same sweep with
-/// vCPU 1 capped at 60 % (`THROTTLE=100,60`) is judged against it by
+/// vCPU 1 capped at 25 % (`THROTTLE=100,25`) is judged against it by
 /// `report --baseline` on the host. Step 2 shares the work with the capped
-/// vCPU (about 1/1.6 of the work per time instead of 1/2): about +25 %,
+/// vCPU (1/1.25 of the work per time instead of 1/2): about +60 %,
 /// regressed. Step 1 runs on vCPU 0 alone, which nothing capped: the cap
 /// adds nothing to it, so step 2's change lies beyond step 1's, interval
 /// clear of interval. Step 1 itself compares two boots a minute apart on a
-/// shared host: once it read +1.7 % (unchanged), once +28.7 % (the host
-/// ran that vCPU slower for the second boot; the comparison said so, as
-/// it should), so its own verdict is the host's, not asserted.
+/// shared host, and the host moves it: +1.7 %, +28.7 %, +18.4 % and
+/// −19.6 % in four runs, so its own verdict is the host's, not asserted.
+/// The cap is that strong because the host's move applies to step 2 too:
+/// with a 60 % cap (about +25 %), the run whose step 1 read −19.6 % read
+/// step 2 at −0.1 %, unchanged, though within the capped boot step 2 ran
+/// 1.57× step 1's speed against the uncapped boot's 1.93×.
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn a_capped_vcpu_regresses_the_step_that_uses_it_and_no_other() {
@@ -1964,7 +1967,7 @@ fn a_capped_vcpu_regresses_the_step_that_uses_it_and_no_other() {
         path
     };
     let old = save("uncapped.json", &sweep("100,100"));
-    let new = save("capped.json", &sweep("100,60"));
+    let new = save("capped.json", &sweep("100,25"));
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_placement-study"))
         .args(["report", "--baseline"])
         .args([&old, &new])
