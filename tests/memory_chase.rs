@@ -101,7 +101,7 @@ fn each_plateau_is_within_15_percent_of_an_independent_chase() {
     let plan = ladder_plan(&topology, Some(0), STEPS_PER_OCTAVE).unwrap();
     let options = LadderOptions::default();
     let buffer = Buffer::map(plan.top_bytes() as usize, options.pages).unwrap();
-    let ladder = measure_ladder_in(&plan, &options, &buffer, Instant::now()).unwrap();
+    let ladder = measure_ladder_in(&plan, &options, &buffer).unwrap();
     let judged = judge_ladder(&ladder, &plan.published);
     let middles: Vec<&SizeLatency> = judged
         .plateaus
@@ -134,7 +134,7 @@ fn each_plateau_is_within_15_percent_of_an_independent_chase() {
         };
         let ratios: Vec<f64> = (0..ROUNDS)
             .map(|_| {
-                let ours = measure_ladder_in(&one_size, &options, &buffer, Instant::now())
+                let ours = measure_ladder_in(&one_size, &options, &buffer)
                     .unwrap()
                     .points
                     .first()

@@ -93,15 +93,12 @@ impl HumanView for MemoryResult {
         }
         out.table(levels, "no cache level is published");
         for step in judged.steps.iter().filter(|s| s.level.is_none()) {
-            let what = match step.translation {
-                true => "translation step",
-                false => "hidden step",
-            };
-            let why = match step.translation {
-                true => {
-                    "a chase of one line per page steps there too: the TLB's reach, not a cache"
-                }
-                false => "no published level there",
+            let (what, why) = match step.translation {
+                true => (
+                    "translation step",
+                    "a chase of one line per page steps there too: the TLB's reach, not a cache",
+                ),
+                false => ("hidden step", "no published level there"),
             };
             out.line(
                 format!(

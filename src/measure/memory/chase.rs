@@ -103,6 +103,8 @@ pub struct Chain {
     permutation: Permutation,
     unit_bytes: usize,
     line_bytes: usize,
+    /// The lines a unit holds, one of which is its element.
+    lines_per_unit: u64,
     seed: u64,
 }
 
@@ -112,14 +114,14 @@ impl Chain {
             permutation: Permutation::new(count as u64, seed),
             unit_bytes,
             line_bytes,
+            lines_per_unit: (unit_bytes / line_bytes).max(1) as u64,
             seed,
         }
     }
 
     /// Where element `index` is in the buffer at `base`.
     fn element(&self, base: *mut u8, index: u64) -> *mut u8 {
-        let lines_per_unit = (self.unit_bytes / self.line_bytes).max(1) as u64;
-        let line = mix(index ^ self.seed) % lines_per_unit;
+        let line = mix(index ^ self.seed) % self.lines_per_unit;
         base.wrapping_add(index as usize * self.unit_bytes + line as usize * self.line_bytes)
     }
 

@@ -98,9 +98,8 @@ pub struct Ladder {
 
 /// Measures `plan`'s ladder on its CPU, in a thread of its own.
 pub fn measure_ladder(plan: &LadderPlan, options: &LadderOptions) -> Result<Ladder> {
-    let started = Instant::now();
     let buffer = Buffer::map(plan.top_bytes() as usize, options.pages)?;
-    measure_ladder_in(plan, options, &buffer, started)
+    measure_ladder_in(plan, options, &buffer)
 }
 
 /// [`measure_ladder`] on a `buffer` the caller mapped (at least the plan's
@@ -112,8 +111,8 @@ pub fn measure_ladder_in(
     plan: &LadderPlan,
     options: &LadderOptions,
     buffer: &Buffer,
-    started: Instant,
 ) -> Result<Ladder> {
+    let started = Instant::now();
     if buffer.len() < plan.top_bytes() as usize {
         bail!(
             "a buffer of {} bytes for a ladder up to {} bytes",
