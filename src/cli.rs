@@ -103,7 +103,8 @@ impl Cli {
                     rep_ms.help(
                         "Target duration of one repetition in milliseconds (1 to 10000; 50 to \
                          10000 with --sweep); the byte count is calibrated once from it and \
-                         then fixed for every arm and repetition",
+                         then fixed for every arm and repetition (with --sweep, one worker's \
+                         share of the largest step, in items of about 1 ms)",
                     )
                 })
             })

@@ -1104,10 +1104,18 @@ fn sweep_second_core_adds_a_cpu_and_siblings_next_to_nothing() {
 }
 
 /// A sweep in the guest with a slow second core: the second CPU is worth
-/// its own measured speed (0.46 of vCPU 0 nominally), and the ceiling of
-/// step 2 is 1 plus that speed, each within 15 % of the speed this run
-/// measured for vCPU 1 alone; where the host is too noisy to measure that
-/// closely, the sweep must say so rather than claim a wrong gain.
+/// its own measured speed (0.46 of vCPU 0 nominally) less what running
+/// beside it cost the first, and the ceiling of step 2 is 1 plus that
+/// speed, each within 15 % of the speed this run measured for vCPU 1
+/// alone; where the host is too noisy to measure that closely, the sweep
+/// must say so rather than claim a wrong gain.
+///
+/// What sharing costs the first CPU is the sweep's own measure: worker 0's
+/// time per item in step 2 against step 1's. The two vCPUs' host threads
+/// share the host's caches, and six boots read worker 0 2.3 % to 4.7 %
+/// slower beside vCPU 1 (10.46 against 10.20 ms an item; 1.039 against
+/// 0.992), which takes 0.03-0.07 from the gain, 8-15 % of the speed: CI
+/// failed on it once (gain 0.367 against 0.439, a quiet boot).
 #[test]
 #[ignore = "boots QEMU guests; .ci/run runs them"]
 fn sweep_second_cpu_is_worth_its_measured_speed() {
@@ -1193,9 +1201,29 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
     let gain = number(&step["marginal_gain"]["value"], "gain");
     let ceiling = number(&step["ceiling"], "ceiling");
     let floor = number(&json["noise_floor"], "noise floor (eight rounds give one)");
+    // vCPU 0's speed beside vCPU 1: step 1's time per item over worker
+    // 0's in step 2 (its busy time over its items, medians).
+    let items = number(&json["work"]["items"], "the work's items");
+    let alone = number(
+        &sweep_step(&json, 1, run)["wall_ms"]["median"],
+        "step 1's time",
+    ) / items;
+    let worker_0 = &step["worker_rows"][0];
+    let beside = number(&worker_0["busy_ms"]["median"], "worker 0's busy time")
+        / number(&worker_0["items"]["median"], "worker 0's items");
+    let first_beside = alone / beside;
+    assert!(
+        (0.85..=1.05).contains(&first_beside),
+        "vCPU 0 ran at {first_beside:.3} of its speed beside vCPU 1: more than the host's \
+         shared caches explain (0.95-0.98 measured)\n{run}"
+    );
+    let expected = speed + first_beside - 1.0;
     let figures = format!(
-        "speed {speed:.3}, gain {gain:.3} [{}, {}], ceiling {ceiling:.3}, noise floor {floor:.3}",
-        step["marginal_gain"]["ci95_low"], step["marginal_gain"]["ci95_high"]
+        "speed {speed:.3}, vCPU 0 beside it {first_beside:.3}, expected gain {expected:.3}, gain \
+         {gain:.3} [{}, {}], ceiling {ceiling:.3}, noise floor {floor:.3}, finish gap {} ms",
+        step["marginal_gain"]["ci95_low"],
+        step["marginal_gain"]["ci95_high"],
+        step["finish_gap_ms"]["median"]
     );
     // The cap is a most, not a share the host owes, and each host CPU runs
     // at 0.6 to 0.95 of its speed by turns (see hybrid_measures_a_slow_
@@ -1213,7 +1241,7 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
         ((ceiling - 1.0) / speed - 1.0).abs() <= 0.15,
         "ceiling {ceiling:.3}, expected 1 + {speed:.3} within 15 %\n{run}"
     );
-    if (gain / speed - 1.0).abs() <= 0.15 {
+    if (gain - expected).abs() <= 0.15 * speed {
         return SweepReading::Within(figures);
     }
     let interval = |value: &serde_json::Value, what: &str| {
@@ -1234,10 +1262,14 @@ fn read_throttled_sweep(run: &GuestRun) -> SweepReading {
          15 % of the speed) missed: {figures}\n{run}"
     );
     let (speed_low, speed_high) = interval(speed_of_cpu_1, "the speed's interval");
+    let (expected_low, expected_high) = (
+        speed_low + first_beside - 1.0,
+        speed_high + first_beside - 1.0,
+    );
     assert!(
-        gain_low <= speed_high && speed_low <= gain_high,
-        "a noisy boot claimed a gain its interval keeps from the speed: {figures}, speed \
-         interval [{speed_low:.3}, {speed_high:.3}]\n{run}"
+        gain_low <= expected_high && expected_low <= gain_high,
+        "a noisy boot claimed a gain its interval keeps from the expected one: {figures}, \
+         expected interval [{expected_low:.3}, {expected_high:.3}]\n{run}"
     );
     for knee in json["knees"].as_array().into_iter().flatten() {
         let straddles = gain_low < 0.5 && gain_high >= 0.5;

@@ -20,10 +20,11 @@ pub use super::scheme::Scheme;
 /// far below the invariance tolerance.
 pub const ITEMS_PER_WORKER: u64 = 50;
 
-/// How long one item should take when one worker's share is to take
-/// `share`: the length the engine calibrates its passes to.
-pub fn item_length(share: std::time::Duration) -> std::time::Duration {
-    share / ITEMS_PER_WORKER as u32
+/// How long one item should take when one worker's share of
+/// `items_per_worker` items is to take `share`: the length the engine
+/// calibrates its passes to.
+pub fn item_length(share: std::time::Duration, items_per_worker: u64) -> std::time::Duration {
+    share / u32::try_from(items_per_worker.max(1)).unwrap_or(u32::MAX)
 }
 
 /// What a repetition's workers process together: `items` items divided by

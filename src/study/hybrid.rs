@@ -48,7 +48,7 @@ impl HybridStudyOptions {
     /// ([`item_length`]), not to a whole share.
     pub fn engine(&self) -> MeasureOptions {
         MeasureOptions {
-            rep_length: item_length(self.measure.rep_length),
+            rep_length: item_length(self.measure.rep_length, ITEMS_PER_WORKER),
             ..self.measure.clone()
         }
     }

@@ -22,8 +22,8 @@ use crate::measure::tree::Ownership;
 use crate::measure::{Measure, MeasureOptions, MeasurementSetup, RepSample};
 use crate::plan::Placement;
 use crate::plan::command::{CommandArm, CommandPlacement, substitute};
-use crate::plan::hybrid::{ITEMS_PER_WORKER, Scheme, SharedWork, item_length};
-use crate::plan::sweep::{SweepOrder, SweepPlan, sweep_plan};
+use crate::plan::hybrid::{Scheme, SharedWork, item_length};
+use crate::plan::sweep::{SweepOrder, SweepPlan, items_per_worker, sweep_plan};
 use crate::probe::Topology;
 use crate::saved::{
     CommandSweep, DocumentHead, DocumentKind, GateResult, HybridWork, SweepOptions, SweepResult,
@@ -82,10 +82,16 @@ impl SweepStudyOptions {
         }
     }
 
+    /// Items in one worker's share of the largest step
+    /// ([`items_per_worker`]).
+    fn items_per_worker(&self) -> u64 {
+        items_per_worker(self.measure.rep_length)
+    }
+
     /// The engine's options: its passes calibrated to one item.
     pub fn engine(&self) -> MeasureOptions {
         MeasureOptions {
-            rep_length: item_length(self.measure.rep_length),
+            rep_length: item_length(self.measure.rep_length, self.items_per_worker()),
             ..self.measure.clone()
         }
     }
@@ -156,7 +162,7 @@ pub fn sweep_study<M: Measure>(
     let measure = measure.get()?;
     let setup = measure.setup().clone();
     let largest = plan.steps.last().copied().unwrap_or(1);
-    let items = ITEMS_PER_WORKER * largest as u64;
+    let items = options.items_per_worker() * largest as u64;
     let parts = round_parts(&plan, items);
     let round_s = round_cost(&plan) * options.measure.rep_length.as_secs_f64();
     let total = setup.warmups + options.reps;
