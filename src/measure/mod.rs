@@ -39,6 +39,7 @@ pub mod prepare;
 pub mod recorder;
 pub mod recording;
 pub mod session;
+pub mod static_keys;
 pub mod stop;
 pub mod tree;
 
