@@ -160,31 +160,98 @@ pub struct ResultFacts<'a> {
     pub maps: Option<(&'a str, bool, &'a str, &'a str)>,
 }
 
-/// Why a result is flagged in a fleet, one reason a line: sibling maps
-/// that differ, an incomplete, invalid or ungated result, failed checks.
-pub fn result_flags(facts: &ResultFacts) -> Vec<String> {
+/// Why a fleet row is flagged, one reason a line. Its text is the line
+/// the fleet view gives and the `--json` and `--csv` rows carry; its kind
+/// decides the row's mark ([`FleetFlag::mark`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FleetFlag {
+    /// A penalty far from those of its CPU model on its clock, in words.
+    Penalty(String),
+    /// A machine shaped unlike most hosts of its CPU model, in words.
+    Shape(String),
+    /// A map-judging result whose maps differ: what they are ("sibling
+    /// maps", "cache levels"), measured and published.
+    Maps {
+        what: String,
+        measured: String,
+        published: String,
+    },
+    /// A signal stopped it.
+    Incomplete,
+    /// It failed its validity rule.
+    Invalid,
+    /// Run with --skip-gate, or its gate was not physical.
+    Ungated,
+    /// The names of its failed checks.
+    FailedChecks(Vec<String>),
+}
+
+impl FleetFlag {
+    /// The marks flags give a row, in the order the row shows them.
+    pub const MARKS: [&'static str; 3] = ["OUTLIER penalty", "maps differ", "OUTLIER shape"];
+
+    /// The row's mark for this flag, where it has one of its own: the
+    /// result's own state (incomplete, invalid, ungated, failed checks)
+    /// is marked from its summary.
+    pub fn mark(&self) -> Option<&'static str> {
+        match self {
+            FleetFlag::Penalty(_) => Some(FleetFlag::MARKS[0]),
+            FleetFlag::Maps { .. } => Some(FleetFlag::MARKS[1]),
+            FleetFlag::Shape(_) => Some(FleetFlag::MARKS[2]),
+            FleetFlag::Incomplete
+            | FleetFlag::Invalid
+            | FleetFlag::Ungated
+            | FleetFlag::FailedChecks(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FleetFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FleetFlag::Penalty(words) | FleetFlag::Shape(words) => f.write_str(words),
+            FleetFlag::Maps {
+                what,
+                measured,
+                published,
+            } => write!(
+                f,
+                "{what} differ: measured {measured}, published {published}"
+            ),
+            FleetFlag::Incomplete => f.write_str("incomplete: a signal stopped it"),
+            FleetFlag::Invalid => f.write_str("invalid: it failed its validity rule"),
+            FleetFlag::Ungated => {
+                f.write_str("ungated: run with --skip-gate, the gate not physical")
+            }
+            FleetFlag::FailedChecks(names) => write!(f, "failed checks: {}", names.join(", ")),
+        }
+    }
+}
+
+/// Why a result is flagged in a fleet: sibling maps that differ, an
+/// incomplete, invalid or ungated result, failed checks.
+pub fn result_flags(facts: &ResultFacts) -> Vec<FleetFlag> {
     let mut flags = Vec::new();
     if let Some((what, differ, measured, published)) = facts.maps
         && (differ || measured != published)
     {
-        flags.push(format!(
-            "{what} differ: measured {measured}, published {published}"
-        ));
+        flags.push(FleetFlag::Maps {
+            what: what.to_string(),
+            measured: measured.to_string(),
+            published: published.to_string(),
+        });
     }
-    for (holds, what) in [
-        (facts.complete, "incomplete: a signal stopped it"),
-        (facts.valid, "invalid: it failed its validity rule"),
-        (
-            facts.gated,
-            "ungated: run with --skip-gate, the gate not physical",
-        ),
+    for (holds, flag) in [
+        (facts.complete, FleetFlag::Incomplete),
+        (facts.valid, FleetFlag::Invalid),
+        (facts.gated, FleetFlag::Ungated),
     ] {
         if !holds {
-            flags.push(what.to_string());
+            flags.push(flag);
         }
     }
     if !facts.failed_checks.is_empty() {
-        flags.push(format!("failed checks: {}", facts.failed_checks.join(", ")));
+        flags.push(FleetFlag::FailedChecks(facts.failed_checks.clone()));
     }
     flags
 }
@@ -414,8 +481,12 @@ mod tests {
             maps: Some(("sibling maps", false, "0,2", "0-1")),
             ..sound
         };
+        let words: Vec<String> = result_flags(&doubtful)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
-            result_flags(&doubtful),
+            words,
             [
                 "sibling maps differ: measured 0,2, published 0-1",
                 "incomplete: a signal stopped it",

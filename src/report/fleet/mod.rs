@@ -11,7 +11,7 @@
 use crate::fleet::{Gathered, Origin, natural};
 use crate::judge::checks::CheckName;
 use crate::judge::fleet::{
-    HostPenalty, ResultFacts, penalty_outliers, result_flags, shape_outliers,
+    FleetFlag, HostPenalty, ResultFacts, penalty_outliers, result_flags, shape_outliers,
 };
 use crate::judge::pairs::MapVerdict;
 use crate::report::compare::{Counted, GatePenalty, HostSummary, MachineShape, SiblingMaps};
@@ -131,7 +131,7 @@ pub struct FleetResult {
     /// Why the row is flagged: a penalty or a shape far from its CPU
     /// model's, sibling maps that differ, an incomplete or invalid result,
     /// failed checks.
-    pub outliers: Vec<String>,
+    pub outliers: Vec<FleetFlag>,
     /// "replaced 2 earlier": the host sent this kind of document 3 times,
     /// this is the last; "1 unreadable line": a line that started like a
     /// document did not parse.
@@ -169,7 +169,7 @@ struct FlatRow<'a> {
     cores: Option<usize>,
     /// pairs: the published and measured sibling maps.
     map: Option<&'a SiblingMaps>,
-    outliers: &'a [String],
+    outliers: Vec<String>,
     complete: Option<bool>,
     valid: Option<bool>,
     gated: Option<bool>,
@@ -260,7 +260,7 @@ impl FleetRow {
     }
 
     /// Its flags; none without a result.
-    fn outliers(&self) -> &[String] {
+    fn outliers(&self) -> &[FleetFlag] {
         self.result().map_or(&[], |r| &r.outliers)
     }
 
@@ -293,7 +293,7 @@ impl FleetRow {
             cpus: summary.and_then(|s| s.cpus),
             cores: summary.and_then(|s| s.cores),
             map: summary.and_then(HostSummary::map),
-            outliers: self.outliers(),
+            outliers: self.outliers().iter().map(ToString::to_string).collect(),
             complete: summary.map(|s| s.complete),
             // The format's convention: a kind without a validity rule, or
             // that is not a run, is written valid and gated.
@@ -473,7 +473,7 @@ fn flag_penalties(rows: &mut [FleetRow]) {
         };
         result.outliers.insert(
             0,
-            format!(
+            FleetFlag::Penalty(format!(
                 "penalty {estimate} is far from the median {} (MAD {:.1} points) of the {} hosts \
                  of its CPU model on {}: more than {:.1} points off",
                 percent_change(outlier.median),
@@ -481,7 +481,7 @@ fn flag_penalties(rows: &mut [FleetRow]) {
                 outlier.peers,
                 clock.unit(),
                 outlier.bound * 100.0
-            ),
+            )),
         );
     }
 }
@@ -516,7 +516,7 @@ fn flag_shapes(rows: &mut [FleetRow]) {
                 .unwrap_or_default();
             result.outliers.insert(
                 0,
-                format!("shaped {shape}, unlike its CPU model: {outlier}"),
+                FleetFlag::Shape(format!("shaped {shape}, unlike its CPU model: {outlier}")),
             );
         }
     }

@@ -179,7 +179,7 @@ fn a_doubted_penalty_is_starred_explained_and_judged_with_no_one() {
     flag_shapes(&mut rows);
     assert_eq!(rows[3].outliers().len(), 1);
     assert!(
-        rows[3].outliers()[0].starts_with(
+        rows[3].outliers()[0].to_string().starts_with(
             "penalty +2.0 % [\u{2212}3.0, 7.0] is far from the median +29.5 % (MAD 1.0 \
              points) of the 4 hosts of its CPU model on TSC ticks"
         ),

@@ -281,18 +281,10 @@ pub(super) fn marks(row: &FleetResult) -> String {
     if !summary.failed_checks().is_empty() {
         marks.push("FAILED checks".into());
     }
-    if row.outliers.iter().any(|o| o.starts_with("penalty")) {
-        marks.push("OUTLIER penalty".into());
-    }
-    if row
-        .outliers
-        .iter()
-        .any(|o| o.contains(" differ: measured "))
-    {
-        marks.push("maps differ".into());
-    }
-    if row.outliers.iter().any(|o| o.starts_with("shaped")) {
-        marks.push("OUTLIER shape".into());
+    for mark in FleetFlag::MARKS {
+        if row.outliers.iter().any(|flag| flag.mark() == Some(mark)) {
+            marks.push(mark.into());
+        }
     }
     marks.extend(row.notes.iter().cloned());
     if marks.is_empty() {
