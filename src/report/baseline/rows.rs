@@ -18,6 +18,7 @@ use crate::judge::hybrid::wall_ms;
 use crate::measure::{ClockKind, RepSample};
 use crate::plan::Arm;
 use crate::plan::command::CommandArm;
+use crate::plan::membind::Membind;
 use crate::report::table::cpus_label;
 use crate::saved::MemoryResult;
 use crate::saved::{
@@ -95,6 +96,19 @@ pub trait Baselined {
     }
 }
 
+/// Where a run's memory was placed: `--membind` as given, or the
+/// kernel's default. Shown beside the result, never refusing it: binding
+/// elsewhere is often what is being tested.
+fn memory_policy(membind: Option<&Membind>) -> Fact {
+    Fact::shown(
+        "memory policy",
+        membind.map_or_else(
+            || "the kernel's default (first touch)".to_string(),
+            |membind| format!("--membind {membind}"),
+        ),
+    )
+}
+
 /// The name of a clock's cost per byte.
 fn cost_quantity(clock: ClockKind) -> String {
     format!("cost per byte ({})", clock.as_str())
@@ -170,6 +184,7 @@ impl Baselined for RunResult {
     fn facts(&self) -> Vec<Fact> {
         let mut facts = kernel_facts(&self.setup.kernel, self.setup.clock);
         facts.push(Fact::decisive("workers", self.options.workers.to_string()));
+        facts.push(memory_policy(self.options.membind.as_ref()));
         facts
     }
 }
@@ -213,6 +228,7 @@ impl Baselined for CommandResult {
             Fact::decisive("units", units),
             Fact::decisive("threads", self.plan.threads.to_string()),
             Fact::decisive("clock", "wall time"),
+            memory_policy(self.options.membind.as_ref()),
         ]
     }
 }

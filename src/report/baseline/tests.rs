@@ -166,6 +166,21 @@ fn another_workload_is_refused_unless_allowed() {
         !difference.decisive && difference.what == "kernel",
         "{difference:?}"
     );
+    // So is another memory policy: binding elsewhere is what is tested.
+    let mut new = old.clone();
+    new["options"]["membind"] = Value::from("1");
+    let report = judged(&old, &new, &rules()).unwrap();
+    let difference = &report.judged[0].differences[0];
+    assert_eq!(
+        (difference.decisive, difference.what.as_str()),
+        (false, "memory policy"),
+        "{difference:?}"
+    );
+    assert_eq!(
+        (difference.old.as_str(), difference.new.as_str()),
+        ("the kernel's default (first touch)", "--membind 1"),
+        "{difference:?}"
+    );
 }
 
 #[test]
