@@ -3,7 +3,7 @@
 //! terminal, and the exit status of a stopped study.
 
 use crate::exit::Outcome;
-use crate::measure::stop;
+use crate::measure::{static_keys, stop};
 use crate::probe::snapshot::names_document;
 use crate::probe::{self, CpuidSource, SysfsRoot, Topology};
 use crate::report::document::Document;
@@ -51,9 +51,12 @@ impl Source {
     }
 
     /// For a command that measures: installs the stop handlers first, so a
-    /// signal during probing or calibration is not lost, then probes.
+    /// signal during probing or calibration is not lost, and holds the
+    /// scheduler's perf keys on before any counter opens
+    /// ([`static_keys::hold`]), then probes.
     pub fn probe_to_measure(&self) -> Result<Topology> {
         stop::install_stop_handlers()?;
+        static_keys::hold();
         self.probe()
     }
 }

@@ -496,7 +496,6 @@ impl TreeCounters {
     /// will create, kernel side included, counting from its exec. A refusal
     /// (EACCES, EPERM) leaves rusage; any other failure is an error.
     fn open(pid: libc::pid_t) -> Result<TreeCounters> {
-        super::static_keys::hold();
         let open = |event: Software| {
             Builder::new(event)
                 .observe_pid(pid)

@@ -125,7 +125,6 @@ impl HardwareProbe {
 /// software events if they will not join, until it opens. Each reason says
 /// what the missing piece costs and, where there is one, the fix.
 pub fn probe_hardware(software: &SoftwareCounters) -> HardwareProbe {
-    super::static_keys::hold();
     let solo: Vec<(HardwareEvent, io::Result<Counter>)> = HardwareEvent::ALL
         .iter()
         .map(|&event| (event, hardware_builder(event, None).build()))
@@ -482,7 +481,6 @@ impl WorkerCounters {
         software: &SoftwareCounters,
         pmu_type: Option<u32>,
     ) -> Result<WorkerCounters, OpenFailure> {
-        super::static_keys::hold();
         let thread_accounting = !software.is_perf_events();
         let mut group = if thread_accounting && hardware.is_none() {
             None

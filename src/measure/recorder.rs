@@ -180,7 +180,6 @@ fn open_error(error: io::Error, tid: u32) -> anyhow::Error {
 impl OpenEvents {
     /// Opens the events on `tids` on every CPU of `options`, disabled.
     fn open(tids: &[u32], options: &RecordOptions, attach: Attach) -> Result<OpenEvents> {
-        super::static_keys::hold();
         raise_fd_limit();
         let mut open = OpenEvents {
             rings: Vec::new(),
@@ -241,7 +240,6 @@ impl OpenEvents {
     /// siblings ran something else. The kernel allows it only at
     /// perf_event_paranoid 0 or below, or with CAP_PERFMON.
     fn cpu_wide(cpus: &[u32]) -> Result<OpenEvents> {
-        super::static_keys::hold();
         let mut open = OpenEvents {
             rings: Vec::new(),
             task_clocks: Vec::new(),

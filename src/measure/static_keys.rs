@@ -34,9 +34,10 @@ use perf_event::{Builder, Counter};
 /// turns a key).
 static HELD: OnceLock<Option<Vec<Counter>>> = OnceLock::new();
 
-/// Turns the scheduler's perf keys on for the rest of the process, once;
-/// call it before opening any event. A refusal is not an error: the
-/// studies report their own.
+/// Turns the scheduler's perf keys on for the rest of the process, once:
+/// every measuring command calls it before it probes
+/// (`commands::shared::Source::probe_to_measure`), so before any counter
+/// opens. A refusal is not an error: the studies report their own.
 pub fn hold() {
     HELD.get_or_init(|| {
         let open = |event: Software, switches: bool| {
